@@ -1,0 +1,102 @@
+package newton
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Method selects the optimization algorithm.
+type Method string
+
+const (
+	// MethodNewton is dpsolve's default: a Newton method in eigen-coordinates
+	// that stops on the certified relative duality gap.
+	MethodNewton Method = "newton"
+	// MethodYuan2016 is a faithful reproduction of Algorithm 1 of Yuan et al.
+	// (KDD 2016), the Matlab ConvexDP code, including its θ regularization,
+	// its 5-step CG and its 30-iteration cap.
+	MethodYuan2016 Method = "yuan2016"
+)
+
+// Status says why a solve stopped.
+type Status string
+
+const (
+	// Converged: the certified relative gap is at most Options.Tol (for
+	// MethodYuan2016: the seed's relative-change test was met).
+	Converged Status = "converged"
+	// IterationLimit: Options.MaxIter iterations ran first.
+	IterationLimit Status = "iteration_limit"
+	// Cancelled: the context was cancelled; the result holds the best X so far.
+	Cancelled Status = "cancelled"
+	// Stalled: no further progress was possible in floating point before the
+	// tolerance was met; the result is the best X found and its certificate.
+	Stalled Status = "stalled"
+)
+
+// Options configures Solve. The zero value (or nil) selects MethodNewton with
+// a relative gap tolerance of 1e-8.
+type Options struct {
+	// Method is the algorithm; default MethodNewton.
+	Method Method
+	// Tol is the target certified relative duality gap (F − g)/F; default 1e-8.
+	Tol float64
+	// MaxIter caps the outer iterations; default 100 (30 for MethodYuan2016).
+	MaxIter int
+	// Regularization is θ, relative to mean(diag V): the solver minimizes
+	// tr((V + θ·mean(diag V)·I) X⁻¹). Zero means automatic: none when V is
+	// positive definite, the smallest of 1e-10, 1e-9, … that makes it
+	// numerically definite otherwise. MethodYuan2016 always uses the seed's 1e-3.
+	Regularization float64
+	// Progress, when non-nil, is called after every iteration.
+	Progress func(Iteration)
+}
+
+// Iteration records one outer iteration.
+type Iteration struct {
+	Iter       int     // 1-based iteration number
+	Objective  float64 // tr(V X⁻¹) of the solved (possibly regularized) problem
+	LowerBound float64 // certified lower bound g(y); NaN when not computed this iteration
+	Gap        float64 // (Objective − LowerBound)/Objective; NaN when not computed
+	Step       float64 // line-search step length accepted
+	CGSteps    int     // inner linear-solver steps
+	Seconds    float64 // elapsed since Solve started
+}
+
+// Result is the outcome of Solve.
+type Result struct {
+	// X is the optimized Gram of the strategy, diag(X) = 1, X ≻ 0.
+	X *mat.SymDense
+	// A is the strategy: upper triangular with AᵀA = X and unit column norms.
+	A *mat.TriDense
+	// Objective is the raw objective tr(V X⁻¹) for the caller's V.
+	Objective float64
+	// LowerBound is a certified lower bound on min tr(V X⁻¹) over feasible X
+	// for the caller's V (weak duality; see Certificate).
+	LowerBound float64
+	// Gap is (Objective − LowerBound)/Objective.
+	Gap float64
+	// SVDBound is (Σσᵢ(W))²/n = (tr V^{1/2})²/n, the classic lower bound.
+	SVDBound float64
+	// Regularization is the θ actually used (relative to mean(diag V)); 0 if none.
+	Regularization float64
+	// RegularizedObjective is tr((V+θ·mean(diag V)·I) X⁻¹), equal to
+	// Objective when Regularization is 0.
+	RegularizedObjective float64
+	// Iterations and CGSteps count outer iterations and inner linear-solver steps.
+	Iterations int
+	CGSteps    int
+	// History has one entry per iteration.
+	History []Iteration
+	Status  Status
+	Method  Method
+	// Seconds is the wall time of the solve.
+	Seconds float64
+}
+
+// String summarizes the result on one line.
+func (r *Result) String() string {
+	return fmt.Sprintf("%s: objective %.10g, lower bound %.10g, gap %.3g, %d iterations, %s, %.3fs",
+		r.Method, r.Objective, r.LowerBound, r.Gap, r.Iterations, r.Status, r.Seconds)
+}
