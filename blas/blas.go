@@ -1,0 +1,90 @@
+// Package blas is the only dense-kernel API dpsolve's solvers call. It
+// dispatches to a Backend: OpenBLAS/LAPACKE through package native when cgo
+// is available (the default), or gonum's pure-Go BLAS and LAPACK under the
+// build tag purego or with CGO_ENABLED=0. The choice can be changed at run
+// time with Use, in the manner of gonum's blas64.Use; Use also routes gonum's
+// own blas64 (and so gonum/mat and gonum's pure-Go LAPACK) through the
+// chosen backend's BLAS, so code built on gonum/mat speeds up too.
+//
+// All matrices are row-major blas64.General values. Symmetric matrices are
+// read from and written to their upper triangle unless a function says
+// otherwise.
+package blas
+
+import (
+	"fmt"
+	"sync"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+)
+
+// LAPACK is the LAPACK subset dpsolve uses, with gonum's lapack.Float64
+// signatures and row-major conventions, so gonum's testlapack conformance
+// suite applies to every backend.
+type LAPACK interface {
+	Dpotrf(ul gblas.Uplo, n int, a []float64, lda int) bool
+	Dpotri(ul gblas.Uplo, n int, a []float64, lda int) bool
+	Dtrtri(ul gblas.Uplo, d gblas.Diag, n int, a []float64, lda int) bool
+	Dsyev(jobz lapack.EVJob, ul gblas.Uplo, n int, a []float64, lda int, w, work []float64, lwork int) bool
+}
+
+// Backend is a complete set of kernels.
+type Backend interface {
+	// Name is "openblas" or "purego".
+	Name() string
+	// BLAS returns the Level 1–3 BLAS implementation.
+	BLAS() gblas.Float64
+	// LAPACK returns the LAPACK subset.
+	LAPACK() LAPACK
+	// Threads returns the number of threads the kernels use (1 if unknown).
+	Threads() int
+	// SetThreads sets the number of kernel threads; backends that do not
+	// support it ignore the call.
+	SetThreads(n int)
+	// CoreName names the CPU kernel set in use ("" if not applicable).
+	CoreName() string
+}
+
+var (
+	mu      sync.RWMutex
+	current Backend
+)
+
+func init() { Use(Default()) }
+
+// Use makes b the backend for all subsequent kernel calls, including gonum's
+// blas64 dispatch. It must not be called while kernels are running.
+func Use(b Backend) {
+	mu.Lock()
+	defer mu.Unlock()
+	current = b
+	blas64.Use(b.BLAS())
+}
+
+// Current returns the backend in use.
+func Current() Backend {
+	mu.RLock()
+	defer mu.RUnlock()
+	return current
+}
+
+// Backends returns every backend compiled into this binary, the default first.
+func Backends() []Backend {
+	d := Default()
+	if d.Name() == Gonum.Name() {
+		return []Backend{d}
+	}
+	return []Backend{d, Gonum}
+}
+
+// Describe returns a one-line description of the backend in use, e.g.
+// "openblas (core SkylakeX, 2 threads)".
+func Describe() string {
+	b := Current()
+	if c := b.CoreName(); c != "" {
+		return fmt.Sprintf("%s (core %s, %d threads)", b.Name(), c, b.Threads())
+	}
+	return fmt.Sprintf("%s (%d threads)", b.Name(), b.Threads())
+}

@@ -1,0 +1,23 @@
+package blas
+
+import (
+	"runtime"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+	lgonum "gonum.org/v1/gonum/lapack/gonum"
+)
+
+// Gonum is the pure-Go backend: gonum's BLAS (which parallelizes Level 3
+// across GOMAXPROCS goroutines) and gonum's LAPACK. It is always compiled in,
+// so the two backends can be compared in one process.
+var Gonum Backend = gonumBackend{}
+
+type gonumBackend struct{}
+
+func (gonumBackend) Name() string        { return "purego" }
+func (gonumBackend) BLAS() gblas.Float64 { return gonum.Implementation{} }
+func (gonumBackend) LAPACK() LAPACK      { return lgonum.Implementation{} }
+func (gonumBackend) Threads() int        { return runtime.GOMAXPROCS(0) }
+func (gonumBackend) SetThreads(int)      {}
+func (gonumBackend) CoreName() string    { return "" }

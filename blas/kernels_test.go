@@ -1,0 +1,96 @@
+package blas_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/dpsolve/dpsolve/blas"
+)
+
+// randSPD returns B·Bᵀ + n·I for a seeded random B: well conditioned.
+func randSPD(n int, seed uint64) blas.General {
+	r := rand.New(rand.NewPCG(seed, 1))
+	b := blas.NewSquare(n)
+	for i := range b.Data {
+		b.Data[i] = r.NormFloat64()
+	}
+	a := blas.NewSquare(n)
+	blas.Gemm(gblas.NoTrans, gblas.Trans, 1, b, b, 0, a)
+	for i := 0; i < n; i++ {
+		a.Data[i*n+i] += float64(n)
+	}
+	return a
+}
+
+func maxAbsDiff(a, b blas.General) float64 {
+	d := 0.0
+	for i := range a.Data {
+		d = math.Max(d, math.Abs(a.Data[i]-b.Data[i]))
+	}
+	return d
+}
+
+// TestKernelsAgainstDefinitions checks the wrapper semantics (triangles,
+// layouts, eigenvector orientation) on both backends: UᵀU = A,
+// A·A⁻¹ = I, A·Q = Q·diag(w), against products computed by Gemm.
+func TestKernelsAgainstDefinitions(t *testing.T) {
+	for _, be := range blas.Backends() {
+		t.Run(be.Name(), func(t *testing.T) {
+			defer blas.Use(blas.Current())
+			blas.Use(be)
+			for _, n := range []int{1, 7, 65, 200} {
+				a := randSPD(n, uint64(n))
+				// Tolerances: entries of A are O(n); backward-stable
+				// factorizations reproduce A to a few ulps times n.
+				tol := 1e-12 * float64(n) * float64(n)
+
+				u := blas.NewSquare(n)
+				blas.Copy(u, a)
+				require.True(t, blas.Cholesky(u))
+				for i := 1; i < n; i++ {
+					for j := 0; j < i; j++ {
+						require.Zero(t, u.Data[i*n+j], "strict lower triangle of U must be zero")
+					}
+				}
+				utu := blas.NewSquare(n)
+				blas.Gemm(gblas.Trans, gblas.NoTrans, 1, u, u, 0, utu)
+				require.Less(t, maxAbsDiff(utu, a), tol, "UᵀU = A")
+
+				blas.CholInverse(u)
+				prod := blas.NewSquare(n)
+				blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, a, u, 0, prod)
+				for i := 0; i < n; i++ {
+					prod.Data[i*n+i] -= 1
+				}
+				require.Less(t, maxAbsDiff(prod, blas.NewSquare(n)), 1e-12*float64(n), "A·A⁻¹ = I")
+
+				q := blas.NewSquare(n)
+				blas.Copy(q, a)
+				w := make([]float64, n)
+				require.True(t, blas.SymEig(q, w, true))
+				aq := blas.NewSquare(n)
+				blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, a, q, 0, aq)
+				for i := 0; i < n; i++ {
+					for j := 0; j < n; j++ {
+						aq.Data[i*n+j] -= q.Data[i*n+j] * w[j]
+					}
+				}
+				require.Less(t, maxAbsDiff(aq, blas.NewSquare(n)), tol, "A·Q = Q·diag(w): eigenvectors are columns")
+				for j := 1; j < n; j++ {
+					require.LessOrEqual(t, w[j-1], w[j], "eigenvalues ascending")
+				}
+				vals := make([]float64, n)
+				c := blas.NewSquare(n)
+				blas.Copy(c, a)
+				require.True(t, blas.SymEig(c, vals, false))
+				for j := range w {
+					require.InDelta(t, w[j], vals[j], tol, "values-only path agrees")
+				}
+			}
+		})
+	}
+}

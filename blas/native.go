@@ -1,0 +1,24 @@
+//go:build cgo && !purego
+
+package blas
+
+import (
+	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/dpsolve/dpsolve/native"
+)
+
+// OpenBLAS is the cgo backend: OpenBLAS for BLAS, LAPACKE for LAPACK.
+var OpenBLAS Backend = openblasBackend{}
+
+type openblasBackend struct{}
+
+func (openblasBackend) Name() string        { return "openblas" }
+func (openblasBackend) BLAS() gblas.Float64 { return native.BLAS }
+func (openblasBackend) LAPACK() LAPACK      { return native.LAPACK{} }
+func (openblasBackend) Threads() int        { return native.Threads() }
+func (openblasBackend) SetThreads(n int)    { native.SetThreads(n) }
+func (openblasBackend) CoreName() string    { return native.CoreName() }
+
+// Default returns the backend chosen at build time: OpenBLAS in this build.
+func Default() Backend { return OpenBLAS }

@@ -1,0 +1,21 @@
+// Package native binds dpsolve's dense kernels to OpenBLAS and LAPACKE
+// through cgo. It is compiled only with cgo enabled and without the purego
+// build tag; package blas selects it automatically.
+//
+// BLAS calls go through gonum.org/v1/netlib/blas/netlib (CBLAS, row-major,
+// no copies). LAPACK calls go straight to LAPACKE in column-major layout:
+// every routine used here takes a symmetric or triangular matrix, so a
+// row-major matrix is handed over as its column-major transpose with the
+// triangle flag swapped. That avoids the n×n transposition copy that
+// LAPACKE's row-major entry points (and so netlib's lapack packages) make on
+// every call, which costs time and counts against dpsolve's memory budget.
+//
+// Build requirements (Debian): libopenblas-dev and liblapacke-dev; the
+// package links -llapacke -lopenblas.
+//
+// OpenBLAS picks its compute kernels from the CPU it detects. Debian's
+// OpenBLAS 0.3.21 does not recognize some recent CPUs and then runs generic
+// kernels several times slower; CoreName reports what it chose, and setting
+// the environment variable OPENBLAS_CORETYPE (e.g. SkylakeX) before the
+// process starts overrides the choice.
+package native

@@ -1,0 +1,164 @@
+//go:build cgo && !purego
+
+package native
+
+/*
+#cgo LDFLAGS: -llapacke -lopenblas
+#include <stdlib.h>
+#include <lapacke.h>
+
+// OpenBLAS extensions, declared here so that no particular cblas.h is needed.
+extern void openblas_set_num_threads(int);
+extern int openblas_get_num_threads(void);
+extern char* openblas_get_corename(void);
+extern char* openblas_get_config(void);
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/netlib/blas/netlib"
+)
+
+// BLAS is OpenBLAS's CBLAS interface as a gonum blas.Float64.
+var BLAS blas.Float64 = netlib.Implementation{}
+
+// LAPACK implements the LAPACK subset dpsolve uses, on row-major matrices,
+// with gonum's lapack conventions (so gonum's testlapack suite applies).
+type LAPACK struct{}
+
+// swap returns the opposite triangle: the row-major upper triangle of a
+// matrix is the column-major lower triangle of the same memory.
+func swap(ul blas.Uplo) C.char {
+	if ul == blas.Upper {
+		return 'L'
+	}
+	return 'U'
+}
+
+func ptr(a []float64) *C.double {
+	if len(a) == 0 {
+		return nil
+	}
+	return (*C.double)(unsafe.Pointer(&a[0]))
+}
+
+func checkUplo(ul blas.Uplo) {
+	if ul != blas.Upper && ul != blas.Lower {
+		panic("lapack: bad uplo")
+	}
+}
+
+func checkSquare(n int, a []float64, lda int) {
+	switch {
+	case n < 0:
+		panic("lapack: n < 0")
+	case lda < max(1, n):
+		panic("lapack: bad leading dimension of A")
+	case n > 0 && len(a) < (n-1)*lda+n:
+		panic("lapack: insufficient length of a")
+	}
+}
+
+// Dpotrf computes the Cholesky factorization of the symmetric positive
+// definite matrix held in triangle ul of a: A = UᵀU (Upper) or A = LLᵀ
+// (Lower). It returns false if A is not positive definite.
+func (LAPACK) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
+	checkUplo(ul)
+	checkSquare(n, a, lda)
+	if n == 0 {
+		return true
+	}
+	return C.LAPACKE_dpotrf_work(C.LAPACK_COL_MAJOR, swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
+}
+
+// Dpotri computes the inverse of a symmetric positive definite matrix from
+// its Cholesky factor (from Dpotrf with the same ul), in place.
+func (LAPACK) Dpotri(ul blas.Uplo, n int, a []float64, lda int) bool {
+	checkUplo(ul)
+	checkSquare(n, a, lda)
+	if n == 0 {
+		return true
+	}
+	return C.LAPACKE_dpotri_work(C.LAPACK_COL_MAJOR, swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
+}
+
+// Dtrtri computes the inverse of a triangular matrix in place.
+func (LAPACK) Dtrtri(ul blas.Uplo, d blas.Diag, n int, a []float64, lda int) bool {
+	checkUplo(ul)
+	checkSquare(n, a, lda)
+	if d != blas.Unit && d != blas.NonUnit {
+		panic("lapack: bad diag")
+	}
+	if n == 0 {
+		return true
+	}
+	return C.LAPACKE_dtrtri_work(C.LAPACK_COL_MAJOR, swap(ul), C.char(d), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
+}
+
+// Dsyev computes the eigenvalues (ascending, in w) and, for jobz ==
+// lapack.EVCompute, the orthonormal eigenvectors (as the columns of a) of the
+// symmetric matrix in triangle ul of a, by LAPACK's divide-and-conquer
+// dsyevd. Its signature and workspace-query convention (lwork == -1 returns
+// the optimal lwork in work[0]) are gonum's lapack.Float64 Dsyev's.
+func (LAPACK) Dsyev(jobz lapack.EVJob, ul blas.Uplo, n int, a []float64, lda int, w, work []float64, lwork int) bool {
+	checkUplo(ul)
+	checkSquare(n, a, lda)
+	if jobz != lapack.EVCompute && jobz != lapack.EVNone {
+		panic("lapack: bad EVJob")
+	}
+	vectors := jobz == lapack.EVCompute
+	need := 1 + 2*n
+	if vectors {
+		need = 1 + 6*n + 2*n*n
+	}
+	if lwork == -1 {
+		work[0] = float64(need)
+		return true
+	}
+	if n == 0 {
+		return true
+	}
+	if len(w) < n {
+		panic("lapack: insufficient length of w")
+	}
+	if lwork < need || len(work) < lwork {
+		panic("lapack: insufficient lwork")
+	}
+	liwork := 1
+	if vectors {
+		liwork = 3 + 5*n
+	}
+	iwork := make([]C.lapack_int, liwork)
+	info := C.LAPACKE_dsyevd_work(C.LAPACK_COL_MAJOR, C.char(jobz), swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda),
+		ptr(w), ptr(work), C.lapack_int(lwork), &iwork[0], C.lapack_int(liwork))
+	if info != 0 {
+		return false
+	}
+	if vectors {
+		// Column-major eigenvectors are the rows of the row-major view:
+		// transpose in place so they become columns, as gonum promises.
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				a[i*lda+j], a[j*lda+i] = a[j*lda+i], a[i*lda+j]
+			}
+		}
+	}
+	return true
+}
+
+// SetThreads sets the number of threads OpenBLAS uses.
+func SetThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
+
+// Threads returns the number of threads OpenBLAS uses.
+func Threads() int { return int(C.openblas_get_num_threads()) }
+
+// CoreName returns the name of the CPU kernel set OpenBLAS selected
+// (e.g. "Prescott", "SkylakeX", "Haswell").
+func CoreName() string { return C.GoString(C.openblas_get_corename()) }
+
+// Config returns OpenBLAS's build configuration string.
+func Config() string { return C.GoString(C.openblas_get_config()) }
