@@ -376,3 +376,19 @@ func categorized(err error) bool {
 	}
 	return false
 }
+
+// Valid but unusual headers: keys in any order, big-endian Fortran-order
+// int16. (Text after the dictionary, even in a version-3 header, is invalid
+// Python and rejected; see TestReadNPYMalformed.)
+func TestReadNPYUnusualValidHeaders(t *testing.T) {
+	in := npyBytes(1, "{'shape': (2, 2), 'fortran_order': True, 'descr': '>i2'}", []byte{0, 1, 0xff, 0xfe, 0, 3, 0, 4})
+	m, err := ReadMatrixFrom(bytes.NewReader(in), NPY)
+	require.NoError(t, err)
+	// Column-major data 1, -2, 3, 4 is the matrix [[1 3] [-2 4]].
+	assert.True(t, mat.Equal(mat.NewDense(2, 2, []float64{1, 3, -2, 4}), m))
+
+	in = npyBytes(3, "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }", []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f})
+	m, err = ReadMatrixFrom(bytes.NewReader(in), NPY)
+	require.NoError(t, err)
+	assert.Equal(t, 1.0, m.At(0, 0))
+}
