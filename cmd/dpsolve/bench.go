@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpsolve/dpsolve/bench"
+	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/newton"
+)
+
+func init() {
+	register(&command{
+		name:    "bench",
+		summary: "benchmark the optimizer against peers, its scaling in n, and the dense kernels",
+		run:     runBench,
+	})
+}
+
+// benchFlags holds the parsed command line of dpsolve bench.
+type benchFlags struct {
+	workloads, ns, methods         string
+	peers                          bool
+	python                         string
+	peerTimeout                    time.Duration
+	repeat, threads, scalingRepeat int
+	tol                            float64
+	csv, md, plot, convPlot, conv  string
+	saveX                          string
+	compare                        bool
+	scaling, large                 bool
+	scalingNs, backends            string
+	puregoMaxN                     int
+	kernels                        bool
+	kernelNs                       string
+	jsonOut                        bool
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	var f benchFlags
+	fs := newFlagSet("bench", stderr)
+	fs.StringVar(&f.workloads, "workload", "prefix,allrange", "comma-separated built-in workloads")
+	fs.StringVar(&f.ns, "n", "256,512,1024,2048", "comma-separated domain sizes for the comparison")
+	fs.StringVar(&f.methods, "methods", "newton,yuan2016", "dpsolve methods to compare (newton, yuan2016)")
+	fs.BoolVar(&f.peers, "peers", false, "also run the Python peers (dual fixed point, L-BFGS); skipped with a note if numpy/scipy are missing")
+	fs.StringVar(&f.python, "python", bench.DefaultPython, "interpreter for the peers")
+	fs.DurationVar(&f.peerTimeout, "peer-timeout", 10*time.Minute, "time budget of one peer run (it then returns its best X)")
+	fs.IntVar(&f.repeat, "repeat", 3, "repetitions; medians are reported")
+	fs.Float64Var(&f.tol, "tol", 1e-8, "target certified relative gap")
+	fs.IntVar(&f.threads, "threads", 0, "kernel threads for dpsolve and the peers (0: backend default)")
+	fs.StringVar(&f.csv, "csv", "", "write per-run rows to this CSV file (scaling and kernel rows to NAME-scaling.csv, NAME-kernels.csv)")
+	fs.StringVar(&f.md, "md", "", "write the Markdown tables to this file")
+	fs.StringVar(&f.plot, "plot", "", "write the log-log time-vs-n plot to this file (.png, .svg, .pdf)")
+	fs.StringVar(&f.convPlot, "convergence-plot", "", "write the gap-vs-seconds plot to this file")
+	fs.StringVar(&f.conv, "convergence", "", "problem of the convergence plot, WORKLOAD:N (default: first workload, largest n)")
+	fs.StringVar(&f.saveX, "save-x", "", "directory to save every returned X as .npy")
+	fs.BoolVar(&f.compare, "compare", true, "run the method comparison (disable to run only --scaling/--kernels)")
+	fs.BoolVar(&f.scaling, "scaling", false, "also run the scaling sweep of newton with peak memory, per backend")
+	fs.StringVar(&f.scalingNs, "scaling-n", "256,512,1024,2048,4096", "sizes of the scaling sweep")
+	fs.BoolVar(&f.large, "large", false, "add n = 8192 to the scaling sweep")
+	fs.IntVar(&f.scalingRepeat, "scaling-repeat", 1, "runs per scaling point (median)")
+	fs.StringVar(&f.backends, "backends", "", "kernel backends for --scaling and --kernels (default: all compiled in: "+backendNames()+")")
+	fs.IntVar(&f.puregoMaxN, "purego-max-n", 2048, "largest n of the scaling sweep on the purego backend (0: no cap)")
+	fs.BoolVar(&f.kernels, "kernels", false, "also time the dense kernels")
+	fs.StringVar(&f.kernelNs, "kernel-n", "1024,2048", "sizes of the kernel table")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the full report as one JSON object on stdout (tables otherwise)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	workloads, err := parseWorkloads(f.workloads)
+	if err != nil {
+		return err
+	}
+	ns, err := parseInts("n", f.ns)
+	if err != nil {
+		return err
+	}
+	if f.repeat < 1 {
+		return usageErrorf("--repeat must be at least 1, got %d", f.repeat)
+	}
+	if !(f.tol > 0 && f.tol < 1) {
+		return usageErrorf("--tol must be in (0, 1), got %g", f.tol)
+	}
+	if f.scalingRepeat < 1 {
+		return usageErrorf("--scaling-repeat must be at least 1, got %d", f.scalingRepeat)
+	}
+	if f.threads < 0 {
+		return usageErrorf("--threads must be non-negative, got %d", f.threads)
+	}
+	if f.peerTimeout <= 0 {
+		return usageErrorf("--peer-timeout must be positive, got %v", f.peerTimeout)
+	}
+	backends, err := parseBackends(f.backends)
+	if err != nil {
+		return err
+	}
+	var solvers []bench.Solver
+	for _, m := range splitList(f.methods) {
+		switch newton.Method(m) {
+		case newton.MethodNewton, newton.MethodYuan2016:
+			solvers = append(solvers, bench.Newton{Method: newton.Method(m)})
+		default:
+			return usageErrorf("unknown method %q (want newton or yuan2016)", m)
+		}
+	}
+	if f.compare && len(solvers) == 0 && !f.peers {
+		return usageErrorf("--methods is empty and --peers is off: nothing to compare")
+	}
+	convW, convN := "", 0
+	if f.compare {
+		convW, convN = workloads[0], slices.Max(ns)
+		if f.conv != "" {
+			w, n, ok := strings.Cut(f.conv, ":")
+			nn, err := strconv.Atoi(n)
+			if !ok || err != nil || !slices.Contains(workloads, w) || !slices.Contains(ns, nn) {
+				return usageErrorf("--convergence %q: want WORKLOAD:N with a workload of --workload and an n of --n", f.conv)
+			}
+			convW, convN = w, nn
+		}
+	} else if f.plot != "" && !f.scaling {
+		return usageErrorf("--plot needs the comparison or --scaling")
+	} else if f.convPlot != "" {
+		return usageErrorf("--convergence-plot needs the comparison")
+	}
+	if !f.compare && !f.scaling && !f.kernels {
+		return usageErrorf("nothing to run: --compare=false without --scaling or --kernels")
+	}
+	if f.saveX != "" {
+		if err := os.MkdirAll(f.saveX, 0o755); err != nil {
+			return err
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if f.threads > 0 {
+		for _, b := range blas.Backends() {
+			b.SetThreads(f.threads)
+		}
+	}
+	rep := &bench.Report{Machine: bench.DescribeMachine(), Tol: f.tol, Repeat: f.repeat, Notes: []string{}}
+	fmt.Fprintf(stderr, "dpsolve bench on %s, %d cores, kernels %s\n", rep.Machine.CPU, rep.Machine.Cores, rep.Machine.Backend)
+
+	var runErr error
+	if f.compare {
+		if f.peers {
+			p, err := bench.NewPeers(ctx, f.python)
+			if err != nil {
+				rep.Notes = append(rep.Notes, err.Error())
+				fmt.Fprintln(stderr, err)
+			} else {
+				defer p.Close()
+				p.MaxSeconds, p.Threads = f.peerTimeout.Seconds(), f.threads
+				rep.Machine.Python = p.Version
+				for _, name := range bench.PeerNames {
+					s, _ := p.Solver(name)
+					solvers = append(solvers, s)
+				}
+			}
+		} else {
+			rep.Notes = append(rep.Notes, "peers not run (use --peers)")
+		}
+		if len(solvers) == 0 {
+			return errors.New("no method can run")
+		}
+		c, err := bench.Compare(ctx, bench.Config{Workloads: workloads, Ns: ns, Methods: solvers, Repeat: f.repeat,
+			Tol: f.tol, SaveX: f.saveX, Log: stderr})
+		if c == nil {
+			return err
+		}
+		rep.Comparison, runErr = c, err
+	}
+	if f.scaling && runErr == nil {
+		sns, err := parseInts("scaling-n", f.scalingNs)
+		if err != nil {
+			return err
+		}
+		if f.large && !slices.Contains(sns, 8192) {
+			sns = append(sns, 8192)
+		}
+		maxN := map[string]int{}
+		if f.puregoMaxN > 0 {
+			maxN[blas.Gonum.Name()] = f.puregoMaxN
+		}
+		rows, err := bench.Scaling(ctx, bench.ScalingConfig{Workloads: workloads, Ns: sns, Backends: backends,
+			MaxN: maxN, Repeat: f.scalingRepeat, Tol: f.tol, Log: stderr})
+		rep.Scaling, runErr = rows, err
+		if len(rows) > 0 && !rows[0].RSSReset {
+			rep.Notes = append(rep.Notes, "peak RSS could not be reset per run: it is the process peak so far (sizes run in increasing order)")
+		}
+	}
+	if f.kernels && runErr == nil {
+		kns, err := parseInts("kernel-n", f.kernelNs)
+		if err != nil {
+			return err
+		}
+		prev := blas.Current()
+		for _, b := range backends {
+			blas.Use(b)
+			fmt.Fprintf(stderr, "kernels on %s at n = %v\n", blas.Describe(), kns)
+			k, err := bench.Kernels(kns, 3)
+			rep.Kernels = append(rep.Kernels, k...)
+			if err != nil {
+				runErr = err
+				break
+			}
+		}
+		blas.Use(prev)
+	}
+
+	if err := writeBenchOutputs(rep, f, convW, convN, stdout); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("stopped early: %w", runErr)
+	}
+	return nil
+}
+
+// writeBenchOutputs writes the report to stdout (JSON or Markdown) and to
+// the requested files.
+func writeBenchOutputs(rep *bench.Report, f benchFlags, convW string, convN int, stdout io.Writer) error {
+	if f.jsonOut {
+		enc := json.NewEncoder(stdout)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteMarkdown(stdout); err != nil {
+		return err
+	}
+	writeFile := func(path string, write func(io.Writer) error) error {
+		fh, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := write(fh); err != nil {
+			fh.Close()
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return fh.Close()
+	}
+	if f.md != "" {
+		if err := writeFile(f.md, rep.WriteMarkdown); err != nil {
+			return err
+		}
+	}
+	if f.csv != "" {
+		if rep.Comparison != nil {
+			if err := writeFile(f.csv, rep.WriteRunsCSV); err != nil {
+				return err
+			}
+		}
+		stem := strings.TrimSuffix(f.csv, ".csv")
+		if len(rep.Scaling) > 0 {
+			if err := writeFile(stem+"-scaling.csv", rep.WriteScalingCSV); err != nil {
+				return err
+			}
+		}
+		if len(rep.Kernels) > 0 {
+			if err := writeFile(stem+"-kernels.csv", rep.WriteKernelsCSV); err != nil {
+				return err
+			}
+		}
+	}
+	if f.plot != "" {
+		if err := rep.WriteTimePlot(f.plot); err != nil {
+			return err
+		}
+	}
+	if f.convPlot != "" && rep.Comparison != nil {
+		if err := rep.WriteConvergencePlot(f.convPlot, convW, convN); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseInts(name, s string) ([]int, error) {
+	var out []int
+	for _, p := range splitList(s) {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 2 {
+			return nil, usageErrorf("--%s: %q is not an integer ≥ 2", name, p)
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageErrorf("--%s is empty", name)
+	}
+	return out, nil
+}
+
+func parseWorkloads(s string) ([]string, error) {
+	ws := splitList(s)
+	if len(ws) == 0 {
+		return nil, usageErrorf("--workload is empty")
+	}
+	for _, w := range ws {
+		if _, err := workload.Builtin(w, 2); err != nil {
+			return nil, usageErrorf("--workload: %v", err)
+		}
+	}
+	return ws, nil
+}
+
+func backendNames() string {
+	var names []string
+	for _, b := range blas.Backends() {
+		names = append(names, b.Name())
+	}
+	return strings.Join(names, ",")
+}
+
+func parseBackends(s string) ([]blas.Backend, error) {
+	all := blas.Backends()
+	if strings.TrimSpace(s) == "" {
+		return all, nil
+	}
+	var out []blas.Backend
+	for _, name := range splitList(s) {
+		i := slices.IndexFunc(all, func(b blas.Backend) bool { return b.Name() == name })
+		if i < 0 {
+			return nil, usageErrorf("--backends: %q is not compiled into this binary (have %s)", name, backendNames())
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
