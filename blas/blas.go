@@ -38,6 +38,9 @@ type Backend interface {
 	BLAS() gblas.Float64
 	// LAPACK returns the LAPACK subset.
 	LAPACK() LAPACK
+	// SingularValues computes the singular values of the row-major m×n
+	// matrix a (destroyed) into s in descending order.
+	SingularValues(m, n int, a []float64, lda int, s []float64) bool
 	// Threads returns the number of threads the kernels use (1 if unknown).
 	Threads() int
 	// SetThreads sets the number of kernel threads; backends that do not

@@ -5,6 +5,7 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+	"gonum.org/v1/gonum/lapack"
 	lgonum "gonum.org/v1/gonum/lapack/gonum"
 )
 
@@ -18,6 +19,13 @@ type gonumBackend struct{}
 func (gonumBackend) Name() string        { return "purego" }
 func (gonumBackend) BLAS() gblas.Float64 { return gonum.Implementation{} }
 func (gonumBackend) LAPACK() LAPACK      { return lgonum.Implementation{} }
+func (gonumBackend) SingularValues(m, n int, a []float64, lda int, s []float64) bool {
+	impl := lgonum.Implementation{}
+	query := []float64{0}
+	impl.Dgesvd(lapack.SVDNone, lapack.SVDNone, m, n, a, lda, s, nil, 1, nil, 1, query, -1)
+	work := make([]float64, int(query[0]))
+	return impl.Dgesvd(lapack.SVDNone, lapack.SVDNone, m, n, a, lda, s, nil, 1, nil, 1, work, len(work))
+}
 func (gonumBackend) Threads() int        { return runtime.GOMAXPROCS(0) }
 func (gonumBackend) SetThreads(int)      {}
 func (gonumBackend) CoreName() string    { return "" }

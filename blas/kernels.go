@@ -125,3 +125,10 @@ func Symmetrize(a General) {
 		}
 	}
 }
+
+// SingularValues computes the singular values of a (destroyed) into s
+// (length ≥ min(rows, cols)) in descending order. It returns false if the
+// algorithm failed to converge.
+func SingularValues(a General, s []float64) bool {
+	return Current().SingularValues(a.Rows, a.Cols, a.Data, max(1, a.Stride), s)
+}

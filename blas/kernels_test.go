@@ -83,12 +83,54 @@ func TestKernelsAgainstDefinitions(t *testing.T) {
 				for j := 1; j < n; j++ {
 					require.LessOrEqual(t, w[j-1], w[j], "eigenvalues ascending")
 				}
+				// Singular values of a symmetric positive definite
+				// matrix are its eigenvalues, descending.
+				sv := make([]float64, n)
+				c0 := blas.NewSquare(n)
+				blas.Copy(c0, a)
+				require.True(t, blas.SingularValues(c0, sv))
+				for j := range sv {
+					require.InDelta(t, w[n-1-j], sv[j], tol, "singular values = eigenvalues of SPD A")
+				}
 				vals := make([]float64, n)
 				c := blas.NewSquare(n)
 				blas.Copy(c, a)
 				require.True(t, blas.SymEig(c, vals, false))
 				for j := range w {
 					require.InDelta(t, w[j], vals[j], tol, "values-only path agrees")
+				}
+			}
+		})
+	}
+}
+
+// TestSingularValuesRectangular checks the row-major/column-major swap on
+// non-square shapes against σ² = eigenvalues of A·Aᵀ (or Aᵀ·A).
+func TestSingularValuesRectangular(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, be := range blas.Backends() {
+		t.Run(be.Name(), func(t *testing.T) {
+			defer blas.Use(blas.Current())
+			blas.Use(be)
+			for _, sh := range [][2]int{{3, 7}, {9, 4}, {1, 5}, {6, 1}} {
+				m, n := sh[0], sh[1]
+				a := blas.NewGeneral(m, n)
+				for i := range a.Data {
+					a.Data[i] = r.NormFloat64()
+				}
+				k := min(m, n)
+				g := blas.NewSquare(k)
+				if m <= n {
+					blas.Gemm(gblas.NoTrans, gblas.Trans, 1, a, a, 0, g)
+				} else {
+					blas.Gemm(gblas.Trans, gblas.NoTrans, 1, a, a, 0, g)
+				}
+				w := make([]float64, k)
+				require.True(t, blas.SymEig(g, w, false))
+				s := make([]float64, k)
+				require.True(t, blas.SingularValues(a, s))
+				for j := 0; j < k; j++ {
+					require.InDelta(t, w[k-1-j], s[j]*s[j], 1e-12*w[k-1], "shape %dx%d", m, n)
 				}
 			}
 		})

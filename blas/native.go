@@ -16,6 +16,9 @@ type openblasBackend struct{}
 func (openblasBackend) Name() string        { return "openblas" }
 func (openblasBackend) BLAS() gblas.Float64 { return native.BLAS }
 func (openblasBackend) LAPACK() LAPACK      { return native.LAPACK{} }
+func (openblasBackend) SingularValues(m, n int, a []float64, lda int, s []float64) bool {
+	return native.SingularValues(m, n, a, lda, s)
+}
 func (openblasBackend) Threads() int        { return native.Threads() }
 func (openblasBackend) SetThreads(n int)    { native.SetThreads(n) }
 func (openblasBackend) CoreName() string    { return native.CoreName() }

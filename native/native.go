@@ -150,6 +150,27 @@ func (LAPACK) Dsyev(jobz lapack.EVJob, ul blas.Uplo, n int, a []float64, lda int
 	return true
 }
 
+// SingularValues computes the singular values of the row-major m×n matrix
+// a (destroyed) into s (length min(m,n)), in descending order, by LAPACK's
+// divide-and-conquer dgesdd. The row-major matrix is passed as its
+// column-major transpose, which has the same singular values.
+func SingularValues(m, n int, a []float64, lda int, s []float64) bool {
+	if m == 0 || n == 0 {
+		return true
+	}
+	k := min(m, n)
+	if len(s) < k || lda < max(1, n) || len(a) < (m-1)*lda+n {
+		panic("lapack: bad dimensions in SingularValues")
+	}
+	lwork := 3*k + max(max(m, n), 7*k)
+	work := make([]float64, lwork)
+	iwork := make([]C.lapack_int, 8*k)
+	var dummy [1]float64
+	info := C.LAPACKE_dgesdd_work(C.LAPACK_COL_MAJOR, 'N', C.lapack_int(n), C.lapack_int(m), ptr(a), C.lapack_int(lda),
+		ptr(s), ptr(dummy[:]), 1, ptr(dummy[:]), 1, ptr(work), C.lapack_int(lwork), &iwork[0])
+	return info == 0
+}
+
 // SetThreads sets the number of threads OpenBLAS uses.
 func SetThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
 

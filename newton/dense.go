@@ -1,0 +1,134 @@
+package newton
+
+import (
+	"math"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/blas"
+)
+
+// Small helpers over blas.General used by the solvers.
+
+func symToGeneral(v *mat.SymDense, scale float64) blas.General {
+	n := v.SymmetricDim()
+	g := blas.NewSquare(n)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			x := v.At(i, j) * scale
+			g.Data[i*n+j] = x
+			g.Data[j*n+i] = x
+		}
+	}
+	return g
+}
+
+func generalToSym(g blas.General) *mat.SymDense {
+	n := g.Rows
+	s := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			s.SetSym(i, j, g.Data[i*g.Stride+j])
+		}
+	}
+	return s
+}
+
+func upperToTri(g blas.General) *mat.TriDense {
+	n := g.Rows
+	t := mat.NewTriDense(n, mat.Upper, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			t.SetTri(i, j, g.Data[i*g.Stride+j])
+		}
+	}
+	return t
+}
+
+func trace(g blas.General) float64 {
+	s := 0.0
+	for i := 0; i < g.Rows; i++ {
+		s += g.Data[i*g.Stride+i]
+	}
+	return s
+}
+
+// congruenceInverse overwrites dst with U⁻ᵀ·src·U⁻¹ for the upper-triangular
+// Cholesky factor U of X (X = UᵀU), i.e. L⁻¹·src·L⁻ᵀ with L = Uᵀ.
+func congruenceInverse(dst, src, u blas.General) {
+	blas.Copy(dst, src)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, u, dst)
+	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, u, dst)
+}
+
+// dualBound evaluates the weak-duality bound
+//
+//	g(y) = 2·tr((D^{1/2} V D^{1/2})^{1/2}) − Σ y,  D = diag(y), y > 0,
+//
+// given a factor C (n×k) with V = C·Cᵀ. The trace is the sum of the singular
+// values of D^{1/2}·C, computed directly rather than as square roots of the
+// eigenvalues of D^{1/2}VD^{1/2}: singular values carry absolute error about
+// ε·σ_max, whereas square roots of eigenvalues near zero carry errors of
+// √(ε·λ_max), which for a low-rank V would add up to a "bound" above the
+// optimum. buf (n×k) is workspace.
+func dualBound(c blas.General, y []float64, buf blas.General) (float64, bool) {
+	n, k := c.Rows, c.Cols
+	sy := 0.0
+	for i, yi := range y {
+		if !(yi > 0) || math.IsInf(yi, 0) {
+			return math.Inf(-1), true
+		}
+		r := math.Sqrt(yi)
+		sy += yi
+		crow := c.Data[i*c.Stride : i*c.Stride+k]
+		brow := buf.Data[i*buf.Stride : i*buf.Stride+k]
+		for j, x := range crow {
+			brow[j] = r * x
+		}
+	}
+	sv := make([]float64, min(n, k))
+	b := blas.General{Rows: n, Cols: k, Stride: buf.Stride, Data: buf.Data}
+	if !blas.SingularValues(b, sv) {
+		return 0, false
+	}
+	st := 0.0
+	for _, x := range sv {
+		st += x
+	}
+	return 2*st - sy, true
+}
+
+// psdFactor returns C with C·Cᵀ = V for a positive semidefinite V (full
+// storage): the transposed Cholesky factor when V is numerically definite,
+// else Q·diag(√max(μ−E,0)) from V's eigendecomposition. Computed eigenvalues
+// are within about E = n·ε·μ_max of the exact ones, so shrinking each by E
+// keeps C·Cᵀ ⪯ V; since the dual bound is monotone in V, this keeps it a
+// bound (a zero eigenvalue computed as 1e-16 would otherwise contribute
+// √1e-16 = 1e-8 per dimension to it).
+func psdFactor(v blas.General) (blas.General, bool) {
+	n := v.Rows
+	c := blas.NewSquare(n)
+	blas.Copy(c, v)
+	if blas.Cholesky(c) {
+		// c holds R (upper), V = RᵀR: C = Rᵀ.
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				c.Data[j*n+i], c.Data[i*n+j] = c.Data[i*n+j], 0
+			}
+		}
+		return c, true
+	}
+	blas.Copy(c, v)
+	mu := make([]float64, n)
+	if !blas.SymEig(c, mu, true) {
+		return c, false
+	}
+	e := float64(n) * 0x1p-52 * math.Abs(mu[n-1])
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			c.Data[i*n+j] *= math.Sqrt(math.Max(mu[j]-e, 0))
+		}
+	}
+	return c, true
+}

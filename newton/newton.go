@@ -1,0 +1,468 @@
+package newton
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/blas"
+)
+
+// The default method works in the coordinates that whiten X and diagonalize
+// V. With X = UᵀU (Cholesky), U⁻ᵀVU⁻¹ = Q·Λ·Qᵀ (eigendecomposition) and
+// Z = Uᵀ·Q we have X = ZZᵀ, V = ZΛZᵀ and F(X) = tr Λ. Writing a step as
+// D = Z·D̂·Zᵀ, the second-order model of F is
+//
+//	F(X+D) ≈ F − tr(Λ·D̂) + ½·Σᵢⱼ (λᵢ+λⱼ)·D̂ᵢⱼ²,
+//
+// diagonal in D̂; only diag(D) = 0 couples the entries. Its minimizer is
+// D̂ = K∘(Λ − ZᵀMZ), Kᵢⱼ = 1/(λᵢ+λⱼ), M = diag(μ), where μ solves the n×n
+// positive definite system 𝒜μ = r,
+//
+//	𝒜 = Σᵢⱼ Kᵢⱼ (zᵢ∘zⱼ)(zᵢ∘zⱼ)ᵀ,  rₖ = Σᵢ Zₖᵢ²·Kᵢᵢ·λᵢ.
+//
+// Forming 𝒜 exactly costs n⁴, but K is a Cauchy matrix: approximating
+// 1/(λᵢ+λⱼ) by a sum of exponentials Σᵣ wᵣ·e^{−tᵣλᵢ}·e^{−tᵣλⱼ} (expSum) gives
+// K̃ = Σᵣ wᵣ·aᵣaᵣᵀ and 𝒜̃ = Σᵣ wᵣ·Gᵣ∘Gᵣ with Gᵣ = Z·diag(aᵣ)·Zᵀ: one SYRK per
+// term. Using K̃ in place of K everywhere makes the step the exact minimizer
+// of a model with a positive definite Hessian that is within relative error
+// τ of the true one, so the step is feasible (diag D = 0 to rounding), a
+// descent direction, and Newton's local convergence degrades only to linear
+// with ratio about τ — which we keep small. The system is solved directly by
+// Cholesky; no inner iteration is needed.
+
+// newtonState holds the solver's n×n workspaces, named by role.
+type newtonState struct {
+	n     int
+	v     blas.General // V/s (+θI), full
+	x     blas.General // current X, full, unit diagonal
+	u     blas.General // Cholesky factor of x (upper)
+	m     blas.General // U⁻ᵀVU⁻¹, then its eigenvectors, then Z
+	a     blas.General // system matrix 𝒜̃, then ZᵀMZ, D̂, D
+	g     blas.General // Bᵣ, then K̃, Z·D̂, line-search trial, certificate workspace
+	gr    blas.General // Gᵣ = Bᵣ·Bᵣᵀ
+	lam   []float64    // Λ
+	f     float64      // F(X) = tr(U⁻ᵀVU⁻¹) of the scaled problem
+	theta float64      // regularization in scaled units
+}
+
+// evaluate sets u = chol(X) and m = U⁻ᵀVU⁻¹ for X in s.x, and returns
+// F(X) = tr(m); ok is false if X is not numerically positive definite.
+func (s *newtonState) evaluate(x blas.General) (float64, bool) {
+	blas.Copy(s.u, x)
+	if !blas.Cholesky(s.u) {
+		return math.Inf(1), false
+	}
+	congruenceInverse(s.m, s.v, s.u)
+	f := trace(s.m)
+	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		return math.Inf(1), false
+	}
+	return f, true
+}
+
+// certificate returns the dual bound for the scaled problem at the current
+// iterate (Z in s.m, Λ in s.lam) and the trace of X⁻¹. It uses s.g and s.a.
+func (s *newtonState) certificate() (bound, trXinv float64, ok bool) {
+	n := s.n
+	// Y = X⁻¹Z = U⁻¹U⁻ᵀZ; then X⁻¹VX⁻¹ = YΛYᵀ and X⁻¹ = YYᵀ.
+	blas.Copy(s.g, s.m)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.g)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, s.g)
+	y := make([]float64, n)
+	for k := 0; k < n; k++ {
+		row := s.g.Data[k*n : k*n+n]
+		acc := 0.0
+		for i, z := range row {
+			acc += s.lam[i] * z * z
+			trXinv += z * z
+		}
+		y[k] = acc
+	}
+	// V = (ZΛ^{1/2})(ZΛ^{1/2})ᵀ: the factor comes free with the coordinates.
+	c := s.g
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			c.Data[i*n+j] = s.m.Data[i*n+j] * math.Sqrt(math.Max(s.lam[j], 0))
+		}
+	}
+	bound, ok = dualBound(c, y, s.a)
+	return bound, trXinv, ok
+}
+
+// solveNewton runs the default method. V has been validated.
+func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, error) {
+	start := time.Now()
+	n := V.SymmetricDim()
+	scale := 0.0
+	for i := 0; i < n; i++ {
+		scale += V.At(i, i)
+	}
+	scale /= float64(n)
+
+	s := &newtonState{n: n, v: symToGeneral(V, 1/scale)}
+	s.x, s.u, s.m, s.a, s.g, s.gr = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+	s.lam = make([]float64, n)
+
+	// Spectrum of V: positive semidefiniteness, regularization, SVD bound
+	// and the warm start X₀ = V^{1/2} scaled to unit diagonal.
+	blas.Copy(s.m, s.v)
+	mu := make([]float64, n)
+	if !blas.SymEig(s.m, mu, true) {
+		return nil, fmt.Errorf("newton: eigendecomposition of V failed to converge")
+	}
+	muMax := mu[n-1]
+	if mu[0] < -1e-10*muMax {
+		return nil, inputErrorf("Gram matrix is not positive semidefinite: smallest eigenvalue %.3g (largest %.3g)", mu[0]*scale, muMax*scale)
+	}
+	theta := opt.Regularization
+	if theta == 0 && mu[0] <= 1e-13*muMax {
+		// Singular to working precision: the infimum is approached only as
+		// X becomes singular, so add the smallest θ·I (a power of ten
+		// relative to mean(diag V)) that makes the condition number ≤ 1e13.
+		theta = math.Pow(10, math.Ceil(math.Log10(1e-13*muMax)))
+	}
+	svd := 0.0
+	for _, x := range mu {
+		svd += math.Sqrt(math.Max(x, 0))
+	}
+	svdBound := svd * svd / float64(n) * scale
+	var raw blas.General // V/s without θ, kept only when regularizing
+	if theta > 0 {
+		raw = blas.NewSquare(n)
+		blas.Copy(raw, s.v)
+		for i := 0; i < n; i++ {
+			s.v.Data[i*n+i] += theta
+			mu[i] += theta
+		}
+	}
+	s.theta = theta
+	// X₀ = Q·diag(√μ)·Qᵀ = B·Bᵀ with B = Q·diag(μ^{1/4}).
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			s.m.Data[i*n+j] *= math.Sqrt(math.Sqrt(math.Max(mu[j], 0)))
+		}
+	}
+	blas.Syrk(gblas.NoTrans, 1, s.m, 0, s.x)
+	normalizeUnitDiagonal(s.x)
+
+	f, ok := s.evaluate(s.x)
+	if !ok {
+		// Rounding can leave V^{1/2} of an ill-conditioned V short of
+		// definite; the identity is always a feasible start.
+		identity(s.x)
+		if f, ok = s.evaluate(s.x); !ok {
+			return nil, fmt.Errorf("newton: could not evaluate the objective at the identity: V is not usable")
+		}
+	}
+	s.f = f
+
+	res := &Result{Method: MethodNewton, Regularization: theta, SVDBound: svdBound}
+	tol := opt.Tol
+	// tau is the relative accuracy of the exponential-sum Hessian; the
+	// local convergence ratio is about tau, so 1e-3 gives three digits per
+	// iteration near the optimum and few terms far from it.
+	const tau = 1e-3
+	const armijo = 1e-4
+	var bound, trXinv float64 = math.Inf(-1), 0
+	status := IterationLimit
+	for iter := 1; iter <= opt.MaxIter; iter++ {
+		if err := ctx.Err(); err != nil {
+			status = Cancelled
+			break
+		}
+		// Eigen-coordinates: m ← Q (eigenvectors of U⁻ᵀVU⁻¹), then Z = UᵀQ.
+		if !blas.SymEig(s.m, s.lam, true) {
+			return nil, fmt.Errorf("newton: eigendecomposition failed at iteration %d", iter)
+		}
+		blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
+		lo := 2 * math.Max(s.lam[0], 1e-300)
+		hi := 2 * s.lam[n-1]
+		ts, ws := expSum(lo, hi, tau)
+		mu, kdiag, sysOK := s.solveSystem(ts, ws)
+		if !sysOK {
+			// Only rounding can make 𝒜̃ indefinite: no reliable step is
+			// left. Certify where we stand.
+			status = s.stall(&bound, &trXinv, tol, scale, start, iter, res, opt)
+			break
+		}
+
+		// Newton decrement: −⟨G,D⟩ = tr(Λ·D̂) = Σᵢ λᵢ·K̃ᵢᵢ·(λᵢ − Σₖ Zₖᵢ²μₖ);
+		// half of it estimates F − F*.
+		dec := 0.0
+		for i := 0; i < n; i++ {
+			q := 0.0
+			for k := 0; k < n; k++ {
+				z := s.m.Data[k*n+i]
+				q += z * z * mu[k]
+			}
+			dec += s.lam[i] * kdiag[i] * (s.lam[i] - q)
+		}
+		it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: math.NaN(), Gap: math.NaN(), CGSteps: 0}
+		if dec/(2*s.f) <= tol || iter == opt.MaxIter {
+			b, tr, ok := s.certificate()
+			if !ok {
+				return nil, fmt.Errorf("newton: certificate eigendecomposition failed at iteration %d", iter)
+			}
+			bound, trXinv = b, tr
+			it.LowerBound = bound * scale
+			it.Gap = (s.f - bound) / s.f
+			if it.Gap <= tol {
+				status = Converged
+				it.Seconds = time.Since(start).Seconds()
+				res.History = append(res.History, it)
+				if opt.Progress != nil {
+					opt.Progress(it)
+				}
+				break
+			}
+		}
+		if iter == opt.MaxIter {
+			it.Seconds = time.Since(start).Seconds()
+			res.History = append(res.History, it)
+			if opt.Progress != nil {
+				opt.Progress(it)
+			}
+			break
+		}
+		s.formStep(mu, ts, ws)
+		alpha, fNew, ok := s.lineSearch(dec, armijo)
+		if !ok {
+			// No decrease is representable: we are at the floating-point
+			// floor. Certify where we stand.
+			status = s.stall(&bound, &trXinv, tol, scale, start, iter, res, opt)
+			break
+		}
+		s.f = fNew
+		it.Step = alpha
+		it.Seconds = time.Since(start).Seconds()
+		res.History = append(res.History, it)
+		if opt.Progress != nil {
+			opt.Progress(it)
+		}
+	}
+	if status == Cancelled || math.IsInf(bound, -1) && status != Converged {
+		// The bound belongs to the final X: recompute it there.
+		bound, trXinv, _ = s.recomputeAndCertify()
+	}
+	res.Iterations = len(res.History)
+	res.Status = status
+	res.RegularizedObjective = s.f * scale
+	res.Objective = (s.f - theta*trXinv) * scale
+	if theta > 0 {
+		// The bound for the caller's V comes from the same y with raw V.
+		y := s.lastY()
+		c, ok := psdFactor(raw)
+		rb := math.Inf(-1)
+		if ok {
+			rb, _ = dualBound(c, y, s.a)
+		}
+		res.LowerBound = rb * scale
+	} else {
+		res.LowerBound = bound * scale
+	}
+	res.Gap = (res.Objective - res.LowerBound) / res.Objective
+	res.X = generalToSym(s.x)
+	res.A = upperToTri(s.u)
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// stall certifies the current X after the method could make no further
+// progress, records the iteration, and returns Converged if the certified gap
+// meets tol and Stalled otherwise.
+func (s *newtonState) stall(bound, trXinv *float64, tol, scale float64, start time.Time, iter int, res *Result, opt Options) Status {
+	b, tr, _ := s.recomputeAndCertify()
+	*bound, *trXinv = b, tr
+	it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: b * scale, Gap: (s.f - b) / s.f}
+	it.Seconds = time.Since(start).Seconds()
+	res.History = append(res.History, it)
+	if opt.Progress != nil {
+		opt.Progress(it)
+	}
+	if it.Gap <= tol {
+		return Converged
+	}
+	return Stalled
+}
+
+// solveSystem builds 𝒜̃ in s.a, solves 𝒜̃μ = r and returns μ and diag(K̃).
+// Z is in s.m, Λ in s.lam. ok is false if 𝒜̃ is not numerically positive
+// definite (it is in exact arithmetic).
+func (s *newtonState) solveSystem(ts, ws []float64) (mu, kdiag []float64, ok bool) {
+	n := s.n
+	kdiag = make([]float64, n)
+	for i := range s.a.Data {
+		s.a.Data[i] = 0
+	}
+	b, gr := s.g, s.gr
+	for r := range ts {
+		col := make([]float64, n)
+		for j := 0; j < n; j++ {
+			e := math.Exp(-ts[r] * s.lam[j])
+			kdiag[j] += ws[r] * e * e
+			col[j] = math.Sqrt(math.Sqrt(ws[r]) * e)
+		}
+		for i := 0; i < n; i++ {
+			row := s.m.Data[i*n : i*n+n]
+			brow := b.Data[i*n : i*n+n]
+			for j, z := range row {
+				brow[j] = z * col[j]
+			}
+		}
+		blas.Syrk(gblas.NoTrans, 1, b, 0, gr)
+		for i := 0; i < n; i++ {
+			arow := s.a.Data[i*n+i : i*n+n]
+			grow := gr.Data[i*n+i : i*n+n]
+			for j, g := range grow {
+				arow[j] += g * g
+			}
+		}
+	}
+	rhs := make([]float64, n)
+	for k := 0; k < n; k++ {
+		row := s.m.Data[k*n : k*n+n]
+		acc := 0.0
+		for i, z := range row {
+			acc += z * z * kdiag[i] * s.lam[i]
+		}
+		rhs[k] = acc
+	}
+	if !blas.Cholesky(s.a) {
+		return nil, nil, false
+	}
+	rv := blas.General{Rows: n, Cols: 1, Stride: 1, Data: rhs}
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.a, rv)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.a, rv)
+	return rhs, kdiag, true
+}
+
+// formStep computes D = Z·D̂·Zᵀ with D̂ = K̃∘(Λ − ZᵀMZ) into s.a.
+func (s *newtonState) formStep(mu, ts, ws []float64) {
+	n := s.n
+	// g ← diag(μ)·Z, a ← Zᵀ·diag(μ)·Z.
+	for k := 0; k < n; k++ {
+		for i := 0; i < n; i++ {
+			s.g.Data[k*n+i] = mu[k] * s.m.Data[k*n+i]
+		}
+	}
+	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, s.m, s.g, 0, s.a)
+	// g ← K̃ = Eᵀ·diag(w)·E with E (R×n), Eᵣⱼ = e^{−tᵣλⱼ}.
+	R := len(ts)
+	e := blas.NewGeneral(R, n)
+	ew := blas.NewGeneral(R, n)
+	for r := 0; r < R; r++ {
+		for j := 0; j < n; j++ {
+			x := math.Exp(-ts[r] * s.lam[j])
+			e.Data[r*n+j] = x
+			ew.Data[r*n+j] = ws[r] * x
+		}
+	}
+	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, e, ew, 0, s.g)
+	// a ← D̂ = K̃∘(Λ − a)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			d := -s.a.Data[i*n+j]
+			if i == j {
+				d += s.lam[i]
+			}
+			s.a.Data[i*n+j] = s.g.Data[i*n+j] * d
+		}
+	}
+	// g ← Z·D̂, a ← (Z·D̂)·Zᵀ
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, s.m, s.a, 0, s.g)
+	blas.Gemm(gblas.NoTrans, gblas.Trans, 1, s.g, s.m, 0, s.a)
+	// Exact feasibility and symmetry: the diagonal is zero in exact
+	// arithmetic; rounding residue is removed.
+	for i := 0; i < n; i++ {
+		s.a.Data[i*n+i] = 0
+		for j := i + 1; j < n; j++ {
+			v := 0.5 * (s.a.Data[i*n+j] + s.a.Data[j*n+i])
+			s.a.Data[i*n+j], s.a.Data[j*n+i] = v, v
+		}
+	}
+}
+
+// lineSearch tries X + αD for α = 1, ½, ¼, … with the Armijo condition
+// F(X+αD) ≤ F(X) − σ·α·dec and X + αD ≻ 0. On success X, U, m and F are
+// those of the new point.
+func (s *newtonState) lineSearch(dec, sigma float64) (alpha, f float64, ok bool) {
+	n := s.n
+	trial := s.g
+	for alpha = 1; alpha > 1e-12; alpha /= 2 {
+		for i := range trial.Data {
+			trial.Data[i] = s.x.Data[i] + alpha*s.a.Data[i]
+		}
+		for i := 0; i < n; i++ {
+			trial.Data[i*n+i] = 1
+		}
+		fNew, pd := s.evaluate(trial)
+		if pd && fNew <= s.f-sigma*alpha*dec && fNew < s.f {
+			blas.Copy(s.x, trial)
+			return alpha, fNew, true
+		}
+	}
+	// Restore U and m for the current X.
+	s.evaluate(s.x)
+	return 0, s.f, false
+}
+
+// recomputeAndCertify recomputes Z and Λ at the current X (s.u, s.m hold
+// chol(X) and U⁻ᵀVU⁻¹) and returns the certificate there.
+func (s *newtonState) recomputeAndCertify() (bound, trXinv float64, ok bool) {
+	s.f, _ = s.evaluate(s.x)
+	if !blas.SymEig(s.m, s.lam, true) {
+		return math.Inf(-1), 0, false
+	}
+	blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
+	return s.certificate()
+}
+
+// lastY recomputes y = diag(X⁻¹VX⁻¹) of the current certificate (Z in s.m).
+func (s *newtonState) lastY() []float64 {
+	n := s.n
+	blas.Copy(s.g, s.m)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.g)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, s.g)
+	y := make([]float64, n)
+	for k := 0; k < n; k++ {
+		for i := 0; i < n; i++ {
+			z := s.g.Data[k*n+i]
+			y[k] += s.lam[i] * z * z
+		}
+	}
+	return y
+}
+
+func identity(x blas.General) {
+	n := x.Rows
+	for i := range x.Data {
+		x.Data[i] = 0
+	}
+	for i := 0; i < n; i++ {
+		x.Data[i*x.Stride+i] = 1
+	}
+}
+
+// normalizeUnitDiagonal scales the symmetric matrix x (upper triangle read)
+// to D^{-1/2}·x·D^{-1/2}, D = diag(x), fills both triangles and sets the
+// diagonal to exactly 1.
+func normalizeUnitDiagonal(x blas.General) {
+	n := x.Rows
+	d := make([]float64, n)
+	for i := 0; i < n; i++ {
+		d[i] = 1 / math.Sqrt(x.Data[i*x.Stride+i])
+	}
+	for i := 0; i < n; i++ {
+		x.Data[i*x.Stride+i] = 1
+		for j := i + 1; j < n; j++ {
+			v := x.Data[i*x.Stride+j] * d[i] * d[j]
+			x.Data[i*x.Stride+j] = v
+			x.Data[j*x.Stride+i] = v
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package newton_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/newton"
+)
+
+func gram(t *testing.T, name string, n int) *mat.SymDense {
+	t.Helper()
+	w, err := workload.Builtin(name, n)
+	require.NoError(t, err)
+	return w.Gram()
+}
+
+// checkFeasible asserts the invariants every returned strategy must satisfy:
+// unit diagonal to 1e-12, X positive definite, A upper triangular with
+// ‖AᵀA − X‖ ≤ 1e-10·‖X‖ (Frobenius).
+func checkFeasible(t *testing.T, r *newton.Result) {
+	t.Helper()
+	n := r.X.SymmetricDim()
+	for i := 0; i < n; i++ {
+		require.InDelta(t, 1, r.X.At(i, i), 1e-12, "diag(X)[%d]", i)
+	}
+	var ch mat.Cholesky
+	require.True(t, ch.Factorize(r.X), "X must be positive definite")
+	var ata mat.Dense
+	ata.Mul(r.A.T(), r.A)
+	var diff mat.Dense
+	diff.Sub(&ata, r.X)
+	require.LessOrEqual(t, mat.Norm(&diff, 2), 1e-10*mat.Norm(r.X, 2), "AᵀA = X")
+	require.LessOrEqual(t, r.LowerBound, r.Objective*(1+1e-12), "bound ≤ objective")
+}
+
+// TestReferenceOptima compares with the BRIEF's published optima: Prefix
+// n = 32 and 64 from an interior-point SDP solver (CVXOPT), Prefix 256 from
+// L-BFGS and the dual fixed point agreeing, AllRange 256 inside the interval
+// [276928.5, 276929.3] of L-BFGS primal / dual bound. Objectives must match
+// to 1e-7 relative (the published digits) with certified gap ≤ 1e-8.
+func TestReferenceOptima(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		n        int
+		want     float64
+	}{
+		{"prefix", 32, 114.5597028},
+		{"prefix", 64, 282.2014211},
+		{"prefix", 256, 1631.403045},
+		{"allrange", 256, 276929.3084},
+	} {
+		r, err := newton.Solve(context.Background(), gram(t, tc.workload, tc.n), nil)
+		require.NoError(t, err)
+		t.Logf("%s n=%d: %v", tc.workload, tc.n, r)
+		assert.Equal(t, newton.Converged, r.Status)
+		assert.InEpsilon(t, tc.want, r.Objective, 1e-7)
+		assert.LessOrEqual(t, r.Gap, 1e-8)
+		assert.LessOrEqual(t, r.Gap, 1e-8)
+		checkFeasible(t, r)
+		// The solver's certificate must agree with the independent one.
+		obj, bound, err := newton.Certificate(gram(t, tc.workload, tc.n), r.X)
+		require.NoError(t, err)
+		assert.InEpsilon(t, r.Objective, obj, 1e-10)
+		assert.InEpsilon(t, r.LowerBound, bound, 1e-9)
+	}
+}
+
+// TestIdentityWorkload: for V = I the optimum is X = I with objective n, by
+// the arithmetic–harmonic mean inequality on the eigenvalues of X.
+func TestIdentityWorkload(t *testing.T) {
+	for _, n := range []int{1, 2, 17, 100} {
+		r, err := newton.Solve(context.Background(), gram(t, "identity", n), nil)
+		require.NoError(t, err)
+		require.InDelta(t, float64(n), r.Objective, 1e-12*float64(n))
+		require.InDelta(t, float64(n), r.LowerBound, 1e-12*float64(n))
+		checkFeasible(t, r)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				want := 0.0
+				if i == j {
+					want = 1
+				}
+				require.InDelta(t, want, r.X.At(i, j), 1e-12)
+			}
+		}
+	}
+}
+
+// TestSVDBound: the SVD bound (Σσᵢ(W))²/n is a lower bound (Li & Miklau),
+// so SVDBound ≤ LowerBound ≤ Objective; for Prefix its value is known in
+// closed form from W's singular values σₖ = 1/(2 sin((2k−1)π/(4n+2))).
+func TestSVDBound(t *testing.T) {
+	n := 64
+	r, err := newton.Solve(context.Background(), gram(t, "prefix", n), nil)
+	require.NoError(t, err)
+	s := 0.0
+	for k := 1; k <= n; k++ {
+		s += 1 / (2 * math.Sin(float64(2*k-1)*math.Pi/float64(4*n+2)))
+	}
+	assert.InEpsilon(t, s*s/float64(n), r.SVDBound, 1e-12)
+	assert.LessOrEqual(t, r.SVDBound, r.LowerBound)
+}
+
+func randomSPD(r *rand.Rand, n, rank int) *mat.SymDense {
+	w := mat.NewDense(rank, n, nil)
+	for i := 0; i < rank; i++ {
+		for j := 0; j < n; j++ {
+			w.Set(i, j, r.NormFloat64())
+		}
+	}
+	v := mat.NewSymDense(n, nil)
+	v.SymOuterK(1, w.T())
+	return v
+}
+
+// randomFeasible returns a random correlation matrix: B·Bᵀ scaled to unit
+// diagonal, B with a random column count so conditioning varies widely.
+func randomFeasible(r *rand.Rand, n int) *mat.SymDense {
+	k := n + r.IntN(3*n)
+	b := mat.NewDense(n, k, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < k; j++ {
+			b.Set(i, j, r.NormFloat64())
+		}
+	}
+	x := mat.NewSymDense(n, nil)
+	x.SymOuterK(1, b)
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = 1 / math.Sqrt(x.At(i, i))
+	}
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			x.SetSym(i, j, x.At(i, j)*d[i]*d[j])
+		}
+		x.SetSym(i, i, 1)
+	}
+	return x
+}
+
+// TestCertificateIsLowerBound is the weak-duality property: for random
+// positive (semi)definite V and random feasible X, the bound at X never
+// exceeds the optimum, hence never exceeds the objective at the solver's
+// optimum nor at X itself.
+func TestCertificateIsLowerBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for trial := 0; trial < 60; trial++ {
+		n := 2 + r.IntN(30)
+		rank := n + r.IntN(n)
+		if trial%3 == 0 {
+			rank = 1 + r.IntN(n) // rank deficient V
+		}
+		v := randomSPD(r, n, rank)
+		x := randomFeasible(r, n)
+		obj, bound, err := newton.Certificate(v, x)
+		require.NoError(t, err)
+		require.LessOrEqual(t, bound, obj*(1+1e-12), "trial %d", trial)
+		if rank >= n {
+			opt, err := newton.Solve(context.Background(), v, nil)
+			require.NoError(t, err)
+			require.LessOrEqual(t, bound, opt.Objective*(1+1e-10), "trial %d: bound at a random X must not exceed the optimum", trial)
+			require.LessOrEqual(t, opt.Gap, 1e-8)
+			checkFeasible(t, opt)
+		}
+	}
+}
+
+// TestSingularGram: Total (V = 11ᵀ) has infimum 1, approached only as X
+// tends to the singular 11ᵀ. The solver must regularize, say so, and return
+// a raw objective close to 1 with a valid raw lower bound.
+func TestSingularGram(t *testing.T) {
+	for _, n := range []int{8, 64} {
+		r, err := newton.Solve(context.Background(), gram(t, "total", n), nil)
+		require.NoError(t, err)
+		t.Logf("total n=%d: %v (θ=%g, regularized %.10g)", n, r, r.Regularization, r.RegularizedObjective)
+		require.Positive(t, r.Regularization)
+		require.LessOrEqual(t, r.LowerBound, 1+1e-9, "the bound must not exceed the true infimum 1")
+		require.GreaterOrEqual(t, r.Objective, 1-1e-9, "no feasible X beats the infimum")
+		require.Less(t, r.Objective, 1.01, "regularization must be small")
+		checkFeasible(t, r)
+	}
+}
+
+// TestBackendsAgree: the OpenBLAS and pure-Go backends give the same
+// optimum to 1e-9 relative (the optimum is unique and well conditioned here;
+// each backend converges to gap ≤ 1e-10 so their objectives differ by less).
+func TestBackendsAgree(t *testing.T) {
+	backends := blas.Backends()
+	if len(backends) < 2 {
+		t.Skip("only one backend compiled in (purego build)")
+	}
+	defer blas.Use(blas.Current())
+	v := gram(t, "prefix", 48)
+	var results []*newton.Result
+	for _, b := range backends {
+		blas.Use(b)
+		r, err := newton.Solve(context.Background(), v, &newton.Options{Tol: 1e-10})
+		require.NoError(t, err)
+		results = append(results, r)
+	}
+	a, b := results[0], results[1]
+	assert.InEpsilon(t, a.Objective, b.Objective, 1e-9)
+	var d mat.Dense
+	d.Sub(a.X, b.X)
+	assert.Less(t, mat.Norm(&d, math.Inf(1)), 1e-6, "X agrees (X is determined to about √gap)")
+}
+
+func TestCancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	r, err := newton.Solve(ctx, gram(t, "prefix", 128), &newton.Options{Progress: func(newton.Iteration) {
+		calls++
+		cancel()
+	}})
+	require.NoError(t, err)
+	require.Equal(t, newton.Cancelled, r.Status)
+	require.Equal(t, 1, calls)
+	checkFeasible(t, r)
+	require.Greater(t, r.Gap, 0.0)
+}
+
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	nan := mat.NewSymDense(2, []float64{1, math.NaN(), math.NaN(), 1})
+	inf := mat.NewSymDense(2, []float64{1, 0, 0, math.Inf(1)})
+	indef := mat.NewSymDense(2, []float64{1, 2, 2, 1})
+	zeroCol := mat.NewSymDense(3, []float64{1, 0, 0, 0, 0, 0, 0, 0, 1})
+	for name, v := range map[string]*mat.SymDense{"NaN": nan, "Inf": inf, "indefinite": indef, "zero column": zeroCol} {
+		_, err := newton.Solve(ctx, v, nil)
+		require.ErrorIs(t, err, newton.ErrInput, name)
+		t.Logf("%s: %v", name, err)
+	}
+	_, err := newton.Solve(ctx, nil, nil)
+	require.ErrorIs(t, err, newton.ErrInput)
+	_, err = newton.Solve(ctx, &mat.SymDense{}, nil)
+	require.ErrorIs(t, err, newton.ErrInput)
+	_, err = newton.Solve(ctx, mat.NewSymDense(1, []float64{1}), &newton.Options{Method: "bogus"})
+	require.ErrorContains(t, err, "unknown method")
+	_, err = newton.Solve(ctx, mat.NewSymDense(1, []float64{1}), &newton.Options{Tol: -1})
+	require.ErrorIs(t, err, newton.ErrInput)
+
+	_, err = newton.GramFromDense(mat.NewDense(2, 3, nil))
+	require.ErrorContains(t, err, "square")
+	_, err = newton.GramFromDense(mat.NewDense(2, 2, []float64{1, 2, 3, 1}))
+	require.ErrorContains(t, err, "not symmetric")
+	_, err = newton.GramFromWorkload(mat.NewDense(1, 2, []float64{1, math.Inf(-1)}))
+	require.ErrorIs(t, err, newton.ErrInput)
+
+	x := mat.NewSymDense(2, []float64{2, 0, 0, 1})
+	_, _, err = newton.Certificate(mat.NewSymDense(2, []float64{1, 0, 0, 1}), x)
+	require.ErrorContains(t, err, "unit diagonal")
+}
