@@ -26,6 +26,6 @@ func (gonumBackend) SingularValues(m, n int, a []float64, lda int, s []float64) 
 	work := make([]float64, int(query[0]))
 	return impl.Dgesvd(lapack.SVDNone, lapack.SVDNone, m, n, a, lda, s, nil, 1, nil, 1, work, len(work))
 }
-func (gonumBackend) Threads() int        { return runtime.GOMAXPROCS(0) }
-func (gonumBackend) SetThreads(int)      {}
-func (gonumBackend) CoreName() string    { return "" }
+func (gonumBackend) Threads() int     { return runtime.GOMAXPROCS(0) }
+func (gonumBackend) SetThreads(int)   {}
+func (gonumBackend) CoreName() string { return "" }

@@ -19,9 +19,9 @@ func (openblasBackend) LAPACK() LAPACK      { return native.LAPACK{} }
 func (openblasBackend) SingularValues(m, n int, a []float64, lda int, s []float64) bool {
 	return native.SingularValues(m, n, a, lda, s)
 }
-func (openblasBackend) Threads() int        { return native.Threads() }
-func (openblasBackend) SetThreads(n int)    { native.SetThreads(n) }
-func (openblasBackend) CoreName() string    { return native.CoreName() }
+func (openblasBackend) Threads() int     { return native.Threads() }
+func (openblasBackend) SetThreads(n int) { native.SetThreads(n) }
+func (openblasBackend) CoreName() string { return native.CoreName() }
 
 // Default returns the backend chosen at build time: OpenBLAS in this build.
 func Default() Backend { return OpenBLAS }
