@@ -1,0 +1,61 @@
+package sdp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrUnsupported is returned by StrategyObjective when AᵀA is singular, so
+// the strategy cannot answer every query of a full-rank workload.
+var ErrUnsupported = errors.New("sdp: strategy does not support the workload (AᵀA is singular)")
+
+// StrategyObjective returns the seed's objective J_p(A) = ‖A‖²_{p,∞} ·
+// tr(V (AᵀA)⁻¹) of strategy s for the workload Gram V: p = 1 is exact
+// ε-DP (Laplace noise, Δ₁ the largest column 1-norm), p = 2 approximate DP
+// (Gaussian noise, Δ₂ the largest column 2-norm). The expected total squared
+// error is J₁·2/ε² for Laplace noise and J₂·σ² for Gaussian noise; J is
+// invariant under scaling A, so it compares strategies directly. X = AᵀA
+// must be positive definite (else ErrUnsupported).
+func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, error) {
+	if v == nil || s == nil {
+		return 0, errors.New("sdp: nil Gram or strategy")
+	}
+	if s.Domain() != v.SymmetricDim() {
+		return 0, fmt.Errorf("sdp: strategy has %d columns, workload %d cells", s.Domain(), v.SymmetricDim())
+	}
+	var sens float64
+	switch p {
+	case 1:
+		sens = s.L1Sensitivity()
+	case 2:
+		sens = s.L2Sensitivity()
+	default:
+		return 0, fmt.Errorf("sdp: p must be 1 or 2, got %d", p)
+	}
+	t, err := traceVXinv(v, s.Gram())
+	if err != nil {
+		return 0, err
+	}
+	return sens * sens * t, nil
+}
+
+// traceVXinv returns tr(V X⁻¹) via a Cholesky factorization of X.
+func traceVXinv(v, x *mat.SymDense) (float64, error) {
+	var ch mat.Cholesky
+	if !ch.Factorize(x) {
+		return 0, ErrUnsupported
+	}
+	var z mat.Dense
+	if err := ch.SolveTo(&z, v); err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	t := mat.Trace(&z)
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return 0, ErrUnsupported
+	}
+	return t, nil
+}
