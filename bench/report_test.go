@@ -1,0 +1,54 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPlotsAndTables(t *testing.T) {
+	rep := &Report{Machine: DescribeMachine(), Tol: 1e-8, Repeat: 1}
+	rep.Comparison = &Comparison{DGEMM: []DGEMMTiming{{N: 4, Seconds: 0.01}, {N: 8, Seconds: 0.08}}}
+	for _, n := range []int{4, 8} {
+		for _, m := range []string{"newton", "peer"} {
+			s := 0.1 * float64(n)
+			if m == "peer" {
+				s *= 10
+			}
+			rep.Comparison.Runs = append(rep.Comparison.Runs,
+				run(m, 1, s, 10, 10-1e-9, "converged", trace(s/2, 11, s, 10)))
+			rep.Comparison.Runs[len(rep.Comparison.Runs)-1].N = n
+		}
+	}
+	summarize(rep.Comparison, Config{Reference: "newton", Tol: 1e-8})
+	rep.Scaling = []ScalingRow{{Backend: "purego", Workload: "prefix", N: 4, Seconds: 0.5, Gap: 1e-9, Matrices: 3},
+		{Backend: "purego", Workload: "prefix", N: 8, Seconds: 4, Gap: 1e-9, Matrices: 3}}
+	rep.Kernels = []KernelResult{{Backend: "purego", N: 4, Kernel: KernelDGEMM, Seconds: 1e-6, GFlops: 0.1}}
+	dir := t.TempDir()
+	tp, cp := filepath.Join(dir, "t.png"), filepath.Join(dir, "c.png")
+	require.NoError(t, rep.WriteTimePlot(tp))
+	require.NoError(t, rep.WriteConvergencePlot(cp, "prefix", 8))
+	for _, p := range []string{tp, cp} {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, "\x89PNG", string(b[:4]))
+	}
+	assert.Error(t, rep.WriteConvergencePlot(cp, "prefix", 99), "no runs at that n")
+	assert.Error(t, (&Report{}).WriteTimePlot(tp), "nothing to draw")
+
+	var md, runsCSV, scCSV, kCSV strings.Builder
+	require.NoError(t, rep.WriteMarkdown(&md))
+	assert.Contains(t, md.String(), "| prefix | 8 | peer | 8.000 |")
+	assert.Contains(t, md.String(), "10.0× at 1e-08")
+	assert.Contains(t, md.String(), "| purego | prefix | 8 |")
+	require.NoError(t, rep.WriteRunsCSV(&runsCSV))
+	assert.Equal(t, 5, strings.Count(runsCSV.String(), "\n"))
+	require.NoError(t, rep.WriteScalingCSV(&scCSV))
+	assert.Equal(t, 3, strings.Count(scCSV.String(), "\n"))
+	require.NoError(t, rep.WriteKernelsCSV(&kCSV))
+	assert.Equal(t, 2, strings.Count(kCSV.String(), "\n"))
+}
