@@ -35,6 +35,9 @@ type Options struct {
 	// Precondition, if non-nil, computes dst = M⁻¹·src for a symmetric
 	// positive definite preconditioner M.
 	Precondition func(dst, src blas.General)
+	// Inner, if non-nil, replaces the Frobenius inner product Σ aᵢⱼbᵢⱼ
+	// (for example to reproduce another program's summation order).
+	Inner func(a, b blas.General) float64
 }
 
 // Result reports how Solve ended.
@@ -67,6 +70,10 @@ func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 	}
 	if b.Rows != x.Rows || b.Cols != x.Cols {
 		return Result{}, errors.New("cg: b and x shapes differ")
+	}
+	dot := dot
+	if opt.Inner != nil {
+		dot = opt.Inner
 	}
 	shape := func() blas.General { return blas.NewGeneral(b.Rows, b.Cols) }
 	r, p, ap := shape(), shape(), shape()

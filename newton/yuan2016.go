@@ -24,9 +24,66 @@ const (
 	yuanCGAbsResSq = 1e-10 // CG stops when ‖R‖_F² < 1e-10
 )
 
+// The seed's method is sensitive to rounding: five CG steps on an
+// ill-conditioned Newton system amplify differences of one ulp by about 2×
+// per iteration, so after 30 iterations on Prefix n = 256 two correct
+// implementations that round differently end 0.5% apart. To reproduce the
+// published run, the code below performs the same floating-point operations
+// in the same order as Octave executing the Matlab code on OpenBLAS: arrays
+// hold Octave's column-major matrices (a row-major product of b and a is
+// Octave's a*b), chol is LAPACK's dpotrf('U'), A\(A'\I) is two dtrsm calls,
+// and sum(sum(M)) adds each column before adding the column sums.
+
+// octave performs Matlab/Octave matrix operations on column-major arrays.
+type octave struct{ n int }
+
+// mul returns c = alpha·a·b as Octave's a*b (alpha = −1 is exact negation).
+func (o octave) mul(alpha float64, a, b, c blas.General, beta float64) {
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, alpha, b, a, beta, c)
+}
+
+// chol overwrites a with Octave's chol(a) — upper triangular R, R'R = a,
+// zeros below — and reports whether a is positive definite.
+func (o octave) chol(a blas.General) bool {
+	n := o.n
+	// Column-major 'U' is the row-major lower triangle.
+	if !blas.Current().LAPACK().Dpotrf(gblas.Lower, n, a.Data, n) {
+		return false
+	}
+	for j := 0; j < n; j++ { // column j of the column-major array is row j
+		for i := j + 1; i < n; i++ {
+			a.Data[j*n+i] = 0
+		}
+	}
+	return true
+}
+
+// inv sets ix = R \ (R' \ I) for the factor r from chol.
+func (o octave) inv(r, ix blas.General) {
+	identity(ix)
+	// Column-major R'·Y = B on arrays is row-major Y·Rᵀ = B with the
+	// row-major array of R lower triangular; likewise for R·Y = B.
+	blas.Trsm(gblas.Right, gblas.Lower, gblas.Trans, gblas.NonUnit, 1, r, ix)
+	blas.Trsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, 1, r, ix)
+}
+
+// sumProd returns sum(sum(a.*b)): column sums first, then their sum.
+func (o octave) sumProd(a, b blas.General) float64 {
+	n := o.n
+	total := 0.0
+	for j := 0; j < n; j++ {
+		col := 0.0
+		for i := 0; i < n; i++ {
+			col += a.Data[j*n+i] * b.Data[j*n+i]
+		}
+		total += col
+	}
+	return total
+}
+
 // solveYuan2016 reproduces ConvexDP line by line: X₀ = I, first direction
 // −G with zero diagonal, then at most 5 CG steps on the Newton system
-// H[D] = −G with H[S] = −(X⁻¹SG + GSX⁻¹), Armijo backtracking with Cholesky
+// H[D] = −G with H[S] = −X⁻¹SG − GSX⁻¹, Armijo backtracking with Cholesky
 // as the positive-definiteness test, and the relative-change stopping rule.
 // Its quirks are kept: when all 50 backtracking steps fail the last trial
 // point is kept, and its "if i == maxiterls" test compares the CG counter,
@@ -34,6 +91,7 @@ const (
 func solveYuan2016(ctx context.Context, V *mat.SymDense, opt Options) (*Result, error) {
 	start := time.Now()
 	n := V.SymmetricDim()
+	o := octave{n: n}
 	meanDiag := 0.0
 	for i := 0; i < n; i++ {
 		meanDiag += V.At(i, i)
@@ -44,31 +102,25 @@ func solveYuan2016(ctx context.Context, V *mat.SymDense, opt Options) (*Result, 
 		theta = opt.Regularization
 	}
 	v := symToGeneral(V, 1)
+	reg := theta * meanDiag
 	for i := 0; i < n; i++ {
-		v.Data[i*n+i] += theta * meanDiag
+		v.Data[i*n+i] += reg
 	}
-	x, xold, ix, g, tmp := blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+	x, xold, ix, g, tmp, tmp2 := blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
 	d, rhs, a := blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
 	identity(x)
 
-	// eval sets a = chol(x), ix = x⁻¹, g = −ix·V·ix and returns tr(V·ix);
-	// ok is false when chol fails.
+	// eval: [A,flag] = chol(X); iX = A\(A'\I); G = -iX*V*iX;
+	// fcurr = sum(sum(V.*iX)). ok is false when chol fails.
 	eval := func() (float64, bool) {
 		blas.Copy(a, x)
-		if !blas.Cholesky(a) {
+		if !o.chol(a) {
 			return 0, false
 		}
-		blas.Copy(ix, a)
-		if !blas.CholInverse(ix) {
-			return 0, false
-		}
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, ix, v, 0, tmp)
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, -1, tmp, ix, 0, g)
-		f := 0.0
-		for i := range v.Data {
-			f += v.Data[i] * ix.Data[i]
-		}
-		return f, true
+		o.inv(a, ix)
+		o.mul(-1, ix, v, tmp, 0)
+		o.mul(1, tmp, ix, g, 0)
+		return o.sumProd(v, ix), true
 	}
 	fcurr, ok := eval()
 	if !ok {
@@ -79,15 +131,14 @@ func solveYuan2016(ctx context.Context, V *mat.SymDense, opt Options) (*Result, 
 			m.Data[i*n+i] = 0
 		}
 	}
-	// H[S] = −(X⁻¹·S·G + G·S·X⁻¹) = −(M + Mᵀ), M = X⁻¹·S·G.
+	// Hx = @(S) -iX*S*G - G*S*iX
 	hess := func(dst, src blas.General) {
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, ix, src, 0, tmp)
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, tmp, g, 0, dst)
-		for i := 0; i < n; i++ {
-			for j := i; j < n; j++ {
-				s := -(dst.Data[i*n+j] + dst.Data[j*n+i])
-				dst.Data[i*n+j], dst.Data[j*n+i] = s, s
-			}
+		o.mul(-1, ix, src, tmp, 0)
+		o.mul(1, tmp, g, dst, 0)
+		o.mul(1, g, src, tmp, 0)
+		o.mul(1, tmp, ix, tmp2, 0)
+		for i := range dst.Data {
+			dst.Data[i] -= tmp2.Data[i]
 		}
 	}
 
@@ -111,7 +162,7 @@ func solveYuan2016(ctx context.Context, V *mat.SymDense, opt Options) (*Result, 
 			}
 			clear(d.Data)
 			r, err := cg.Solve(hess, rhs, d, cg.Options{
-				MaxIter: yuanMaxIterCG, AbsTol: math.Sqrt(yuanCGAbsResSq), Project: zeroDiag,
+				MaxIter: yuanMaxIterCG, AbsTol: math.Sqrt(yuanCGAbsResSq), Project: zeroDiag, Inner: o.sumProd,
 			})
 			if err != nil {
 				return nil, fmt.Errorf("newton: yuan2016 iteration %d: %w", iter, err)
@@ -119,10 +170,7 @@ func solveYuan2016(ctx context.Context, V *mat.SymDense, opt Options) (*Result, 
 			cgSteps = r.Iterations
 		}
 		cgTotal += cgSteps
-		delta := 0.0
-		for i := range d.Data {
-			delta += d.Data[i] * g.Data[i]
-		}
+		delta := o.sumProd(d, g)
 		blas.Copy(xold, x)
 		flast := fcurr
 		alpha := 1.0
@@ -149,12 +197,18 @@ func solveYuan2016(ctx context.Context, V *mat.SymDense, opt Options) (*Result, 
 			break
 		}
 	}
-	// A = chol(X) as the seed returns it; certify the final X for the
-	// caller's (unregularized) V.
+	// The seed returns A = chol(X). X is symmetric only to rounding (its
+	// upper triangle is what chol reads), so symmetrize it from there, then
+	// certify the final X for the caller's unregularized V.
 	res.Iterations = len(res.History)
 	res.CGSteps = cgTotal
 	res.Status = status
 	res.RegularizedObjective = fcurr
+	for j := 0; j < n; j++ { // column-major upper triangle = row-major lower
+		for i := 0; i < j; i++ {
+			x.Data[i*n+j] = x.Data[j*n+i]
+		}
+	}
 	xs := generalToSym(x)
 	obj, bound, err := Certificate(V, xs)
 	if err != nil {
