@@ -12,6 +12,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	SUDO=""
 	[ "$(id -u)" -ne 0 ] && SUDO=sudo
+	echo "install-deps: installing ${missing[*]}" >&2
 	$SUDO apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
