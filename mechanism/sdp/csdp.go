@@ -87,6 +87,8 @@ type Result struct {
 	LowerBound float64
 	// Status is CSDP's status line, e.g. "Success: SDP solved".
 	Status string
+	// Solver is CSDP's banner, e.g. "CSDP 6.2.0" ("csdp" if it printed none).
+	Solver string
 	// Seconds is the wall time of the csdp process.
 	Seconds float64
 	// Output is CSDP's complete output.
@@ -183,11 +185,15 @@ func Solve(ctx context.Context, p *Problem, opt *Options) (*Result, error) {
 	return res, nil
 }
 
-// parseCSDPOutput extracts the status line and CSDP's primal objective.
+// parseCSDPOutput extracts the banner, the status line and CSDP's primal
+// objective.
 func parseCSDPOutput(res *Result) {
+	res.Solver = "csdp"
 	for _, line := range strings.Split(res.Output, "\n") {
 		t := strings.TrimSpace(line)
 		switch {
+		case strings.HasPrefix(t, "CSDP ") && res.Solver == "csdp":
+			res.Solver = t
 		case strings.HasPrefix(t, "Success:"), strings.HasPrefix(t, "Partial Success"),
 			strings.HasPrefix(t, "Failure:"), strings.HasPrefix(t, "Declaring"):
 			if res.Status == "" {

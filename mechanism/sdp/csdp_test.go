@@ -48,6 +48,7 @@ func TestSolveTinyProblem(t *testing.T) {
 	res, err := Solve(context.Background(), tiny(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "Success: SDP solved", res.Status)
+	assert.True(t, strings.HasPrefix(res.Solver, "CSDP "), res.Solver)
 	// CSDP's default tolerances are 1e-8 on the relative gap; y itself is
 	// only determined to ~√tol along the flat direction y₁y₂ = 1.
 	assert.InDelta(t, 2, res.Objective, 1e-7)

@@ -1,0 +1,351 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/sdp"
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/newton"
+)
+
+func init() {
+	register(&command{
+		name:    "sdp",
+		summary: "export the seed's SDP formulations (SDPA .dat-s) and cross-check them with CSDP",
+		run:     runSDP,
+	})
+}
+
+// sdpJSON is the machine-readable output of dpsolve sdp. Objectives that do
+// not exist (a strategy that cannot answer the workload) are null.
+type sdpJSON struct {
+	Workload  string `json:"workload"`
+	N         int    `json:"n"`
+	Form      string `json:"form"`
+	WSource   string `json:"w_source"` // "matrix" (W as given) or "gram-factor"
+	Rows      int    `json:"rows"`     // m of the W written into the program
+	Variables int    `json:"variables"`
+	Blocks    []int  `json:"blocks"`
+	Export    string `json:"export,omitempty"`
+
+	// With --solve:
+	SDPObjective       *float64 `json:"sdp_objective,omitempty"`
+	SDPLowerBound      *float64 `json:"sdp_lower_bound,omitempty"`
+	NewtonObjective    *float64 `json:"newton_objective,omitempty"`
+	RelativeDifference *float64 `json:"relative_difference,omitempty"`
+	Solver             string   `json:"solver,omitempty"`
+	Status             string   `json:"status,omitempty"`
+	Seconds            *float64 `json:"seconds,omitempty"`
+	NewtonSeconds      *float64 `json:"newton_seconds,omitempty"`
+	MaxInfeasibility   *float64 `json:"max_infeasibility,omitempty"`
+
+	// With --solve and an exact form: ε-DP objectives J₁ = Δ₁²·tr(V (AᵀA)⁻¹).
+	Exact *sdpExactJSON `json:"exact,omitempty"`
+}
+
+type sdpExactJSON struct {
+	RelaxationValue   float64            `json:"relaxation_value"`
+	AL1Sensitivity    float64            `json:"a_l1_sensitivity"`
+	SDPStrategy       *float64           `json:"sdp_strategy_objective"`
+	SDPStrategyNote   string             `json:"sdp_strategy_note,omitempty"`
+	CholXStrategy     *float64           `json:"chol_x_strategy_objective"`
+	CholXStrategyNote string             `json:"chol_x_strategy_note,omitempty"`
+	Baselines         map[string]float64 `json:"baselines"`
+}
+
+func runSDP(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sdp", stderr)
+	var wf workloadFlags
+	wf.register(fs)
+	formName := fs.String("form", "approx", "approx: Eq. (2), approximate DP, exact; exact: Eq. (3) as the seed states it (value 0, see docs); exact-bounded: Eq. (3) plus diag(X) ≤ 1")
+	export := fs.String("export", "", "write the program in SDPA sparse format to this file (.dat-s)")
+	solve := fs.Bool("solve", false, "solve with CSDP and compare with the Newton optimizer")
+	csdpPath := fs.String("csdp", "", "csdp executable (default: csdp on PATH)")
+	tol := fs.Float64("tol", 0, "CSDP feasibility and gap tolerance (0: CSDP's default 1e-8)")
+	outX := fs.String("out-x", "", "with --solve, write the SDP's X to this .npy or .csv file")
+	outA := fs.String("out-a", "", "with --solve, write the SDP's strategy to this .npy or .csv file (approx: chol(X), upper triangular; exact forms: the A variable)")
+	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
+	quiet := fs.Bool("quiet", false, "no CSDP progress on stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	form, err := sdp.ParseForm(*formName)
+	if err != nil {
+		return usageErrorf("--form: %v", err)
+	}
+	if *export == "" && !*solve {
+		return usageErrorf("nothing to do: give --export FILE and/or --solve")
+	}
+	if !*solve && (*outX != "" || *outA != "") {
+		return usageErrorf("--out-x and --out-a need --solve")
+	}
+	if *tol < 0 || math.IsNaN(*tol) {
+		return usageErrorf("--tol must be non-negative, got %g", *tol)
+	}
+	v, label, err := wf.load()
+	if err != nil {
+		return err
+	}
+	w, err := sdpWorkloadMatrix(&wf, v.SymmetricDim())
+	if err != nil {
+		return err
+	}
+	var fm *sdp.Formulation
+	src := "matrix"
+	if w != nil {
+		fm, err = sdp.Build(form, w)
+	} else {
+		src = "gram-factor"
+		fm, err = sdp.FromGram(form, v)
+	}
+	if err != nil {
+		return err
+	}
+	fm.Problem.Comment = label + ": " + fm.Problem.Comment
+	out := sdpJSON{
+		Workload: label, N: fm.N, Form: form.String(), WSource: src, Rows: fm.M,
+		Variables: fm.NumVars(), Blocks: fm.Problem.Blocks, Export: *export,
+	}
+	if *export != "" {
+		if err := writeSDPAFile(*export, fm.Problem); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s: %v program for %s, %d variables, blocks %v\n",
+			*export, form, label, fm.NumVars(), fm.Problem.Blocks)
+	}
+	if *solve {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		if err := solveSDP(ctx, fm, v, &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(out)
+	}
+	printSDPHuman(stdout, &out)
+	return nil
+}
+
+// sdpWorkloadMatrix returns W itself when the workload has an explicit
+// matrix with m ≤ n, so the exported program is literally the seed's; for
+// m > n (or a Gram-only workload) it returns nil and the program uses an n×n
+// factor of V, which has the same optimum and a smaller block.
+func sdpWorkloadMatrix(wf *workloadFlags, n int) (*mat.Dense, error) {
+	var w *mat.Dense
+	switch {
+	case wf.wfile != "":
+		d, err := matio.ReadMatrix(wf.wfile)
+		if err != nil {
+			return nil, err
+		}
+		w = d
+	case wf.spec != "":
+		wl, err := workload.Parse(wf.spec, wf.n)
+		if err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		if e, ok := wl.(workload.Explicit); ok && wl.Queries() <= n {
+			w = e.Matrix()
+		}
+	}
+	if w != nil {
+		if m, _ := w.Dims(); m > n {
+			return nil, nil
+		}
+	}
+	return w, nil
+}
+
+func writeSDPAFile(path string, p *sdp.Problem) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if err := sdp.WriteSDPA(f, p); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sdpJSON, opt *sdp.Options,
+	quiet bool, outX, outA string, stderr io.Writer) error {
+	if !quiet {
+		opt.Log = stderr
+		fmt.Fprintf(stderr, "solving the %v program (%d variables) with CSDP...\n", fm.Form, fm.NumVars())
+	}
+	res, err := sdp.Solve(ctx, fm.Problem, opt)
+	if err != nil {
+		return err
+	}
+	pt, err := fm.Recover(res.Solution.Y)
+	if err != nil {
+		return err
+	}
+	// Independent feasibility check of CSDP's answer: the most negative
+	// eigenvalue of the slack Σ yᵢFᵢ − F₀ over all blocks.
+	slack, err := fm.Problem.Slack(res.Solution.Y)
+	if err != nil {
+		return err
+	}
+	worst := 0.0
+	for _, b := range slack {
+		ev, err := b.MinEigenvalue()
+		if err != nil {
+			return err
+		}
+		worst = math.Max(worst, -ev)
+	}
+
+	if !quiet {
+		fmt.Fprintln(stderr, "solving with the Newton optimizer for comparison...")
+	}
+	nres, err := newton.Solve(ctx, v, nil)
+	if err != nil {
+		return fmt.Errorf("newton: %w", err)
+	}
+	rel := math.Abs(pt.Objective-nres.Objective) / math.Abs(nres.Objective)
+	out.SDPObjective = ptr(pt.Objective)
+	if !math.IsNaN(res.LowerBound) {
+		out.SDPLowerBound = ptr(res.LowerBound)
+	}
+	out.NewtonObjective = ptr(nres.Objective)
+	out.RelativeDifference = ptr(rel)
+	out.Solver = res.Solver
+	out.Status = res.Status
+	out.Seconds = ptr(res.Seconds)
+	out.NewtonSeconds = ptr(nres.Seconds)
+	out.MaxInfeasibility = ptr(worst)
+
+	var aOut *mat.Dense
+	if fm.Form == sdp.Approx {
+		var ch mat.Cholesky
+		if ch.Factorize(pt.X) {
+			var u mat.TriDense
+			ch.UTo(&u)
+			aOut = mat.DenseCopyOf(&u)
+		} else if outA != "" {
+			return errors.New("the SDP's X is not positive definite; no Cholesky strategy to write")
+		}
+	} else {
+		aOut = pt.A
+		out.Exact = exactReport(v, pt)
+	}
+	if outX != "" {
+		if err := matio.WriteMatrix(outX, pt.X); err != nil {
+			return err
+		}
+	}
+	if outA != "" {
+		if err := matio.WriteMatrix(outA, aOut); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exactReport evaluates the ε-DP objective J₁ of the relaxation's strategy
+// A, of A = chol(X) (the rounding that uses the relaxation's X), and of the
+// baseline strategies, to set beside the relaxation value.
+func exactReport(v *mat.SymDense, pt *sdp.Point) *sdpExactJSON {
+	n := v.SymmetricDim()
+	rep := &sdpExactJSON{RelaxationValue: pt.Objective, Baselines: map[string]float64{}}
+	for j := 0; j < n; j++ {
+		s := 0.0
+		for k := 0; k < n; k++ {
+			s += math.Abs(pt.A.At(k, j))
+		}
+		rep.AL1Sensitivity = math.Max(rep.AL1Sensitivity, s)
+	}
+	eval := func(label string, a *mat.Dense) (*float64, string) {
+		st, err := strategy.FromMatrix(label, a)
+		if err != nil {
+			return nil, err.Error()
+		}
+		j, err := sdp.StrategyObjective(v, st, 1)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return ptr(j), ""
+	}
+	rep.SDPStrategy, rep.SDPStrategyNote = eval("sdp-a", pt.A)
+	var ch mat.Cholesky
+	if ch.Factorize(pt.X) {
+		var u mat.TriDense
+		ch.UTo(&u)
+		rep.CholXStrategy, rep.CholXStrategyNote = eval("chol-x", mat.DenseCopyOf(&u))
+	} else {
+		rep.CholXStrategyNote = "X is not positive definite"
+	}
+	var baselines []strategy.Strategy
+	if s, err := strategy.NewIdentity(n); err == nil {
+		baselines = append(baselines, s)
+	}
+	if s, err := strategy.NewH2(n); err == nil {
+		baselines = append(baselines, s)
+	}
+	if s, err := strategy.NewWavelet(n); err == nil {
+		baselines = append(baselines, s)
+	}
+	for _, s := range baselines {
+		if j, err := sdp.StrategyObjective(v, s, 1); err == nil {
+			rep.Baselines[strings.SplitN(s.Name(), "(", 2)[0]] = j
+		}
+	}
+	return rep
+}
+
+func ptr(x float64) *float64 { return &x }
+
+func printSDPHuman(w io.Writer, o *sdpJSON) {
+	fmt.Fprintf(w, "workload          %s (n=%d, W rows in program %d, %s)\n", o.Workload, o.N, o.Rows, o.WSource)
+	fmt.Fprintf(w, "form              %s: %d variables, blocks %v\n", o.Form, o.Variables, o.Blocks)
+	if o.Export != "" {
+		fmt.Fprintf(w, "exported          %s\n", filepath.Clean(o.Export))
+	}
+	if o.SDPObjective == nil {
+		return
+	}
+	fmt.Fprintf(w, "solver            %s: %s in %.3fs\n", o.Solver, o.Status, *o.Seconds)
+	fmt.Fprintf(w, "sdp objective     %.10g (max infeasibility %.2g)\n", *o.SDPObjective, *o.MaxInfeasibility)
+	fmt.Fprintf(w, "newton objective  %.10g (certified, %.3fs)\n", *o.NewtonObjective, *o.NewtonSeconds)
+	fmt.Fprintf(w, "relative diff     %.3g\n", *o.RelativeDifference)
+	if e := o.Exact; e != nil {
+		fmt.Fprintf(w, "relaxation value  %.10g (lower bound on the ε-DP objective J₁ of every strategy)\n", e.RelaxationValue)
+		fmt.Fprintf(w, "‖A‖₁,∞ of SDP A   %.8g\n", e.AL1Sensitivity)
+		f := func(p *float64, note string) string {
+			if p == nil {
+				return "none (" + note + ")"
+			}
+			return fmt.Sprintf("%.8g", *p)
+		}
+		fmt.Fprintf(w, "J₁ of SDP A       %s\n", f(e.SDPStrategy, e.SDPStrategyNote))
+		fmt.Fprintf(w, "J₁ of chol(X)     %s\n", f(e.CholXStrategy, e.CholXStrategyNote))
+		for _, k := range []string{"identity", "h2", "wavelet"} {
+			if j, ok := e.Baselines[k]; ok {
+				fmt.Fprintf(w, "J₁ of %-11s %.8g\n", k, j)
+			}
+		}
+	}
+}
