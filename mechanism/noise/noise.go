@@ -182,6 +182,17 @@ func SnappedL1Sensitivity(l1, grid float64, p int) float64 {
 	return l1 + grid*float64(p)
 }
 
+// EffectiveScale returns ⌈λ/g⌉·g, the noise scale that AddGaussian and
+// AddLaplace actually use for a requested scale λ on the grid g (≥ λ, and
+// larger by at most one grid step). It fails for the inputs they reject.
+func EffectiveScale(scale, grid float64) (float64, error) {
+	units, err := checkScale("scale", scale, grid, nil)
+	if err != nil {
+		return 0, err
+	}
+	return float64(units) * grid, nil
+}
+
 // AddGaussian replaces every values[i] by g·(round(values[i]/g) + Zᵢ) with
 // Zᵢ i.i.d. discrete Gaussian of scale s = ⌈σ/g⌉ grid units. It returns
 // s·g, the standard deviation actually used (≥ σ, larger by at most a

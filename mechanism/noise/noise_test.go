@@ -221,6 +221,9 @@ func TestGaussianNoiseMomentsAndGrid(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, used, sigma)
 	assert.LessOrEqual(t, used, sigma*(1+0x1p-39))
+	eff, err := EffectiveScale(sigma, g)
+	require.NoError(t, err)
+	assert.Equal(t, used, eff)
 	for _, x := range v {
 		require.Equal(t, math.Round(x/g), x/g, "output off the grid")
 	}

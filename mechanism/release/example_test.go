@@ -1,0 +1,33 @@
+package release_test
+
+import (
+	"fmt"
+
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/release"
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+func Example() {
+	// Private prefix sums of an 8-cell histogram through the H2 tree
+	// strategy under (ε,δ) = (1, 1e-6).
+	x := []float64{5, 0, 3, 12, 7, 1, 0, 4}
+	h2, _ := strategy.NewH2(len(x))
+	m, err := release.New(h2.Matrix(), release.Budget{Kind: release.Gaussian, Epsilon: 1, Delta: 1e-6})
+	if err != nil {
+		panic(err)
+	}
+	w, _ := workload.NewPrefix(len(x))
+	exp, _ := m.ExpectedError(w)
+	fmt.Printf("sensitivity %.4f sigma %.4f expected RMSE %.3f\n", m.Sensitivity(), m.Sigma(), exp.RMSE)
+
+	// noise.NewSecure() draws from crypto/rand; the answers are private.
+	y, _ := m.Measure(x, noise.NewSecure())
+	xhat, _ := m.Reconstruct(y) // post-processing from here on
+	answers, _ := release.Answer(w, xhat)
+	fmt.Println(len(answers), "private prefix sums")
+	// Output:
+	// sensitivity 2.0000 sigma 8.4494 expected RMSE 6.997
+	// 8 private prefix sums
+}

@@ -1,0 +1,276 @@
+package release
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+var gauss = Budget{Kind: Gaussian, Epsilon: 1, Delta: 1e-6}
+
+func h2Matrix(t testing.TB, n int) *mat.Dense {
+	h, err := strategy.NewH2(n)
+	require.NoError(t, err)
+	return h.Matrix()
+}
+
+func TestBudgetValidation(t *testing.T) {
+	nan := math.NaN()
+	good := []Budget{gauss, {Kind: Laplace, Epsilon: 0.5}, {Kind: ZCDP, Rho: 0.1}}
+	for _, b := range good {
+		assert.NoError(t, b.Validate(), b.String())
+	}
+	bad := map[string]Budget{
+		"epsilon":       {Kind: Gaussian, Epsilon: 0, Delta: 1e-6},
+		"epsilon ":      {Kind: Gaussian, Epsilon: -1, Delta: 1e-6},
+		"epsilon  ":     {Kind: Gaussian, Epsilon: nan, Delta: 1e-6},
+		"delta":         {Kind: Gaussian, Epsilon: 1, Delta: 0},
+		"delta ":        {Kind: Gaussian, Epsilon: 1, Delta: 1},
+		"delta  ":       {Kind: Gaussian, Epsilon: 1, Delta: 1.5},
+		"delta   ":      {Kind: Gaussian, Epsilon: 1, Delta: nan},
+		"delta must be": {Kind: Laplace, Epsilon: 1, Delta: 1e-6},
+		"epsilon   ":    {Kind: Laplace, Epsilon: 0},
+		"rho":           {Kind: ZCDP, Rho: 0},
+		"rho ":          {Kind: ZCDP, Rho: -2},
+		"must be 0":     {Kind: ZCDP, Rho: 1, Epsilon: 1},
+		"unknown":       {Kind: "exponential", Epsilon: 1},
+	}
+	for frag, b := range bad {
+		err := b.Validate()
+		assert.ErrorContains(t, err, strings(frag), "%+v", b)
+		_, err = New(mat.NewDense(1, 1, []float64{1}), b)
+		assert.Error(t, err)
+	}
+}
+
+// strings trims the padding used to keep map keys distinct.
+func strings(s string) string {
+	for len(s) > 0 && s[len(s)-1] == ' ' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func TestBadStrategies(t *testing.T) {
+	_, err := New(nil, gauss)
+	assert.ErrorContains(t, err, "nil")
+	_, err = New(mat.NewDense(2, 3, []float64{1, 0, 0, 0, 1, 0}), gauss)
+	assert.ErrorContains(t, err, "fewer measurements")
+	// Rank deficient: two equal columns.
+	_, err = New(mat.NewDense(3, 2, []float64{1, 1, 2, 2, 0, 0}), gauss)
+	assert.ErrorContains(t, err, "full column rank")
+	// Singular triangular.
+	_, err = New(mat.NewDense(2, 2, []float64{1, 1, 0, 0}), gauss)
+	assert.ErrorContains(t, err, "full column rank")
+	_, err = New(mat.NewDense(2, 2, []float64{1, math.NaN(), 0, 1}), gauss)
+	assert.ErrorContains(t, err, "NaN")
+}
+
+func TestBadData(t *testing.T) {
+	m, err := New(h2Matrix(t, 4), gauss)
+	require.NoError(t, err)
+	s := noise.NewSeededInsecure(1)
+	for frag, x := range map[string][]float64{
+		"has 3 cells":  {1, 2, 3},
+		"has 5 cells":  {1, 2, 3, 4, 5},
+		"NaN":          {1, math.NaN(), 3, 4},
+		"+Inf":         {1, 2, math.Inf(1), 4},
+		"negative":     {1, 2, 3, -1},
+		"cell 0 is -I": {math.Inf(-1), 2, 3, 4},
+	} {
+		_, err := m.Measure(x, s)
+		assert.ErrorContains(t, err, frag)
+	}
+	_, err = m.Measure([]float64{1, 2, 3, 4}, nil)
+	assert.ErrorContains(t, err, "sampler")
+	_, err = m.Reconstruct([]float64{1, 2})
+	assert.ErrorContains(t, err, "measurements")
+	_, err = m.Reconstruct([]float64{1, 2, 3, 4, 5, 6, math.NaN()})
+	assert.ErrorContains(t, err, "NaN")
+}
+
+// refColNorms computes max column norms by an independent loop.
+func refColNorms(a mat.Matrix) (l1, l2 float64) {
+	p, n := a.Dims()
+	for j := 0; j < n; j++ {
+		col := mat.Col(nil, j, a)
+		var s1, s2 float64
+		for i := 0; i < p; i++ {
+			s1 += math.Abs(col[i])
+			s2 += col[i] * col[i]
+		}
+		l1, l2 = math.Max(l1, s1), math.Max(l2, math.Sqrt(s2))
+	}
+	return l1, l2
+}
+
+func TestSensitivityAndCalibration(t *testing.T) {
+	const n = 256
+	h2, err := strategy.NewH2(n)
+	require.NoError(t, err)
+	w, _ := workload.NewPrefix(n)
+	opt, err := strategy.Optimize(context.Background(), w.Gram(), nil)
+	require.NoError(t, err)
+	for _, s := range []strategy.Strategy{h2, opt} {
+		a := s.Matrix()
+		l1, l2 := refColNorms(a)
+		p, _ := a.Dims()
+
+		mg, err := New(a, gauss)
+		require.NoError(t, err)
+		assert.InDelta(t, l2, mg.Sensitivity(), 1e-12*l2, s.Name())
+		assert.InDelta(t, s.L2Sensitivity(), mg.Sensitivity(), 1e-9, s.Name()) // structural value
+		// σ is calibrated for the snapped sensitivity and sampled on the grid.
+		sig, err := calibrate.GaussianSigma(1, 1e-6, l2+mg.Grid()*math.Sqrt(float64(p)))
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, mg.Scale(), sig)
+		assert.LessOrEqual(t, mg.Scale(), sig+mg.Grid())
+		assert.InDelta(t, mg.Scale()*mg.Scale(), mg.NoiseVariance(), 0)
+		// Snapping's cost is negligible but positive.
+		assert.Greater(t, mg.SnappedSensitivity(), mg.Sensitivity())
+		assert.Less(t, mg.SnappedSensitivity()/mg.Sensitivity()-1, 1e-9)
+
+		ml, err := New(a, Budget{Kind: Laplace, Epsilon: 0.5})
+		require.NoError(t, err)
+		assert.InDelta(t, l1, ml.Sensitivity(), 1e-12*l1, s.Name())
+		assert.InDelta(t, s.L1Sensitivity(), ml.Sensitivity(), 1e-9*l1, s.Name())
+		b := (l1 + ml.Grid()*float64(p)) / 0.5 // Laplace scale for the snapped L1 sensitivity
+		assert.GreaterOrEqual(t, ml.Scale(), b)
+		assert.LessOrEqual(t, ml.Scale(), b+ml.Grid())
+		assert.InDelta(t, 2*ml.Scale()*ml.Scale(), ml.NoiseVariance(), 0)
+
+		mz, err := New(a, Budget{Kind: ZCDP, Rho: 0.05})
+		require.NoError(t, err)
+		assert.InDelta(t, l2/math.Sqrt(2*0.05), mz.Scale(), 1e-9*l2)
+	}
+	assert.InDelta(t, 3.0, math.Sqrt(9), 0) // H2(256) has depth 9: Δ₂ = 3
+	m, _ := New(h2.Matrix(), gauss)
+	assert.InDelta(t, 3.0, m.Sensitivity(), 1e-12)
+}
+
+func TestReconstructIsExactWithoutNoise(t *testing.T) {
+	// With y = A x exactly, least squares must return x: checks the
+	// triangular path (optimized strategy) and the QR path (H2) against
+	// the known answer.
+	const n = 64
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64((i*37)%11) + 0.5
+	}
+	w, _ := workload.NewAllRange(n)
+	opt, err := strategy.Optimize(context.Background(), w.Gram(), nil)
+	require.NoError(t, err)
+	for _, a := range []mat.Matrix{opt.A, opt.Matrix(), h2Matrix(t, n)} {
+		m, err := New(a, gauss)
+		require.NoError(t, err)
+		p, _ := a.Dims()
+		y := make([]float64, p)
+		mat.NewVecDense(p, y).MulVec(a, mat.NewVecDense(n, x))
+		got, err := m.Reconstruct(y)
+		require.NoError(t, err)
+		for i := range x {
+			assert.InDelta(t, x[i], got[i], 1e-10*(1+x[i]))
+		}
+	}
+}
+
+func TestAnswerMatchesQueryMatrix(t *testing.T) {
+	const n = 17
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = math.Sin(float64(i)) * 10
+	}
+	var ws []workload.Workload
+	for _, name := range []string{"identity", "total", "prefix", "allrange"} {
+		w, err := workload.Builtin(name, n)
+		require.NoError(t, err)
+		ws = append(ws, w)
+	}
+	wk, err := workload.NewWidthKRange(n, 4)
+	require.NoError(t, err)
+	wr, err := workload.NewWRange(n, 9, 3)
+	require.NoError(t, err)
+	ws = append(ws, wk, wr)
+	for _, w := range ws {
+		wm := w.(workload.Explicit).Matrix()
+		m, _ := wm.Dims()
+		want := make([]float64, m)
+		mat.NewVecDense(m, want).MulVec(wm, mat.NewVecDense(n, x))
+		got, err := Answer(w, x)
+		require.NoError(t, err, w.Name())
+		require.Len(t, got, m, w.Name())
+		for i := range want {
+			assert.InDelta(t, want[i], got[i], 1e-12*float64(n)*10, "%s query %d", w.Name(), i)
+		}
+	}
+	g, err := workload.FromGram("g", (&workload.Prefix{N: n}).Gram(), n)
+	require.NoError(t, err)
+	_, err = Answer(g, x)
+	assert.ErrorContains(t, err, "Gram")
+	_, err = Answer(ws[0], x[:3])
+	assert.ErrorContains(t, err, "domain")
+	_, err = Answer(ws[0], append(x[:n-1:n-1], math.NaN()))
+	assert.ErrorContains(t, err, "NaN")
+}
+
+func TestExpectedErrorMatchesDirectTrace(t *testing.T) {
+	// Independent reference: tr(V (AᵀA)⁻¹) with an explicit inverse of AᵀA.
+	const n = 32
+	w, _ := workload.NewPrefix(n)
+	opt, err := strategy.Optimize(context.Background(), w.Gram(), nil)
+	require.NoError(t, err)
+	for _, a := range []*mat.Dense{h2Matrix(t, n), opt.Matrix(), mat.DenseCopyOf(eye(n))} {
+		m, err := New(a, gauss)
+		require.NoError(t, err)
+		var x, xinv, prod mat.Dense
+		x.Mul(a.T(), a)
+		require.NoError(t, xinv.Inverse(&x))
+		prod.Mul(w.Gram(), &xinv)
+		ref := mat.Trace(&prod)
+		e, err := m.ExpectedError(w)
+		require.NoError(t, err)
+		assert.InDelta(t, ref, e.TraceVXinv, 1e-9*ref)
+		assert.InDelta(t, m.NoiseVariance()*ref, e.Total, 1e-9*e.Total)
+		assert.InDelta(t, e.Total/float64(n), e.PerQuery, 1e-12*e.PerQuery)
+		assert.InDelta(t, math.Sqrt(e.PerQuery), e.RMSE, 1e-12*e.RMSE)
+	}
+	// Identity strategy on Prefix: tr(V) = Σ (n − i) = n(n+1)/2.
+	m, _ := New(eye(n), gauss)
+	e, err := m.ExpectedError(w)
+	require.NoError(t, err)
+	assert.InDelta(t, float64(n*(n+1)/2), e.TraceVXinv, 1e-9)
+	_, err = m.ExpectedError(&workload.Prefix{N: n + 1})
+	assert.ErrorContains(t, err, "domain")
+}
+
+func eye(n int) *mat.Dense {
+	d := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		d.Set(i, i, 1)
+	}
+	return d
+}
+
+func TestPostProcess(t *testing.T) {
+	v := []float64{-1.4, 2.6, -0.2, 3.5}
+	PostProcess{}.Apply(v)
+	assert.Equal(t, []float64{-1.4, 2.6, -0.2, 3.5}, v)
+	PostProcess{Clamp: true}.Apply(v)
+	assert.Equal(t, []float64{0, 2.6, 0, 3.5}, v)
+	v = []float64{-1.4, 2.6, -0.2, 3.5}
+	PostProcess{Round: true}.Apply(v)
+	assert.Equal(t, []float64{-1, 3, 0, 4}, v)
+	assert.False(t, math.Signbit(v[2]))
+	v = []float64{-1.4, 2.6}
+	PostProcess{Clamp: true, Round: true}.Apply(v)
+	assert.Equal(t, []float64{0, 3}, v)
+}
