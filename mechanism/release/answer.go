@@ -99,12 +99,14 @@ func (m *Mechanism) ExpectedError(w workload.Workload) (ExpectedError, error) {
 			return ExpectedError{}, fmt.Errorf("release: inverting the strategy: %w", err)
 		}
 	}
+	ri := mat.DenseCopyOf(&rinv)
 	var vr mat.Dense
-	vr.Mul(w.Gram(), &rinv)
+	vr.Mul(w.Gram(), ri)
 	var tr float64
 	for i := 0; i < m.n; i++ {
+		a, b := ri.RawRowView(i), vr.RawRowView(i)
 		for j := i; j < m.n; j++ { // R⁻¹ is upper triangular
-			tr += rinv.At(i, j) * vr.At(i, j)
+			tr += a[j] * b[j]
 		}
 	}
 	if math.IsNaN(tr) || math.IsInf(tr, 0) || tr < 0 {

@@ -52,6 +52,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
@@ -136,7 +138,7 @@ func (b Budget) String() string {
 type Mechanism struct {
 	a      *mat.Dense    // p×n strategy
 	r      *mat.TriDense // n×n upper triangular: A itself, or QR's R
-	qr     *mat.QR       // nil when A is square upper triangular
+	q      *mat.Dense    // thin Q (p×n) of A = QR; nil when A is square upper triangular
 	p, n   int
 	budget Budget
 
@@ -209,11 +211,14 @@ func (m *Mechanism) factor() error {
 			}
 		}
 	} else {
-		m.qr = new(mat.QR)
-		m.qr.Factorize(m.a)
+		var qr mat.QR
+		qr.Factorize(m.a)
+		var fullQ mat.Dense
+		qr.QTo(&fullQ)
+		m.q = mat.DenseCopyOf(fullQ.Slice(0, m.p, 0, m.n))
 		m.r = mat.NewTriDense(m.n, mat.Upper, nil)
 		full := new(mat.Dense)
-		m.qr.RTo(full)
+		qr.RTo(full)
 		for i := 0; i < m.n; i++ {
 			for j := i; j < m.n; j++ {
 				m.r.SetTri(i, j, full.At(i, j))
@@ -387,8 +392,8 @@ func (m *Mechanism) Measure(x []float64, s *noise.Sampler) ([]float64, error) {
 }
 
 // Reconstruct returns the least-squares histogram x̂ = argmin ‖A x̂ − y‖₂,
-// by back substitution for a triangular strategy and by QR otherwise. It is
-// post-processing of y.
+// by back substitution for a triangular strategy and by QR otherwise
+// (x̂ = R⁻¹Qᵀy with the thin factors of A = QR). It is post-processing of y.
 func (m *Mechanism) Reconstruct(y []float64) ([]float64, error) {
 	if len(y) != m.p {
 		return nil, fmt.Errorf("release: %d measurements for a strategy with %d rows", len(y), m.p)
@@ -398,22 +403,22 @@ func (m *Mechanism) Reconstruct(y []float64) ([]float64, error) {
 			return nil, fmt.Errorf("release: measurement %d is %v", i, v)
 		}
 	}
-	xhat := mat.NewVecDense(m.n, nil)
-	yv := mat.NewVecDense(m.p, append([]float64(nil), y...))
-	var err error
-	if m.qr == nil {
-		err = xhat.SolveVec(m.r, yv)
-	} else {
-		err = m.qr.SolveVecTo(xhat, false, yv)
+	rhs := mat.NewVecDense(m.p, append([]float64(nil), y...))
+	if m.q != nil {
+		qty := mat.NewVecDense(m.n, nil)
+		qty.MulVec(m.q.T(), rhs)
+		rhs = qty
 	}
-	if err != nil {
-		// mat.Condition warns of an ill-conditioned but solved system; only
-		// a hard failure is an error.
-		if _, ok := err.(mat.Condition); !ok {
-			return nil, fmt.Errorf("release: reconstruction: %w", err)
+	// Back substitution R x̂ = rhs; R's diagonal was checked in New, so it
+	// cannot break down (no per-call condition estimate needed).
+	xhat := append([]float64(nil), rhs.RawVector().Data...)
+	blas64.Trsv(blas.NoTrans, m.r.RawTriangular(), blas64.Vector{N: m.n, Data: xhat, Inc: 1})
+	for i, v := range xhat {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("release: reconstruction overflowed at cell %d", i)
 		}
 	}
-	return xhat.RawVector().Data, nil
+	return xhat, nil
 }
 
 // PostProcess selects optional clean-ups of the reconstructed histogram.
