@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"testing"
 
@@ -22,17 +21,6 @@ func newTestPeers(t *testing.T) *Peers {
 	}
 	t.Cleanup(func() { p.Close() })
 	return p
-}
-
-// The peers' own test suite (reference optima, CLI contract, bad input),
-// run with the interpreter the harness uses.
-func TestPeersPythonSuite(t *testing.T) {
-	newTestPeers(t)
-	cmd := exec.Command(DefaultPython, "-B", "-m", "unittest", "discover", "-s", "peers", "-p", "test_*.py")
-	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "OK")
 }
 
 // Through the Go runner: each peer's X, read back from .npy, certifies
