@@ -1,0 +1,145 @@
+package accounting
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// condLimit is the largest estimated condition number of X for which the
+// Cholesky path is trusted: beyond it the relative error of tr(X⁻¹V) could
+// exceed ~1e-4 (κ·ε_mach), and the eigenvalue path with an explicit rank
+// decision is used instead.
+const condLimit = 1e12
+
+// TraceGramPinv returns tr(V X⁺) for a workload Gram V and strategy Gram X
+// (both n×n, symmetric positive semidefinite).
+//
+// When X is numerically positive definite (Cholesky succeeds with estimated
+// condition number ≤ 1e12) it solves X·Y = V with the Cholesky factor (two
+// triangular solves, no explicit inverse) and returns tr Y: about n³/3 + 2n³
+// flops. Otherwise it diagonalizes X = QΛQᵀ, treats eigenvalues below
+// n·ε_mach·λ_max as zero, and returns Σ_{λ_k>0} q_kᵀVq_k/λ_k after checking
+// that V has no weight on the null space (Σ_{λ_k=0} q_kᵀVq_k ≤ 1e-9·tr V);
+// if it has, the strategy cannot answer the workload and the error wraps
+// ErrUnsupported.
+func TraceGramPinv(v, x *mat.SymDense) (float64, error) {
+	if v == nil || x == nil || v.IsEmpty() || x.IsEmpty() {
+		return 0, fmt.Errorf("empty Gram matrix")
+	}
+	n := v.SymmetricDim()
+	if x.SymmetricDim() != n {
+		return 0, fmt.Errorf("workload Gram is %d×%d but strategy Gram is %d×%d", n, n, x.SymmetricDim(), x.SymmetricDim())
+	}
+	if err := checkFinite("workload Gram", v); err != nil {
+		return 0, err
+	}
+	if err := checkFinite("strategy Gram", x); err != nil {
+		return 0, err
+	}
+	var chol mat.Cholesky
+	if chol.Factorize(x) && chol.Cond() <= condLimit {
+		var y mat.Dense
+		if err := chol.SolveTo(&y, v); err == nil {
+			return mat.Trace(&y), nil
+		}
+	}
+	return tracePinvEigen(v, x)
+}
+
+func tracePinvEigen(v, x *mat.SymDense) (float64, error) {
+	n := v.SymmetricDim()
+	var eig mat.EigenSym
+	if !eig.Factorize(x, true) {
+		return 0, fmt.Errorf("eigendecomposition of the strategy Gram did not converge")
+	}
+	lam := eig.Values(nil)
+	var q mat.Dense
+	eig.VectorsTo(&q)
+	lmax := 0.0
+	for _, l := range lam {
+		lmax = math.Max(lmax, math.Abs(l))
+	}
+	if lmax == 0 {
+		return 0, fmt.Errorf("%w: the strategy Gram is zero", ErrUnsupported)
+	}
+	tol := float64(n) * 0x1p-52 * lmax
+	for _, l := range lam {
+		if l < -tol {
+			return 0, fmt.Errorf("strategy Gram is not positive semidefinite (eigenvalue %g)", l)
+		}
+	}
+	// d_k = q_kᵀ V q_k from T = V·Q.
+	var t mat.Dense
+	t.Mul(v, &q)
+	trV := 0.0
+	for i := 0; i < n; i++ {
+		trV += v.At(i, i)
+	}
+	var tr, null float64
+	for k := 0; k < n; k++ {
+		d := 0.0
+		for i := 0; i < n; i++ {
+			d += q.At(i, k) * t.At(i, k)
+		}
+		if lam[k] > tol {
+			tr += d / lam[k]
+		} else {
+			null += math.Abs(d)
+		}
+	}
+	if null > 1e-9*trV {
+		return 0, fmt.Errorf("%w: X = AᵀA is singular and the workload has weight %.3g (of tr V = %.3g) outside the row space of A", ErrUnsupported, null, trV)
+	}
+	return tr, nil
+}
+
+// SVDBound returns (Σσᵢ(W))²/n = (tr V^{1/2})²/n from the eigenvalues of the
+// workload Gram V (values only: one symmetric tridiagonal reduction, about
+// 4n³/3 flops). Eigenvalues in [−1e-10·λ_max, n·ε_mach·λ_max] are rounding
+// and are treated as 0; a more negative one means V is not a Gram matrix and
+// is an error.
+func SVDBound(v *mat.SymDense) (float64, error) {
+	if v == nil || v.IsEmpty() {
+		return 0, fmt.Errorf("accounting: empty workload Gram")
+	}
+	if err := checkFinite("workload Gram", v); err != nil {
+		return 0, fmt.Errorf("accounting: %w", err)
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(v, false) {
+		return 0, fmt.Errorf("accounting: eigendecomposition of the workload Gram did not converge")
+	}
+	lam := eig.Values(nil)
+	lmax := 0.0
+	for _, l := range lam {
+		lmax = math.Max(lmax, l)
+	}
+	// Eigenvalues below n·ε_mach·λ_max are indistinguishable from zero (the
+	// backward error of the eigensolver); keeping them would add spurious
+	// √(rounding) terms, e.g. 1e-7 each for a rank-one V.
+	zero := float64(len(lam)) * 0x1p-52 * lmax
+	sum := 0.0
+	for _, l := range lam {
+		if l < -1e-10*lmax {
+			return 0, fmt.Errorf("accounting: workload Gram is not positive semidefinite (eigenvalue %g, largest %g)", l, lmax)
+		}
+		if l > zero {
+			sum += math.Sqrt(l)
+		}
+	}
+	return sum * sum / float64(v.SymmetricDim()), nil
+}
+
+func checkFinite(what string, s *mat.SymDense) error {
+	n := s.SymmetricDim()
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			if x := s.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%s entry (%d,%d) is %v; entries must be finite", what, i, j, x)
+			}
+		}
+	}
+	return nil
+}
