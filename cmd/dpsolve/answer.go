@@ -1,0 +1,287 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/release"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+func init() {
+	register(&command{
+		name:    "answer",
+		summary: "privately answer a workload from a strategy and a histogram (secure noise)",
+		run:     runAnswer,
+	})
+}
+
+// releaseFlags are the flags shared by dpsolve answer and dpsolve run: the
+// data, the workload to answer, the budget, the outputs.
+type releaseFlags struct {
+	data       string
+	spec       string
+	wfile      string
+	mechanism  string
+	eps, delta float64
+	rho        float64
+	out        string
+	outXhat    string
+	clamp      bool
+	round      bool
+	seed       string
+	asJSON     bool
+}
+
+func (f *releaseFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.data, "data", "", "histogram x: non-negative counts, .npy (int or float) or .csv")
+	fs.StringVar(&f.spec, "workload", "", "workload to answer: identity, total, prefix, allrange, width:k=K, wrange:m=M, … (n is the data length)")
+	fs.StringVar(&f.wfile, "w", "", "workload matrix W (m×n) from a .npy or .csv file, instead of --workload")
+	fs.StringVar(&f.mechanism, "mechanism", "gaussian", "noise: gaussian ((ε,δ)-DP), zcdp (ρ-zCDP Gaussian) or laplace (ε-DP)")
+	fs.Float64Var(&f.eps, "eps", 0, "ε > 0 (gaussian, laplace)")
+	fs.Float64Var(&f.delta, "delta", 0, "δ in (0,1) (gaussian only)")
+	fs.Float64Var(&f.rho, "rho", 0, "ρ > 0 (zcdp only)")
+	fs.StringVar(&f.out, "out", "", "write the private workload answers to this .npy or .csv file (required)")
+	fs.StringVar(&f.outXhat, "out-xhat", "", "also write the reconstructed histogram x̂ to this .npy or .csv file")
+	fs.BoolVar(&f.clamp, "clamp", false, "post-process: set negative cells of x̂ to 0 before answering (biases the answers)")
+	fs.BoolVar(&f.round, "round", false, "post-process: round x̂ to integers before answering (biases the answers)")
+	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: draw noise from a seeded generator — the output is NOT private")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
+}
+
+// budget converts the privacy flags into a validated budget.
+func (f *releaseFlags) budget() (release.Budget, error) {
+	b := release.Budget{Kind: release.Kind(f.mechanism), Epsilon: f.eps, Delta: f.delta, Rho: f.rho}
+	if err := b.Validate(); err != nil {
+		return b, usageErrorf("%v", err)
+	}
+	return b, nil
+}
+
+// check validates the flags that do not need files.
+func (f *releaseFlags) check() (release.Budget, error) {
+	if f.data == "" {
+		return release.Budget{}, usageErrorf("--data is required")
+	}
+	if f.out == "" {
+		return release.Budget{}, usageErrorf("--out is required")
+	}
+	if (f.spec == "") == (f.wfile == "") {
+		return release.Budget{}, usageErrorf("give exactly one of --workload and --w")
+	}
+	if f.seed != "" {
+		if _, err := strconv.ParseUint(f.seed, 10, 64); err != nil {
+			return release.Budget{}, usageErrorf("--insecure-seed must be a non-negative integer, got %q", f.seed)
+		}
+	}
+	return f.budget()
+}
+
+// loadData reads and validates the histogram.
+func (f *releaseFlags) loadData() ([]float64, error) {
+	x, err := matio.ReadVector(f.data)
+	if err != nil {
+		return nil, err
+	}
+	if err := release.CheckData(x, len(x)); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.data, err)
+	}
+	return x, nil
+}
+
+// loadWorkload builds the workload to answer over n cells.
+func (f *releaseFlags) loadWorkload(n int) (workload.Workload, error) {
+	if f.spec != "" {
+		w, err := workload.Parse(f.spec, n)
+		if err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		if w.Domain() != n {
+			return nil, fmt.Errorf("workload %s has domain %d but the data has %d cells", w.Name(), w.Domain(), n)
+		}
+		return w, nil
+	}
+	d, err := matio.ReadMatrix(f.wfile)
+	if err != nil {
+		return nil, err
+	}
+	w, err := workload.FromMatrix(f.wfile, d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.wfile, err)
+	}
+	if w.Domain() != n {
+		return nil, fmt.Errorf("%s: workload has %d columns but the data has %d cells", f.wfile, w.Domain(), n)
+	}
+	return w, nil
+}
+
+// sampler returns the secure sampler, or the seeded one with a warning.
+func (f *releaseFlags) sampler(stderr io.Writer) *noise.Sampler {
+	if f.seed == "" {
+		return noise.NewSecure()
+	}
+	seed, _ := strconv.ParseUint(f.seed, 10, 64) // validated in check
+	fmt.Fprintf(stderr, "WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private\n", seed)
+	return noise.NewSeededInsecure(seed)
+}
+
+// releaseJSON is the machine-readable output of dpsolve answer and run.
+type releaseJSON struct {
+	Mechanism          string  `json:"mechanism"`
+	Epsilon            float64 `json:"epsilon,omitempty"`
+	Delta              float64 `json:"delta,omitempty"`
+	Rho                float64 `json:"rho,omitempty"`
+	Sigma              float64 `json:"sigma"`
+	NoiseScale         float64 `json:"noise_scale"`
+	Sensitivity        float64 `json:"sensitivity"`
+	SensitivityNorm    string  `json:"sensitivity_norm"`
+	SnappedSensitivity float64 `json:"snapped_sensitivity"`
+	Grid               float64 `json:"grid"`
+	ExpectedRMSE       float64 `json:"expected_rmse"`
+	ExpectedMSE        float64 `json:"expected_mse"`
+	ExpectedTotalSqErr float64 `json:"expected_total_squared_error"`
+	Workload           string  `json:"workload"`
+	Queries            int     `json:"queries"`
+	N                  int     `json:"n"`
+	StrategyRows       int     `json:"strategy_rows"`
+	PostProcessing     string  `json:"post_processing"`
+	Private            bool    `json:"private"`
+	Out                string  `json:"out"`
+
+	// dpsolve run only: the optimization.
+	Objective    *float64 `json:"objective,omitempty"`
+	Gap          *float64 `json:"gap,omitempty"`
+	SolveStatus  string   `json:"solve_status,omitempty"`
+	SolveSeconds *float64 `json:"solve_seconds,omitempty"`
+}
+
+// doRelease runs the mechanism for strategy a on x, answers w, writes the
+// outputs and reports. extra (may be nil) adds fields to the JSON.
+func doRelease(f *releaseFlags, b release.Budget, a mat.Matrix, x []float64, w workload.Workload,
+	stdout, stderr io.Writer, extra func(*releaseJSON)) error {
+	m, err := release.New(a, b)
+	if err != nil {
+		return err
+	}
+	if err := m.CheckData(x); err != nil {
+		return fmt.Errorf("%s: %w", f.data, err)
+	}
+	exp, err := m.ExpectedError(w)
+	if err != nil {
+		return err
+	}
+	s := f.sampler(stderr)
+	y, err := m.Measure(x, s)
+	if err != nil {
+		return err
+	}
+	// From here on everything is post-processing of the private y.
+	xhat, err := m.Reconstruct(y)
+	if err != nil {
+		return err
+	}
+	pp := release.PostProcess{Clamp: f.clamp, Round: f.round}
+	pp.Apply(xhat)
+	answers, err := release.Answer(w, xhat)
+	if err != nil {
+		return err
+	}
+	if err := matio.WriteVector(f.out, answers); err != nil {
+		return err
+	}
+	if f.outXhat != "" {
+		if err := matio.WriteVector(f.outXhat, xhat); err != nil {
+			return err
+		}
+	}
+
+	post := "none"
+	switch {
+	case f.clamp && f.round:
+		post = "clamp+round"
+	case f.clamp:
+		post = "clamp"
+	case f.round:
+		post = "round"
+	}
+	norm := "L2"
+	if b.Kind == release.Laplace {
+		norm = "L1"
+	}
+	out := releaseJSON{
+		Mechanism: string(b.Kind), Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
+		Sigma: m.Sigma(), NoiseScale: m.Scale(),
+		Sensitivity: m.Sensitivity(), SensitivityNorm: norm,
+		SnappedSensitivity: m.SnappedSensitivity(), Grid: m.Grid(),
+		ExpectedRMSE: exp.RMSE, ExpectedMSE: exp.PerQuery, ExpectedTotalSqErr: exp.Total,
+		Workload: w.Name(), Queries: w.Queries(), N: m.Domain(), StrategyRows: m.Rows(),
+		PostProcessing: post, Private: s.Private(), Out: f.out,
+	}
+	if extra != nil {
+		extra(&out)
+	}
+	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(answers), w.Name(), f.out, b)
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(stdout, "mechanism      %s, strategy %d×%d\n", b, m.Rows(), m.Domain())
+	fmt.Fprintf(stdout, "sensitivity    %.6g (%s, largest column norm of A)\n", m.Sensitivity(), norm)
+	if b.Kind == release.Laplace {
+		fmt.Fprintf(stdout, "sigma          %.6g (noise standard deviation; Laplace scale b = %.6g)\n", m.Sigma(), m.Scale())
+	} else {
+		fmt.Fprintf(stdout, "sigma          %.6g\n", m.Sigma())
+	}
+	fmt.Fprintf(stdout, "expected RMSE  %.6g per query (%s, %d queries; before post-processing)\n", exp.RMSE, w.Name(), w.Queries())
+	fmt.Fprintf(stdout, "post-process   %s\n", post)
+	if !s.Private() {
+		fmt.Fprintf(stdout, "private        NO (seeded simulation noise)\n")
+	}
+	fmt.Fprintf(stdout, "answers        %s\n", f.out)
+	return nil
+}
+
+func runAnswer(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("answer", stderr)
+	var f releaseFlags
+	f.register(fs)
+	strategyPath := fs.String("strategy", "", "strategy matrix A (p×n), .npy or .csv (required), e.g. from dpsolve solve --out-a")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *strategyPath == "" {
+		return usageErrorf("--strategy is required")
+	}
+	b, err := f.check()
+	if err != nil {
+		return err
+	}
+	a, err := matio.ReadMatrix(*strategyPath)
+	if err != nil {
+		return err
+	}
+	x, err := f.loadData()
+	if err != nil {
+		return err
+	}
+	if _, n := a.Dims(); n != len(x) {
+		return fmt.Errorf("strategy %s has %d columns but the data %s has %d cells", *strategyPath, n, f.data, len(x))
+	}
+	w, err := f.loadWorkload(len(x))
+	if err != nil {
+		return err
+	}
+	return doRelease(&f, b, a, x, w, stdout, stderr, nil)
+}
+
+// finite reports whether v is a finite float (for JSON-safe optional fields).
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
