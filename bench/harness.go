@@ -135,6 +135,11 @@ func (c *Config) defaults() error {
 			return fmt.Errorf("n must be at least 2, got %d", n)
 		}
 	}
+	for _, w := range c.Workloads {
+		if _, err := workload.Builtin(w, c.Ns[0]); err != nil {
+			return err
+		}
+	}
 	seen := map[string]bool{}
 	for _, m := range c.Methods {
 		if seen[m.Name()] {
@@ -175,10 +180,7 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 outer:
 	for _, wname := range cfg.Workloads {
 		for _, n := range cfg.Ns {
-			w, werr := workload.Builtin(wname, n)
-			if werr != nil {
-				return nil, werr
-			}
+			w, _ := workload.Builtin(wname, n) // validated by defaults
 			p := Problem{Workload: wname, V: w.Gram(), Tol: cfg.Tol}
 			if _, seen := dgemm[n]; !seen {
 				order = append(order, n)
