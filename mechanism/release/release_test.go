@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
@@ -273,4 +275,44 @@ func TestPostProcess(t *testing.T) {
 	v = []float64{-1.4, 2.6}
 	PostProcess{Clamp: true, Round: true}.Apply(v)
 	assert.Equal(t, []float64{0, 3}, v)
+}
+
+func TestMeasurementNoiseMoments(t *testing.T) {
+	// The noise actually added by Measure (y − A x) has mean 0 and the
+	// variance the expected-error formula uses: χ² test on the variance
+	// (Gaussian; normal approximation with the Laplace kurtosis for
+	// Laplace) and a t-test on the mean, all two-sided at 99%.
+	const n, reps = 256, 100
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64(i % 13)
+	}
+	for _, b := range []Budget{gauss, {Kind: Laplace, Epsilon: 0.7}} {
+		m, err := New(eye(n), b)
+		require.NoError(t, err)
+		s := noise.NewSeededInsecure(77)
+		var z []float64
+		for r := 0; r < reps; r++ {
+			y, err := m.Measure(x, s)
+			require.NoError(t, err)
+			for i := range y {
+				z = append(z, y[i]-x[i])
+			}
+		}
+		N := float64(len(z))
+		mean, variance := stat.MeanVariance(z, nil)
+		v := m.NoiseVariance()
+		if b.Kind == Gaussian {
+			chi := distuv.ChiSquared{K: N - 1}
+			st := (N - 1) * variance / v
+			assert.Greater(t, st, chi.Quantile(0.005))
+			assert.Less(t, st, chi.Quantile(0.995))
+		} else {
+			// Laplace: Var(s²) ≈ (μ₄ − v²)/N with μ₄ = 6v² (kurtosis 6).
+			zs := (variance - v) / math.Sqrt(5*v*v/N)
+			assert.Less(t, math.Abs(zs), 2.5758)
+		}
+		tt := mean / math.Sqrt(variance/N)
+		assert.Less(t, math.Abs(tt), distuv.StudentsT{Mu: 0, Sigma: 1, Nu: N - 1}.Quantile(0.995))
+	}
 }
