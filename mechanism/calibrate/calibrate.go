@@ -14,7 +14,7 @@
 //     δ(σ) = Φ(Δ₂/(2σ) − εσ/Δ₂) − e^ε Φ(−Δ₂/(2σ) − εσ/Δ₂) ≤ δ,
 //
 //     Φ the standard normal CDF. δ(σ) is strictly decreasing in σ, so the
-//     smallest admissible σ is found by bisection on an accurate evaluation
+//     smallest admissible σ is found by bracketed root finding on an accurate evaluation
 //     of δ(σ) (a quadrature of a positive integrand, free of the closed
 //     form's cancellation); the returned σ always satisfies δ(σ) ≤ δ and is
 //     within a relative ~1e-11 of the exact root. This is the smallest σ for
@@ -169,31 +169,53 @@ func GaussianSigma(eps, delta, l2Sensitivity float64) (float64, error) {
 	// profile (~1e-13), so the returned σ truly satisfies δ(σ) ≤ δ while
 	// staying within ~1e-11 of the exact minimum.
 	target := math.Log(delta) - 1e-11
-	above := func(s float64) bool { return logGaussianDeltaUnit(s, eps) > target }
+	f := func(s float64) float64 { return logGaussianDeltaUnit(s, eps) - target } // decreasing in s
 	// Bracket the unit-sensitivity root: δ(σ) decreases from 1 (σ → 0) to 0
-	// (σ → ∞). Invariant after bracketing: δ(lo) > target ≥ δ(hi).
+	// (σ → ∞). Invariant from here on: f(lo) > 0 ≥ f(hi).
 	lo, hi := 1.0, 1.0
-	for above(hi) {
-		lo, hi = hi, hi*2
+	flo, fhi := f(1), f(1)
+	for fhi > 0 {
+		lo, flo = hi, fhi
+		hi *= 2
 		if hi > 1e300 {
 			return 0, fmt.Errorf("calibrate: no finite sigma reaches delta=%v at epsilon=%v", delta, eps)
 		}
+		fhi = f(hi)
 	}
 	if lo == hi {
-		for !above(lo) {
-			hi, lo = lo, lo/2
+		for flo <= 0 {
+			hi, fhi = lo, flo
+			lo /= 2
 			if lo < 1e-300 {
 				return 0, fmt.Errorf("calibrate: sigma underflows for delta=%v at epsilon=%v", delta, eps)
 			}
+			flo = f(lo)
 		}
 	}
-	// Bisect to a relative width of 1e-14 (double precision is ~2e-16).
+	// Shrink the bracket to a relative width of 1e-14 (double precision is
+	// ~2e-16) by the Illinois variant of regula falsi: superlinear, and,
+	// unlike plain regula falsi, it moves both ends. A secant point that
+	// falls outside the open bracket (rounding) is replaced by bisection.
+	fl, fh := flo, fhi // possibly halved function values used by Illinois
+	side := 0
 	for i := 0; i < 200 && hi-lo > 1e-14*hi; i++ {
-		mid := lo + (hi-lo)/2
-		if above(mid) {
-			lo = mid
+		x := (lo*fh - hi*fl) / (fh - fl)
+		if !(x > lo && x < hi) {
+			x = lo + (hi-lo)/2
+		}
+		fx := f(x)
+		if fx > 0 {
+			lo, fl = x, fx
+			if side == -1 {
+				fh /= 2
+			}
+			side = -1
 		} else {
-			hi = mid
+			hi, fh = x, fx
+			if side == +1 {
+				fl /= 2
+			}
+			side = +1
 		}
 	}
 	// Round the scaling up so that the scaled σ never falls below the root.
