@@ -56,13 +56,15 @@
 //   - Laplace: the discrete Laplace with scale s is ε-DP for an integer
 //     query with L1 sensitivity Δ (grid units) when s ≥ Δ/ε: pure ε-DP,
 //     exactly, for ε = Δ₁'/b.
-//   - Gaussian: the multivariate discrete Gaussian satisfies ρ-zCDP with
-//     ρ = Δ₂'²/(2σ²) exactly (Canonne et al., Theorem 14), and the (ε,δ)
-//     privacy profile of the continuous Gaussian (Balle & Wang; see package
-//     calibrate) up to a correction that Canonne et al. bound by terms of
-//     order exp(−2π²s²·k/(k+1)), which for s ≥ 2^40 grid units is below the
-//     smallest positive double. The discrete Gaussian's variance equals s²
-//     up to a relative error of the same negligible order.
+//   - Gaussian: the multivariate discrete Gaussian with scale s satisfies
+//     ρ-zCDP with ρ = Δ²/(2s²) for an integer query of L2 sensitivity Δ
+//     (grid units), exactly as the continuous Gaussian does, i.e.
+//     ρ = Δ₂'²/(2σ²); and its (ε,δ) privacy profile equals the continuous
+//     Gaussian's (Balle & Wang; see package calibrate) up to a correction
+//     that Canonne, Kamath & Steinke (2020) show to be exponentially small
+//     in s² — for s ≥ 2^40 grid units it is below the smallest positive
+//     double. The discrete Gaussian's variance equals s² up to a relative
+//     error of the same negligible order.
 //
 // The inputs themselves (round(v/g) needs |v/g| < 2^62) and the sampler's
 // loops are bounded: a loop that would exceed 2^20 geometric steps (chance
