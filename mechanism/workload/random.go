@@ -113,7 +113,9 @@ func (w *WRange) Matrix() *mat.Dense {
 // WDiscrete is m queries whose weights are independent draws from {−1, 0, +1}:
 // each entry is −1 with probability PNeg, +1 with probability PPos and 0
 // otherwise (the WDiscrete workload of the Low-Rank Mechanism paper, whose
-// queries are sparse signed combinations of cells). The queries are stored
+// queries are sparse signed combinations of cells; the probabilities are
+// parameters because the source text we build from does not fix them, and
+// Parse's defaults PNeg = PPos = 0.01 are our choice). The queries are stored
 // sparsely and the Gram is accumulated from them in O(Σ nnz(row)²).
 type WDiscrete struct {
 	N          int
@@ -206,7 +208,8 @@ func (w *WDiscrete) Matrix() *mat.Dense {
 // WRelated is the low-rank workload W = C·B with C (m×s) and B (s×n) having
 // independent standard normal entries, so rank(W) = min(m, s, n) with
 // probability one (the WRelated workload of the Low-Rank Mechanism paper:
-// m queries that are linear combinations of s base queries). Its Gram
+// m queries that are linear combinations of s base queries; Parse's default
+// s = min(m,n)/2 is our choice). Its Gram
 // V = Bᵀ(CᵀC)B is formed in O(ms² + s²n + sn²) without forming W.
 type WRelated struct {
 	N, M, S int
