@@ -94,6 +94,19 @@ type Comparison struct {
 	Summary []SummaryRow  `json:"summary"`
 	// BestBounds has L*, the largest certified lower bound, per problem.
 	BestBounds []BestBound `json:"best_bounds"`
+	// FastestPeer has, per problem, the peer with the smallest speed-up of
+	// the reference over it (the fastest peer at equal gap).
+	FastestPeer []PeerSpeedUp `json:"fastest_peer"`
+}
+
+// PeerSpeedUp is the reference's speed-up over one peer on one problem.
+type PeerSpeedUp struct {
+	Workload string `json:"workload"`
+	N        int    `json:"n"`
+	Peer     string `json:"peer"`
+	SpeedUp  Num    `json:"speedup"`
+	// Gap is the gap at which the speed-up was measured (SummaryRow.SpeedUpGap).
+	Gap Num `json:"gap"`
 }
 
 // BestBound is the largest certified lower bound found for a problem.

@@ -104,6 +104,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				fmtNum("%.10g", s.Objective), fmtNum("%.1e", s.Gap), fmtNum("%.1e", s.GapBest),
 				fmtNum("%.0f", s.Iterations), s.Status, speed, mdEscape(s.Note))
 		}
+		if len(c.FastestPeer) > 0 {
+			fmt.Fprintln(bw)
+			fmt.Fprintln(bw, "Speed-up of newton over the fastest peer at equal gap:")
+			fmt.Fprintln(bw)
+			for _, p := range c.FastestPeer {
+				fmt.Fprintf(bw, "- %s n = %d: %.1f× over %s (gap %.0e)\n", p.Workload, p.N, float64(p.SpeedUp), p.Peer, float64(p.Gap))
+			}
+		}
 		fmt.Fprintln(bw)
 		fmt.Fprintln(bw, "| n | one DGEMM (s) | GFLOP/s | samples |")
 		fmt.Fprintln(bw, "|---:|---:|---:|---:|")

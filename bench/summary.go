@@ -101,8 +101,20 @@ func summarize(c *Comparison, cfg Config) {
 			ref[k.problemKey][r.Rep] = r
 		}
 	}
+	fastest := map[problemKey]int{} // index into c.FastestPeer
 	for _, k := range order {
-		c.Summary = append(c.Summary, summarizeGroup(groups[k], ref[k.problemKey], cfg))
+		row := summarizeGroup(groups[k], ref[k.problemKey], cfg)
+		c.Summary = append(c.Summary, row)
+		if !slices.Contains(PeerNames, row.Method) || !row.SpeedUp.Valid() {
+			continue
+		}
+		ps := PeerSpeedUp{Workload: row.Workload, N: row.N, Peer: row.Method, SpeedUp: row.SpeedUp, Gap: row.SpeedUpGap}
+		if i, seen := fastest[k.problemKey]; !seen {
+			fastest[k.problemKey] = len(c.FastestPeer)
+			c.FastestPeer = append(c.FastestPeer, ps)
+		} else if ps.SpeedUp < c.FastestPeer[i].SpeedUp {
+			c.FastestPeer[i] = ps
+		}
 	}
 }
 

@@ -130,3 +130,16 @@ func TestSummarizeMediansOverRepetitions(t *testing.T) {
 	// worst certified gap over the runs
 	assert.InDelta(t, 2e-9, float64(peer.Gap), 1e-15)
 }
+
+// The fastest peer is the one the reference beats by the least.
+func TestSummarizeFastestPeer(t *testing.T) {
+	c := &Comparison{DGEMM: []DGEMMTiming{{N: 4, Seconds: 1}}, Runs: []RunRecord{
+		run("newton", 1, 1, 100, 100-1e-7, "converged", trace(1, 100)),
+		run("fixedpoint", 1, 8, 100, 100-2e-7, "converged", trace(8, 100)),
+		run("lbfgs", 1, 5, 100, 100-2e-7, "converged", trace(5, 100)),
+		run("yuan2016", 1, 2, 150, 90, "iteration_limit", trace(2, 150)), // not a peer
+	}}
+	summarize(c, Config{Reference: "newton", Tol: 1e-8})
+	require.Len(t, c.FastestPeer, 1)
+	assert.Equal(t, PeerSpeedUp{Workload: "prefix", N: 4, Peer: "lbfgs", SpeedUp: 5, Gap: 1e-8}, c.FastestPeer[0])
+}
