@@ -38,6 +38,10 @@ type Backend interface {
 	BLAS() gblas.Float64
 	// LAPACK returns the LAPACK subset.
 	LAPACK() LAPACK
+	// SymEigVectors computes the eigenvalues (ascending) of the symmetric
+	// n×n matrix a (upper triangle read; destroyed) into w and its
+	// orthonormal eigenvectors as the columns of z.
+	SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool
 	// SingularValues computes the singular values of the row-major m×n
 	// matrix a (destroyed) into s in descending order.
 	SingularValues(m, n int, a []float64, lda int, s []float64) bool

@@ -26,6 +26,19 @@ func (gonumBackend) SingularValues(m, n int, a []float64, lda int, s []float64) 
 	work := make([]float64, int(query[0]))
 	return impl.Dgesvd(lapack.SVDNone, lapack.SVDNone, m, n, a, lda, s, nil, 1, nil, 1, work, len(work))
 }
+func (gonumBackend) SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
+	impl := lgonum.Implementation{}
+	query := []float64{0}
+	impl.Dsyev(lapack.EVCompute, gblas.Upper, n, a, lda, w, query, -1)
+	work := make([]float64, int(query[0]))
+	if !impl.Dsyev(lapack.EVCompute, gblas.Upper, n, a, lda, w, work, len(work)) {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		copy(z[i*ldz:i*ldz+n], a[i*lda:i*lda+n])
+	}
+	return true
+}
 func (gonumBackend) Threads() int     { return runtime.GOMAXPROCS(0) }
 func (gonumBackend) SetThreads(int)   {}
 func (gonumBackend) CoreName() string { return "" }

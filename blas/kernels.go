@@ -132,3 +132,12 @@ func Symmetrize(a General) {
 func SingularValues(a General, s []float64) bool {
 	return Current().SingularValues(a.Rows, a.Cols, a.Data, max(1, a.Stride), s)
 }
+
+// SymEigVectors computes the eigenvalues of the symmetric matrix a (upper
+// triangle read; destroyed) into w in ascending order and its orthonormal
+// eigenvectors into the columns of z (a = Z·diag(w)·Zᵀ). With OpenBLAS it
+// uses the MRRR driver, whose workspace is O(n) rather than the 2n² of
+// divide and conquer (SymEig). It returns false on failure.
+func SymEigVectors(a, z General, w []float64) bool {
+	return Current().SymEigVectors(a.Rows, a.Data, max(1, a.Stride), w, z.Data, max(1, z.Stride))
+}

@@ -92,6 +92,21 @@ func TestKernelsAgainstDefinitions(t *testing.T) {
 				for j := range sv {
 					require.InDelta(t, w[n-1-j], sv[j], tol, "singular values = eigenvalues of SPD A")
 				}
+				// The MRRR path agrees with divide and conquer.
+				c1, z := blas.NewSquare(n), blas.NewSquare(n)
+				blas.Copy(c1, a)
+				w2 := make([]float64, n)
+				require.True(t, blas.SymEigVectors(c1, z, w2))
+				blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, a, z, 0, aq)
+				for i := 0; i < n; i++ {
+					for j := 0; j < n; j++ {
+						aq.Data[i*n+j] -= z.Data[i*n+j] * w2[j]
+					}
+				}
+				require.Less(t, maxAbsDiff(aq, blas.NewSquare(n)), tol, "A·Z = Z·diag(w) (MRRR)")
+				for j := range w {
+					require.InDelta(t, w[j], w2[j], tol)
+				}
 				vals := make([]float64, n)
 				c := blas.NewSquare(n)
 				blas.Copy(c, a)

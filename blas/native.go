@@ -19,6 +19,9 @@ func (openblasBackend) LAPACK() LAPACK      { return native.LAPACK{} }
 func (openblasBackend) SingularValues(m, n int, a []float64, lda int, s []float64) bool {
 	return native.SingularValues(m, n, a, lda, s)
 }
+func (openblasBackend) SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
+	return native.SymEigVectors(n, a, lda, w, z, ldz)
+}
 func (openblasBackend) Threads() int     { return native.Threads() }
 func (openblasBackend) SetThreads(n int) { native.SetThreads(n) }
 func (openblasBackend) CoreName() string { return native.CoreName() }

@@ -171,6 +171,46 @@ func SingularValues(m, n int, a []float64, lda int, s []float64) bool {
 	return info == 0
 }
 
+// SymEigVectors computes all eigenvalues (ascending, in w) and orthonormal
+// eigenvectors (as the columns of z) of the symmetric matrix in the upper
+// triangle of the row-major n×n matrix a, which is destroyed, by LAPACK's
+// MRRR driver dsyevr. Unlike the divide-and-conquer dsyevd, which needs
+// 2n² workspace on top of a, it writes the vectors to z and needs O(n)
+// workspace.
+func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
+	if n == 0 {
+		return true
+	}
+	if lda < max(1, n) || ldz < max(1, n) || len(a) < (n-1)*lda+n || len(z) < (n-1)*ldz+n || len(w) < n {
+		panic("lapack: bad dimensions in SymEigVectors")
+	}
+	var m C.lapack_int
+	isuppz := make([]C.lapack_int, 2*n)
+	var wq [1]float64
+	var iwq [1]C.lapack_int
+	// Workspace query, then the call. Row-major upper = column-major lower.
+	info := C.LAPACKE_dsyevr_work(C.LAPACK_COL_MAJOR, 'V', 'A', 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda),
+		0, 0, 0, 0, 0, &m, ptr(w), ptr(z), C.lapack_int(ldz), &isuppz[0], ptr(wq[:]), -1, &iwq[0], -1)
+	if info != 0 {
+		return false
+	}
+	lwork, liwork := int(wq[0]), int(iwq[0])
+	work := make([]float64, lwork)
+	iwork := make([]C.lapack_int, liwork)
+	info = C.LAPACKE_dsyevr_work(C.LAPACK_COL_MAJOR, 'V', 'A', 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda),
+		0, 0, 0, 0, 0, &m, ptr(w), ptr(z), C.lapack_int(ldz), &isuppz[0], ptr(work), C.lapack_int(lwork), &iwork[0], C.lapack_int(liwork))
+	if info != 0 || int(m) != n {
+		return false
+	}
+	// Column-major eigenvectors are the rows of the row-major view.
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			z[i*ldz+j], z[j*ldz+i] = z[j*ldz+i], z[i*ldz+j]
+		}
+	}
+	return true
+}
+
 // SetThreads sets the number of threads OpenBLAS uses.
 func SetThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
 

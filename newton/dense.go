@@ -3,7 +3,6 @@ package newton
 import (
 	"math"
 
-	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
@@ -52,14 +51,6 @@ func trace(g blas.General) float64 {
 		s += g.Data[i*g.Stride+i]
 	}
 	return s
-}
-
-// congruenceInverse overwrites dst with U⁻ᵀ·src·U⁻¹ for the upper-triangular
-// Cholesky factor U of X (X = UᵀU), i.e. L⁻¹·src·L⁻ᵀ with L = Uᵀ.
-func congruenceInverse(dst, src, u blas.General) {
-	blas.Copy(dst, src)
-	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, u, dst)
-	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, u, dst)
 }
 
 // dualBound evaluates the weak-duality bound

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
@@ -47,7 +48,8 @@ const hessianTol = 0.1
 // newtonState holds the solver's n×n workspaces, named by role.
 type newtonState struct {
 	n     int
-	v     blas.General // V/s (+θI), full
+	vsrc  blas64.Symmetric // the caller's V (upper triangle), never written
+	scale float64          // s = mean(diag V); the solver works with V/s
 	x     blas.General // current X, full, unit diagonal
 	u     blas.General // Cholesky factor of x (upper)
 	m     blas.General // U⁻ᵀVU⁻¹, then its eigenvectors, then Z
@@ -67,12 +69,39 @@ func (s *newtonState) evaluate(x blas.General) (float64, bool) {
 	if !blas.Cholesky(s.u) {
 		return math.Inf(1), false
 	}
-	congruenceInverse(s.m, s.v, s.u)
+	s.loadV(s.m, s.theta)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
+	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, s.m)
 	f := trace(s.m)
 	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
 		return math.Inf(1), false
 	}
 	return f, true
+}
+
+// loadV fills dst (both triangles) with V/s + θ·I from the caller's V, so
+// the solver keeps no private copy of V.
+func (s *newtonState) loadV(dst blas.General, theta float64) {
+	n, src, st := s.n, s.vsrc.Data, s.vsrc.Stride
+	inv := 1 / s.scale
+	for i := 0; i < n; i++ {
+		dst.Data[i*n+i] = src[i*st+i]*inv + theta
+		for j := i + 1; j < n; j++ {
+			v := src[i*st+j] * inv
+			dst.Data[i*n+j] = v
+			dst.Data[j*n+i] = v
+		}
+	}
+}
+
+// eigen replaces the symmetric matrix in s.m by its eigenvectors (columns)
+// and sets s.lam; s.g is the output buffer and the two are swapped.
+func (s *newtonState) eigen(w []float64) bool {
+	if !blas.SymEigVectors(s.m, s.g, w) {
+		return false
+	}
+	s.m, s.g = s.g, s.m
+	return true
 }
 
 // certificate returns the dual bound for the scaled problem at the current
@@ -114,15 +143,17 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 	}
 	scale /= float64(n)
 
-	s := &newtonState{n: n, v: symToGeneral(V, 1/scale)}
+	// Six n×n workspaces besides the caller's V; X and A of the result are
+	// two of them, handed over without copying.
+	s := &newtonState{n: n, vsrc: V.RawSymmetric(), scale: scale}
 	s.x, s.u, s.m, s.a, s.g, s.gr = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
 	s.lam = make([]float64, n)
 
 	// Spectrum of V: positive semidefiniteness, regularization, SVD bound
 	// and the warm start X₀ = V^{1/2} scaled to unit diagonal.
-	blas.Copy(s.m, s.v)
+	s.loadV(s.m, 0)
 	mu := make([]float64, n)
-	if !blas.SymEig(s.m, mu, true) {
+	if !s.eigen(mu) {
 		return nil, fmt.Errorf("newton: eigendecomposition of V failed to converge")
 	}
 	muMax := mu[n-1]
@@ -141,14 +172,8 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 		svd += math.Sqrt(math.Max(x, 0))
 	}
 	svdBound := svd * svd / float64(n) * scale
-	var raw blas.General // V/s without θ, kept only when regularizing
-	if theta > 0 {
-		raw = blas.NewSquare(n)
-		blas.Copy(raw, s.v)
-		for i := 0; i < n; i++ {
-			s.v.Data[i*n+i] += theta
-			mu[i] += theta
-		}
+	for i := range mu {
+		mu[i] += theta
 	}
 	s.theta = theta
 	// X₀ = Q·diag(√μ)·Qᵀ = B·Bᵀ with B = Q·diag(μ^{1/4}).
@@ -182,7 +207,7 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 			break
 		}
 		// Eigen-coordinates: m ← Q (eigenvectors of U⁻ᵀVU⁻¹), then Z = UᵀQ.
-		if !blas.SymEig(s.m, s.lam, true) {
+		if !s.eigen(s.lam) {
 			return nil, fmt.Errorf("newton: eigendecomposition failed at iteration %d", iter)
 		}
 		blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
@@ -263,7 +288,8 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 	if theta > 0 {
 		// The bound for the caller's V comes from the same y with raw V.
 		y := s.lastY()
-		c, ok := psdFactor(raw)
+		s.loadV(s.gr, 0)
+		c, ok := psdFactor(s.gr)
 		rb := math.Inf(-1)
 		if ok {
 			rb, _ = dualBound(c, y, s.a)
@@ -273,8 +299,8 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 		res.LowerBound = bound * scale
 	}
 	res.Gap = (res.Objective - res.LowerBound) / res.Objective
-	res.X = generalToSym(s.x)
-	res.A = upperToTri(s.u)
+	res.X = mat.NewSymDense(n, s.x.Data)
+	res.A = mat.NewTriDense(n, mat.Upper, s.u.Data)
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
@@ -422,7 +448,7 @@ func (s *newtonState) lineSearch(dec, sigma float64) (alpha, f float64, ok bool)
 // chol(X) and U⁻ᵀVU⁻¹) and returns the certificate there.
 func (s *newtonState) recomputeAndCertify() (bound, trXinv float64, ok bool) {
 	s.f, _ = s.evaluate(s.x)
-	if !blas.SymEig(s.m, s.lam, true) {
+	if !s.eigen(s.lam) {
 		return math.Inf(-1), 0, false
 	}
 	blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
