@@ -50,16 +50,16 @@ type newtonState struct {
 	n     int
 	vsrc  blas64.Symmetric // the caller's V (upper triangle), never written
 	scale float64          // s = mean(diag V); the solver works with V/s
-	x     blas.General // current X, full, unit diagonal
-	u     blas.General // Cholesky factor of x (upper)
-	m     blas.General // U⁻ᵀVU⁻¹, then its eigenvectors, then Z
-	a     blas.General // system matrix 𝒜̃, then ZᵀMZ, D̂, D
-	g     blas.General // Bᵣ, then K̃, Z·D̂, line-search trial, certificate workspace
-	gr    blas.General // Gᵣ = Bᵣ·Bᵣᵀ
-	lam   []float64    // Λ
-	f     float64      // F(X) = tr(U⁻ᵀVU⁻¹) of the scaled problem
-	theta float64      // regularization in scaled units
-	terms int          // exponential-sum terms used so far
+	x     blas.General     // current X, full, unit diagonal
+	u     blas.General     // Cholesky factor of x (upper)
+	m     blas.General     // U⁻ᵀVU⁻¹, then its eigenvectors, then Z
+	a     blas.General     // system matrix 𝒜̃, then ZᵀMZ, D̂, D
+	g     blas.General     // Bᵣ, then K̃, Z·D̂, line-search trial, certificate workspace
+	gr    blas.General     // Gᵣ = Bᵣ·Bᵣᵀ
+	lam   []float64        // Λ
+	f     float64          // F(X) = tr(U⁻ᵀVU⁻¹) of the scaled problem
+	theta float64          // regularization in scaled units
+	terms int              // exponential-sum terms used so far
 }
 
 // evaluate sets u = chol(X) and m = U⁻ᵀVU⁻¹ for X in s.x, and returns
