@@ -57,7 +57,11 @@ func trace(g blas.General) float64 {
 //
 //	g(y) = 2·tr((D^{1/2} V D^{1/2})^{1/2}) − Σ y,  D = diag(y), y > 0,
 //
-// given a factor C (n×k) with V = C·Cᵀ. The trace is the sum of the singular
+// at the best multiple t·y of the given y: with T = tr((D^{1/2}VD^{1/2})^{1/2})
+// and S = Σy, g(t·y) = 2√t·T − t·S is maximal at t = (T/S)², where it is
+// T²/S. The scaling costs nothing, never lowers the bound, is the identity
+// at the optimum (where T = S), and with all yᵢ equal gives the SVD bound
+// (tr V^{1/2})²/n. It is given a factor C (n×k) with V = C·Cᵀ. The trace is the sum of the singular
 // values of D^{1/2}·C, computed directly rather than as square roots of the
 // eigenvalues of D^{1/2}VD^{1/2}: singular values carry absolute error about
 // ε·σ_max, whereas square roots of eigenvalues near zero carry errors of
@@ -87,7 +91,7 @@ func dualBound(c blas.General, y []float64, buf blas.General) (float64, bool) {
 	for _, x := range sv {
 		st += x
 	}
-	return 2*st - sy, true
+	return st * st / sy, true
 }
 
 // psdFactor returns C with C·Cᵀ = V for a positive semidefinite V (full

@@ -258,3 +258,43 @@ func TestBadInput(t *testing.T) {
 	_, _, err = newton.Certificate(mat.NewSymDense(2, []float64{1, 0, 0, 1}), x)
 	require.ErrorContains(t, err, "unit diagonal")
 }
+
+// TestCertificateFormula recomputes the bound independently with gonum's
+// symmetric eigensolver: y = diag(X⁻¹VX⁻¹), T = tr((D^{1/2}VD^{1/2})^{1/2}),
+// bound = T²/Σy (the dual function at its best multiple of y), which is at
+// least the unscaled g(y) = 2T − Σy; at X = I with V = I·c it is exact.
+func TestCertificateFormula(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := 0; trial < 10; trial++ {
+		n := 3 + r.IntN(12)
+		v := randomSPD(r, n, n+2)
+		x := randomFeasible(r, n)
+		_, bound, err := newton.Certificate(v, x)
+		require.NoError(t, err)
+
+		var xi mat.Dense
+		require.NoError(t, xi.Inverse(x))
+		var p mat.Dense
+		p.Product(&xi, v, &xi)
+		sy, T := 0.0, 0.0
+		s := mat.NewSymDense(n, nil)
+		for i := 0; i < n; i++ {
+			sy += p.At(i, i)
+			for j := i; j < n; j++ {
+				s.SetSym(i, j, math.Sqrt(p.At(i, i))*v.At(i, j)*math.Sqrt(p.At(j, j)))
+			}
+		}
+		var eig mat.EigenSym
+		require.True(t, eig.Factorize(s, false))
+		for _, l := range eig.Values(nil) {
+			T += math.Sqrt(math.Max(l, 0))
+		}
+		assert.InEpsilon(t, T*T/sy, bound, 1e-9, "trial %d", trial)
+		assert.GreaterOrEqual(t, bound, 2*T-sy-1e-9*math.Abs(bound))
+	}
+	c := mat.NewSymDense(4, []float64{3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 3})
+	obj, bound, err := newton.Certificate(c, gram(t, "identity", 4))
+	require.NoError(t, err)
+	assert.InDelta(t, 12, obj, 1e-12)
+	assert.InDelta(t, 12, bound, 1e-12)
+}
