@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 
 	gblas "gonum.org/v1/gonum/blas"
@@ -225,14 +227,15 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 
 		// Newton decrement: −⟨G,D⟩ = tr(Λ·D̂) = Σᵢ λᵢ·K̃ᵢᵢ·(λᵢ − Σₖ Zₖᵢ²μₖ);
 		// half of it estimates F − F*.
+		q := make([]float64, n) // qᵢ = Σₖ Zₖᵢ²μₖ, accumulated row by row
+		for k := 0; k < n; k++ {
+			for i, z := range s.m.Data[k*n : k*n+n] {
+				q[i] += z * z * mu[k]
+			}
+		}
 		dec := 0.0
 		for i := 0; i < n; i++ {
-			q := 0.0
-			for k := 0; k < n; k++ {
-				z := s.m.Data[k*n+i]
-				q += z * z * mu[k]
-			}
-			dec += s.lam[i] * kdiag[i] * (s.lam[i] - q)
+			dec += s.lam[i] * kdiag[i] * (s.lam[i] - q[i])
 		}
 		it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: math.NaN(), Gap: math.NaN(), CGSteps: 0}
 		if dec/(2*s.f) <= tol || iter == opt.MaxIter {
@@ -333,28 +336,43 @@ func (s *newtonState) solveSystem(ts, ws []float64) (mu, kdiag []float64, ok boo
 		s.a.Data[i] = 0
 	}
 	b, gr := s.g, s.gr
+	col := make([]float64, n)
 	for r := range ts {
-		col := make([]float64, n)
+		// Term r weighs column j by e^{−tᵣλⱼ}; once tᵣλⱼ > 40 the column's
+		// every contribution is below e^{−40} ≈ 4e-18 of the kernel entries
+		// it feeds, so only the prefix of small λ (λ is ascending) enters
+		// the SYRK: large-tᵣ terms are much cheaper than n³.
+		k := 0
 		for j := 0; j < n; j++ {
 			e := math.Exp(-ts[r] * s.lam[j])
 			kdiag[j] += ws[r] * e * e
 			col[j] = math.Sqrt(math.Sqrt(ws[r]) * e)
-		}
-		for i := 0; i < n; i++ {
-			row := s.m.Data[i*n : i*n+n]
-			brow := b.Data[i*n : i*n+n]
-			for j, z := range row {
-				brow[j] = z * col[j]
+			if ts[r]*s.lam[j] <= 40 {
+				k = j + 1
 			}
 		}
-		blas.Syrk(gblas.NoTrans, 1, b, 0, gr)
-		for i := 0; i < n; i++ {
-			arow := s.a.Data[i*n+i : i*n+n]
-			grow := gr.Data[i*n+i : i*n+n]
-			for j, g := range grow {
-				arow[j] += g * g
-			}
+		if k == 0 {
+			continue
 		}
+		parallelRows(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				row := s.m.Data[i*n : i*n+k]
+				brow := b.Data[i*n : i*n+k]
+				for j, z := range row {
+					brow[j] = z * col[j]
+				}
+			}
+		})
+		blas.Syrk(gblas.NoTrans, 1, blas.General{Rows: n, Cols: k, Stride: n, Data: b.Data}, 0, gr)
+		parallelRows(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				arow := s.a.Data[i*n+i : i*n+n]
+				grow := gr.Data[i*n+i : i*n+n]
+				for j, g := range grow {
+					arow[j] += g * g
+				}
+			}
+		})
 	}
 	rhs := make([]float64, n)
 	for k := 0; k < n; k++ {
@@ -378,11 +396,14 @@ func (s *newtonState) solveSystem(ts, ws []float64) (mu, kdiag []float64, ok boo
 func (s *newtonState) formStep(mu, ts, ws []float64) {
 	n := s.n
 	// g ← diag(μ)·Z, a ← Zᵀ·diag(μ)·Z.
-	for k := 0; k < n; k++ {
-		for i := 0; i < n; i++ {
-			s.g.Data[k*n+i] = mu[k] * s.m.Data[k*n+i]
+	parallelRows(n, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			grow, zrow := s.g.Data[k*n:k*n+n], s.m.Data[k*n:k*n+n]
+			for i, z := range zrow {
+				grow[i] = mu[k] * z
+			}
 		}
-	}
+	})
 	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, s.m, s.g, 0, s.a)
 	// g ← K̃ = Eᵀ·diag(w)·E with E (R×n), Eᵣⱼ = e^{−tᵣλⱼ}.
 	R := len(ts)
@@ -397,27 +418,29 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	}
 	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, e, ew, 0, s.g)
 	// a ← D̂ = K̃∘(Λ − a)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			d := -s.a.Data[i*n+j]
-			if i == j {
-				d += s.lam[i]
+	parallelRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			arow, krow := s.a.Data[i*n:i*n+n], s.g.Data[i*n:i*n+n]
+			for j, k := range krow {
+				arow[j] = -k * arow[j]
 			}
-			s.a.Data[i*n+j] = s.g.Data[i*n+j] * d
+			arow[i] += krow[i] * s.lam[i]
 		}
-	}
+	})
 	// g ← Z·D̂, a ← (Z·D̂)·Zᵀ
 	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, s.m, s.a, 0, s.g)
 	blas.Gemm(gblas.NoTrans, gblas.Trans, 1, s.g, s.m, 0, s.a)
 	// Exact feasibility and symmetry: the diagonal is zero in exact
 	// arithmetic; rounding residue is removed.
-	for i := 0; i < n; i++ {
-		s.a.Data[i*n+i] = 0
-		for j := i + 1; j < n; j++ {
-			v := 0.5 * (s.a.Data[i*n+j] + s.a.Data[j*n+i])
-			s.a.Data[i*n+j], s.a.Data[j*n+i] = v, v
+	parallelRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s.a.Data[i*n+i] = 0
+			for j := i + 1; j < n; j++ {
+				v := 0.5 * (s.a.Data[i*n+j] + s.a.Data[j*n+i])
+				s.a.Data[i*n+j], s.a.Data[j*n+i] = v, v
+			}
 		}
-	}
+	})
 }
 
 // lineSearch tries X + αD for α = 1, ½, ¼, … with the Armijo condition
@@ -427,9 +450,11 @@ func (s *newtonState) lineSearch(dec, sigma float64) (alpha, f float64, ok bool)
 	n := s.n
 	trial := s.g
 	for alpha = 1; alpha > 1e-12; alpha /= 2 {
-		for i := range trial.Data {
-			trial.Data[i] = s.x.Data[i] + alpha*s.a.Data[i]
-		}
+		parallelRows(n, func(lo, hi int) {
+			for i := lo * n; i < hi*n; i++ {
+				trial.Data[i] = s.x.Data[i] + alpha*s.a.Data[i]
+			}
+		})
 		for i := 0; i < n; i++ {
 			trial.Data[i*n+i] = 1
 		}
@@ -469,6 +494,36 @@ func (s *newtonState) lastY() []float64 {
 		}
 	}
 	return y
+}
+
+// parallelRows runs f over [0, n) split into contiguous chunks, one per
+// available CPU: the O(n²) elementwise passes between BLAS calls would
+// otherwise run on one core while the BLAS runs on all of them. The upper
+// triangle passes are uneven per row, so chunks are interleaved in four
+// times as many pieces as workers.
+func parallelRows(n int, f func(lo, hi int)) {
+	p := runtime.GOMAXPROCS(0)
+	if p == 1 || n < 256 {
+		f(0, n)
+		return
+	}
+	pieces := 4 * p
+	var wg sync.WaitGroup
+	next := make(chan int, pieces)
+	for c := 0; c < pieces; c++ {
+		next <- c
+	}
+	close(next)
+	for w := 0; w < p; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range next {
+				f(c*n/pieces, (c+1)*n/pieces)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func identity(x blas.General) {
