@@ -155,6 +155,8 @@ func (r *Report) WriteConvergencePlot(path, workload string, n int) error {
 	if err := addSeries(p, ss); err != nil {
 		return err
 	}
+	// head room above the data for the legend (5 lines ≈ 1.5 decades)
+	p.Y.Max *= math.Pow(10, 0.3*float64(len(ss)+1))
 	return p.Save(8*vg.Inch, 6*vg.Inch, path)
 }
 

@@ -44,6 +44,7 @@ type benchFlags struct {
 	kernels                        bool
 	kernelNs                       string
 	jsonOut                        bool
+	from                           string
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -74,8 +75,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.kernels, "kernels", false, "also time the dense kernels")
 	fs.StringVar(&f.kernelNs, "kernel-n", "1024,2048", "sizes of the kernel table")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the full report as one JSON object on stdout (tables otherwise)")
+	fs.StringVar(&f.from, "from", "", "run nothing: re-render the outputs from a report saved with --json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if f.from != "" {
+		return rerenderBench(f, stdout)
 	}
 	workloads, err := parseWorkloads(f.workloads)
 	if err != nil {
@@ -225,6 +230,36 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("stopped early: %w", runErr)
 	}
 	return nil
+}
+
+// rerenderBench loads a --json report and writes the requested outputs.
+func rerenderBench(f benchFlags, stdout io.Writer) error {
+	b, err := os.ReadFile(f.from)
+	if err != nil {
+		return err
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s is not a dpsolve bench --json report: %w", f.from, err)
+	}
+	convW, convN := "", 0
+	if c := rep.Comparison; c != nil && len(c.Summary) > 0 {
+		convW = c.Summary[0].Workload
+		for _, s := range c.Summary {
+			if s.Workload == convW {
+				convN = max(convN, s.N)
+			}
+		}
+	}
+	if f.conv != "" {
+		w, n, ok := strings.Cut(f.conv, ":")
+		nn, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			return usageErrorf("--convergence %q: want WORKLOAD:N", f.conv)
+		}
+		convW, convN = w, nn
+	}
+	return writeBenchOutputs(&rep, f, convW, convN, stdout)
 }
 
 // writeBenchOutputs writes the report to stdout (JSON or Markdown) and to

@@ -166,12 +166,34 @@ func readCSV(t *testing.T, path string) [][]string {
 	return rows
 }
 
-// TestBenchMarkdownDefault: without --json the tables go to stdout.
+// TestBenchMarkdownDefault: without --json the tables go to stdout; --from
+// re-renders the same tables from a saved --json report without running.
 func TestBenchMarkdownDefault(t *testing.T) {
-	code, out, errOut := runCLI(t, "bench", "--workload", "allrange", "--n", "16", "--repeat", "1", "--methods", "newton")
+	args := []string{"bench", "--workload", "allrange", "--n", "16", "--repeat", "1", "--methods", "newton"}
+	code, md, errOut := runCLI(t, args...)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "| allrange | 16 | newton |")
-	assert.Contains(t, out, "peers not run")
+	assert.Contains(t, md, "| allrange | 16 | newton |")
+	assert.Contains(t, md, "peers not run")
+
+	code, js, errOut := runCLI(t, append(args, "--json")...)
+	require.Equal(t, 0, code, errOut)
+	saved := filepath.Join(t.TempDir(), "report.json")
+	require.NoError(t, os.WriteFile(saved, []byte(js), 0o644))
+	plot := filepath.Join(t.TempDir(), "c.png")
+	code, again, errOut := runCLI(t, "bench", "--from", saved, "--convergence-plot", plot)
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut, "nothing ran")
+	var rep bench.Report
+	require.NoError(t, json.Unmarshal([]byte(js), &rep))
+	var want strings.Builder
+	require.NoError(t, rep.WriteMarkdown(&want))
+	assert.Equal(t, want.String(), again)
+	_, err := os.Stat(plot)
+	assert.NoError(t, err)
+
+	code, _, errOut = runCLI(t, "bench", "--from", filepath.Join(t.TempDir(), "missing.json"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "missing.json")
 }
 
 func TestBenchUsageErrors(t *testing.T) {
