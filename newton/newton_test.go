@@ -298,3 +298,28 @@ func TestCertificateFormula(t *testing.T) {
 	assert.InDelta(t, 12, obj, 1e-12)
 	assert.InDelta(t, 12, bound, 1e-12)
 }
+
+// TestRankDeficientWorkload: all ranges of width 8 over 64 cells have rank
+// 57 < 64. The solver must regularize by continuation, converge, and return
+// a raw objective within the raw certified bound's reach: the raw gap is
+// of order √θ (θ = 1e-9 relative), so below 1e-3.
+func TestRankDeficientWorkload(t *testing.T) {
+	w, err := workload.Parse("width:k=8", 64)
+	require.NoError(t, err)
+	r, err := newton.Solve(context.Background(), w.Gram(), nil)
+	require.NoError(t, err)
+	t.Logf("%v (θ = %g, regularized %.10g)", r, r.Regularization, r.RegularizedObjective)
+	require.Equal(t, newton.Converged, r.Status)
+	require.Equal(t, 1e-9, r.Regularization)
+	require.Less(t, r.Gap, 1e-3)
+	require.LessOrEqual(t, r.Objective, r.RegularizedObjective)
+	checkFeasible(t, r)
+	// Independent check of the raw objective from scratch. Its bound uses
+	// y from the raw V rather than the regularized one the solver uses;
+	// both are valid bounds, the solver's is the tighter one here.
+	obj, bound, err := newton.Certificate(w.Gram(), r.X)
+	require.NoError(t, err)
+	assert.InEpsilon(t, r.Objective, obj, 1e-8)
+	assert.LessOrEqual(t, bound, obj)
+	assert.Less(t, (obj-bound)/obj, 1e-3)
+}

@@ -45,9 +45,13 @@ type Options struct {
 	// MaxIter caps the outer iterations; default 100 (30 for MethodYuan2016).
 	MaxIter int
 	// Regularization is θ, relative to mean(diag V): the solver minimizes
-	// tr((V + θ·mean(diag V)·I) X⁻¹). Zero means automatic: none when V is
-	// positive definite, the smallest of 1e-10, 1e-9, … that makes it
-	// numerically definite otherwise. MethodYuan2016 always uses the seed's 1e-3.
+	// tr((V + θ·mean(diag V)·I) X⁻¹). For a positive definite V, zero (the
+	// default) means none. A singular V (smallest eigenvalue ≤ 1e-13 of the
+	// largest) has no minimizer, so it is always regularized — with θ = 1e-9
+	// when zero is given — and reached by continuation from θ = 1e-3 in
+	// hundredfold steps. The raw objective and bound for V itself are
+	// reported; their gap shrinks roughly like √θ. MethodYuan2016 uses the
+	// seed's 1e-3 unless a θ is given.
 	Regularization float64
 	// Progress, when non-nil, is called after every iteration.
 	Progress func(Iteration)
