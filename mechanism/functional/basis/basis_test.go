@@ -246,6 +246,9 @@ func TestPolynomialReproduction(t *testing.T) {
 			}
 			v, err := ev.Eval(x, g, h)
 			require.NoError(t, err)
+			g2 := make([]float64, d)
+			require.NoError(t, ev.Gradient(x, g2))
+			assert.Equal(t, g, g2)
 			wv, wg, wh, scale := p.eval(x)
 			tol := 1e-10 * math.Max(1, scale)
 			assert.InDelta(t, wv, v, tol, "value K=%d x=%v", c.K, x)

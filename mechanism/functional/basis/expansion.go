@@ -100,6 +100,27 @@ func (ev *Evaluator) Eval(x, grad, hess []float64) (float64, error) {
 	return val, nil
 }
 
+// Gradient writes ∇h(x) into grad (length d) without computing the value.
+func (ev *Evaluator) Gradient(x, grad []float64) error {
+	b := ev.e.Basis
+	d := b.Dim()
+	if len(grad) != d {
+		return inputErrorf("gradient buffer has length %d, want %d", len(grad), d)
+	}
+	if err := b.Derivatives(ev.w, x, nil, ev.grad, nil); err != nil {
+		return err
+	}
+	for i := range grad {
+		grad[i] = 0
+	}
+	for k, c := range ev.e.Coef {
+		for i := 0; i < d; i++ {
+			grad[i] += c * ev.grad[k*d+i]
+		}
+	}
+	return nil
+}
+
 // Value returns h(x).
 func (e *Expansion) Value(x []float64) (float64, error) {
 	return e.Evaluator().Eval(x, nil, nil)

@@ -1,0 +1,269 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/dpsolve/dpsolve/mechanism/functional"
+	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+)
+
+// StepSize returns the step s_k of iteration k = 0, 1, ….
+type StepSize func(k int) float64
+
+// Harmonic returns s_k = s0/(k + k0)^τ with τ ∈ (1/2, 1]: Σ s_k = ∞ and
+// Σ s_k² < ∞, the conditions under which distributed projected gradient
+// converges to the minimizer.
+func Harmonic(s0, k0, tau float64) (StepSize, error) {
+	if !(s0 > 0) || math.IsInf(s0, 0) || !(k0 >= 1) || math.IsInf(k0, 0) || !(tau > 0.5 && tau <= 1) {
+		return nil, inputErrorf("need s0 > 0, k0 ≥ 1 and τ ∈ (1/2, 1], got %v, %v, %v", s0, k0, tau)
+	}
+	return func(k int) float64 { return s0 / math.Pow(float64(k)+k0, tau) }, nil
+}
+
+// Geometric returns s_k = s0·ρᵏ, ρ ∈ (0, 1): summable steps, as used by
+// message-perturbing algorithms whose noise must decay (the dynamics are then
+// not asymptotically stable, which is the only way they can be DP).
+func Geometric(s0, rho float64) (StepSize, error) {
+	if !(s0 > 0) || math.IsInf(s0, 0) || !(rho > 0 && rho < 1) {
+		return nil, inputErrorf("need s0 > 0 and ρ ∈ (0, 1), got %v, %v", s0, rho)
+	}
+	return func(k int) float64 { return s0 * math.Pow(rho, float64(k)) }, nil
+}
+
+// MessageNoise perturbs every message: agent i sends yᵢ(k) = xᵢ(k) + ηᵢ(k), each
+// coordinate of ηᵢ(k) ~ Laplace(Scale(k)), drawn from Sources[i].
+type MessageNoise struct {
+	Scale   func(k int) float64
+	Sources []functional.Noise
+}
+
+// Config configures Run.
+type Config struct {
+	Graph *Graph
+	// X is the common constraint box; iterates are projected onto it.
+	X basis.Box
+	// Steps are the step sizes s_k.
+	Steps StepSize
+	// Iterations is the number of rounds T.
+	Iterations int
+	// Init[i] is agent i's starting point (nil: the centre of X for everyone).
+	Init [][]float64
+	// Noise, when non-nil, turns on message perturbation.
+	Noise *MessageNoise
+	// Observe, when non-nil, is called by agent i's goroutine with every
+	// message it sends (round k; msg must not be retained). It sees what an
+	// eavesdropper sees; calls from different agents are concurrent.
+	Observe func(k, i int, msg []float64)
+}
+
+// Result holds the agents' final states xᵢ(T).
+type Result struct {
+	X [][]float64
+}
+
+// Mean returns the average of the agents' final states.
+func (r *Result) Mean() []float64 {
+	m := make([]float64, len(r.X[0]))
+	for _, x := range r.X {
+		for i := range m {
+			m[i] += x[i] / float64(len(r.X))
+		}
+	}
+	return m
+}
+
+type message struct {
+	round int
+	y     []float64
+}
+
+// Run executes distributed projected gradient (Nedić, Ozdaglar & Parrilo 2010)
+// with one goroutine per agent, exchanging messages over channels along the
+// graph's edges:
+//
+//	vᵢ(k)   = Σⱼ Wᵢⱼ yⱼ(k)           (Metropolis weights, j = i included)
+//	xᵢ(k+1) = Π_X( vᵢ(k) − s_k ∇fᵢ(vᵢ(k)) )
+//
+// where yⱼ(k) = xⱼ(k) is the message of agent j (plus Laplace noise under
+// message perturbation). fs[i] is used only by agent i's goroutine, so
+// objectives need not be safe for concurrent use, but they must be distinct
+// values when they are not. With Σ s_k = ∞, Σ s_k² < ∞, convex fᵢ with bounded
+// gradients on X and a connected graph, every xᵢ(k) converges to a minimizer of
+// Σᵢ fᵢ over X.
+func Run(ctx context.Context, fs []Objective, cfg Config) (*Result, error) {
+	g := cfg.Graph
+	if g == nil {
+		return nil, inputErrorf("nil graph")
+	}
+	n := g.N()
+	if len(fs) != n {
+		return nil, inputErrorf("%d objectives for %d agents", len(fs), n)
+	}
+	if _, err := basis.NewBox(cfg.X.Lo, cfg.X.Hi); err != nil {
+		return nil, inputErrorf("constraint box: %v", err)
+	}
+	d := cfg.X.Dim()
+	for i, f := range fs {
+		if f == nil || f.Dim() != d {
+			return nil, inputErrorf("objective %d is nil or has the wrong dimension", i)
+		}
+	}
+	if cfg.Steps == nil || cfg.Iterations <= 0 {
+		return nil, inputErrorf("need step sizes and a positive number of iterations")
+	}
+	if cfg.Init != nil && len(cfg.Init) != n {
+		return nil, inputErrorf("%d initial points for %d agents", len(cfg.Init), n)
+	}
+	if cfg.Noise != nil && (cfg.Noise.Scale == nil || len(cfg.Noise.Sources) != n) {
+		return nil, inputErrorf("message noise needs a scale and one source per agent")
+	}
+	W := g.MetropolisWeights()
+	// ch[i][a] carries i's messages to its a-th neighbour; buffer 1 lets every
+	// agent send round k before anyone receives it, and keeps agents within one
+	// round of each other.
+	ch := make([]map[int]chan message, n)
+	for i := range ch {
+		ch[i] = map[int]chan message{}
+		for _, j := range g.Adj[i] {
+			ch[i][j] = make(chan message, 1)
+		}
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err; cancel() })
+	}
+	res := &Result{X: make([][]float64, n)}
+	for i := 0; i < n; i++ {
+		x := make([]float64, d)
+		if cfg.Init != nil {
+			if len(cfg.Init[i]) != d {
+				return nil, inputErrorf("initial point %d has length %d, want %d", i, len(cfg.Init[i]), d)
+			}
+			cfg.X.Clamp(x, cfg.Init[i])
+		} else {
+			for r := range x {
+				x[r] = (cfg.X.Lo[r] + cfg.X.Hi[r]) / 2
+			}
+		}
+		res.X[i] = x
+	}
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			x := res.X[i]
+			v := make([]float64, d)
+			grad := make([]float64, d)
+			// Double-buffered outgoing messages: a neighbour has finished with
+			// the round-k buffer before this agent can send round k+2 (channel
+			// capacity 1 and the round-by-round receive order guarantee it).
+			bufs := [2][]float64{make([]float64, d), make([]float64, d)}
+			out := make([]chan message, len(g.Adj[i]))
+			in := make([]chan message, len(g.Adj[i]))
+			wts := make([]float64, len(g.Adj[i]))
+			for a, j := range g.Adj[i] {
+				out[a], in[a], wts[a] = ch[i][j], ch[j][i], W[i][j]
+			}
+			for k := 0; k < cfg.Iterations; k++ {
+				y := bufs[k%2]
+				copy(y, x)
+				if cfg.Noise != nil {
+					b := cfg.Noise.Scale(k)
+					grid, err := noise.Grid(b)
+					if err != nil {
+						fail(fmt.Errorf("distributed: agent %d round %d: %w", i, k, err))
+						return
+					}
+					for r := range y {
+						if y[r], err = cfg.Noise.Sources[i].AddLaplace(x[r], b, grid); err != nil {
+							fail(fmt.Errorf("distributed: agent %d round %d: %w", i, k, err))
+							return
+						}
+					}
+				}
+				if cfg.Observe != nil {
+					cfg.Observe(k, i, y)
+				}
+				for _, c := range out {
+					select {
+					case c <- message{round: k, y: y}:
+					case <-ctx.Done():
+						return
+					}
+				}
+				for r := range v {
+					v[r] = W[i][i] * y[r]
+				}
+				for a, c := range in {
+					select {
+					case m := <-c:
+						if m.round != k {
+							fail(fmt.Errorf("distributed: agent %d got round %d from %d in round %d", i, m.round, g.Adj[i][a], k))
+							return
+						}
+						for r := range v {
+							v[r] += wts[a] * m.y[r]
+						}
+					case <-ctx.Done():
+						return
+					}
+				}
+				if gr, ok := fs[i].(Gradienter); ok {
+					gr.Gradient(v, grad)
+				} else {
+					fs[i].Eval(v, grad, nil)
+				}
+				s := cfg.Steps(k)
+				for r := range x {
+					if math.IsNaN(grad[r]) || math.IsInf(grad[r], 0) {
+						fail(fmt.Errorf("distributed: agent %d: gradient not finite at %v", i, v))
+						return
+					}
+					x[r] = math.Min(math.Max(v[r]-s*grad[r], cfg.X.Lo[r]), cfg.X.Hi[r])
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := parent.Err(); err != nil {
+		return nil, fmt.Errorf("distributed: %w", err)
+	}
+	return res, nil
+}
+
+// MessageScale returns b₀ = s₀Δ/((ε − S)(q − p)) with S = T·d·2⁻⁴⁰: with steps
+// s₀pᵏ and noise scales b₀qᵏ (0 < p < q < 1) the T rounds of d-dimensional
+// messages are ε-DP for functions whose gradients differ by at most Δ in L¹
+// norm on X (see the package doc). S pays for the secure sampler's snapping to
+// the grid noise.Grid(b_k) ≤ b_k·2⁻⁴⁰, which can move each snapped coordinate by
+// one grid step.
+func MessageScale(eps, delta, s0, p, q float64, T, d int) (float64, error) {
+	if !(eps > 0) || math.IsInf(eps, 0) || !(delta > 0) || math.IsInf(delta, 0) || !(s0 > 0) || math.IsInf(s0, 0) {
+		return 0, inputErrorf("need ε > 0, Δ > 0, s0 > 0 (finite), got %v, %v, %v", eps, delta, s0)
+	}
+	if !(p > 0 && p < q && q < 1) {
+		return 0, inputErrorf("need 0 < p < q < 1, got p=%v q=%v", p, q)
+	}
+	if T <= 0 || d <= 0 {
+		return 0, inputErrorf("need positive rounds and dimension, got %d, %d", T, d)
+	}
+	S := float64(T) * float64(d) * 0x1p-40
+	if S >= eps/2 {
+		return 0, inputErrorf("ε = %v is too small for %d rounds of snapped noise", eps, T)
+	}
+	return s0 * delta / ((eps - S) * (q - p)), nil
+}
