@@ -89,9 +89,12 @@ type DGEMMTiming struct {
 
 // Comparison is the outcome of Compare.
 type Comparison struct {
-	DGEMM   []DGEMMTiming `json:"dgemm"`
-	Runs    []RunRecord   `json:"runs"`
-	Summary []SummaryRow  `json:"summary"`
+	// Reference is the method speed-ups are computed for; Tol the target gap.
+	Reference string        `json:"reference"`
+	Tol       float64       `json:"tol"`
+	DGEMM     []DGEMMTiming `json:"dgemm"`
+	Runs      []RunRecord   `json:"runs"`
+	Summary   []SummaryRow  `json:"summary"`
 	// BestBounds has L*, the largest certified lower bound, per problem.
 	BestBounds []BestBound `json:"best_bounds"`
 	// FastestPeer has, per problem, the peer with the smallest speed-up of
@@ -186,7 +189,7 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 		}
 		return 0
 	})
-	out := &Comparison{}
+	out := &Comparison{Reference: cfg.Reference, Tol: cfg.Tol}
 	dgemm := map[int][]float64{} // DGEMM timings per n
 	var order []int
 	var err error
@@ -225,7 +228,7 @@ outer:
 		s, fn := median(dgemm[n]), float64(n)
 		out.DGEMM = append(out.DGEMM, DGEMMTiming{N: n, Seconds: Num(s), GFlops: Num(2 * fn * fn * fn / s / 1e9), Samples: len(dgemm[n])})
 	}
-	summarize(out, cfg)
+	out.Summarize()
 	return out, err
 }
 

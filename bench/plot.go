@@ -76,7 +76,10 @@ func (r *Report) WriteTimePlot(path string) error {
 		}
 	}
 	p := plot.New()
-	p.Title.Text = "dpsolve bench: solve time vs n (" + r.Machine.Backend + ")"
+	p.Title.Text = "dpsolve bench: solve time vs n"
+	if r.Comparison != nil {
+		p.Title.Text += " (comparison on " + r.Machine.Backend + ")"
+	}
 	p.X.Label.Text = "n"
 	p.Y.Label.Text = "seconds"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}

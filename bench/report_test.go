@@ -24,7 +24,7 @@ func TestPlotsAndTables(t *testing.T) {
 			rep.Comparison.Runs[len(rep.Comparison.Runs)-1].N = n
 		}
 	}
-	summarize(rep.Comparison, Config{Reference: "newton", Tol: 1e-8})
+	rep.Comparison.Summarize()
 	rep.Scaling = []ScalingRow{{Backend: "purego", Workload: "prefix", N: 4, Seconds: 0.5, Gap: 1e-9, Matrices: 3},
 		{Backend: "purego", Workload: "prefix", N: 8, Seconds: 4, Gap: 1e-9, Matrices: 3}}
 	rep.Kernels = []KernelResult{{Backend: "purego", N: 4, Kernel: KernelDGEMM, Seconds: 1e-6, GFlops: 0.1}}

@@ -43,9 +43,19 @@ type problemKey struct {
 	n        int
 }
 
-// summarize fills DGEMM-equivalents, GapBest (runs and traces), the best
-// bounds and the summary rows.
-func summarize(c *Comparison, cfg Config) {
+// Summarize (re)computes everything derived from Runs and DGEMM: the runs'
+// DGEMM-equivalents and GapBest (traces included), BestBounds, Summary and
+// FastestPeer. Compare calls it; call it again after loading an older
+// report. An empty Reference means "newton", a zero Tol 1e-8.
+func (c *Comparison) Summarize() {
+	if c.Reference == "" {
+		c.Reference = "newton"
+	}
+	if c.Tol == 0 {
+		c.Tol = 1e-8
+	}
+	cfg := Config{Reference: c.Reference, Tol: c.Tol}
+	c.BestBounds, c.Summary, c.FastestPeer = nil, nil, nil
 	dgemm := map[int]float64{}
 	for _, d := range c.DGEMM {
 		dgemm[d.N] = float64(d.Seconds)

@@ -57,7 +57,7 @@ func TestSummarizeSpeedUpAtEqualGap(t *testing.T) {
 	slow := run("slow", 1, 3.0, 100.005, 99.0, "iteration_limit", trace(3, 100.005))
 	failed := RunRecord{Workload: "prefix", N: 4, Method: "broken", Rep: 1, Error: "boom", Seconds: Num(math.NaN())}
 	c := &Comparison{DGEMM: []DGEMMTiming{{N: 4, Seconds: 0.01}}, Runs: []RunRecord{ref, peer, slow, failed}}
-	summarize(c, Config{Reference: "newton", Tol: 1e-8})
+	c.Summarize()
 
 	require.Len(t, c.BestBounds, 1)
 	assert.Equal(t, Num(L), c.BestBounds[0].Value)
@@ -118,7 +118,7 @@ func TestSummarizeMediansOverRepetitions(t *testing.T) {
 		runs = append(runs, run("peer", rep+1, 10*s*float64(rep+1), 100, 100-2e-7, "converged", trace(s, 100)))
 	}
 	c := &Comparison{DGEMM: []DGEMMTiming{{N: 4, Seconds: 0.5}}, Runs: runs}
-	summarize(c, Config{Reference: "newton", Tol: 1e-8})
+	c.Summarize()
 	require.Len(t, c.Summary, 2)
 	nt, peer := c.Summary[0], c.Summary[1]
 	assert.Equal(t, 3, nt.Runs)
@@ -139,7 +139,7 @@ func TestSummarizeFastestPeer(t *testing.T) {
 		run("lbfgs", 1, 5, 100, 100-2e-7, "converged", trace(5, 100)),
 		run("yuan2016", 1, 2, 150, 90, "iteration_limit", trace(2, 150)), // not a peer
 	}}
-	summarize(c, Config{Reference: "newton", Tol: 1e-8})
+	c.Summarize()
 	require.Len(t, c.FastestPeer, 1)
 	assert.Equal(t, PeerSpeedUp{Workload: "prefix", N: 4, Peer: "lbfgs", SpeedUp: 5, Gap: 1e-8}, c.FastestPeer[0])
 }

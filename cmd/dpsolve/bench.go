@@ -242,6 +242,9 @@ func rerenderBench(f benchFlags, stdout io.Writer) error {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return fmt.Errorf("%s is not a dpsolve bench --json report: %w", f.from, err)
 	}
+	if rep.Comparison != nil {
+		rep.Comparison.Summarize() // reports from older versions lack newer summary fields
+	}
 	convW, convN := "", 0
 	if c := rep.Comparison; c != nil && len(c.Summary) > 0 {
 		convW = c.Summary[0].Workload
