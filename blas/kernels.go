@@ -141,3 +141,23 @@ func SingularValues(a General, s []float64) bool {
 func SymEigVectors(a, z General, w []float64) bool {
 	return Current().SymEigVectors(a.Rows, a.Data, max(1, a.Stride), w, z.Data, max(1, z.Stride))
 }
+
+// GemmUpper computes the upper triangle of C = alpha·A·Bᵀ + beta·C, for
+// results known to be symmetric, in about 5/8 of a full GEMM's flops: the
+// rows of C are split into four blocks and block i multiplies only against
+// the columns j ≥ its first row. Entries below the diagonal blocks are not
+// referenced; within diagonal blocks the strict lower part is written too.
+func GemmUpper(alpha float64, a, b General, beta float64, c General) {
+	n := c.Rows
+	const blocks = 4
+	for k := 0; k < blocks; k++ {
+		lo, hi := k*n/blocks, (k+1)*n/blocks
+		if lo == hi {
+			continue
+		}
+		ar := General{Rows: hi - lo, Cols: a.Cols, Stride: a.Stride, Data: a.Data[lo*a.Stride:]}
+		br := General{Rows: n - lo, Cols: b.Cols, Stride: b.Stride, Data: b.Data[lo*b.Stride:]}
+		cr := General{Rows: hi - lo, Cols: n - lo, Stride: c.Stride, Data: c.Data[lo*c.Stride+lo:]}
+		Gemm(gblas.NoTrans, gblas.Trans, alpha, ar, br, beta, cr)
+	}
+}

@@ -151,3 +151,29 @@ func TestSingularValuesRectangular(t *testing.T) {
 		})
 	}
 }
+
+// TestGemmUpper compares the upper triangle with a full GEMM for sizes that
+// do and do not divide into the four blocks.
+func TestGemmUpper(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, n := range []int{1, 3, 4, 17, 64} {
+		for _, k := range []int{1, 5, n} {
+			a, b := blas.NewGeneral(n, k), blas.NewGeneral(n, k)
+			for i := range a.Data {
+				a.Data[i], b.Data[i] = r.NormFloat64(), r.NormFloat64()
+			}
+			want, got := blas.NewSquare(n), blas.NewSquare(n)
+			for i := range want.Data {
+				want.Data[i] = r.NormFloat64()
+			}
+			blas.Copy(got, want)
+			blas.Gemm(gblas.NoTrans, gblas.Trans, 1.5, a, b, 0.5, want)
+			blas.GemmUpper(1.5, a, b, 0.5, got)
+			for i := 0; i < n; i++ {
+				for j := i; j < n; j++ {
+					require.InDelta(t, want.Data[i*n+j], got.Data[i*n+j], 1e-12, "n=%d k=%d (%d,%d)", n, k, i, j)
+				}
+			}
+		}
+	}
+}
