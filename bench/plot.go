@@ -30,31 +30,24 @@ type series struct {
 // n³ reference line through the first point of dpsolve's newton.
 func (r *Report) WriteTimePlot(path string) error {
 	var ss []series
-	if c := r.Comparison; c != nil {
-		idx := map[string]int{}
-		for _, s := range c.Summary {
-			if !s.Seconds.Valid() || s.Seconds <= 0 {
-				continue
-			}
-			name := fmt.Sprintf("%s (%s)", s.Method, s.Workload)
-			if _, ok := idx[name]; !ok {
-				idx[name] = len(ss)
-				ss = append(ss, series{name: name})
-			}
-			ss[idx[name]].xy = append(ss[idx[name]].xy, plotter.XY{X: float64(s.N), Y: float64(s.Seconds)})
-		}
-	}
 	idx := map[string]int{}
-	for _, s := range r.Scaling {
-		if !s.Seconds.Valid() || s.Seconds <= 0 {
-			continue
+	add := func(name string, n int, secs Num) {
+		if !secs.Valid() || secs <= 0 {
+			return
 		}
-		name := fmt.Sprintf("newton, %s (%s), scaling", s.Backend, s.Workload)
 		if _, ok := idx[name]; !ok {
 			idx[name] = len(ss)
 			ss = append(ss, series{name: name})
 		}
-		ss[idx[name]].xy = append(ss[idx[name]].xy, plotter.XY{X: float64(s.N), Y: float64(s.Seconds)})
+		ss[idx[name]].xy = append(ss[idx[name]].xy, plotter.XY{X: float64(n), Y: float64(secs)})
+	}
+	if c := r.Comparison; c != nil {
+		for _, s := range c.Summary {
+			add(fmt.Sprintf("%s (%s)", s.Method, s.Workload), s.N, s.Seconds)
+		}
+	}
+	for _, s := range r.Scaling {
+		add(fmt.Sprintf("newton, %s (%s), scaling", s.Backend, s.Workload), s.N, s.Seconds)
 	}
 	if len(ss) == 0 {
 		return errors.New("time plot: no successful runs to draw")
