@@ -116,7 +116,6 @@ type peerReport struct {
 	Peer       string        `json:"peer"`
 	N          int           `json:"n"`
 	Objective  float64       `json:"objective"`
-	LowerBound *float64      `json:"lower_bound"`
 	Gap        *float64      `json:"gap"`
 	Iterations int           `json:"iterations"`
 	Seconds    float64       `json:"seconds"`
@@ -164,7 +163,7 @@ func (s *peerSolver) Solve(ctx context.Context, pr Problem, lowerBound float64) 
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		if cctx.Err() != nil {
-			return nil, fmt.Errorf("peer %s killed after %v: %w", s.name, time.Duration((p.MaxSeconds+60)*float64(time.Second)), cctx.Err())
+			return nil, fmt.Errorf("peer %s killed (its time budget plus 60 s passed, or the run was cancelled): %w", s.name, cctx.Err())
 		}
 		return nil, fmt.Errorf("peer %s: %v: %s", s.name, err, strings.TrimSpace(lastLine(stderr.String())))
 	}
@@ -172,8 +171,8 @@ func (s *peerSolver) Solve(ctx context.Context, pr Problem, lowerBound float64) 
 	if err := json.Unmarshal([]byte(lastLine(stdout.String())), &rep); err != nil {
 		return nil, fmt.Errorf("peer %s: unreadable report: %v", s.name, err)
 	}
-	if rep.N != n {
-		return nil, fmt.Errorf("peer %s solved n = %d, want %d", s.name, rep.N, n)
+	if rep.Peer != s.name || rep.N != n {
+		return nil, fmt.Errorf("peer %s reported peer %q with n = %d, want n = %d", s.name, rep.Peer, rep.N, n)
 	}
 	X, err := readSym(xfile)
 	if err != nil {
