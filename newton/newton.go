@@ -74,6 +74,7 @@ type newtonState struct {
 	f     float64          // F(X) = tr(U⁻ᵀVU⁻¹) of the scaled problem
 	theta float64          // regularization in scaled units
 	terms int              // exponential-sum terms used so far
+	y     []float64        // dual point of the last certificate
 }
 
 // evaluate sets u = chol(X) and m = U⁻ᵀVU⁻¹ for X in s.x, and returns
@@ -144,6 +145,52 @@ func (s *newtonState) certificate() (bound, trXinv float64, ok bool) {
 		}
 	}
 	bound, ok = dualBound(c, y, s.a)
+	s.y = y
+	return bound, trXinv, ok
+}
+
+// certifyDirect computes the certificate at the current X from U = chol(X)
+// and M = U⁻ᵀVU⁻¹ (both set by evaluate) without the eigendecomposition:
+// with Y = U⁻¹, X⁻¹VX⁻¹ = Y·M·Yᵀ and X⁻¹ = Y·Yᵀ, and a factor of V comes from
+// its Cholesky factorization. That costs a triangular inverse, a TRMM and a
+// Cholesky (about one GEMM) instead of an eigendecomposition and a Newton
+// system, which is what the final iteration would otherwise spend just to
+// learn that it is done. ok is false if V + θI is not numerically definite
+// (then the caller certifies the usual way); s.u and s.m are preserved.
+func (s *newtonState) certifyDirect() (bound, trXinv float64, ok bool) {
+	n := s.n
+	yinv, t := s.g, s.a
+	blas.Copy(yinv, s.u)
+	if !blas.TriInverse(gblas.Upper, yinv) {
+		return 0, 0, false
+	}
+	blas.Copy(t, s.m)
+	blas.Trmm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, yinv, t) // T = Y·M
+	y := make([]float64, n)
+	for k := 0; k < n; k++ {
+		acc, tr := 0.0, 0.0
+		for j := k; j < n; j++ { // Y is upper triangular
+			yk := yinv.Data[k*n+j]
+			acc += t.Data[k*n+j] * yk
+			tr += yk * yk
+		}
+		y[k] = acc
+		trXinv += tr
+	}
+	c := s.g
+	s.loadV(c, s.theta)
+	if !blas.Cholesky(c) {
+		return 0, 0, false
+	}
+	for i := 0; i < n; i++ { // C = Rᵀ, V = C·Cᵀ
+		for j := i + 1; j < n; j++ {
+			c.Data[j*n+i], c.Data[i*n+j] = c.Data[i*n+j], 0
+		}
+	}
+	bound, ok = dualBound(c, y, s.a)
+	if ok {
+		s.y = y
+	}
 	return bound, trXinv, ok
 }
 
@@ -229,6 +276,7 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 	var bound, trXinv float64 = math.Inf(-1), 0
 	status := IterationLimit
 	iter := 0
+	lastFull, lastEst := false, math.Inf(1) // the previous step, for certifying early
 stages:
 	for si, th := range thetas {
 		final := si == len(thetas)-1
@@ -253,6 +301,23 @@ stages:
 			if err := ctx.Err(); err != nil {
 				status = Cancelled
 				break stages
+			}
+			// After a full Newton step from an estimated gap ε the new gap is
+			// about C·ε² (C measured ≤ 100 on our workloads): when that is
+			// below the tolerance, certify before paying for a new
+			// eigendecomposition and Newton system.
+			if final && lastFull && 1e3*lastEst*lastEst <= tol {
+				if b, tr, ok := s.certifyDirect(); ok && (s.f-b)/s.f <= tol {
+					bound, trXinv = b, tr
+					it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: b * scale, Gap: (s.f - b) / s.f}
+					it.Seconds = time.Since(start).Seconds()
+					res.History = append(res.History, it)
+					if opt.Progress != nil {
+						opt.Progress(it)
+					}
+					status = Converged
+					break stages
+				}
 			}
 			// Eigen-coordinates: m ← Q (eigenvectors of U⁻ᵀVU⁻¹), then Z = UᵀQ.
 			if !s.eigen(s.lam) {
@@ -327,6 +392,7 @@ stages:
 				break stages
 			}
 			s.f = fNew
+			lastFull, lastEst = alpha == 1, dec/(2*s.f)
 			it.Step = alpha
 			it.Seconds = time.Since(start).Seconds()
 			res.History = append(res.History, it)
@@ -352,7 +418,7 @@ stages:
 	res.Objective = (s.f - theta*trXinv) * scale
 	if theta > 0 {
 		// The bound for the caller's V comes from the same y with raw V.
-		y := s.lastY()
+		y := s.y
 		s.loadV(s.gr, 0)
 		c, ok := psdFactor(s.gr)
 		rb := math.Inf(-1)
@@ -561,22 +627,6 @@ func (s *newtonState) recomputeAndCertify() (bound, trXinv float64, ok bool) {
 	}
 	blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
 	return s.certificate()
-}
-
-// lastY recomputes y = diag(X⁻¹VX⁻¹) of the current certificate (Z in s.m).
-func (s *newtonState) lastY() []float64 {
-	n := s.n
-	blas.Copy(s.g, s.m)
-	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.g)
-	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, s.g)
-	y := make([]float64, n)
-	for k := 0; k < n; k++ {
-		for i := 0; i < n; i++ {
-			z := s.g.Data[k*n+i]
-			y[k] += s.lam[i] * z * z
-		}
-	}
-	return y
 }
 
 // parallelRows runs f over [0, n) split into contiguous chunks, one per
