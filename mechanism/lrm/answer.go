@@ -1,0 +1,237 @@
+package lrm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Budget is a privacy budget: Epsilon > 0 always; Delta in (0, 1) for the
+// ℓ2 ball (Gaussian noise, (ε,δ)-DP) and Delta = 0 for the ℓ1 ball (Laplace
+// noise, ε-DP).
+type Budget struct {
+	Epsilon, Delta float64
+}
+
+func (r *Result) checkBudget(b Budget) error {
+	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon <= 0 {
+		return fmt.Errorf("lrm: ε must be positive and finite, got %v", b.Epsilon)
+	}
+	switch r.Ball {
+	case L1:
+		if b.Delta != 0 {
+			return fmt.Errorf("lrm: the ℓ1 (Laplace, ε-DP) mechanism takes δ = 0, got %v", b.Delta)
+		}
+	case L2:
+		if math.IsNaN(b.Delta) || b.Delta <= 0 || b.Delta >= 1 {
+			return fmt.Errorf("lrm: the ℓ2 (Gaussian) mechanism needs δ in (0, 1), got %v", b.Delta)
+		}
+	default:
+		return fmt.Errorf("lrm: unknown ball %d", int(r.Ball))
+	}
+	return nil
+}
+
+// NoiseVariance returns the variance of each measurement's noise for budget
+// b at the decomposition's sensitivity Δ(L): 2(Δ₁/ε)² for Laplace, σ² with
+// σ the analytic Gaussian scale for Δ₂ (Balle & Wang 2018) for Gaussian.
+// (Answer calibrates to the snapped sensitivity, larger by a relative
+// ~2⁻⁴⁰·r; its Release reports the variance actually used.)
+func (r *Result) NoiseVariance(b Budget) (float64, error) {
+	if err := r.checkBudget(b); err != nil {
+		return 0, err
+	}
+	if r.Ball == L1 {
+		s, err := calibrate.LaplaceScale(b.Epsilon, r.Sensitivity)
+		if err != nil {
+			return 0, err
+		}
+		return 2 * s * s, nil
+	}
+	s, err := calibrate.GaussianSigma(b.Epsilon, b.Delta, r.Sensitivity)
+	if err != nil {
+		return 0, err
+	}
+	return s * s, nil
+}
+
+// ExpectedNoiseError returns the expected total squared error of the m
+// answers caused by the noise, NoiseVariance·Φ: the whole expected error when
+// W = BL exactly. It does not depend on the data.
+func (r *Result) ExpectedNoiseError(b Budget) (float64, error) {
+	v, err := r.NoiseVariance(b)
+	if err != nil {
+		return 0, err
+	}
+	return v * r.Objective, nil
+}
+
+// StructuralError returns ‖(W − BL)·x‖²₂, the squared bias of the answers
+// on data x. It depends on the private data: use it for analysis and tests,
+// never publish it.
+func (r *Result) StructuralError(x []float64) (float64, error) {
+	if r.w == nil {
+		return 0, errors.New("lrm: result carries no workload (build it with Solve)")
+	}
+	if err := checkData(x, r.L); err != nil {
+		return 0, err
+	}
+	m, _ := r.w.Dims()
+	xv := mat.NewVecDense(len(x), x)
+	var lx, blx, wx mat.VecDense
+	lx.MulVec(r.L, xv)
+	blx.MulVec(r.B, &lx)
+	wx.MulVec(r.w, xv)
+	var s float64
+	for i := 0; i < m; i++ {
+		d := wx.AtVec(i) - blx.AtVec(i)
+		s += d * d
+	}
+	return s, nil
+}
+
+// StructuralBound returns ‖W − BL‖²₂ (spectral norm), so that
+// StructuralError(x) ≤ StructuralBound·‖x‖²₂ for every x; it is at most the
+// seed's ‖W − BL‖²_F.
+func (r *Result) StructuralBound() (float64, error) {
+	if r.w == nil {
+		return 0, errors.New("lrm: result carries no workload (build it with Solve)")
+	}
+	var d mat.Dense
+	d.Mul(r.B, r.L)
+	d.Sub(r.w, &d)
+	if mat.Norm(&d, 2) == 0 {
+		return 0, nil
+	}
+	var svd mat.SVD
+	if !svd.Factorize(&d, mat.SVDNone) {
+		return 0, errors.New("lrm: SVD of W − BL did not converge")
+	}
+	s := svd.Values(nil)[0]
+	return s * s, nil
+}
+
+// ExpectedError returns the expected total squared error of the answers on
+// data x, ExpectedNoiseError + StructuralError(x) (the seed's relaxed-
+// decomposition theorem with the structural part computed exactly). Like
+// StructuralError it depends on the private data.
+func (r *Result) ExpectedError(b Budget, x []float64) (float64, error) {
+	e, err := r.ExpectedNoiseError(b)
+	if err != nil {
+		return 0, err
+	}
+	s, err := r.StructuralError(x)
+	if err != nil {
+		return 0, err
+	}
+	return e + s, nil
+}
+
+// Release is one run of the mechanism.
+type Release struct {
+	// Measurements is y = L·x + noise (r values): the private release.
+	Measurements []float64
+	// Answers is B·y (m values), post-processing of y.
+	Answers []float64
+	// Mechanism is "laplace" or "gaussian".
+	Mechanism string
+	// Sensitivity is the snapped sensitivity the noise is calibrated to
+	// (Δ(L) plus the snapping allowance, see package noise).
+	Sensitivity float64
+	// Scale is the noise scale actually used: the Laplace b or the Gaussian
+	// σ; Grid is the snapping granularity.
+	Scale, Grid float64
+	// Variance is the noise variance per measurement actually used (2b² or
+	// σ²), and ExpectedNoiseError = Variance·Φ the expected total squared
+	// noise error of Answers.
+	Variance, ExpectedNoiseError float64
+}
+
+// Answer runs the mechanism on the histogram x (length n, finite,
+// non-negative counts): it releases y = L·x + noise with noise from s
+// calibrated to L's sensitivity for budget b, and returns the answers B·y.
+// Use noise.NewSecure() for a real release; noise.NewSeededInsecure gives
+// reproducible, NOT private, noise for simulations and tests.
+func (r *Result) Answer(x []float64, b Budget, s *noise.Sampler) (*Release, error) {
+	if err := r.checkBudget(b); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, errors.New("lrm: nil noise sampler")
+	}
+	if err := checkData(x, r.L); err != nil {
+		return nil, err
+	}
+	rows, _ := r.L.Dims()
+	y := make([]float64, rows)
+	yv := mat.NewVecDense(rows, y)
+	yv.MulVec(r.L, mat.NewVecDense(len(x), x))
+	rel := &Release{}
+	if r.Ball == L1 {
+		b0, err := calibrate.LaplaceScale(b.Epsilon, r.Sensitivity)
+		if err != nil {
+			return nil, err
+		}
+		g, err := noise.Grid(b0)
+		if err != nil {
+			return nil, err
+		}
+		sens := noise.SnappedL1Sensitivity(r.Sensitivity, g, rows)
+		scale, err := calibrate.LaplaceScale(b.Epsilon, sens)
+		if err != nil {
+			return nil, err
+		}
+		used, err := s.AddLaplace(y, scale, g)
+		if err != nil {
+			return nil, err
+		}
+		*rel = Release{Mechanism: "laplace", Sensitivity: sens, Scale: used, Grid: g, Variance: 2 * used * used}
+	} else {
+		s0, err := calibrate.GaussianSigma(b.Epsilon, b.Delta, r.Sensitivity)
+		if err != nil {
+			return nil, err
+		}
+		g, err := noise.Grid(s0)
+		if err != nil {
+			return nil, err
+		}
+		sens := noise.SnappedL2Sensitivity(r.Sensitivity, g, rows)
+		sigma, err := calibrate.GaussianSigma(b.Epsilon, b.Delta, sens)
+		if err != nil {
+			return nil, err
+		}
+		used, err := s.AddGaussian(y, sigma, g)
+		if err != nil {
+			return nil, err
+		}
+		*rel = Release{Mechanism: "gaussian", Sensitivity: sens, Scale: used, Grid: g, Variance: used * used}
+	}
+	m, _ := r.B.Dims()
+	ans := mat.NewVecDense(m, nil)
+	ans.MulVec(r.B, yv)
+	rel.Measurements = y
+	rel.Answers = ans.RawVector().Data
+	rel.ExpectedNoiseError = rel.Variance * r.Objective
+	return rel, nil
+}
+
+// checkData validates a histogram for L (r×n).
+func checkData(x []float64, l *mat.Dense) error {
+	_, n := l.Dims()
+	if len(x) != n {
+		return fmt.Errorf("lrm: data has %d cells, the workload has n = %d", len(x), n)
+	}
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("lrm: data cell %d is %v, not finite", i, v)
+		}
+		if v < 0 {
+			return fmt.Errorf("lrm: data cell %d is %v, a negative count", i, v)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+// Package lrm implements the Low-Rank Mechanism of Yuan, Zhang, Winslett,
+// Xiao, Yang and Hao ("Low-Rank Mechanism: Optimizing Batch Queries under
+// Differential Privacy", VLDB 2012) for answering a batch of linear queries W
+// (m×n) over a histogram x (n cells).
+//
+// # The mechanism and its privacy
+//
+// A decomposition W ≈ B·L (B m×r, L r×n) is chosen from W alone, without
+// looking at x. The curator releases the r noisy measurements
+//
+//	y = L·x + z
+//
+// and the analyst answers the workload with B·y. One individual changes one
+// cell of x by one, which moves L·x by a column of L; so the release is
+//
+//   - ε-differentially private with z i.i.d. Laplace(Δ₁(L)/ε), Δ₁ the largest
+//     column ℓ1 norm of L (ball L1, the seed's setting), and
+//   - (ε,δ)-differentially private with z ~ N(0, σ²I), σ the analytic
+//     Gaussian scale (Balle & Wang 2018) for L2 sensitivity Δ₂(L), the
+//     largest column ℓ2 norm (ball L2).
+//
+// The answers B·y are post-processing of y and inherit the guarantee. The
+// noise comes from package noise: snapped, exactly sampled discrete Laplace
+// or Gaussian noise from crypto/rand (Mironov 2012 safe), calibrated to the
+// snapped sensitivity; see Answer.
+//
+// # Error
+//
+// The answer error is B·y − W·x = B·z − (W − B·L)·x. Its expected total
+// squared error is
+//
+//	E‖B·y − W·x‖² = v·Δ(L)²·Φ(B) + ‖(W − B·L)·x‖²,   Φ(B) = tr(BᵀB) = ‖B‖²_F,
+//
+// v the noise variance per measurement at unit sensitivity (2/ε² for
+// Laplace, σ² for Gaussian). The first term is the noise error (for Laplace,
+// the seed's 2·Φ·Δ²/ε²); the second, structural, term is zero for an exact
+// decomposition and in general depends on the (private) data; the seed's
+// theorem bounds it by ‖W − BL‖²_F·‖x‖²₂ (StructuralBound gives the tighter
+// spectral coefficient). By the seed's scale-invariance lemma,
+// Φ(αB, L/α)·Δ(L/α)² = Φ(B,L)·Δ(B,L)², so minimizing the error is the same as
+//
+//	minimize ½·tr(BᵀB)  subject to  W = B·L,  every column of L in the unit ball.
+//
+// Identity (B = W, L = I) has Φ = ‖W‖²_F: Laplace error 2‖W‖²_F/ε².
+//
+// # The optimizer
+//
+// The seed's augmented-Lagrangian method, relaxed to W ≈ B·L:
+//
+//	𝓛_β(B, L, π) = ½‖B‖²_F + ⟨π, W − BL⟩ + (β/2)‖W − BL‖²_F.
+//
+// Start: the SVD W = UΣVᵀ of rank k sets r = ⌈1.2·k⌉ (configurable) and the
+// exact pair B = s·UΣQᵀ, L = QVᵀ/s, with Q an r×k matrix with orthonormal
+// columns (random, seeded) and s the largest ball norm of a column of QVᵀ.
+// Each outer iteration then
+//
+//  1. minimizes 𝓛_β over (B, L) for the current π: the L-step is the
+//     accelerated projected gradient method (FISTA with backtracking and a
+//     monotone restart) with the exact per-column projection onto the ℓ1 ball
+//     (the sort-based algorithm of Duchi et al. 2008, ProjectL1, or
+//     Michelot's equivalent pruning iteration in the inner loop) or the ℓ2
+//     ball (scaling), and every L-step is followed by the closed-form
+//     B-step B = (βW + π)Lᵀ(I + βLLᵀ)⁻¹;
+//  2. updates the multipliers π ← π + β(W − BL);
+//  3. multiplies β by 2 when ‖W − BL‖_F fell by less than half;
+//  4. stops when ‖W − BL‖_F ≤ tol·‖W‖_F (default tol = 1e-3) or at the
+//     iteration cap.
+//
+// The computation is reduced exactly to k×n (B = U_k·B̃: every B-step,
+// residual and multiplier stays in span(U_k)), and the B-step is eliminated
+// in closed form inside the L-step (the subproblem value is
+// (β/2)·tr(C(I + βLᵀL)⁻¹Cᵀ), C = W + π/β), evaluated through the smaller of
+// the n×n and r×r Cholesky factorizations.
+//
+// Two safeguards make it robust. Rank-deficient L is invariant under
+// gradient steps (a factorization whose L has lost a direction of W's row
+// space cannot regain it), so when an outer iteration fails to reduce the
+// residual by a fifth, L is mixed with a random full-rank L (a convex
+// combination, so still feasible). And if the method ends unconverged, or
+// above the exact scaled SVD decomposition, that decomposition is returned
+// (Result.Fallback), so the objective never exceeds the seed's SVD bound.
+//
+// # Bounds reported with every solve
+//
+// For W's k nonzero singular values λ: the seed's SVD upper bound k·Σλ²
+// (Φ of B = √k·UΣ, L = Vᵀ/√k); the SVD lower bound (Σλ)²/n of Li & Miklau,
+// valid for every exact decomposition (Δ₁ ≥ Δ₂ and tr(LᵀL) ≤ n); and the
+// expression of the seed's Hardt–Talwar lemma (2ᵏ/k!·Πλ)^{2/k}·k³, which
+// carries an unspecified Ω constant and is reported as a rate only.
+//
+// The problem is non-convex: the method finds a good stationary point, not a
+// certified optimum. For low-rank workloads with k² ≪ n (few base queries)
+// LRM's ε-DP error is far below answering each cell; for a random rank-s
+// Gaussian workload its ε-DP error grows like s³ and exceeds Identity's once
+// s is beyond about √n (the Laplace error of measuring s Gaussian queries is
+// set by their column ℓ1 norms, about s each).
+package lrm

@@ -1,0 +1,491 @@
+package lrm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Ball is the unit ball the columns of L are constrained to; it fixes the
+// sensitivity notion and with it the noise.
+type Ball int
+
+const (
+	// L1 constrains every column of L to the unit ℓ1 ball: Δ₁(L) ≤ 1, for
+	// Laplace noise and pure ε-differential privacy (the seed's setting).
+	L1 Ball = 1
+	// L2 constrains every column of L to the unit ℓ2 ball: Δ₂(L) ≤ 1, for
+	// Gaussian noise and (ε,δ)-differential privacy.
+	L2 Ball = 2
+)
+
+// String returns "l1" or "l2".
+func (b Ball) String() string {
+	switch b {
+	case L1:
+		return "l1"
+	case L2:
+		return "l2"
+	}
+	return fmt.Sprintf("Ball(%d)", int(b))
+}
+
+// Options controls Solve. The zero value (or nil) selects every default.
+type Options struct {
+	// Ball selects ε-DP (L1, the default) or (ε,δ)-DP (L2).
+	Ball Ball
+	// RankFactor sets the number of rows of L to r = ⌈RankFactor·rank(W)⌉
+	// (default 1.2, the seed's choice). Rank, when positive, overrides it.
+	RankFactor float64
+	Rank       int
+	// RankTol is the relative singular-value threshold below which W's
+	// singular values count as zero (default max(m,n)·2⁻⁵², as numpy/Matlab).
+	RankTol float64
+	// Tol stops the iteration once ‖W − BL‖_F ≤ Tol·‖W‖_F (default 1e-3).
+	Tol float64
+	// MaxOuter caps the augmented-Lagrangian (multiplier) iterations
+	// (default 60).
+	MaxOuter int
+	// MaxInner caps the L-step iterations per outer iteration (default 40;
+	// the first outer iteration, which moves furthest from the start, gets
+	// FirstInner, default 4·MaxInner).
+	MaxInner, FirstInner int
+	// Beta0 is the initial penalty β relative to the starting objective
+	// Φ₀/‖W‖²_F (default 0.5). Small values let the first subproblems
+	// trade feasibility for a lower objective; too small ones let whole
+	// directions of W drop out.
+	Beta0 float64
+	// BetaGrowth multiplies β whenever an outer iteration fails to halve the
+	// residual (default 2).
+	BetaGrowth float64
+	// Seed fixes the random orthogonal mixing of the SVD start (default 1).
+	// It is not privacy randomness: the optimization never sees the data.
+	Seed uint64
+	// Progress, when set, is called after every outer iteration.
+	Progress func(Iteration)
+}
+
+// Iteration reports one outer iteration.
+type Iteration struct {
+	Outer, Inner int     // outer index (from 1) and cumulative L-steps
+	Objective    float64 // tr(BᵀB) at the closed-form B
+	Residual     float64 // ‖W − BL‖_F / ‖W‖_F
+	Beta         float64 // penalty, relative to ‖W‖_F⁻²
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var d Options
+	if o != nil {
+		d = *o
+	}
+	if d.Ball == 0 {
+		d.Ball = L1
+	}
+	if d.Ball != L1 && d.Ball != L2 {
+		return d, fmt.Errorf("lrm: unknown ball %d (want L1 or L2)", int(d.Ball))
+	}
+	checks := []struct {
+		name string
+		v    *float64
+		def  float64
+	}{
+		{"RankFactor", &d.RankFactor, 1.2},
+		{"RankTol", &d.RankTol, 0},
+		{"Tol", &d.Tol, 1e-3},
+		{"Beta0", &d.Beta0, 0.5},
+		{"BetaGrowth", &d.BetaGrowth, 2},
+	}
+	for _, c := range checks {
+		if math.IsNaN(*c.v) || math.IsInf(*c.v, 0) || *c.v < 0 {
+			return d, fmt.Errorf("lrm: option %s must be finite and non-negative, got %v", c.name, *c.v)
+		}
+		if *c.v == 0 {
+			*c.v = c.def
+		}
+	}
+	if d.RankFactor < 1 {
+		return d, fmt.Errorf("lrm: RankFactor must be at least 1, got %v", d.RankFactor)
+	}
+	if d.BetaGrowth < 1 {
+		return d, fmt.Errorf("lrm: BetaGrowth must be at least 1, got %v", d.BetaGrowth)
+	}
+	if d.Tol >= 1 {
+		return d, fmt.Errorf("lrm: Tol must be below 1, got %v", d.Tol)
+	}
+	if d.Rank < 0 || d.MaxOuter < 0 || d.MaxInner < 0 || d.FirstInner < 0 {
+		return d, fmt.Errorf("lrm: Rank, MaxOuter, MaxInner and FirstInner must not be negative")
+	}
+	if d.MaxOuter == 0 {
+		d.MaxOuter = 60
+	}
+	if d.MaxInner == 0 {
+		d.MaxInner = 40
+	}
+	if d.FirstInner == 0 {
+		d.FirstInner = 4 * d.MaxInner
+	}
+	if d.Seed == 0 {
+		d.Seed = 1
+	}
+	return d, nil
+}
+
+// Result is a solved decomposition W ≈ B·L.
+type Result struct {
+	// B (m×r) and L (r×n): the mechanism measures y = L·x + noise and
+	// answers B·y. Every column of L lies in the unit ball of Ball.
+	B, L *mat.Dense
+	Ball Ball
+	// Objective is Φ = tr(BᵀB) = ‖B‖²_F. The expected noise error is
+	// Φ·Δ(L)² times the per-measurement noise variance at unit sensitivity.
+	Objective float64
+	// Sensitivity is Δ(L), the largest column ℓ1 (L1) or ℓ2 (L2) norm of L;
+	// at most 1 (up to rounding in the last place).
+	Sensitivity float64
+	// Residual is ‖W − BL‖_F / ‖W‖_F.
+	Residual float64
+	// WorkloadRank is rank(W); Rank is r, the number of rows of L.
+	WorkloadRank, Rank int
+	// Iterations counts outer (multiplier) iterations, InnerIterations the
+	// L-steps (each followed by the closed-form B-step).
+	Iterations, InnerIterations int
+	// Converged reports Residual ≤ Tol.
+	Converged bool
+	// Fallback is true when the optimizer ended unconverged or above the
+	// scaled SVD decomposition, and that exact decomposition is returned.
+	Fallback bool
+	// SVDObjective is Φ of the scaled SVD decomposition B = s·UΣ,
+	// L = Vᵀ/s, s = the largest ball norm of a column of Vᵀ, which is
+	// exact (W = BL) and never above Bounds.SVDUpper.
+	SVDObjective float64
+	// Bounds are the seed's bounds for this workload.
+	Bounds Bounds
+	// FrobeniusW2 is ‖W‖²_F: Identity's objective (B = W, L = I).
+	FrobeniusW2 float64
+	// Perturbations counts the random re-mixings of L after a stalled
+	// outer iteration.
+	Perturbations int
+	// Evaluations counts evaluations of the reduced subproblem (each costs
+	// a few n³-sized BLAS-3 products), Gradients those that also formed
+	// the gradient.
+	Evaluations, Gradients int
+	// Seconds is the wall time of Solve.
+	Seconds float64
+
+	w *mat.Dense // the workload, for StructuralError
+}
+
+// Bounds on the objective Φ = tr(BᵀB) of an exact decomposition W = BL with
+// Δ(L) ≤ 1. Multiply by the unit-sensitivity noise variance (2/ε² for
+// Laplace) for error units.
+type Bounds struct {
+	// SVDUpper is the seed's upper bound k·Σλᵢ² (ℓ1; λ the k nonzero
+	// singular values of W): the error of its decomposition B = √k·UΣ,
+	// L = Vᵀ/√k, feasible because ‖v‖₁ ≤ √k‖v‖₂. For the ℓ2 ball the
+	// same construction with √k replaced by 1 gives Σλᵢ² = ‖W‖²_F.
+	SVDUpper float64
+	// Lower is (Σλᵢ)²/n, the SVD bound of Li & Miklau: no exact
+	// decomposition with Δ₂(L) ≤ 1 has smaller Φ (tr(LᵀL) ≤ n), hence none
+	// with Δ₁(L) ≤ 1 either (‖·‖₂ ≤ ‖·‖₁). It is a proven bound.
+	Lower float64
+	// HardtTalwar is the expression of the seed's lower-bound lemma,
+	// (2ᵏ/k!·Πλᵢ)^{2/k}·k³, without the Ω's unspecified constant. It is a
+	// growth rate, not a certified bound: for W = I it is ≈ 4e²·n while the
+	// optimum is n, so the hidden constant is below 1/29.
+	HardtTalwar float64
+}
+
+// Solve computes the Low-Rank Mechanism's decomposition of W (m×n) by the
+// augmented-Lagrangian method of Yuan et al. (VLDB 2012) described in the
+// package documentation. opt may be nil.
+func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
+	start := time.Now()
+	o, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWorkload(w); err != nil {
+		return nil, err
+	}
+	m, n := w.Dims()
+	fro := mat.Norm(w, 2)
+	fro2 := fro * fro
+
+	var svd mat.SVD
+	if ok := svd.Factorize(w, mat.SVDThin); !ok {
+		return nil, errors.New("lrm: SVD of W did not converge")
+	}
+	sv := svd.Values(nil)
+	tol := o.RankTol
+	if tol == 0 {
+		tol = float64(max(m, n)) * 0x1p-52
+	}
+	k := 0
+	for _, s := range sv {
+		if s > tol*sv[0] {
+			k++
+		}
+	}
+	if k == 0 {
+		return nil, errors.New("lrm: W has rank 0 (every singular value is zero): no query to answer")
+	}
+	r := o.Rank
+	if r == 0 {
+		r = int(math.Ceil(o.RankFactor*float64(k) - 1e-9))
+	}
+	if r < k {
+		return nil, fmt.Errorf("lrm: rank r = %d is below rank(W) = %d; W = BL needs r ≥ rank(W)", r, k)
+	}
+	var u, vt mat.Dense
+	svd.UTo(&u)
+	svd.VTo(&vt) // n×min(m,n): columns are right singular vectors
+	uk := u.Slice(0, m, 0, k)
+	vk := vt.Slice(0, n, 0, k) // n×k
+	lam := sv[:k]
+
+	res := &Result{Ball: o.Ball, WorkloadRank: k, Rank: r, FrobeniusW2: fro2, w: w}
+	res.Bounds = seedBounds(lam, n, o.Ball)
+
+	// Scaled, reduced problem: W/‖W‖_F = U_k·Wr with Wr = Σ_k V_kᵀ/‖W‖_F
+	// (k×n). Every B iterate keeps its columns in span(U_k) (B-steps,
+	// residuals and multiplier updates all stay there), so B = U_k·Br and
+	// ‖B‖_F = ‖Br‖_F: the optimization runs on k rows instead of m.
+	wr := mat.NewDense(k, n, nil)
+	for i := 0; i < k; i++ {
+		for j := 0; j < n; j++ {
+			wr.Set(i, j, lam[i]*vk.At(j, i)/fro)
+		}
+	}
+
+	// Exact fallback: the scaled SVD decomposition.
+	svdLt, svdScale, svdPhi := svdStart(vk, lam, r, o.Ball, nil, fro)
+	res.SVDObjective = svdPhi * fro2
+
+	// Start: the SVD decomposition mixed by a random r×k matrix Q with
+	// orthonormal columns (Lt = V_k Qᵀ/s), so all r rows of L carry mass;
+	// the seed pads with tiny constant rows instead, which leaves the extra
+	// rows nearly dead.
+	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed1))
+	lt, _, phi0 := svdStart(vk, lam, r, o.Ball, randomOrthonormal(r, k, rng), fro)
+
+	vp := newVarpro(mat.DenseCopyOf(wr), r)
+	vp.beta = o.Beta0 * phi0
+	pi := mat.NewDense(k, n, nil)
+	c := vp.c // C = W + π/β, π = 0
+
+	st := newLStep(n, r, o.Ball)
+	st.lip = 1 / vp.beta
+	var b *mat.Dense
+	resid := mat.NewDense(k, n, nil)
+	prev := math.Inf(1)
+	var phi, rel float64
+	for outer := 1; outer <= o.MaxOuter; outer++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		iters := o.MaxInner
+		if outer == 1 {
+			iters = o.FirstInner
+		}
+		done, err := st.run(ctx, vp, lt, iters)
+		res.InnerIterations += done
+		if err != nil {
+			return nil, err
+		}
+		b, err = vp.bStep(lt)
+		if err != nil {
+			return nil, err
+		}
+		// R = Wr − B Ltᵀ.
+		resid.Mul(b, lt.T())
+		resid.Sub(wr, resid)
+		rel = mat.Norm(resid, 2) // ‖Wr‖_F = 1
+		nb := mat.Norm(b, 2)
+		phi = nb * nb
+		res.Iterations = outer
+		if o.Progress != nil {
+			o.Progress(Iteration{Outer: outer, Inner: res.InnerIterations, Objective: phi * fro2, Residual: rel, Beta: vp.beta})
+		}
+		if !(rel <= math.MaxFloat64) || !(phi <= math.MaxFloat64) {
+			return nil, errors.New("lrm: iteration diverged (non-finite residual or objective)")
+		}
+		if rel <= o.Tol {
+			break
+		}
+		// π ← π + β(W − BL); C = W + π/β.
+		axpy(pi, vp.beta, resid)
+		if rel > 0.5*prev {
+			vp.beta *= o.BetaGrowth
+		}
+		if rel > stallRatio*prev {
+			// Stalled: directions of W have dropped out of L's row space.
+			// Gradient steps cannot bring them back (the factorization's
+			// rank-deficient points are invariant under them), so mix in a
+			// random full-rank L: a convex combination of columns in the ball
+			// stays in the ball.
+			mixRandom(lt, perturb, rng, o.Ball, st.scratch)
+			res.Perturbations++
+		}
+		prev = rel
+		c.Scale(1/vp.beta, pi)
+		c.Add(c, wr)
+	}
+
+	res.Converged = rel <= o.Tol
+	if !res.Converged || phi > svdPhi {
+		res.Fallback = true
+		lt = svdLt
+		vp.beta = math.Inf(1)
+		// Br = s·Σ_k/‖W‖_F in the first k columns: Br·Ltᵀ = Σ_k V_kᵀ/‖W‖_F.
+		b = mat.NewDense(k, r, nil)
+		for i := 0; i < k; i++ {
+			b.Set(i, i, svdScale*lam[i]/fro)
+		}
+		phi = svdPhi
+		rel = 0
+	}
+	// Back to the caller's scale: B = ‖W‖_F·U_k·Br.
+	bf := mat.NewDense(m, r, nil)
+	bf.Mul(uk, b)
+	bf.Scale(fro, bf)
+	res.B = bf
+	res.L = mat.DenseCopyOf(lt.T())
+	res.Objective = phi * fro2
+	res.Sensitivity = sensitivity(res.L, o.Ball)
+	// Report the residual of the returned pair in the original coordinates.
+	var bl mat.Dense
+	bl.Mul(res.B, res.L)
+	bl.Sub(w, &bl)
+	res.Residual = mat.Norm(&bl, 2) / fro
+	res.Converged = res.Residual <= o.Tol
+	res.Evaluations, res.Gradients = vp.evals, vp.grads
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// checkWorkload rejects empty or non-finite W.
+func checkWorkload(w *mat.Dense) error {
+	if w == nil || w.IsEmpty() {
+		return errors.New("lrm: empty workload matrix W")
+	}
+	m, n := w.Dims()
+	for i := 0; i < m; i++ {
+		for j, x := range w.RawRowView(i) {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("lrm: W[%d][%d] = %v is not finite", i, j, x)
+			}
+		}
+	}
+	_ = n
+	return nil
+}
+
+// svdStart returns Lt = V_k·Qᵀ/s (n×r; Q = [I;0] when q is nil), s the
+// largest ball norm of a row of V_k·Qᵀ so that every column of L is in the
+// ball, together with s and the scaled objective Φ/‖W‖²_F = s²·Σλ²/‖W‖²_F
+// of the exact pair B = s·U_kΣ_kQᵀ, L = Q·V_kᵀ/s.
+func svdStart(vk mat.Matrix, lam []float64, r int, ball Ball, q *mat.Dense, fro float64) (*mat.Dense, float64, float64) {
+	n, k := vk.Dims()
+	lt := mat.NewDense(n, r, nil)
+	if q == nil {
+		lt.Slice(0, n, 0, k).(*mat.Dense).Copy(vk)
+	} else {
+		lt.Mul(vk, q.T())
+	}
+	s := 0.0
+	for j := 0; j < n; j++ {
+		s = math.Max(s, ballNorm(lt.RawRowView(j), ball))
+	}
+	lt.Scale(1/s, lt)
+	var l2 float64
+	for _, x := range lam {
+		l2 += x * x
+	}
+	return lt, s, s * s * l2 / (fro * fro)
+}
+
+// randomOrthonormal returns an r×k matrix with orthonormal columns from the
+// QR factorization of a Gaussian matrix (deterministic for a given rng).
+func randomOrthonormal(r, k int, rng *rand.Rand) *mat.Dense {
+	g := mat.NewDense(r, k, nil)
+	raw := g.RawMatrix()
+	for i := range raw.Data {
+		raw.Data[i] = rng.NormFloat64()
+	}
+	var qr mat.QR
+	qr.Factorize(g)
+	var q mat.Dense
+	qr.QTo(&q) // r×r
+	return mat.DenseCopyOf(q.Slice(0, r, 0, k))
+}
+
+// ballNorm returns ‖v‖₁ or ‖v‖₂.
+func ballNorm(v []float64, ball Ball) float64 {
+	var s float64
+	if ball == L1 {
+		for _, x := range v {
+			s += math.Abs(x)
+		}
+		return s
+	}
+	for _, x := range v {
+		s += x * x
+	}
+	return math.Sqrt(s)
+}
+
+// sensitivity returns the largest column ball norm of L (r×n).
+func sensitivity(l *mat.Dense, ball Ball) float64 {
+	r, n := l.Dims()
+	col := make([]float64, r)
+	var d float64
+	for j := 0; j < n; j++ {
+		mat.Col(col, j, l)
+		d = math.Max(d, ballNorm(col, ball))
+	}
+	return d
+}
+
+// seedBounds computes the bounds for the k nonzero singular values lam.
+func seedBounds(lam []float64, n int, ball Ball) Bounds {
+	k := float64(len(lam))
+	var s1, s2, logProd float64
+	for _, x := range lam {
+		s1 += x
+		s2 += x * x
+		logProd += math.Log(x)
+	}
+	bd := Bounds{Lower: s1 * s1 / float64(n)}
+	if ball == L1 {
+		bd.SVDUpper = k * s2
+	} else {
+		bd.SVDUpper = s2
+	}
+	lg, _ := math.Lgamma(k + 1)
+	bd.HardtTalwar = math.Exp(2/k*(k*math.Ln2-lg+logProd) + 3*math.Log(k))
+	return bd
+}
+
+var stallRatio, perturb = 0.8, 0.05
+
+// mixRandom sets Lt ← (1−eta)·Lt + eta·G, G a Gaussian n×r matrix with
+// every row projected onto the ball.
+func mixRandom(lt *mat.Dense, eta float64, rng *rand.Rand, ball Ball, scratch []float64) {
+	n, _ := lt.Dims()
+	for j := 0; j < n; j++ {
+		row := lt.RawRowView(j)
+		g := scratch[:len(row)]
+		for i := range g {
+			g[i] = rng.NormFloat64()
+		}
+		nrm := ballNorm(g, ball)
+		for i := range row {
+			row[i] = (1-eta)*row[i] + eta*g[i]/nrm
+		}
+	}
+}
