@@ -254,20 +254,45 @@ type ipmState struct {
 	p      *Projector
 	work   []int
 	R      int
-	h, h0  []float64 // shrunk and exact constant parts
+	h      []float64 // constant parts of the shrunk cones
 	sc     []ntScaling
 	lambda []float64
 	chol   mat.Cholesky
+	refine []float64
+	scr    *scratch
+	// generic disables the 2-D fast paths (for tests).
+	generic bool
+}
+
+// scratch holds the buffers of one solve, reused across iterations so that the
+// iteration does not allocate (allocation-driven GC dominated the profile).
+type scratch struct {
+	B, N, full, T, M2 []float64
+	fields, fieldsT   []float64
+	Y, C, f           []float64
+	sym               *mat.SymDense
+}
+
+func grow(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
+	}
+	b = b[:n]
+	for i := range b {
+		b[i] = 0
+	}
+	return b
 }
 
 // applyG writes G x = −T·A_W x into out (length R).
 func (st *ipmState) applyG(x, out []float64) {
 	p := st.p
 	l := p.cones
-	f := make([]float64, p.nf)
+	st.scr.f = grow(st.scr.f, p.nf)
+	f := st.scr.f
 	var all []float64
 	if st.full() {
-		all = p.allFields(x)
+		all = p.allFields(x, st.scr)
 	}
 	for a, j := range st.work {
 		if all != nil {
@@ -276,6 +301,14 @@ func (st *ipmState) applyG(x, out []float64) {
 			p.fields(j, x, f)
 		}
 		o := out[a*l.nr : (a+1)*l.nr]
+		if p.d == 2 { // the rows of T written out (see newConeLayout)
+			o = o[:9]
+			m, dh := (f[0]+f[2])/2, (f[0]-f[2])/2
+			o[0], o[1], o[2] = -m, -dh, -f[1]
+			o[3], o[4], o[5] = m, -dh, -f[1]
+			o[6], o[7], o[8] = 0, -f[3], -f[4]
+			continue
+		}
 		for r := 0; r < l.nr; r++ {
 			v := 0.0
 			for e, t := range l.T[r] {
@@ -294,19 +327,29 @@ func (st *ipmState) applyGt(z, out []float64) {
 	for k := range out {
 		out[k] = 0
 	}
-	f := make([]float64, p.nf)
+	st.scr.f = grow(st.scr.f, p.nf)
+	f := st.scr.f
 	var all []float64
 	if st.full() {
-		all = make([]float64, len(p.nodes)*p.nf)
+		st.scr.fieldsT = grow(st.scr.fieldsT, len(p.nodes)*p.nf)
+		all = st.scr.fieldsT
 	}
 	for a, j := range st.work {
 		zj := z[a*l.nr : (a+1)*l.nr]
-		for e := range f {
-			v := 0.0
-			for r := 0; r < l.nr; r++ {
-				v += l.T[r][e] * zj[r]
+		if p.d == 2 { // −Tᵀ z written out
+			zj = zj[:9]
+			f[0] = -(zj[0] + zj[1] - zj[3] + zj[4]) / 2
+			f[1] = -(zj[2] + zj[5])
+			f[2] = -(zj[0] - zj[1] - zj[3] - zj[4]) / 2
+			f[3], f[4] = -zj[7], -zj[8]
+		} else {
+			for e := range f {
+				v := 0.0
+				for r := 0; r < l.nr; r++ {
+					v += l.T[r][e] * zj[r]
+				}
+				f[e] = -v
 			}
-			f[e] = -v
 		}
 		if all != nil {
 			copy(all[j*p.nf:], f)
@@ -324,7 +367,7 @@ func (st *ipmState) applyGt(z, out []float64) {
 		}
 	}
 	if all != nil {
-		p.allFieldsT(all, out)
+		p.allFieldsT(all, out, st.scr)
 	}
 }
 
@@ -334,15 +377,18 @@ func (st *ipmState) full() bool { return st.p.d == 2 && len(st.work) == len(st.p
 // allFields returns the fields of h_x at every node of the 2-D grid
 // (node-major, nf per node) through the tensor structure: field e on the grid
 // is U_e C V_eᵀ, C[a][b] the coefficient of ψ_a(x)ψ_b(y).
-func (p *Projector) allFields(x []float64) []float64 {
+func (p *Projector) allFields(x []float64, scr *scratch) []float64 {
 	m := p.m
 	D := p.b.Degree() + 1
-	C := make([]float64, D*D)
+	scr.C = grow(scr.C, D*D)
+	C := scr.C
 	for k, ab := range p.multi {
 		C[ab[0]*D+ab[1]] = x[k]
 	}
-	out := make([]float64, m*m*p.nf)
-	Y := make([]float64, D*m) // Y = C V_eᵀ
+	scr.fields = grow(scr.fields, m*m*p.nf)
+	out := scr.fields
+	scr.Y = grow(scr.Y, D*m)
+	Y := scr.Y // Y = C V_eᵀ
 	for e := 0; e < p.nf; e++ {
 		U, V := p.tab[0][fieldOrders[e][0]], p.tab[1][fieldOrders[e][1]]
 		for a := 0; a < D; a++ {
@@ -372,11 +418,13 @@ func (p *Projector) allFields(x []float64) []float64 {
 
 // allFieldsT adds the adjoint of allFields applied to F (node-major fields) to
 // out: out[k] += Σ_j Σ_e F[j][e] A_j[e][k], via U_eᵀ F_e V_e.
-func (p *Projector) allFieldsT(F, out []float64) {
+func (p *Projector) allFieldsT(F, out []float64, scr *scratch) {
 	m := p.m
 	D := p.b.Degree() + 1
-	Z := make([]float64, D*m) // Z = U_eᵀ F_e
-	C := make([]float64, D*D)
+	scr.Y = grow(scr.Y, D*m)
+	Z := scr.Y // Z = U_eᵀ F_e
+	scr.C = grow(scr.C, D*D)
+	C := scr.C
 	for e := 0; e < p.nf; e++ {
 		U, V := p.tab[0][fieldOrders[e][0]], p.tab[1][fieldOrders[e][1]]
 		for i := range Z {
@@ -416,12 +464,17 @@ func (st *ipmState) nodeBlocks(identity bool) []float64 {
 	p := st.p
 	l := p.cones
 	nf := p.nf
-	B := make([]float64, len(st.work)*nf*nf)
+	st.scr.B = grow(st.scr.B, len(st.work)*nf*nf)
+	B := st.scr.B
 	var wm [9]float64
 	// Nonzero pattern of T per cone row, to skip zero products.
 	nc := len(l.dims)
 	for a := range st.work {
 		Bj := B[a*nf*nf : (a+1)*nf*nf]
+		if p.d == 2 && !identity && !st.generic {
+			st.nodeBlock2(a, Bj)
+			continue
+		}
 		off := 0
 		for c, n := range l.dims {
 			if identity {
@@ -456,17 +509,56 @@ func (st *ipmState) nodeBlocks(identity bool) []float64 {
 	return B
 }
 
+// nodeBlock2 writes B_j (5×5) for a 2-D node: the two Hessian cones act on
+// (h₁₁, h₁₂, h₂₂) through s = (±(h₁₁+h₂₂)/2, (h₁₁−h₂₂)/2, h₁₂) + const, the
+// gradient cone on (g₁, g₂) through its last two rows.
+func (st *ipmState) nodeBlock2(a int, Bj []float64) {
+	var w [9]float64
+	Bj = Bj[:25]
+	for c := 0; c < 2; c++ {
+		st.sc[a*3+c].invSquare(w[:])
+		sg := 1.0
+		if c == 1 {
+			sg = -1
+		}
+		// Rows of T_c as vectors over (h₁₁, h₁₂, h₂₂): t0 = sg·(½, 0, ½),
+		// t1 = (½, 0, −½), t2 = (0, 1, 0). B += Σ_rq w_rq t_r t_qᵀ.
+		t := [3][3]float64{{sg / 2, 0, sg / 2}, {0.5, 0, -0.5}, {0, 1, 0}}
+		for r := 0; r < 3; r++ {
+			for q := 0; q < 3; q++ {
+				wr := w[r*3+q]
+				for e := 0; e < 3; e++ {
+					te := wr * t[r][e]
+					if te == 0 {
+						continue
+					}
+					for f := 0; f < 3; f++ {
+						Bj[e*5+f] += te * t[q][f]
+					}
+				}
+			}
+		}
+	}
+	st.sc[a*3+2].invSquare(w[:])
+	Bj[3*5+3], Bj[3*5+4] = w[1*3+1], w[1*3+2]
+	Bj[4*5+3], Bj[4*5+4] = w[2*3+1], w[2*3+2]
+}
+
 // factor assembles and factors N = I + Σ_j A_jᵀ B_j A_j.
 func (st *ipmState) factor(B []float64) error {
 	p := st.p
 	K := p.K
-	N := make([]float64, K*K)
+	st.scr.N = grow(st.scr.N, K*K)
+	N := st.scr.N
 	if p.d == 2 && len(st.work) == len(p.nodes) {
-		p.assembleTensor(B, N)
+		p.assembleTensor(B, N, st.scr)
 	} else {
 		p.assembleDense(st.work, B, N)
 	}
-	S := mat.NewSymDense(K, nil)
+	if st.scr.sym == nil {
+		st.scr.sym = mat.NewSymDense(K, nil)
+	}
+	S := st.scr.sym
 	for i := 0; i < K; i++ {
 		for j := i; j < K; j++ {
 			v := N[i*K+j]
@@ -533,11 +625,13 @@ var fieldOrders = [5][2]int{{2, 0}, {1, 1}, {0, 2}, {1, 0}, {0, 1}}
 // T, and then N[k][l] += Σ_{j₁} U_e[j₁][a_k] U_f[j₁][a_l] T[j₁][b_k][b_l] once per
 // x-table pair. The result is symmetrized: the e ≠ f terms hold
 // A_eᵀ diag(B_ef + B_fe) A_f, whose symmetric part is A_eᵀB_efA_f + A_fᵀB_feA_e.
-func (p *Projector) assembleTensor(B, N []float64) {
+func (p *Projector) assembleTensor(B, N []float64, scr *scratch) {
 	m, K, nf := p.m, p.K, p.nf
 	D := p.b.Degree() + 1
-	full := make([]float64, K*K)
-	M2 := make([]float64, D*D)
+	scr.full = grow(scr.full, K*K)
+	full := scr.full
+	scr.M2 = grow(scr.M2, D*D)
+	M2 := scr.M2
 	// Group the field pairs (e ≤ f, Hessian–Hessian or gradient–gradient) by
 	// their x derivative orders.
 	type pair struct{ e, f int }
@@ -555,7 +649,8 @@ func (p *Projector) assembleTensor(B, N []float64) {
 			groups[key] = append(groups[key], pair{e, f})
 		}
 	}
-	T := make([]float64, m*D*D)
+	scr.T = grow(scr.T, m*D*D)
+	T := scr.T
 	for _, key := range keys {
 		for i := range T {
 			T[i] = 0
@@ -628,17 +723,15 @@ func (p *Projector) assembleTensor(B, N []float64) {
 // solution, the certified distance bound and the iteration count.
 func (p *Projector) solve(ct []float64, work []int) ([]float64, float64, int, error) {
 	l := p.cones
-	st := &ipmState{p: p, work: work, R: len(work) * l.nr}
+	st := &ipmState{p: p, work: work, R: len(work) * l.nr, scr: &scratch{}}
 	R, K := st.R, p.K
-	// Shrunk bounds for the cones, exact ones for the certificate.
+	// Shrunk bounds for the cones.
 	r := (p.node.Beta - p.node.Alpha) / 2
 	shr := Set{Alpha: p.node.Alpha + innerMargin*r, Beta: p.node.Beta - innerMargin*r, U: p.node.U * (1 - innerMargin)}
-	hs, h0s := l.hvec(shr), l.hvec(p.node)
+	hs := l.hvec(shr)
 	st.h = make([]float64, R)
-	st.h0 = make([]float64, R)
 	for a := range work {
 		copy(st.h[a*l.nr:], hs)
-		copy(st.h0[a*l.nr:], h0s)
 	}
 	ncones := len(work) * len(l.dims)
 	// Initial point (CVXOPT): x from (I + GᵀG) x = c̃ + Gᵀh, s = h − Gx, z = −s,
@@ -672,6 +765,7 @@ func (p *Projector) solve(ct []float64, work []int) ([]float64, float64, int, er
 	shift(z)
 	st.sc = make([]ntScaling, ncones)
 	st.lambda = make([]float64, R)
+	st.refine = make([]float64, K)
 	rx := make([]float64, K)
 	rz := make([]float64, R)
 	rs := make([]float64, R)
@@ -687,8 +781,11 @@ func (p *Projector) solve(ct []float64, work []int) ([]float64, float64, int, er
 		score float64
 	}
 	best.score = math.Inf(1)
+	// When the iteration stalls short of the tolerance (rounding in a
+	// degenerate problem), the best iterate is accepted if it is within 100×
+	// the tolerance; its distance to the exact projection is certified anyway.
 	accept := func(it int, reason error) ([]float64, float64, int, error) {
-		if best.x != nil && best.score <= 1e-6 {
+		if best.x != nil && best.score <= 100*p.tol {
 			return best.x, st.certificate(ct, best.x, best.z), it, nil
 		}
 		return nil, 0, it, reason
@@ -712,7 +809,9 @@ func (p *Projector) solve(ct []float64, work []int) ([]float64, float64, int, er
 		}
 		pres := maxAbs(rz) / hn
 		dres := maxAbs(rx) / cn
-		rgap := gap / math.Max(1, pcost)
+		// Relative to the objective ½‖x − c̃‖² (floored at 1e-12): a small move
+		// needs a small absolute gap for its certificate to be meaningful.
+		rgap := gap / math.Max(1e-12, pcost)
 		if math.IsNaN(pres + dres + rgap) {
 			return accept(it, fmt.Errorf("%w: NaN in the interior-point iteration", ErrNotConverged))
 		}
@@ -748,7 +847,13 @@ func (p *Projector) solve(ct []float64, work []int) ([]float64, float64, int, er
 		})
 		st.newton(rx, rz, rs, dx, ds, dz, tmpR, tmpR2, tmpK)
 		aff := math.Min(1, math.Min(st.maxStep(s, ds), st.maxStep(z, dz)))
-		sigma := math.Pow(1-aff, 3)
+		// Mehrotra's centring: σ = (μ_aff/μ)³ with μ_aff the complementarity
+		// after the affine step.
+		gapAff := 0.0
+		for i := range s {
+			gapAff += (s[i] + aff*ds[i]) * (z[i] + aff*dz[i])
+		}
+		sigma := math.Pow(math.Max(0, math.Min(1, gapAff/gap)), 3)
 		// Corrector: rs = −λ∘λ − (W⁻¹Δs)∘(WΔz) + σμe.
 		st.eachCone3(ds, tmpR, nil, func(c int, a, b, _ []float64) { st.sc[c].apply(a, b, true) })
 		st.eachCone3(dz, tmpR2, nil, func(c int, a, b, _ []float64) { st.sc[c].apply(a, b, false) })
@@ -817,6 +922,19 @@ func (st *ipmState) newton(rx, rz, rs, dx, ds, dz, u, t, tmpK []float64) {
 		ds[i] = u[i] - ds[i]
 	}
 	st.eachCone3(ds, ds, nil, func(c int, a, b, _ []float64) { st.sc[c].apply(a, b, false) })
+}
+
+// applyN writes N v = v + Gᵀ W⁻² G v into out, using scratch (length R).
+func (st *ipmState) applyN(v, scratch, out []float64) {
+	st.applyG(v, scratch)
+	st.eachCone3(scratch, scratch, nil, func(c int, a, b, _ []float64) {
+		st.sc[c].apply(a, b, true)
+		st.sc[c].apply(b, b, true)
+	})
+	st.applyGt(scratch, out)
+	for k := range out {
+		out[k] += v[k]
+	}
 }
 
 func (st *ipmState) cholSolve(rhs, out []float64) {
@@ -897,9 +1015,10 @@ func (st *ipmState) maxStep(x, dx []float64) float64 {
 	return best
 }
 
-// certificate returns √(2(P(x) − D(z))) with the exact node bounds, which bounds
-// ‖x − x*‖ for the exact projection x* when x satisfies them (weak duality,
-// strong convexity of P). D(z) = zᵀ(G c̃ − h₀) − ½‖Gᵀz‖².
+// certificate returns √(2(P(x) − D(z))) with D(z) = zᵀ(G c̃ − h) − ½‖Gᵀz‖², h
+// the shrunk bounds the solver targets: by weak duality and the strong
+// convexity of P it bounds ‖x − x*‖ for the exact projection x* onto the
+// shrunk node set, up to x's primal residual (≤ the tolerance).
 func (st *ipmState) certificate(ct, x, z []float64) float64 {
 	Gc := make([]float64, st.R)
 	st.applyG(ct, Gc)
@@ -907,7 +1026,7 @@ func (st *ipmState) certificate(ct, x, z []float64) float64 {
 	st.applyGt(z, Gtz)
 	D := -sq(Gtz) / 2
 	for i := range z {
-		D += z[i] * (Gc[i] - st.h0[i])
+		D += z[i] * (Gc[i] - st.h[i])
 	}
 	P := 0.0
 	for k := range x {

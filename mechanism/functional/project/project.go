@@ -67,11 +67,12 @@
 // fraction), the solution is checked at every node, violated nodes are added and
 // the program is solved again until no node is violated. The inner cones are
 // shrunk by a relative margin of 1e-6 so that the returned c satisfies the node
-// constraints exactly despite the solver's finite precision. A c̃ that already
-// satisfies the node constraints is returned unchanged, so members of the set are
-// fixed points and the projection is idempotent. Info.DistanceBound certifies
-// the result: by weak duality ½‖c − c*‖² ≤ ½‖c − c̃‖² − D(z) for the exact
-// projection c* and the solver's dual point z.
+// constraints exactly despite the solver's finite precision (so, precisely, c̃
+// is projected onto the node set shrunk by that margin). A c̃ that already
+// satisfies the node constraints is returned unchanged, so members of the set
+// are fixed points and the projection is idempotent. Info.DistanceBound
+// certifies the result: by weak duality ½‖c − c*‖² ≤ ½‖c − c̃‖² − D(z) for the
+// exact projection c* onto the shrunk set and the solver's dual point z.
 package project
 
 import (
@@ -363,7 +364,8 @@ type Info struct {
 	ActiveNodes int
 	// Distance is ‖c − c̃‖₂, the L²(D) distance moved.
 	Distance float64
-	// DistanceBound bounds ‖c − c*‖₂ for the exact projection c* (weak duality).
+	// DistanceBound bounds ‖c − c*‖₂ for the exact projection c* onto the node
+	// set shrunk by the solver's relative margin 1e-6 (weak duality).
 	DistanceBound float64
 }
 

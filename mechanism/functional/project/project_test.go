@@ -140,6 +140,32 @@ func TestConeAlgebra(t *testing.T) {
 	}
 }
 
+// The 2-D node blocks written out equal the generic Tᵀ W⁻² T computation.
+func TestNodeBlock2(t *testing.T) {
+	box, _ := basis.Cube(2, -5, 5)
+	b, err := basis.New(box, 4)
+	require.NoError(t, err)
+	p, err := New(b, Set{Alpha: 0.2, Beta: 2, U: 15}, nil)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(8, 9))
+	st := &ipmState{p: p, work: []int{0, 5, 7}, scr: &scratch{}}
+	for range st.work {
+		for c := 0; c < 3; c++ {
+			s := []float64{3 + rng.Float64(), rng.NormFloat64(), rng.NormFloat64()}
+			z := []float64{3 + rng.Float64(), rng.NormFloat64(), rng.NormFloat64()}
+			sc, ok := newNT(s, z)
+			require.True(t, ok)
+			st.sc = append(st.sc, sc)
+		}
+	}
+	fast := append([]float64(nil), st.nodeBlocks(false)...)
+	st.generic = true
+	slow := st.nodeBlocks(false)
+	for i := range fast {
+		assert.InDelta(t, slow[i], fast[i], 1e-12*(1+math.Abs(slow[i])))
+	}
+}
+
 // The tensor assembly equals the dense one.
 func TestTensorAssembly(t *testing.T) {
 	box, _ := basis.Cube(2, -5, 5)
@@ -167,7 +193,7 @@ func TestTensorAssembly(t *testing.T) {
 	N1 := make([]float64, p.K*p.K)
 	N2 := make([]float64, p.K*p.K)
 	p.assembleDense(work, B, N1)
-	p.assembleTensor(B, N2)
+	p.assembleTensor(B, N2, &scratch{})
 	for k := 0; k < p.K; k++ {
 		for l := k; l < p.K; l++ {
 			require.InDelta(t, N1[k*p.K+l], N2[k*p.K+l], 1e-11*(1+math.Abs(N1[k*p.K+l])))
@@ -178,7 +204,7 @@ func TestTensorAssembly(t *testing.T) {
 	for k := range x {
 		x[k] = rng.NormFloat64()
 	}
-	all := p.allFields(x)
+	all := append([]float64(nil), p.allFields(x, &scratch{})...)
 	f := make([]float64, p.nf)
 	for j := range p.nodes {
 		p.fields(j, x, f)
@@ -191,7 +217,7 @@ func TestTensorAssembly(t *testing.T) {
 		F[i] = rng.NormFloat64()
 	}
 	o1 := make([]float64, p.K)
-	p.allFieldsT(F, o1)
+	p.allFieldsT(F, o1, &scratch{})
 	for k := 0; k < p.K; k++ {
 		o2 := 0.0
 		for j := range p.nodes {

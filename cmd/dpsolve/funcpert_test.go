@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A seeded tiny run end to end: CSV with the documented columns and one row
+// per (ε, coefficients, method, repetition), a PNG that decodes, and one JSON
+// object on stdout whose series match the CSV.
+func TestFuncpertEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "results.csv")
+	pngPath := filepath.Join(dir, "fig.png")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"funcpert", "--quick", "--reps", "2", "--eps-points", "3", "--coeffs", "15",
+		"--message-rounds", "100", "--out", csvPath, "--plot", pngPath, "--json"}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "funcpert")
+	var out funcpertJSON
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out))
+	assert.Equal(t, 12, out.Rows) // 3 ε × 2 reps × (functional + message)
+	require.Len(t, out.Series, 2)
+	assert.Equal(t, "functional", out.Series[0].Method)
+	assert.Equal(t, 15, out.Series[0].Coeffs)
+	assert.InDeltaSlice(t, []float64{0.01, math.Sqrt(10), 1000}, out.Series[0].Eps, 1e-12)
+	assert.Len(t, out.Series[0].Bound, 3)
+	assert.Equal(t, "message", out.Series[1].Method)
+	assert.Contains(t, out.Smoothing, "15")
+	f, err := os.Open(csvPath)
+	require.NoError(t, err)
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	require.NoError(t, err)
+	require.Len(t, recs, 13)
+	assert.Equal(t, []string{"eps", "coeffs", "method", "rep", "error"}, recs[0])
+	assert.Equal(t, []string{"0.01", "15", "functional", "0"}, recs[1][:4])
+	g, err := os.Open(pngPath)
+	require.NoError(t, err)
+	defer g.Close()
+	_, err = png.Decode(g)
+	require.NoError(t, err)
+
+	// The human-readable form prints the same table.
+	stdout.Reset()
+	code = run([]string{"funcpert", "--quick", "--reps", "1", "--eps-points", "1", "--coeffs", "15", "--message-rounds", "0"}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	assert.Contains(t, stdout.String(), "functional, 15 coefficients")
+}
+
+func TestFuncpertBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"--eps-min", "0"},
+		{"--eps-min", "10", "--eps-max", "1"},
+		{"--coeffs", "16"},
+		{"--coeffs", "3"},
+		{"--coeffs", "x"},
+		{"--reps", "0"},
+		{"--eps-points", "0"},
+		{"--p", "1.5"},
+		{"--q", "1"},
+		{"--alpha", "-1"},
+		{"--u", "0.1"},
+		{"--workers", "-2"},
+		{"--message-rounds", "-1"},
+		{"--nope"},
+		{"extra"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"funcpert"}, args...), &stdout, &stderr)
+		assert.Equal(t, 2, code, "args %v: %s", args, stderr.String())
+		assert.Contains(t, stderr.String(), "funcpert", "args %v", args)
+	}
+}
