@@ -66,6 +66,13 @@ type Options struct {
 	// Seed fixes the random orthogonal mixing of the SVD start (default 1).
 	// It is not privacy randomness: the optimization never sees the data.
 	Seed uint64
+	// Relaxed returns the iteration's W ≈ BL as is (the seed's relaxed
+	// decomposition, whose answers carry the structural error
+	// ‖(W − BL)x‖²). By default the converged pair is polished to an exact
+	// decomposition, L ← (L + B⁺(W − BL))/s with s ≥ 1 restoring the ball
+	// and B ← s·B, which removes the data-dependent error for a relative
+	// change in Φ of the order of the residual.
+	Relaxed bool
 	// Progress, when set, is called after every outer iteration.
 	Progress func(Iteration)
 }
@@ -154,8 +161,14 @@ type Result struct {
 	// Iterations counts outer (multiplier) iterations, InnerIterations the
 	// L-steps (each followed by the closed-form B-step).
 	Iterations, InnerIterations int
-	// Converged reports Residual ≤ Tol.
+	// ALResidual is the augmented-Lagrangian iteration's final
+	// ‖W − BL‖_F/‖W‖_F, and RelaxedObjective its Φ, before polishing.
+	ALResidual, RelaxedObjective float64
+	// Converged reports ALResidual ≤ Tol (or the exact fallback).
 	Converged bool
+	// Polished is true when the returned pair is the exact polish of the
+	// iteration's result (W = BL to rounding; see Options.Relaxed).
+	Polished bool
 	// Fallback is true when the optimizer ended unconverged or above the
 	// scaled SVD decomposition, and that exact decomposition is returned.
 	Fallback bool
@@ -245,7 +258,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	svd.UTo(&u)
 	svd.VTo(&vt) // n×min(m,n): columns are right singular vectors
 	uk := u.Slice(0, m, 0, k)
-	vk := vt.Slice(0, n, 0, k) // n×k
+	vk := mat.DenseCopyOf(vt.Slice(0, n, 0, k)) // n×k
 	lam := sv[:k]
 
 	res := &Result{Ball: o.Ball, WorkloadRank: k, Rank: r, FrobeniusW2: fro2, w: w}
@@ -336,11 +349,21 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		c.Add(c, wr)
 	}
 
-	res.Converged = rel <= o.Tol
-	if !res.Converged || phi > svdPhi {
+	res.ALResidual = rel
+	res.RelaxedObjective = phi * fro2
+	converged := rel <= o.Tol
+	if converged && !o.Relaxed {
+		// Make the decomposition exact so the answers carry no structural
+		// (data-dependent) error (see polish).
+		if plt, pb, pphi, ok := polish(lt, b, wr, o.Ball); ok {
+			lt, b, phi, rel = plt, pb, pphi, 0
+			res.Polished = true
+		}
+	}
+	if !converged || phi > svdPhi {
 		res.Fallback = true
+		res.Polished = false
 		lt = svdLt
-		vp.beta = math.Inf(1)
 		// Br = s·Σ_k/‖W‖_F in the first k columns: Br·Ltᵀ = Σ_k V_kᵀ/‖W‖_F.
 		b = mat.NewDense(k, r, nil)
 		for i := 0; i < k; i++ {
@@ -362,7 +385,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	bl.Mul(res.B, res.L)
 	bl.Sub(w, &bl)
 	res.Residual = mat.Norm(&bl, 2) / fro
-	res.Converged = res.Residual <= o.Tol
+	res.Converged = converged || res.Fallback
 	res.Evaluations, res.Gradients = vp.evals, vp.grads
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
@@ -488,4 +511,47 @@ func mixRandom(lt *mat.Dense, eta float64, rng *rand.Rand, ball Ball, scratch []
 			row[i] = (1-eta)*row[i] + eta*g[i]/nrm
 		}
 	}
+}
+
+// polish turns an approximate pair (B, L), B (k×r) of full row rank, into an
+// exact one. With the residual R = W̃ − BL (k×n) and B⁺ = Bᵀ(BBᵀ)⁻¹,
+// L' = L + B⁺R satisfies BL' = BL + R = W̃ exactly; L' moves by ‖B⁺R‖, of the
+// order of the residual, so its columns leave the ball by at most that much,
+// and the seed's scale invariance (B·s, L/s) restores them: with s the
+// largest ball norm of a column of L', the pair (s·B, L'/s) is exact with
+// Φ multiplied by s² ≈ 1 + O(residual). ok is false when BBᵀ is not
+// numerically positive definite.
+func polish(lt, b, wr *mat.Dense, ball Ball) (*mat.Dense, *mat.Dense, float64, bool) {
+	n, r := lt.Dims()
+	var bbt mat.SymDense
+	bbt.SymOuterK(1, b) // BBᵀ (k×k)
+	var ch mat.Cholesky
+	if !ch.Factorize(&bbt) || ch.Cond() > 1e12 {
+		return nil, nil, 0, false
+	}
+	var res mat.Dense // R = W̃ − B Ltᵀ (k×n)
+	res.Mul(b, lt.T())
+	res.Sub(wr, &res)
+	var y mat.Dense // (BBᵀ)⁻¹R (k×n)
+	if err := ch.SolveTo(&y, &res); err != nil {
+		return nil, nil, 0, false
+	}
+	nlt := mat.NewDense(n, r, nil)
+	nlt.Mul(y.T(), b) // (B⁺R)ᵀ = Yᵀ B  (n×r)
+	nlt.Add(nlt, lt)
+	s := 0.0
+	for j := 0; j < n; j++ {
+		s = math.Max(s, ballNorm(nlt.RawRowView(j), ball))
+	}
+	if !(s > 0) || math.IsInf(s, 0) {
+		return nil, nil, 0, false
+	}
+	// Only scale down: columns already inside stay where they are.
+	s = math.Max(s, 1)
+	nlt.Scale(1/s, nlt)
+	nb := mat.DenseCopyOf(b)
+	nb.Scale(s, nb)
+	f := mat.Norm(nb, 2)
+	phi := f * f
+	return nlt, nb, phi, true
 }

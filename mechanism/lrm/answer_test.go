@@ -1,0 +1,237 @@
+package lrm
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+)
+
+// dpbench loads a DPBench 1-D histogram (n = 4096) from ../shared beside
+// the repository root and coarsens it to n cells by summing runs of
+// adjacent cells.
+func dpbench(t *testing.T, name string, n int) []float64 {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the test directory")
+		dir = parent
+	}
+	path := filepath.Join(dir, "..", "shared", "data", "dpbench", "1D", name+".n4096.npy")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("real data %s is absent (expected ../shared beside the repository root)", path)
+	}
+	raw, err := matio.ReadVector(path)
+	require.NoError(t, err)
+	require.Len(t, raw, 4096)
+	require.Zero(t, 4096%n)
+	g := 4096 / n
+	x := make([]float64, n)
+	for i, v := range raw {
+		x[i/g] += v
+	}
+	return x
+}
+
+// quadVariance returns Var(‖Bz + s‖²) for z with i.i.d. zero-mean symmetric
+// coordinates of variance v and fourth moment kurt·v²: with M = BᵀB,
+// Var(zᵀMz) = (kurt − 3)v²·Σ Mᵢᵢ² + 2v²·tr(M²), plus 4v·‖Bᵀs‖² from the
+// cross term (odd moments vanish, so the two parts are uncorrelated).
+func quadVariance(b *mat.Dense, s []float64, v, kurt float64) float64 {
+	var m mat.SymDense
+	m.SymOuterK(1, b.T())
+	r := m.SymmetricDim()
+	var diag2, tr2 float64
+	for i := 0; i < r; i++ {
+		diag2 += m.At(i, i) * m.At(i, i)
+		for j := 0; j < r; j++ {
+			tr2 += m.At(i, j) * m.At(i, j)
+		}
+	}
+	var bs mat.VecDense
+	bs.MulVec(b.T(), mat.NewVecDense(len(s), s))
+	nbs := mat.Norm(&bs, 2)
+	return (kurt-3)*v*v*diag2 + 2*v*v*tr2 + 4*v*nbs*nbs
+}
+
+// TestEmpiricalErrorMatchesExpected runs the mechanism many times on a real
+// histogram (the LRM paper's SEARCHLOGS and NETTRACE data from DPBench) and
+// checks that the mean squared error of the answers matches the expected
+// error, noise plus the exactly computed structural part, within a 99%
+// confidence interval built from the exact variance of a trial's error.
+func TestEmpiricalErrorMatchesExpected(t *testing.T) {
+	const n, trials = 128, 400
+	wr, err := workload.NewWRange(n, 96, 2)
+	require.NoError(t, err)
+	w := wr.Matrix()
+	cases := []struct {
+		data string
+		ball Ball
+		bud  Budget
+		kurt float64 // fourth moment / variance²: Laplace 6, Gaussian 3
+		// relaxed keeps the iteration's W ≈ BL, whose answers carry the
+		// structural error; otherwise the pair is exact.
+		relaxed bool
+	}{
+		{"SEARCHLOGS", L1, Budget{Epsilon: 0.5}, 6, false},
+		{"NETTRACE", L1, Budget{Epsilon: 2}, 6, true},
+		{"NETTRACE", L2, Budget{Epsilon: 1, Delta: 1e-6}, 3, false},
+	}
+	for ci, c := range cases {
+		x := dpbench(t, c.data, n)
+		res, err := Solve(context.Background(), w, &Options{Ball: c.ball, Relaxed: c.relaxed})
+		require.NoError(t, err)
+		require.True(t, res.Converged)
+		require.Equal(t, !c.relaxed, res.Polished)
+
+		truth := mat.NewVecDense(96, nil)
+		truth.MulVec(w, mat.NewVecDense(n, x))
+		// Structural vector s = (BL − W)x, independent of the noise.
+		var lx, blx mat.VecDense
+		lx.MulVec(res.L, mat.NewVecDense(n, x))
+		blx.MulVec(res.B, &lx)
+		sv := make([]float64, 96)
+		var structural float64
+		for i := range sv {
+			sv[i] = blx.AtVec(i) - truth.AtVec(i)
+			structural += sv[i] * sv[i]
+		}
+		gotStruct, err := res.StructuralError(x)
+		require.NoError(t, err)
+		require.InDelta(t, structural, gotStruct, 1e-9*math.Max(structural, 1))
+		bound, err := res.StructuralBound()
+		require.NoError(t, err)
+		require.LessOrEqual(t, structural, bound*mat.Dot(mat.NewVecDense(n, x), mat.NewVecDense(n, x))*(1+1e-12))
+		if c.relaxed {
+			// The relaxed pair's bias is real on counts this large.
+			require.Greater(t, structural, 0.1*res.Objective)
+		} else {
+			// The exact pair has none beyond rounding.
+			require.Less(t, structural, 1e-12*res.Objective)
+		}
+
+		s := noise.NewSeededInsecure(uint64(100 + ci))
+		var sum float64
+		var variance float64
+		for trial := 0; trial < trials; trial++ {
+			rel, err := res.Answer(x, c.bud, s)
+			require.NoError(t, err)
+			variance = rel.Variance
+			var e float64
+			for i, a := range rel.Answers {
+				d := a - truth.AtVec(i)
+				e += d * d
+			}
+			sum += e
+		}
+		mean := sum / trials
+		expected := variance*res.Objective + structural
+		planned, err := res.ExpectedError(c.bud, x)
+		require.NoError(t, err)
+		// Snapping inflates the scale by a relative ≤ 2⁻⁴⁰·r.
+		require.InDelta(t, planned, expected, 1e-9*expected)
+		half := 2.576 * math.Sqrt(quadVariance(res.B, sv, variance, c.kurt)/trials)
+		t.Logf("%s %v ε=%g: mean squared error %.6g, expected %.6g (noise %.6g + structural %.3g), 99%% half-width %.3g",
+			c.data, c.ball, c.bud.Epsilon, mean, expected, variance*res.Objective, structural, half)
+		require.InDelta(t, expected, mean, half)
+	}
+}
+
+// countingReader counts the bytes drawn from crypto/rand.
+type countingReader struct{ n int }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := rand.Read(p)
+	c.n += k
+	return k, err
+}
+
+func TestAnswerUsesTheGivenSecureSource(t *testing.T) {
+	pf, err := workload.NewPrefix(16)
+	require.NoError(t, err)
+	res, err := Solve(context.Background(), pf.Matrix(), nil)
+	require.NoError(t, err)
+	x := make([]float64, 16)
+	for i := range x {
+		x[i] = float64(10 * i)
+	}
+	cr := &countingReader{}
+	s := noise.NewSecureReader(cr)
+	require.True(t, s.Private())
+	rel, err := res.Answer(x, Budget{Epsilon: 1}, s)
+	require.NoError(t, err)
+	assert.Greater(t, cr.n, 0, "noise must be drawn from the supplied reader")
+	assert.Equal(t, "laplace", rel.Mechanism)
+	assert.Len(t, rel.Measurements, res.Rank)
+	assert.Len(t, rel.Answers, 16)
+	// Calibrated to L's own sensitivity (plus the snapping allowance).
+	assert.InDelta(t, res.Sensitivity, rel.Sensitivity, 1e-9)
+	assert.GreaterOrEqual(t, rel.Sensitivity, res.Sensitivity)
+	assert.InDelta(t, rel.Sensitivity/1, rel.Scale, 1e-9*rel.Scale)
+
+	// A failing source is an error, never a silent fallback.
+	_, err = res.Answer(x, Budget{Epsilon: 1}, noise.NewSecureReader(io.LimitReader(bytes.NewReader(nil), 0)))
+	require.Error(t, err)
+}
+
+func TestAnswerBadInput(t *testing.T) {
+	pf, err := workload.NewPrefix(8)
+	require.NoError(t, err)
+	l1, err := Solve(context.Background(), pf.Matrix(), nil)
+	require.NoError(t, err)
+	l2, err := Solve(context.Background(), pf.Matrix(), &Options{Ball: L2})
+	require.NoError(t, err)
+	x := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	s := noise.NewSeededInsecure(1)
+	cases := []struct {
+		name string
+		res  *Result
+		x    []float64
+		b    Budget
+		s    *noise.Sampler
+		want string
+	}{
+		{"ε = 0", l1, x, Budget{Epsilon: 0}, s, "ε must be positive"},
+		{"ε < 0", l1, x, Budget{Epsilon: -1}, s, "ε must be positive"},
+		{"ε NaN", l1, x, Budget{Epsilon: math.NaN()}, s, "ε must be positive"},
+		{"ε Inf", l1, x, Budget{Epsilon: math.Inf(1)}, s, "ε must be positive"},
+		{"δ with Laplace", l1, x, Budget{Epsilon: 1, Delta: 1e-6}, s, "δ = 0"},
+		{"no δ with Gaussian", l2, x, Budget{Epsilon: 1}, s, "δ in (0, 1)"},
+		{"δ ≥ 1", l2, x, Budget{Epsilon: 1, Delta: 1}, s, "δ in (0, 1)"},
+		{"short data", l1, x[:5], Budget{Epsilon: 1}, s, "5 cells"},
+		{"NaN data", l1, []float64{1, 2, 3, math.NaN(), 5, 6, 7, 8}, Budget{Epsilon: 1}, s, "not finite"},
+		{"negative count", l1, []float64{1, 2, 3, -4, 5, 6, 7, 8}, Budget{Epsilon: 1}, s, "negative count"},
+		{"nil sampler", l1, x, Budget{Epsilon: 1}, nil, "nil noise sampler"},
+	}
+	for _, c := range cases {
+		rel, err := c.res.Answer(c.x, c.b, c.s)
+		require.Error(t, err, c.name)
+		assert.Nil(t, rel, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+	}
+	_, err = l1.ExpectedNoiseError(Budget{Epsilon: 0})
+	require.Error(t, err)
+	_, err = l1.ExpectedError(Budget{Epsilon: 1}, x[:3])
+	require.Error(t, err)
+	// A Result not built by Solve has no workload to measure bias against.
+	_, err = (&Result{Ball: L1, L: l1.L, B: l1.B}).StructuralError(x)
+	require.Error(t, err)
+}
