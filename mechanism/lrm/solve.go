@@ -425,6 +425,7 @@ func svdStart(vk mat.Matrix, lam []float64, r int, ball Ball, q *mat.Dense, fro 
 		s = math.Max(s, ballNorm(lt.RawRowView(j), ball))
 	}
 	lt.Scale(1/s, lt)
+	projectRows(lt, ball) // removes rounding only: every norm is ≤ 1 + ulps
 	var l2 float64
 	for _, x := range lam {
 		l2 += x * x
@@ -546,12 +547,78 @@ func polish(lt, b, wr *mat.Dense, ball Ball) (*mat.Dense, *mat.Dense, float64, b
 	if !(s > 0) || math.IsInf(s, 0) {
 		return nil, nil, 0, false
 	}
-	// Only scale down: columns already inside stay where they are.
+	// Only scale down: columns already inside stay where they are. The
+	// projection afterwards only removes rounding (norms of 1 + a few ulps).
 	s = math.Max(s, 1)
 	nlt.Scale(1/s, nlt)
+	projectRows(nlt, ball)
 	nb := mat.DenseCopyOf(b)
 	nb.Scale(s, nb)
 	f := mat.Norm(nb, 2)
 	phi := f * f
 	return nlt, nb, phi, true
+}
+
+// GramFactor returns a k×n matrix F with FᵀF = V for a workload Gram V
+// (symmetric positive semidefinite), F = Λ^{1/2}Qᵀ from V's eigenvalues
+// above n·2⁻⁵²·λ_max. The Low-Rank Mechanism's optimum depends on W only
+// through V (W = QF for a matrix Q with orthonormal columns, and B ↦ QB
+// preserves ‖B‖_F), so Solve(F) gives W's objective when only V is known;
+// its B then answers F·x, not W·x. Eigenvalues of V resolve singular values
+// of W only down to about 1e-8·σ₁.
+func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
+	if v == nil || v.IsEmpty() {
+		return nil, errors.New("lrm: empty Gram matrix")
+	}
+	n := v.SymmetricDim()
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("lrm: Gram entry [%d][%d] = %v is not finite", i, j, x)
+			}
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(v, true) {
+		return nil, errors.New("lrm: eigendecomposition of the Gram matrix did not converge")
+	}
+	vals := es.Values(nil) // ascending
+	var q mat.Dense
+	es.VectorsTo(&q)
+	top := vals[n-1]
+	if !(top > 0) {
+		return nil, errors.New("lrm: the Gram matrix has rank 0: no query to answer")
+	}
+	if vals[0] < -1e-10*top {
+		return nil, fmt.Errorf("lrm: the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[0])
+	}
+	tol := float64(n) * 0x1p-52 * top
+	var keep []int
+	for i := n - 1; i >= 0; i-- {
+		if vals[i] > tol {
+			keep = append(keep, i)
+		}
+	}
+	f := mat.NewDense(len(keep), n, nil)
+	for r, i := range keep {
+		s := math.Sqrt(vals[i])
+		row := f.RawRowView(r)
+		for j := 0; j < n; j++ {
+			row[j] = s * q.At(j, i)
+		}
+	}
+	return f, nil
+}
+
+// projectRows projects every row of Lt (a column of L) onto the ball.
+func projectRows(lt *mat.Dense, ball Ball) {
+	n, r := lt.Dims()
+	idx := make([]int, r)
+	for j := 0; j < n; j++ {
+		if ball == L1 {
+			projectL1(lt.RawRowView(j), idx)
+		} else {
+			ProjectL2(lt.RawRowView(j))
+		}
+	}
 }

@@ -377,3 +377,48 @@ func TestSolveBadInput(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want, c.name)
 	}
 }
+
+func TestGramFactor(t *testing.T) {
+	rg, err := workload.NewWRange(30, 80, 4)
+	require.NoError(t, err)
+	w := rg.Matrix()
+	f, err := GramFactor(rg.Gram())
+	require.NoError(t, err)
+	var ftf, wtw mat.Dense
+	ftf.Mul(f.T(), f)
+	wtw.Mul(w.T(), w)
+	require.True(t, mat.EqualApprox(&ftf, &wtw, 1e-9*mat.Norm(&wtw, 2)))
+	// The same problem: W and F have the same bounds, and an L found for F
+	// serves W with the same objective (W = QF, so W·L⁺ = Q·F·L⁺).
+	a, err := Solve(context.Background(), w, nil)
+	require.NoError(t, err)
+	b, err := Solve(context.Background(), f, nil)
+	require.NoError(t, err)
+	checkResult(t, "from W", w, a, L1)
+	checkResult(t, "from F", f, b, L1)
+	assert.Equal(t, a.WorkloadRank, b.WorkloadRank)
+	assert.InDelta(t, a.Bounds.Lower, b.Bounds.Lower, 1e-9*a.Bounds.Lower)
+	assert.InDelta(t, a.Bounds.SVDUpper, b.Bounds.SVDUpper, 1e-9*a.Bounds.SVDUpper)
+	require.GreaterOrEqual(t, b.Rank, 30) // r ≥ n: L has full column rank
+	var ltl mat.SymDense
+	ltl.SymOuterK(1, b.L.T())
+	var ch mat.Cholesky
+	require.True(t, ch.Factorize(&ltl))
+	var x, bw, d mat.Dense
+	require.NoError(t, ch.SolveTo(&x, w.T())) // (LᵀL)⁻¹Wᵀ
+	bw.Mul(x.T(), b.L.T())                    // W(LᵀL)⁻¹Lᵀ = W·L⁺
+	d.Mul(&bw, b.L)
+	d.Sub(w, &d)
+	assert.Less(t, mat.Norm(&d, 2), 1e-9*mat.Norm(w, 2))
+	nb := mat.Norm(&bw, 2)
+	assert.InDelta(t, b.Objective, nb*nb, 1e-8*b.Objective)
+
+	_, err = GramFactor(nil)
+	require.Error(t, err)
+	_, err = GramFactor(mat.NewSymDense(2, []float64{1, math.NaN(), math.NaN(), 1}))
+	require.Error(t, err)
+	_, err = GramFactor(mat.NewSymDense(2, []float64{1, 0, 0, -1}))
+	require.ErrorContains(t, err, "not positive semidefinite")
+	_, err = GramFactor(mat.NewSymDense(2, nil))
+	require.ErrorContains(t, err, "rank 0")
+}
