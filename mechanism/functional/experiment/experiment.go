@@ -8,6 +8,21 @@
 // bound of package functional and the message-perturbation baseline
 // (package distributed).
 //
+// # Parameters
+//
+// The seed fixes D = X = [−5, 5]², 10 agents with 100 labelled points each,
+// λ = 0.01, the three truncations and the ε sweep; it leaves the rest open,
+// and DefaultConfig chooses: features N(0, 0.2²I) clipped to [−0.6, 0.6]² with
+// labels from a logistic model with weights (2, −1) (distributed.
+// DefaultLogisticConfig); adjacency exponent q = 2, noise decay p = 1 (the
+// middle of (1/2, q − 1/2)), radius γ = 1, so ε is per unit of the weighted
+// coefficient norm (one record's loss log(1 + e^{−l aᵀx}) − log 2, for features
+// in the clipped box, has weighted norm up to ≈ 250 by our estimate at total
+// degree 30, so replacing a record is covered at level ≈ 500ε by group
+// scaling); S = {α = 0.05, β = 2, u = 15}, which
+// contains every agent's objective; 2.5K Chebyshev nodes per axis for the
+// certified projection.
+//
 // x̃* is computed by a centralized projected-Newton solve of Σᵢ f̃ᵢ over X: it is
 // the point every convergent distributed algorithm run on the released
 // functions reaches (package distributed tests that its goroutine algorithm

@@ -6,12 +6,14 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"os"
 	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // WriteCSV writes the rows with the header eps,coeffs,method,rep,error.
@@ -47,22 +49,39 @@ var palette = []color.Color{
 // floor keeps values positive for the logarithmic axis.
 func floor(v float64) float64 { return math.Max(v, 1e-12) }
 
-// Plot draws |x̃* − x*| against ε on log–log axes: for every coefficient count
-// the mean over repetitions (solid, markers) with its min–max range (error
-// bars) and the theoretical bound (dashed, same colour); the message baseline
-// in black. It writes a PNG (or any format gonum/plot infers from the name).
+// decades ticks every power of ten with labels like 1e-05, 0.001, 1, 100.
+type decades struct{}
+
+func (decades) Ticks(min, max float64) []plot.Tick {
+	var t []plot.Tick
+	for k := int(math.Floor(math.Log10(min))); k <= int(math.Ceil(math.Log10(max))); k++ {
+		v := math.Pow10(k)
+		if v < min*(1-1e-9) || v > max*(1+1e-9) {
+			continue
+		}
+		t = append(t, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	}
+	return t
+}
+
+// Plot draws |x_priv − x*| (x_priv the minimizer of the released functions)
+// against ε on log–log axes: for every coefficient count the mean over
+// repetitions (solid, markers) with its min–max range (error bars) and the
+// theoretical bound (dashed, same colour); the message baseline in black. The
+// legend sits to the right of the axes. It writes a PNG.
 func Plot(res *Result, path string) error {
 	p := plot.New()
-	p.Title.Text = "Functional perturbation: optimizer error vs privacy"
+	p.Title.Text = "Functional perturbation: error of the private minimizer vs ε"
 	p.X.Label.Text = "ε"
-	p.Y.Label.Text = "|x_priv − x*|  (x_priv: minimizer of the released functions)"
+	p.Y.Label.Text = "|x_priv − x*|"
 	p.X.Scale = plot.LogScale{}
 	p.Y.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top = false
-	p.Legend.Left = true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.X.Tick.Marker = decades{}
+	p.Y.Tick.Marker = decades{}
+	legend := plot.NewLegend()
+	legend.TextStyle.Font.Size = vg.Points(10)
+	legend.Top = true
+	legend.Left = true
 	p.Add(plotter.NewGrid())
 	ci := 0
 	ymin, ymax := math.Inf(1), math.Inf(-1)
@@ -107,7 +126,7 @@ func Plot(res *Result, path string) error {
 		}
 		bars.Color = col
 		p.Add(line, points, bars)
-		p.Legend.Add(label, line, points)
+		legend.Add(label, line, points)
 		if s.Bound != nil {
 			bnd := make(plotter.XYs, len(s.Eps))
 			for i := range s.Eps {
@@ -121,12 +140,26 @@ func Plot(res *Result, path string) error {
 			bl.Color = col
 			bl.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 			p.Add(bl)
-			p.Legend.Add(fmt.Sprintf("%d coefficients: bound", s.Coeffs), bl)
+			legend.Add(fmt.Sprintf("%d coefficients: bound", s.Coeffs), bl)
 		}
 	}
 	if !math.IsInf(ymin, 0) {
 		p.Y.Min = math.Pow(10, math.Floor(math.Log10(ymin)))
 		p.Y.Max = math.Pow(10, math.Ceil(math.Log10(ymax)+0.3))
 	}
-	return p.Save(18*vg.Centimeter, 13*vg.Centimeter, path)
+	const w, h, legendW = 25 * vg.Centimeter, 13 * vg.Centimeter, 7 * vg.Centimeter
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
+	lc := draw.Crop(dc, w-legendW+vg.Points(8), 0, 0, -vg.Points(30))
+	legend.Draw(lc)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
