@@ -289,7 +289,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	vp := newVarpro(mat.DenseCopyOf(wr), r)
 	vp.beta = o.Beta0 * phi0
 	pi := mat.NewDense(k, n, nil)
-	c := vp.c // C = W + π/β, π = 0
+	c := mat.DenseCopyOf(wr) // C = W + π/β, π = 0
 
 	st := newLStep(n, r, o.Ball)
 	st.lip = 1 / vp.beta
@@ -347,6 +347,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		prev = rel
 		c.Scale(1/vp.beta, pi)
 		c.Add(c, wr)
+		vp.setC(c)
 	}
 
 	res.ALResidual = rel

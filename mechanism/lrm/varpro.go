@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -29,16 +30,15 @@ type varpro struct {
 	k, n, r int
 	nspace  bool
 	beta    float64
-	c       *mat.Dense // k×n
+	c, ct   *mat.Dense // C (k×n) and Cᵀ
 
-	sym  *mat.SymDense // n×n or r×r
-	chol mat.Cholesky
+	sym  *mat.SymDense // n×n or r×r: K, then its Cholesky factor
+	u    blas64.Triangular
 	x    *mat.Dense    // n-space: Rᵀ (n×k); r-space: Bᵀ (r×k)
 	res  *mat.Dense    // r-space: R (k×n)
 	rhs  *mat.Dense    // r-space: β L Cᵀ (r×k)
 	tmp  *mat.Dense    // gradient intermediate R·Lt (k×r)
 	rtr  *mat.SymDense // gradient intermediate RᵀR (n×n)
-	u    *mat.TriDense // n-space Cholesky factor
 	gram bool          // n-space gradient via RᵀR (n×n) rather than R·Lt (k×r)
 
 	evals, grads int // evaluations, and those with a gradient
@@ -48,7 +48,7 @@ var errNotPD = errors.New("lrm: penalty matrix is not positive definite (non-fin
 
 func newVarpro(c *mat.Dense, r int) *varpro {
 	k, n := c.Dims()
-	v := &varpro{k: k, n: n, r: r, c: c}
+	v := &varpro{k: k, n: n, r: r, c: c, ct: mat.DenseCopyOf(c.T())}
 	// Flop counts per evaluation with gradient (leading terms).
 	nsp := float64(n*n*r) + float64(n*n*n)/3 + 2*float64(k*n*n) // syrk, potrf, 2 trsm
 	rsp := float64(r*r*n) + float64(r*r*r)/3 + 2*float64(k*r*n) + 2*float64(k*r*r) + 2*float64(k*r*n)
@@ -65,7 +65,6 @@ func newVarpro(c *mat.Dense, r int) *varpro {
 	if v.nspace {
 		v.sym = mat.NewSymDense(n, nil)
 		v.x = mat.NewDense(n, k, nil)
-		v.u = mat.NewTriDense(n, mat.Upper, nil)
 		if v.gram {
 			v.rtr = mat.NewSymDense(n, nil)
 		} else {
@@ -75,7 +74,6 @@ func newVarpro(c *mat.Dense, r int) *varpro {
 		v.sym = mat.NewSymDense(r, nil)
 		v.x = mat.NewDense(r, k, nil)
 		v.res = mat.NewDense(k, n, nil)
-		v.rhs = mat.NewDense(r, k, nil)
 	}
 	return v
 }
@@ -91,14 +89,11 @@ func (v *varpro) eval(lt *mat.Dense, gt *mat.Dense) (float64, error) {
 	if v.nspace {
 		// K = I + β Lt Ltᵀ = UᵀU (n×n). With Z = U⁻ᵀCᵀ the value is
 		// g = (β/2)‖Z‖²_F, and Rᵀ = K⁻¹Cᵀ = U⁻¹Z.
-		v.sym.SymOuterK(beta, lt)
-		addIdentity(v.sym)
-		if ok := v.chol.Factorize(v.sym); !ok {
+		u, ok := v.factor(lt, blas.NoTrans)
+		if !ok {
 			return 0, errNotPD
 		}
-		v.chol.UTo(v.u)
-		u := v.u.RawTriangular()
-		v.x.Copy(v.c.T())
+		v.x.Copy(v.ct)
 		xr := v.x.RawMatrix()
 		blas64.Trsm(blas.Left, blas.Trans, 1, u, xr)
 		nz := mat.Norm(v.x, 2)
@@ -120,17 +115,14 @@ func (v *varpro) eval(lt *mat.Dense, gt *mat.Dense) (float64, error) {
 		return f, nil
 	}
 	// r-space. K = I + β Ltᵀ Lt (r×r); Bᵀ = K⁻¹ (β Ltᵀ Cᵀ); R = C − B Ltᵀ.
-	v.sym.SymOuterK(beta, lt.T())
-	addIdentity(v.sym)
-	if ok := v.chol.Factorize(v.sym); !ok {
+	u, ok := v.factor(lt, blas.Trans)
+	if !ok {
 		return 0, errNotPD
 	}
-	v.rhs.Mul(lt.T(), v.c.T())
-	v.rhs.Scale(beta, v.rhs)
 	p := v.x
-	if err := v.chol.SolveTo(p, v.rhs); err != nil {
-		return 0, err
-	}
+	p.Mul(lt.T(), v.ct)
+	p.Scale(beta, p)
+	lapack64.Potrs(u, p.RawMatrix())
 	v.res.Mul(p.T(), lt.T())
 	v.res.Sub(v.c, v.res)
 	nb := mat.Norm(p, 2)
@@ -153,7 +145,7 @@ func (v *varpro) bStep(lt *mat.Dense) (*mat.Dense, error) {
 	b := mat.NewDense(v.k, v.r, nil)
 	if v.nspace {
 		// eval left Z = U⁻ᵀCᵀ in x; finish Rᵀ = U⁻¹Z.
-		blas64.Trsm(blas.Left, blas.NoTrans, 1, v.u.RawTriangular(), v.x.RawMatrix())
+		blas64.Trsm(blas.Left, blas.NoTrans, 1, v.u, v.x.RawMatrix())
 		// B = β R Lt.
 		b.Mul(v.x.T(), lt)
 		b.Scale(v.beta, b)
@@ -163,11 +155,26 @@ func (v *varpro) bStep(lt *mat.Dense) (*mat.Dense, error) {
 	return b, nil
 }
 
-func addIdentity(s *mat.SymDense) {
-	raw := s.RawSymmetric()
+// factor forms K = I + β·A·Aᵀ (A = Lt for tr = NoTrans, n×n; A = Ltᵀ for
+// Trans, r×r) in v.sym's upper triangle and overwrites it with the Cholesky
+// factor U, K = UᵀU. It calls LAPACK's potrf directly: gonum's
+// mat.Cholesky would add a condition estimate as costly as the
+// factorization itself. K ⪰ I, so failure means a non-finite iterate.
+func (v *varpro) factor(lt *mat.Dense, tr blas.Transpose) (blas64.Triangular, bool) {
+	raw := v.sym.RawSymmetric()
+	blas64.Syrk(tr, v.beta, lt.RawMatrix(), 0, raw)
 	for i := 0; i < raw.N; i++ {
 		raw.Data[i*raw.Stride+i]++
 	}
+	u, ok := lapack64.Potrf(raw)
+	v.u = u
+	return u, ok
+}
+
+// setC sets C (k×n) and its transpose.
+func (v *varpro) setC(c *mat.Dense) {
+	v.c.Copy(c)
+	v.ct.Copy(c.T())
 }
 
 // dotTransposed returns ⟨a, xᵀ⟩ = Σᵢⱼ aᵢⱼ xⱼᵢ for a (k×n) and x (n×k).
