@@ -67,7 +67,7 @@ func degreeForCoeffs(n int) (int, error) {
 func runFuncpert(args []string, stdout, stderr io.Writer) error {
 	def := experiment.DefaultConfig()
 	fs := newFlagSet("funcpert", stderr)
-	out := fs.String("out", "", "write the results to this CSV file (columns eps,coeffs,method,rep,error)")
+	out := fs.String("out", "", "write the results to this CSV file (columns eps,coeffs,method,rep,error; method functional or message, whose rows have coeffs 0)")
 	plotPath := fs.String("plot", "", "draw the figure into this PNG file")
 	quick := fs.Bool("quick", false, "small configuration for a fast check: 3 repetitions, 6 ε points, 15 and 28 coefficients, short baseline tuning")
 	reps := fs.Int("reps", def.Reps, "repetitions per (ε, coefficients)")

@@ -89,7 +89,7 @@
 //
 // and always |x̃ − x*| ≤ diam(X). The first term is the deterministic smoothing
 // error (truncation and regularization, computed once without noise); the second
-// decays as 1/ε. AccuracyBound evaluates the right-hand side.
+// decays as 1/ε. Accuracy.Bound evaluates the right-hand side.
 //
 // # Randomness
 //
