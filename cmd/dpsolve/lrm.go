@@ -51,7 +51,7 @@ type lrmJSON struct {
 	ExpectedError   float64  `json:"expected_error"`
 	NoiseError      float64  `json:"noise_error"`
 	StructuralError *float64 `json:"structural_error"`
-	// StructuralBound is ‖W − BL‖₂²: structural part ≤ it·‖x‖²₂.
+	// StructuralBound is ‖W − BL‖²_F: structural part ≤ it·‖x‖²₂.
 	StructuralBound  float64 `json:"structural_bound"`
 	IdentityError    float64 `json:"identity_error"`
 	SVDUpperBound    float64 `json:"svd_upper_bound"`

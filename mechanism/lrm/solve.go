@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/blas"
 )
 
 // Ball is the unit ball the columns of L are constrained to; it fixes the
@@ -44,7 +46,9 @@ type Options struct {
 	RankFactor float64
 	Rank       int
 	// RankTol is the relative singular-value threshold below which W's
-	// singular values count as zero (default max(m,n)·2⁻⁵², as numpy/Matlab).
+	// singular values count as zero. The floor (and default) is
+	// √(n·2⁻⁵²), the resolution of the Gram's eigenvalues from which they
+	// are computed (about 5e-7 at n = 1024).
 	RankTol float64
 	// Tol stops the iteration once ‖W − BL‖_F ≤ Tol·‖W‖_F (default 1e-3).
 	Tol float64
@@ -164,7 +168,8 @@ type Result struct {
 	// ALResidual is the augmented-Lagrangian iteration's final
 	// ‖W − BL‖_F/‖W‖_F, and RelaxedObjective its Φ, before polishing.
 	ALResidual, RelaxedObjective float64
-	// Converged reports ALResidual ≤ Tol (or the exact fallback).
+	// Converged reports ALResidual ≤ Tol. An unconverged run returns the
+	// exact SVD decomposition (Fallback).
 	Converged bool
 	// Polished is true when the returned pair is the exact polish of the
 	// iteration's result (W = BL to rounding; see Options.Relaxed).
@@ -229,22 +234,25 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	fro := mat.Norm(w, 2)
 	fro2 := fro * fro
 
-	var svd mat.SVD
-	if ok := svd.Factorize(w, mat.SVDThin); !ok {
-		return nil, errors.New("lrm: SVD of W did not converge")
+	// W's row space and singular values from the Gram V = WᵀW (one SYRK
+	// and a symmetric eigendecomposition, MRRR through package blas): much
+	// faster than an SVD of W, especially for tall W. λᵢ(V) = σᵢ(W)².
+	var gram mat.SymDense
+	gram.SymOuterK(1, w.T())
+	lamAll, vecs, err := symEig(&gram)
+	if err != nil {
+		return nil, err
 	}
-	sv := svd.Values(nil)
-	tol := o.RankTol
-	if tol == 0 {
-		tol = float64(max(m, n)) * 0x1p-52
-	}
+	// Rank: σᵢ > RankTol·σ₁, and never below the eigensolver's resolution
+	// λᵢ > n·2⁻⁵²·λ₁ (σᵢ > √(n·2⁻⁵²)·σ₁ ≈ 5e-7·σ₁ at n = 1024).
+	tol := math.Max(o.RankTol*o.RankTol, float64(n)*0x1p-52)
 	k := 0
-	for _, s := range sv {
-		if s > tol*sv[0] {
+	for _, l := range lamAll {
+		if l > tol*lamAll[0] {
 			k++
 		}
 	}
-	if k == 0 {
+	if !(lamAll[0] > 0) || k == 0 {
 		return nil, errors.New("lrm: W has rank 0 (every singular value is zero): no query to answer")
 	}
 	r := o.Rank
@@ -254,12 +262,21 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	if r < k {
 		return nil, fmt.Errorf("lrm: rank r = %d is below rank(W) = %d; W = BL needs r ≥ rank(W)", r, k)
 	}
-	var u, vt mat.Dense
-	svd.UTo(&u)
-	svd.VTo(&vt) // n×min(m,n): columns are right singular vectors
-	uk := u.Slice(0, m, 0, k)
-	vk := mat.DenseCopyOf(vt.Slice(0, n, 0, k)) // n×k
-	lam := sv[:k]
+	lam := make([]float64, k)
+	for i := range lam {
+		lam[i] = math.Sqrt(lamAll[i])
+	}
+	vk := mat.DenseCopyOf(vecs.Slice(0, n, 0, k)) // n×k
+	// W·V_k·Σ⁻¹ = U_k maps the reduced B back (see the end).
+	var wv mat.Dense
+	wv.Mul(w, vk)
+	for i := 0; i < m; i++ {
+		row := wv.RawRowView(i)
+		for j := range row {
+			row[j] /= lam[j]
+		}
+	}
+	uk := &wv
 
 	res := &Result{Ball: o.Ball, WorkloadRank: k, Rank: r, FrobeniusW2: fro2, w: w}
 	res.Bounds = seedBounds(lam, n, o.Ball)
@@ -386,7 +403,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	bl.Mul(res.B, res.L)
 	bl.Sub(w, &bl)
 	res.Residual = mat.Norm(&bl, 2) / fro
-	res.Converged = converged || res.Fallback
+	res.Converged = converged
 	res.Evaluations, res.Gradients = vp.evals, vp.grads
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
@@ -397,7 +414,7 @@ func checkWorkload(w *mat.Dense) error {
 	if w == nil || w.IsEmpty() {
 		return errors.New("lrm: empty workload matrix W")
 	}
-	m, n := w.Dims()
+	m, _ := w.Dims()
 	for i := 0; i < m; i++ {
 		for j, x := range w.RawRowView(i) {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -405,7 +422,6 @@ func checkWorkload(w *mat.Dense) error {
 			}
 		}
 	}
-	_ = n
 	return nil
 }
 
@@ -496,7 +512,13 @@ func seedBounds(lam []float64, n int, ball Ball) Bounds {
 	return bd
 }
 
-var stallRatio, perturb = 0.8, 0.05
+const (
+	// stallRatio: an outer iteration that leaves more than this fraction
+	// of the previous residual counts as stalled.
+	stallRatio = 0.8
+	// perturb is the weight of the random L mixed in after a stall.
+	perturb = 0.05
+)
 
 // mixRandom sets Lt ← (1−eta)·Lt + eta·G, G a Gaussian n×r matrix with
 // every row projected onto the ball.
@@ -579,23 +601,20 @@ func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 			}
 		}
 	}
-	var es mat.EigenSym
-	if !es.Factorize(v, true) {
-		return nil, errors.New("lrm: eigendecomposition of the Gram matrix did not converge")
+	vals, q, err := symEig(v) // descending
+	if err != nil {
+		return nil, err
 	}
-	vals := es.Values(nil) // ascending
-	var q mat.Dense
-	es.VectorsTo(&q)
-	top := vals[n-1]
+	top := vals[0]
 	if !(top > 0) {
 		return nil, errors.New("lrm: the Gram matrix has rank 0: no query to answer")
 	}
-	if vals[0] < -1e-10*top {
-		return nil, fmt.Errorf("lrm: the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[0])
+	if vals[n-1] < -1e-10*top {
+		return nil, fmt.Errorf("lrm: the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[n-1])
 	}
 	tol := float64(n) * 0x1p-52 * top
 	var keep []int
-	for i := n - 1; i >= 0; i-- {
+	for i := 0; i < n; i++ {
 		if vals[i] > tol {
 			keep = append(keep, i)
 		}
@@ -622,4 +641,33 @@ func projectRows(lt *mat.Dense, ball Ball) {
 			ProjectL2(lt.RawRowView(j))
 		}
 	}
+}
+
+// symEig returns the eigenvalues of V in descending order and the matching
+// orthonormal eigenvectors as the columns of an n×n matrix, through
+// package blas (LAPACK's MRRR driver with OpenBLAS, gonum's Dsyev in pure-Go
+// builds).
+func symEig(v *mat.SymDense) ([]float64, *mat.Dense, error) {
+	n := v.SymmetricDim()
+	a := blas.NewSquare(n)
+	raw := v.RawSymmetric()
+	for i := 0; i < n; i++ {
+		copy(a.Data[i*n+i:(i+1)*n], raw.Data[i*raw.Stride+i:i*raw.Stride+n])
+	}
+	z := blas.NewSquare(n)
+	vals := make([]float64, n)
+	if !blas.SymEigVectors(a, z, vals) {
+		return nil, nil, errors.New("lrm: eigendecomposition of WᵀW did not converge")
+	}
+	// Reverse to descending order.
+	out := make([]float64, n)
+	vecs := mat.NewDense(n, n, nil)
+	for j := 0; j < n; j++ {
+		src := n - 1 - j
+		out[j] = vals[src]
+		for i := 0; i < n; i++ {
+			vecs.Set(i, j, z.Data[i*n+src])
+		}
+	}
+	return out, vecs, nil
 }

@@ -328,6 +328,8 @@ func TestSolveOptionsAndProgress(t *testing.T) {
 	// decomposition, flagged.
 	res, err = Solve(context.Background(), w, &Options{MaxOuter: 1, MaxInner: 1, FirstInner: 1})
 	require.NoError(t, err)
+	assert.False(t, res.Converged)
+	assert.Greater(t, res.ALResidual, 1e-3)
 	assert.True(t, res.Fallback)
 	assert.InDelta(t, res.SVDObjective, res.Objective, 1e-9*res.Objective)
 	assert.Less(t, res.Residual, 1e-12)
