@@ -237,8 +237,19 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	// W's row space and singular values from the Gram V = WᵀW (one SYRK
 	// and a symmetric eigendecomposition, MRRR through package blas): much
 	// faster than an SVD of W, especially for tall W. λᵢ(V) = σᵢ(W)².
+	switch {
+	case fro == 0:
+		return nil, errors.New("lrm: W has rank 0 (every entry is zero): no query to answer")
+	case math.IsInf(fro2, 0):
+		return nil, fmt.Errorf("lrm: W is too large: ‖W‖²_F = %g² overflows float64", fro)
+	case fro2 < 0x1p-1022:
+		return nil, fmt.Errorf("lrm: W is too small: ‖W‖²_F = %g² underflows float64", fro)
+	}
+	// The Gram of W/‖W‖_F, so that its entries are O(1) at any scale.
+	ws := mat.DenseCopyOf(w)
+	ws.Scale(1/fro, ws)
 	var gram mat.SymDense
-	gram.SymOuterK(1, w.T())
+	gram.SymOuterK(1, ws.T())
 	lamAll, vecs, err := symEig(&gram)
 	if err != nil {
 		return nil, err
@@ -262,9 +273,9 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	if r < k {
 		return nil, fmt.Errorf("lrm: rank r = %d is below rank(W) = %d; W = BL needs r ≥ rank(W)", r, k)
 	}
-	lam := make([]float64, k)
+	lam := make([]float64, k) // σᵢ(W)
 	for i := range lam {
-		lam[i] = math.Sqrt(lamAll[i])
+		lam[i] = math.Sqrt(lamAll[i]) * fro
 	}
 	vk := mat.DenseCopyOf(vecs.Slice(0, n, 0, k)) // n×k
 	// W·V_k·Σ⁻¹ = U_k maps the reduced B back (see the end).

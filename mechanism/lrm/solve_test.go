@@ -337,6 +337,27 @@ func TestSolveOptionsAndProgress(t *testing.T) {
 	assert.LessOrEqual(t, res.Sensitivity, 1+1e-12)
 }
 
+// The problem scales as Φ(cW) = c²·Φ(W) (B scales, L does not), and Solve
+// normalizes W, so extreme but representable scales give the same L. c is a
+// power of two so that scaling is exact in floating point: the iteration is
+// non-convex and a rounding-level change of its input can lead it to a
+// different local optimum.
+func TestSolveScaleInvariance(t *testing.T) {
+	rg, err := workload.NewWRange(24, 30, 8)
+	w := mustMatrix(t, rg, err)
+	a, err := Solve(context.Background(), w, nil)
+	require.NoError(t, err)
+	for _, c := range []float64{0x1p-300, 0x1p300} {
+		wc := mat.DenseCopyOf(w)
+		wc.Scale(c, wc)
+		b, err := Solve(context.Background(), wc, nil)
+		require.NoError(t, err)
+		checkResult(t, "scaled", wc, b, L1)
+		assert.InDelta(t, 1, b.Objective/(c*c*a.Objective), 1e-9)
+		assert.True(t, mat.EqualApprox(a.L, b.L, 1e-9))
+	}
+}
+
 func TestSolveCancelled(t *testing.T) {
 	pf, err := workload.NewPrefix(32)
 	w := mustMatrix(t, pf, err)
@@ -363,6 +384,8 @@ func TestSolveBadInput(t *testing.T) {
 		{"NaN", nan, nil, "not finite"},
 		{"Inf", inf, nil, "not finite"},
 		{"rank 0", zero, nil, "rank 0"},
+		{"too small", mat.NewDense(1, 2, []float64{1e-200, 0}), nil, "too small"},
+		{"too large", mat.NewDense(1, 2, []float64{0, 1e200}), nil, "too large"},
 		{"rank below rank(W)", good, &Options{Rank: 1}, "below rank(W)"},
 		{"unknown ball", good, &Options{Ball: 3}, "unknown ball"},
 		{"negative tol", good, &Options{Tol: -1}, "Tol"},
