@@ -85,8 +85,10 @@ func checkResult(t *testing.T, name string, w *mat.Dense, res *Result, ball Ball
 	}
 	require.InDelta(t, maxNorm, res.Sensitivity, 1e-15, name)
 
-	require.LessOrEqual(t, res.Objective, res.Bounds.SVDUpper, "%s: above the seed's SVD upper bound", name)
-	require.LessOrEqual(t, res.Objective, res.SVDObjective, "%s: above the exact SVD decomposition", name)
+	// Up to rounding in the last bits (both sides are sums of squares
+	// computed along different paths).
+	require.LessOrEqual(t, res.Objective, res.Bounds.SVDUpper*(1+1e-12), "%s: above the seed's SVD upper bound", name)
+	require.LessOrEqual(t, res.Objective, res.SVDObjective*(1+1e-12), "%s: above the exact SVD decomposition", name)
 	// The SVD bound holds for every exact decomposition of BL (and Δ ≤ 1),
 	// so it is a proven lower bound for what was actually computed.
 	var s1 float64
