@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -311,6 +312,16 @@ func exactReport(v *mat.SymDense, pt *sdp.Point) *sdpExactJSON {
 	for _, s := range baselines {
 		if j, err := sdp.StrategyObjective(v, s, 1); err == nil {
 			rep.Baselines[strings.SplitN(s.Name(), "(", 2)[0]] = j
+		}
+	}
+	// The Low-Rank Mechanism's L (columns in the unit ℓ1 ball) as a
+	// strategy with least-squares reconstruction; its own answers B·y cost
+	// at least this much.
+	if f, err := lrm.GramFactor(v); err == nil {
+		if res, err := lrm.Solve(context.Background(), f, &lrm.Options{Ball: lrm.L1}); err == nil {
+			if j, _ := eval("lrm", res.L); j != nil {
+				rep.Baselines["lrm"] = *j
+			}
 		}
 	}
 	return rep

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
@@ -199,15 +200,23 @@ func TestExactForms(t *testing.T) {
 		w, err := workload.Builtin(tc.name, tc.n)
 		require.NoError(t, err)
 		v := w.Gram()
-		// J₁ of the feasible strategies tried: identity, H2, Haar wavelet.
+		// J₁ of the feasible strategies tried: identity, H2, Haar wavelet,
+		// and the Low-Rank Mechanism's L (ℓ1 columns ≤ 1) used as a
+		// strategy with least-squares reconstruction.
 		id, err := strategy.NewIdentity(tc.n)
 		require.NoError(t, err)
 		h2, err := strategy.NewH2(tc.n)
 		require.NoError(t, err)
 		wav, err := strategy.NewWavelet(tc.n)
 		require.NoError(t, err)
+		f, err := lrm.GramFactor(v)
+		require.NoError(t, err)
+		lr, err := lrm.Solve(context.Background(), f, &lrm.Options{Ball: lrm.L1})
+		require.NoError(t, err)
+		lrmStrategy, err := strategy.FromMatrix("lrm", lr.L)
+		require.NoError(t, err)
 		var j1 []float64
-		for _, s := range []strategy.Strategy{id, h2, wav} {
+		for _, s := range []strategy.Strategy{id, h2, wav, lrmStrategy} {
 			j, err := StrategyObjective(v, s, 1)
 			require.NoError(t, err)
 			j1 = append(j1, j)
@@ -222,8 +231,8 @@ func TestExactForms(t *testing.T) {
 				require.NoError(t, err)
 				pt, err := fm.Recover(res.Solution.Y)
 				require.NoError(t, err)
-				t.Logf("%v value %.8g (gaussian optimum %.8g; J1 identity %.6g h2 %.6g wavelet %.6g) %.2fs",
-					f, pt.Objective, gauss, j1[0], j1[1], j1[2], res.Seconds)
+				t.Logf("%v value %.8g (gaussian optimum %.8g; J1 identity %.6g h2 %.6g wavelet %.6g lrm %.6g) %.2fs",
+					f, pt.Objective, gauss, j1[0], j1[1], j1[2], j1[3], res.Seconds)
 				// A relaxation's value is a lower bound on J₁ of every feasible
 				// strategy (up to CSDP's 1e-8 relative gap).
 				for _, j := range j1 {
