@@ -36,7 +36,6 @@ type varpro struct {
 	u    blas64.Triangular
 	x    *mat.Dense    // n-space: Rᵀ (n×k); r-space: Bᵀ (r×k)
 	res  *mat.Dense    // r-space: R (k×n)
-	rhs  *mat.Dense    // r-space: β L Cᵀ (r×k)
 	tmp  *mat.Dense    // gradient intermediate R·Lt (k×r)
 	rtr  *mat.SymDense // gradient intermediate RᵀR (n×n)
 	gram bool          // n-space gradient via RᵀR (n×n) rather than R·Lt (k×r)
@@ -175,18 +174,4 @@ func (v *varpro) factor(lt *mat.Dense, tr blas.Transpose) (blas64.Triangular, bo
 func (v *varpro) setC(c *mat.Dense) {
 	v.c.Copy(c)
 	v.ct.Copy(c.T())
-}
-
-// dotTransposed returns ⟨a, xᵀ⟩ = Σᵢⱼ aᵢⱼ xⱼᵢ for a (k×n) and x (n×k).
-func dotTransposed(a, x *mat.Dense) float64 {
-	k, n := a.Dims()
-	xr := x.RawMatrix()
-	var s float64
-	for i := 0; i < k; i++ {
-		row := a.RawRowView(i)
-		for j := 0; j < n; j++ {
-			s += row[j] * xr.Data[j*xr.Stride+i]
-		}
-	}
-	return s
 }
