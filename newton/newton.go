@@ -48,6 +48,9 @@ import (
 // purely linear phase at τ² ≈ 0.1 per iteration.
 const hessianTol = 0.3
 
+// hessianTolFinal is the accuracy used once the estimated gap is below 1e-5.
+const hessianTolFinal = 0.03
+
 const (
 	// singularTol: V is treated as singular when its smallest eigenvalue is
 	// at most this fraction of its largest (rounding level for n ≲ 10⁴).
@@ -327,7 +330,15 @@ stages:
 			blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
 			lo := 2 * math.Max(s.lam[0], 1e-300)
 			hi := 2 * s.lam[n-1]
-			ts, ws := expSum(lo, hi, hessianTol)
+			// Coarse Hessians suffice while the nonlinearity dominates; the
+			// last steps, taken from an estimated gap below 1e-5, use a
+			// finer one so that their linear error term (about τ² per
+			// step) does not cost an extra iteration.
+			tau := hessianTol
+			if lastEst <= 1e-5 {
+				tau = hessianTolFinal
+			}
+			ts, ws := expSum(lo, hi, tau)
 			s.terms += len(ts)
 			mu, kdiag, sysOK := s.solveSystem(ts, ws)
 			if !sysOK {
