@@ -153,15 +153,8 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *outB != "" {
-		if err := matio.WriteMatrix(*outB, res.B); err != nil {
-			return err
-		}
-	}
-	if *outL != "" {
-		if err := matio.WriteMatrix(*outL, res.L); err != nil {
-			return err
-		}
+	if err := writeMatrices(outFile{*outB, res.B}, outFile{*outL, res.L}); err != nil {
+		return err
 	}
 	noiseErr, err := res.ExpectedNoiseError(bud)
 	if err != nil {

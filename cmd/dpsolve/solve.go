@@ -164,15 +164,8 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *outA != "" {
-		if err := matio.WriteMatrix(*outA, res.A); err != nil {
-			return err
-		}
-	}
-	if *outX != "" {
-		if err := matio.WriteMatrix(*outX, res.X); err != nil {
-			return err
-		}
+	if err := writeMatrices(outFile{*outA, res.A}, outFile{*outX, res.X}); err != nil {
+		return err
 	}
 	be := blas.Current()
 	out := solveJSON{
@@ -196,6 +189,26 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "SVD bound     %.12g\n", res.SVDBound)
 	if res.Regularization > 0 {
 		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V); regularized objective %.12g\n", res.Regularization, res.RegularizedObjective)
+	}
+	return nil
+}
+
+// outFile is an optional output file: a path (empty: not requested) and
+// the matrix to write there.
+type outFile struct {
+	path string
+	m    mat.Matrix
+}
+
+// writeMatrices writes each requested matrix (.npy or .csv), in order.
+func writeMatrices(files ...outFile) error {
+	for _, f := range files {
+		if f.path == "" {
+			continue
+		}
+		if err := matio.WriteMatrix(f.path, f.m); err != nil {
+			return err
+		}
 	}
 	return nil
 }
