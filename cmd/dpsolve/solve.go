@@ -188,7 +188,8 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "gap           %.3g\n", res.Gap)
 	fmt.Fprintf(stdout, "SVD bound     %.12g\n", res.SVDBound)
 	if res.Regularization > 0 {
-		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V); regularized objective %.12g\n", res.Regularization, res.RegularizedObjective)
+		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V): V is singular, so the solver minimized tr((V+θ·mean(diag V)·I) X⁻¹) = %.12g\n", res.Regularization, res.RegularizedObjective)
+		fmt.Fprintf(stdout, "              (status refers to that problem; the objective, bound and gap above are for your V — lower --regularization to narrow the gap)\n")
 	}
 	return nil
 }
