@@ -127,3 +127,20 @@ func psdFactor(v blas.General) (blas.General, bool) {
 	}
 	return c, true
 }
+
+// sqrtSum returns Σ√μᵢ over computed eigenvalues μ (ascending) of a positive
+// semidefinite matrix, each shrunk by E = n·ε·μ_max first: an exact zero
+// computed as 1e-16·μ_max would otherwise add √(1e-16·μ_max) to a quantity
+// that must stay a lower bound (the SVD bound), as psdFactor explains.
+func sqrtSum(mu []float64) float64 {
+	n := len(mu)
+	if n == 0 {
+		return 0
+	}
+	e := float64(n) * 0x1p-52 * math.Abs(mu[n-1])
+	s := 0.0
+	for _, x := range mu {
+		s += math.Sqrt(math.Max(x-e, 0))
+	}
+	return s
+}

@@ -246,11 +246,7 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 		}
 		thetas = append(thetas, theta)
 	}
-	svd := 0.0
-	for _, x := range mu {
-		svd += math.Sqrt(math.Max(x, 0))
-	}
-	svdBound := svd * svd / float64(n) * scale
+	svdBound := sqrtSum(mu) * sqrtSum(mu) / float64(n) * scale
 	for i := range mu {
 		mu[i] += thetas[0]
 	}

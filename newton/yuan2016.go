@@ -240,9 +240,6 @@ func svdBound(V *mat.SymDense) float64 {
 	if !blas.SymEig(c, w, false) {
 		return math.NaN()
 	}
-	s := 0.0
-	for _, x := range w {
-		s += math.Sqrt(math.Max(x, 0))
-	}
+	s := sqrtSum(w)
 	return s * s / float64(n)
 }
