@@ -94,6 +94,21 @@ func dualBound(c blas.General, y []float64, buf blas.General) (float64, bool) {
 	return st * st / sy, true
 }
 
+// lowerCholesky overwrites the positive definite c (upper triangle read)
+// with its lower-triangular factor C, c = C·Cᵀ; false if not definite.
+func lowerCholesky(c blas.General) bool {
+	if !blas.Cholesky(c) {
+		return false
+	}
+	n := c.Rows
+	for i := 0; i < n; i++ { // c holds R (upper), c = RᵀR: C = Rᵀ
+		for j := i + 1; j < n; j++ {
+			c.Data[j*c.Stride+i], c.Data[i*c.Stride+j] = c.Data[i*c.Stride+j], 0
+		}
+	}
+	return true
+}
+
 // psdFactor returns C with C·Cᵀ = V for a positive semidefinite V (full
 // storage): the transposed Cholesky factor when V is numerically definite,
 // else Q·diag(√max(μ−E,0)) from V's eigendecomposition. Computed eigenvalues
@@ -105,13 +120,7 @@ func psdFactor(v blas.General) (blas.General, bool) {
 	n := v.Rows
 	c := blas.NewSquare(n)
 	blas.Copy(c, v)
-	if blas.Cholesky(c) {
-		// c holds R (upper), V = RᵀR: C = Rᵀ.
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				c.Data[j*n+i], c.Data[i*n+j] = c.Data[i*n+j], 0
-			}
-		}
+	if lowerCholesky(c) {
 		return c, true
 	}
 	blas.Copy(c, v)

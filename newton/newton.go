@@ -204,13 +204,7 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 		}
 		t := sqrtSum(s.lam)
 		b := t * t / sy
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				s.m.Data[i*n+j] *= math.Sqrt(math.Sqrt(math.Max(s.lam[j], 0)))
-			}
-		}
-		blas.Syrk(gblas.NoTrans, 1, s.m, 0, s.a)
-		normalizeUnitDiagonal(s.a)
+		correlationSqrt(s.a, s.m, s.lam)
 		fOld := s.f
 		fNew, ok := s.evaluate(s.a)
 		iter++
@@ -222,11 +216,7 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 		if !ok || fNew >= fOld {
 			// Not a descent: keep the current X (restore its U and M).
 			s.evaluate(s.x)
-			it.Seconds = time.Since(start).Seconds()
-			res.History = append(res.History, it)
-			if opt.Progress != nil {
-				opt.Progress(it)
-			}
+			record(res, opt, start, it)
 			return iter, math.Inf(-1), 0, false
 		}
 		if iter == 1 && (fOld-fNew) < fastContraction*(fOld-b) {
@@ -236,21 +226,13 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 			// (measured: Prefix n = 2048 needed an extra damped step).
 			// Keep X and hand over.
 			s.evaluate(s.x)
-			it.Seconds = time.Since(start).Seconds()
-			res.History = append(res.History, it)
-			if opt.Progress != nil {
-				opt.Progress(it)
-			}
+			record(res, opt, start, it)
 			return iter, math.Inf(-1), 0, false
 		}
 		blas.Copy(s.x, s.a)
 		s.f = fNew
 		it.Step = 1
-		it.Seconds = time.Since(start).Seconds()
-		res.History = append(res.History, it)
-		if opt.Progress != nil {
-			opt.Progress(it)
-		}
+		record(res, opt, start, it)
 		// The bound from the previous X certifies the new, better X.
 		if (s.f-bound)/s.f <= opt.Tol {
 			// trXinv must belong to the returned X.
@@ -313,20 +295,14 @@ func (s *newtonState) dualPoint() (y []float64, trXinv float64, ok bool) {
 // learn that it is done. ok is false if V + θI is not numerically definite
 // (then the caller certifies the usual way); s.u and s.m are preserved.
 func (s *newtonState) certifyDirect() (bound, trXinv float64, ok bool) {
-	n := s.n
 	y, trXinv, ok := s.dualPoint()
 	if !ok {
 		return 0, 0, false
 	}
 	c := s.g
 	s.loadV(c, s.theta)
-	if !blas.Cholesky(c) {
+	if !lowerCholesky(c) {
 		return 0, 0, false
-	}
-	for i := 0; i < n; i++ { // C = Rᵀ, V = C·Cᵀ
-		for j := i + 1; j < n; j++ {
-			c.Data[j*n+i], c.Data[i*n+j] = c.Data[i*n+j], 0
-		}
 	}
 	bound, ok = dualBound(c, y, s.a)
 	if ok {
@@ -388,14 +364,7 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 		mu[i] += thetas[0]
 	}
 	s.theta = thetas[0]
-	// X₀ = Q·diag(√μ)·Qᵀ = B·Bᵀ with B = Q·diag(μ^{1/4}).
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			s.m.Data[i*n+j] *= math.Sqrt(math.Sqrt(math.Max(mu[j], 0)))
-		}
-	}
-	blas.Syrk(gblas.NoTrans, 1, s.m, 0, s.x)
-	normalizeUnitDiagonal(s.x)
+	correlationSqrt(s.x, s.m, mu)
 
 	f, ok := s.evaluate(s.x)
 	if !ok {
@@ -455,11 +424,7 @@ stages:
 				if b, tr, ok := s.certifyDirect(); ok && (s.f-b)/s.f <= tol {
 					bound, trXinv = b, tr
 					it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: b * scale, Gap: (s.f - b) / s.f}
-					it.Seconds = time.Since(start).Seconds()
-					res.History = append(res.History, it)
-					if opt.Progress != nil {
-						opt.Progress(it)
-					}
+					record(res, opt, start, it)
 					status = Converged
 					break stages
 				}
@@ -503,11 +468,7 @@ stages:
 			}
 			it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: math.NaN(), Gap: math.NaN()}
 			if !final && dec/(2*s.f) <= tol {
-				it.Seconds = time.Since(start).Seconds()
-				res.History = append(res.History, it)
-				if opt.Progress != nil {
-					opt.Progress(it)
-				}
+				record(res, opt, start, it)
 				continue stages
 			}
 			if final && (dec/(2*s.f) <= tol || iter == opt.MaxIter) {
@@ -520,20 +481,12 @@ stages:
 				it.Gap = (s.f - bound) / s.f
 				if it.Gap <= tol {
 					status = Converged
-					it.Seconds = time.Since(start).Seconds()
-					res.History = append(res.History, it)
-					if opt.Progress != nil {
-						opt.Progress(it)
-					}
+					record(res, opt, start, it)
 					break stages
 				}
 			}
 			if iter == opt.MaxIter {
-				it.Seconds = time.Since(start).Seconds()
-				res.History = append(res.History, it)
-				if opt.Progress != nil {
-					opt.Progress(it)
-				}
+				record(res, opt, start, it)
 				break stages
 			}
 			s.formStep(mu, ts, ws)
@@ -547,11 +500,7 @@ stages:
 			s.f = fNew
 			lastFull, lastEst = alpha == 1, dec/(2*s.f)
 			it.Step = alpha
-			it.Seconds = time.Since(start).Seconds()
-			res.History = append(res.History, it)
-			if opt.Progress != nil {
-				opt.Progress(it)
-			}
+			record(res, opt, start, it)
 		}
 	}
 	if s.theta != theta {
@@ -596,11 +545,7 @@ func (s *newtonState) stall(bound, trXinv *float64, tol, scale float64, start ti
 	b, tr, _ := s.recomputeAndCertify()
 	*bound, *trXinv = b, tr
 	it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: b * scale, Gap: (s.f - b) / s.f}
-	it.Seconds = time.Since(start).Seconds()
-	res.History = append(res.History, it)
-	if opt.Progress != nil {
-		opt.Progress(it)
-	}
+	record(res, opt, start, it)
 	if it.Gap <= tol {
 		return Converged
 	}
@@ -782,6 +727,16 @@ func (s *newtonState) recomputeAndCertify() (bound, trXinv float64, ok bool) {
 	return s.certificate()
 }
 
+// record stamps an iteration with the elapsed time, appends it to the
+// result's history and reports it to the caller's Progress function.
+func record(res *Result, opt Options, start time.Time, it Iteration) {
+	it.Seconds = time.Since(start).Seconds()
+	res.History = append(res.History, it)
+	if opt.Progress != nil {
+		opt.Progress(it)
+	}
+}
+
 // parallelRows runs f over [0, n) split into contiguous chunks, one per
 // available CPU: the O(n²) elementwise passes between BLAS calls would
 // otherwise run on one core while the BLAS runs on all of them. The upper
@@ -820,6 +775,22 @@ func identity(x blas.General) {
 	for i := 0; i < n; i++ {
 		x.Data[i*x.Stride+i] = 1
 	}
+}
+
+// correlationSqrt sets dst to Q·diag(√μ)·Qᵀ — the square root of the matrix
+// with eigenvectors q (columns; destroyed) and eigenvalues μ — scaled to unit
+// diagonal: the warm start and the fixed-point step. It is one SYRK of
+// B = Q·diag(μ^{1/4}).
+func correlationSqrt(dst, q blas.General, mu []float64) {
+	n := q.Rows
+	for i := 0; i < n; i++ {
+		row := q.Data[i*q.Stride : i*q.Stride+n]
+		for j := range row {
+			row[j] *= math.Sqrt(math.Sqrt(math.Max(mu[j], 0)))
+		}
+	}
+	blas.Syrk(gblas.NoTrans, 1, q, 0, dst)
+	normalizeUnitDiagonal(dst)
 }
 
 // normalizeUnitDiagonal scales the symmetric matrix x (upper triangle read)
