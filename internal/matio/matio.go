@@ -94,37 +94,31 @@ func FormatOf(path string) (Format, error) {
 // ReadMatrix reads a 2-D array from path (format by extension). A 1-D npy
 // array is rejected with ErrDims: use ReadVector for vectors.
 func ReadMatrix(path string) (*mat.Dense, error) {
-	f, err := FormatOf(path)
-	if err != nil {
-		return nil, err
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("matio: %w", err)
-	}
-	defer fh.Close()
-	m, err := ReadMatrixFrom(fh, f)
-	if err != nil {
-		return nil, fmt.Errorf("matio: %s: %w", path, err)
-	}
-	return m, nil
+	return readFile(path, ReadMatrixFrom)
 }
 
 // ReadVector reads a vector from path (format by extension): a 1-D npy array,
 // an n×1 or 1×n npy array, or a text file with one column or one row.
 func ReadVector(path string) ([]float64, error) {
+	return readFile(path, ReadVectorFrom)
+}
+
+// readFile opens path, picks the format from its extension and decodes it
+// with read, naming the file in any error.
+func readFile[T any](path string, read func(io.Reader, Format) (T, error)) (T, error) {
+	var zero T
 	f, err := FormatOf(path)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("matio: %w", err)
+		return zero, fmt.Errorf("matio: %w", err)
 	}
 	defer fh.Close()
-	v, err := ReadVectorFrom(fh, f)
+	v, err := read(fh, f)
 	if err != nil {
-		return nil, fmt.Errorf("matio: %s: %w", path, err)
+		return zero, fmt.Errorf("matio: %s: %w", path, err)
 	}
 	return v, nil
 }
