@@ -55,5 +55,8 @@ func buildCompareLRM(env *compareEnv) (*compareOutcome, error) {
 	if res.Fallback {
 		note += "; returned the exact SVD decomposition"
 	}
+	if res.Identity {
+		note += "; returned Identity, better than the optimizer's result"
+	}
 	return &compareOutcome{Report: rep, Note: note}, nil
 }

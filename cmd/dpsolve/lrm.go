@@ -61,6 +61,7 @@ type lrmJSON struct {
 	Converged        bool    `json:"converged"`
 	Polished         bool    `json:"polished"`
 	Fallback         bool    `json:"fallback"`
+	Identity         bool    `json:"identity"`
 	RelaxedObjective float64 `json:"relaxed_objective"`
 	ALResidual       float64 `json:"al_residual"`
 	Perturbations    int     `json:"perturbations"`
@@ -175,7 +176,7 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		ExpectedError: noiseErr, NoiseError: noiseErr, StructuralBound: sb,
 		IdentityError: unit * res.FrobeniusW2, SVDUpperBound: unit * res.Bounds.SVDUpper,
 		LowerBound: unit * res.Bounds.Lower, HardtTalwarRate: unit * res.Bounds.HardtTalwar,
-		Sensitivity: res.Sensitivity, Converged: res.Converged, Polished: res.Polished, Fallback: res.Fallback,
+		Sensitivity: res.Sensitivity, Converged: res.Converged, Polished: res.Polished, Fallback: res.Fallback, Identity: res.Identity,
 		RelaxedObjective: res.RelaxedObjective, ALResidual: res.ALResidual, Perturbations: res.Perturbations,
 	}
 	if ball == lrm.L2 {
@@ -188,7 +189,7 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 		out.StructuralError = &s
 		out.ExpectedError += s
-	} else if !res.Polished && !res.Fallback {
+	} else if !res.Polished && !res.Fallback && !res.Identity {
 		fmt.Fprintf(stderr, "dpsolve lrm: note: the relaxed decomposition has a data-dependent structural error ≤ %.3g·‖x‖²; give --data to include it\n", sb)
 	}
 	if *asJSON {
@@ -200,6 +201,8 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case res.Fallback:
 		status = "fell back to the exact SVD decomposition"
+	case res.Identity:
+		status = "returned Identity (B = W, L = I), better than the optimizer's result"
 	case res.Polished:
 		status = "converged, polished to an exact decomposition"
 	}

@@ -125,13 +125,13 @@ func TestLRMJSONFromFile(t *testing.T) {
 func TestLRMGaussianAndData(t *testing.T) {
 	dir := t.TempDir()
 	xPath := filepath.Join(dir, "x.npy")
-	x := make([]float64, 24)
+	x := make([]float64, 32)
 	for i := range x {
 		x[i] = float64(1000 + 37*i)
 	}
 	require.NoError(t, matio.WriteVector(xPath, x))
 
-	code, out, errOut := lrmCLI(t, "--workload", "wrange:m=30,seed=2", "--n", "24", "--mechanism", "gaussian",
+	code, out, errOut := lrmCLI(t, "--workload", "wrange:m=40,seed=2", "--n", "32", "--mechanism", "gaussian",
 		"--eps", "1", "--delta", "1e-6", "--data", xPath, "--json", "--quiet")
 	require.Equal(t, 0, code, errOut)
 	var o lrmOut
@@ -147,8 +147,9 @@ func TestLRMGaussianAndData(t *testing.T) {
 	assert.Less(t, *o.StructuralError, 1e-12*o.NoiseError, "polished: exact decomposition")
 	assert.Empty(t, errOut)
 
-	// Relaxed: the seed's W ≈ BL, with its structural error on these counts.
-	code, out, errOut = lrmCLI(t, "--workload", "wrange:m=30,seed=2", "--n", "24", "--eps", "1",
+	// Relaxed: the seed's W ≈ BL, with its structural error on these counts
+	// (a workload where LRM beats Identity, which Solve would return instead).
+	code, out, errOut = lrmCLI(t, "--workload", "wrange:m=40,seed=2", "--n", "32", "--eps", "1",
 		"--relaxed", "--data", xPath, "--json", "--quiet")
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
@@ -216,4 +217,48 @@ func TestLRMBadInput(t *testing.T) {
 		assert.Empty(t, out, "%v", c.args)
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 	}
+}
+
+// TestLRMReturnsIdentity: on a random rank-s workload with s well above √n,
+// ε-DP factorizations cost more than answering each cell (the optimizer's
+// own result is about 1.1× Identity's here), so lrm returns Identity and
+// says so.
+func TestLRMReturnsIdentity(t *testing.T) {
+	dir := t.TempDir()
+	bPath, lPath := filepath.Join(dir, "b.npy"), filepath.Join(dir, "l.npy")
+	code, out, errOut := lrmCLI(t, "--workload", "wrelated:m=128,s=16", "--n", "128", "--eps", "1",
+		"--out-b", bPath, "--out-l", lPath, "--json", "--quiet")
+	require.Equal(t, 0, code, errOut)
+	var o struct {
+		Objective        float64 `json:"objective"`
+		RelaxedObjective float64 `json:"relaxed_objective"`
+		IdentityError    float64 `json:"identity_error"`
+		ExpectedError    float64 `json:"expected_error"`
+		Rank             int     `json:"rank"`
+		Identity         bool    `json:"identity"`
+		Fallback         bool    `json:"fallback"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
+	assert.True(t, o.Identity)
+	assert.False(t, o.Fallback)
+	assert.Equal(t, 128, o.Rank)
+	assert.Greater(t, o.RelaxedObjective, o.Objective)
+	assert.InDelta(t, o.IdentityError, o.ExpectedError, 1e-12*o.IdentityError)
+	l, err := matio.ReadMatrix(lPath)
+	require.NoError(t, err)
+	r, c := l.Dims()
+	require.Equal(t, []int{128, 128}, []int{r, c})
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			want := 0.0
+			if i == j {
+				want = 1
+			}
+			require.Equal(t, want, l.At(i, j))
+		}
+	}
+
+	code, out, errOut = lrmCLI(t, "--workload", "wrelated:m=128,s=16", "--n", "128", "--eps", "1", "--quiet")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "returned Identity")
 }

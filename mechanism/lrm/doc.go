@@ -89,7 +89,9 @@
 // no longer depends on the data (Options.Relaxed keeps the seed's relaxed
 // pair). Finally, if the method ends unconverged, or above the exact scaled
 // SVD decomposition, that decomposition is returned (Result.Fallback), so
-// the objective never exceeds the seed's SVD bound.
+// the objective never exceeds the seed's SVD bound; and if Identity
+// (B = W, L = I) is better than both, it is returned (Result.Identity), so
+// the objective never exceeds Identity's ‖W‖²_F either.
 //
 // # Bounds reported with every solve
 //
@@ -104,5 +106,5 @@
 // LRM's ε-DP error is far below answering each cell; for a random rank-s
 // Gaussian workload its ε-DP error grows like s³ and exceeds Identity's once
 // s is beyond about √n (the Laplace error of measuring s Gaussian queries is
-// set by their column ℓ1 norms, about s each).
+// set by their column ℓ1 norms, about s each); Solve then returns Identity.
 package lrm

@@ -177,6 +177,10 @@ type Result struct {
 	// Fallback is true when the optimizer ended unconverged or above the
 	// scaled SVD decomposition, and that exact decomposition is returned.
 	Fallback bool
+	// Identity is true when Identity (B = W, L = I, r = n; Φ = ‖W‖²_F) was
+	// better than both the optimizer's result and the SVD decomposition,
+	// and is returned instead, so that Objective never exceeds ‖W‖²_F.
+	Identity bool
 	// SVDObjective is Φ of the scaled SVD decomposition B = s·UΣ,
 	// L = Vᵀ/s, s = the largest ball norm of a column of Vᵀ, which is
 	// exact (W = BL) and never above Bounds.SVDUpper.
@@ -401,13 +405,30 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		phi = svdPhi
 		rel = 0
 	}
-	// Back to the caller's scale: B = ‖W‖_F·U_k·Br.
-	bf := mat.NewDense(m, r, nil)
-	bf.Mul(uk, b)
-	bf.Scale(fro, bf)
-	res.B = bf
-	res.L = mat.DenseCopyOf(lt.T())
-	res.Objective = phi * fro2
+	if phi > 1 {
+		// Identity (B = W, L = I) is exact, lies in both balls and has
+		// Φ = ‖W‖²_F, 1 on this scale. Return it when it is better still,
+		// so that LRM never loses to answering each cell; under ε-DP it
+		// otherwise does on random workloads of rank s beyond about √n
+		// (see the package documentation).
+		res.Identity, res.Fallback, res.Polished = true, false, false
+		res.Rank = n
+		res.B = mat.DenseCopyOf(w)
+		id := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			id.Set(i, i, 1)
+		}
+		res.L = id
+		res.Objective = fro2
+	} else {
+		// Back to the caller's scale: B = ‖W‖_F·U_k·Br.
+		bf := mat.NewDense(m, r, nil)
+		bf.Mul(uk, b)
+		bf.Scale(fro, bf)
+		res.B = bf
+		res.L = mat.DenseCopyOf(lt.T())
+		res.Objective = phi * fro2
+	}
 	res.Sensitivity = sensitivity(res.L, o.Ball)
 	// Report the residual of the returned pair in the original coordinates.
 	var bl mat.Dense
