@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -148,6 +149,16 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "%6s %8s %16s %12s %12s\n", "outer", "L-steps", "tr(BᵀB)", "residual", "β")
 		opt.Progress = func(it lrm.Iteration) {
 			fmt.Fprintf(stderr, "%6d %8d %16.8g %12.3e %12.4g\n", it.Outer, it.Inner, it.Objective, it.Residual, it.Beta)
+		}
+		// Within an outer iteration (minutes at n = 1024), a line at most
+		// every two seconds.
+		start := time.Now()
+		last := start
+		opt.StepProgress = func(outer, steps int) {
+			if now := time.Now(); now.Sub(last) >= 2*time.Second {
+				last = now
+				fmt.Fprintf(stderr, "%6d %8d   (in progress, %.0f s)\n", outer, steps, now.Sub(start).Seconds())
+			}
 		}
 	}
 	res, err := lrm.Solve(ctx, w, opt)

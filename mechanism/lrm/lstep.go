@@ -21,7 +21,8 @@ type lStep struct {
 	g       *mat.Dense // gradient at y
 	scratch []float64
 	idx     []int
-	relTol  float64 // stop when ‖x⁺ − x‖_F ≤ relTol·‖x‖_F
+	relTol  float64        // stop when ‖x⁺ − x‖_F ≤ relTol·‖x‖_F
+	onStep  func(done int) // if set, called before every L-step but the first with the steps done
 }
 
 func newLStep(n, r int, ball Ball) *lStep {
@@ -65,6 +66,9 @@ func (s *lStep) run(ctx context.Context, vp *varpro, lt *mat.Dense, iters int) (
 	for done < iters {
 		if err := ctx.Err(); err != nil {
 			return done, err
+		}
+		if s.onStep != nil && done > 0 {
+			s.onStep(done)
 		}
 		done++
 		var fn float64

@@ -79,6 +79,11 @@ type Options struct {
 	Relaxed bool
 	// Progress, when set, is called after every outer iteration.
 	Progress func(Iteration)
+	// StepProgress, when set, is called every StepProgressEvery L-steps
+	// with the outer iteration in progress and the L-steps taken so far:
+	// an outer iteration can take minutes at n = 1024 (the first one runs
+	// up to FirstInner = 160 L-steps).
+	StepProgress func(outer, steps int)
 }
 
 // Iteration reports one outer iteration.
@@ -337,6 +342,15 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		if outer == 1 {
 			iters = o.FirstInner
 		}
+		st.onStep = nil
+		if o.StepProgress != nil {
+			before, outer := res.InnerIterations, outer
+			st.onStep = func(done int) {
+				if (before+done)%StepProgressEvery == 0 {
+					o.StepProgress(outer, before+done)
+				}
+			}
+		}
 		done, err := st.run(ctx, vp, lt, iters)
 		res.InnerIterations += done
 		if err != nil {
@@ -543,6 +557,9 @@ func seedBounds(lam []float64, n int, ball Ball) Bounds {
 	bd.HardtTalwar = math.Exp(2/k*(k*math.Ln2-lg+logProd) + 3*math.Log(k))
 	return bd
 }
+
+// StepProgressEvery is the number of L-steps between StepProgress calls.
+const StepProgressEvery = 20
 
 const (
 	// stallRatio: an outer iteration that leaves more than this fraction

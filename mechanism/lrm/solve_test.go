@@ -347,6 +347,26 @@ func TestSolveOptionsAndProgress(t *testing.T) {
 	assert.Equal(t, res.InnerIterations, its[len(its)-1].Inner)
 	assert.LessOrEqual(t, its[len(its)-1].Residual, 1e-3)
 
+	// StepProgress reports every StepProgressEvery L-steps, in order, within
+	// the outer iteration that runs them.
+	var steps, outers []int
+	res, err = Solve(context.Background(), w, &Options{
+		Progress:     func(it Iteration) { its = append(its, it) },
+		StepProgress: func(outer, n int) { outers, steps = append(outers, outer), append(steps, n) },
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, steps)
+	for i, n := range steps {
+		assert.Zero(t, n%StepProgressEvery, n)
+		assert.Less(t, n, res.InnerIterations)
+		if i > 0 {
+			assert.Greater(t, n, steps[i-1])
+			assert.GreaterOrEqual(t, outers[i], outers[i-1])
+		}
+		assert.LessOrEqual(t, outers[i], res.Iterations)
+	}
+	assert.Equal(t, 1, outers[0])
+
 	// An iteration cap too small to converge returns the better of the two
 	// exact safeguards, flagged: for Prefix, Identity (Φ = ‖W‖²_F = 300)
 	// beats the scaled SVD decomposition (Φ ≈ 5954) ...
