@@ -209,7 +209,7 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 		// The same dual value without sqrtSum's rounding safeguard: not a
 		// bound, but an estimate for deciding how far the step got. The
 		// safeguard costs the bound a relative O(n³ε) here, 6% of the gap
-		// at AllRange n = 4096, which alone failed the 95% test below.
+		// at AllRange n = 4096, which alone failed the first-step test below.
 		te := 0.0
 		for _, x := range s.lam {
 			te += math.Sqrt(math.Max(x, 0))
@@ -231,7 +231,7 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 			return iter, math.Inf(-1), 0, false
 		}
 		if iter == 1 && (fOld-fNew) < fastContraction*(fOld-est) {
-			// The first step closed less than 95% of the certified gap:
+			// The first step closed less than fastContraction of the gap:
 			// the fixed point contracts slowly here, and Newton's method
 			// does better from the V^{1/2} start than from this point
 			// (measured: Prefix n = 2048 needed an extra damped step).
