@@ -23,7 +23,7 @@ func Example() {
 	bud := lrm.Budget{Epsilon: 1}
 	lrmErr, _ := res.ExpectedNoiseError(bud)
 	identityErr := 2 * res.FrobeniusW2 / (bud.Epsilon * bud.Epsilon)
-	fmt.Printf("rank(W) = %d, r = %d rows of L\n", res.WorkloadRank, res.Rank)
+	fmt.Printf("rank(W) = %d, r = %d rows of L, %v start\n", res.WorkloadRank, res.Rank, res.Start)
 	fmt.Printf("exact decomposition: %v, columns of L in the ℓ1 ball: %v\n", res.Residual < 1e-12, res.Sensitivity <= 1+1e-12)
 	fmt.Printf("within the seed's bounds: %v\n", res.Bounds.Lower <= res.Objective && res.Objective <= res.Bounds.SVDUpper)
 	fmt.Printf("expected error below Identity's (%.0f): %v\n", identityErr, lrmErr < identityErr)
@@ -35,9 +35,9 @@ func Example() {
 	rel, _ := res.Answer(x, bud, noise.NewSeededInsecure(1)) // noise.NewSecure() for a real release
 	fmt.Println(rel.Mechanism, len(rel.Measurements), "measurements,", len(rel.Answers), "answers")
 	// Output:
-	// rank(W) = 32, r = 39 rows of L
+	// rank(W) = 32, r = 34 rows of L, pidentity start
 	// exact decomposition: true, columns of L in the ℓ1 ball: true
 	// within the seed's bounds: true
 	// expected error below Identity's (1056): true
-	// laplace 39 measurements, 32 answers
+	// laplace 34 measurements, 32 answers
 }

@@ -1,0 +1,388 @@
+package lrm
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+)
+
+// pIdentity evaluates the p-Identity family of strategies of HDMM (McKenna,
+// Miklau, Hay and Machanavajjhala, VLDB 2018), the start Solve uses when
+// r ≥ n:
+//
+//	L = [I; Θ]·D⁻¹,   Θ p×n,   D = diag(d),
+//
+// d_j = 1 + Σᵢ|Θᵢⱼ| (L1: every column of L has ℓ1 norm exactly 1) or
+// d_j = (1 + Σᵢ Θᵢⱼ²)^{1/2} (L2). L has full column rank, so W = B·L holds
+// exactly with B = W·L⁺, and
+//
+//	Φ(Θ) = ‖W L⁺‖²_F = tr(G (LᵀL)⁻¹) = tr(M X⁻¹),   M = D·G·D,   X = I + ΘᵀΘ,
+//
+// G = WᵀW. With the Woodbury identity X⁻¹ = I − ΘᵀZ, Z = (I_p + ΘΘᵀ)⁻¹Θ,
+// value and gradient cost two n×n by n×p products (4n²p flops, 2p/n
+// DGEMM-equivalents) plus O(p²n), never an n×n factorization:
+//
+//	Φ = Σⱼ dⱼ²Gⱼⱼ − ⟨D·H, Z⟩,                      H = (G·D·Θᵀ)ᵀ (p×n),
+//	∂Φ/∂Θ = −2·Θ X⁻¹ M X⁻¹ + 2·diag(G D X⁻¹)ⱼ ∂dⱼ/∂Θᵢⱼ,
+//
+// Θ X⁻¹ M X⁻¹ = Q − (Z Qᵀ)Θ with Q = (M Zᵀ)ᵀ, and diag(G D X⁻¹)ⱼ =
+// Gⱼⱼdⱼ − Σᵢ HᵢⱼZᵢⱼ. For L1 the variable is φ with Θ = φ² (HDMM bounds
+// Θ ≥ 0; the square keeps L-BFGS unconstrained), for L2 it is Θ itself.
+type pIdentity struct {
+	n, p  int
+	ball  Ball
+	g     blas64.General // G (n×n, both triangles: GEMM is 3× faster than SYMM at p ≪ n)
+	gdiag []float64
+
+	d, dg      []float64
+	theta      *mat.Dense    // Θ (p×n)
+	s          *mat.SymDense // I + ΘΘᵀ, then its Cholesky factor
+	z, td, h   *mat.Dense    // Z, Θ·D, H (p×n)
+	q, zd      *mat.Dense    // Q, Z·D (p×n)
+	pq         *mat.Dense    // Z·Qᵀ (p×p)
+	evals      int
+	lastX      []float64 // the point of the cached value and gradient
+	lastF      float64
+	lastG      []float64
+	lastFailed bool
+}
+
+func newPIdentity(g *mat.SymDense, p int, ball Ball) *pIdentity {
+	n := g.SymmetricDim()
+	e := &pIdentity{
+		n: n, p: p, ball: ball, g: mat.DenseCopyOf(g).RawMatrix(),
+		gdiag: make([]float64, n), d: make([]float64, n), dg: make([]float64, n),
+		theta: mat.NewDense(p, n, nil), s: mat.NewSymDense(p, nil),
+		z: mat.NewDense(p, n, nil), td: mat.NewDense(p, n, nil), h: mat.NewDense(p, n, nil),
+		q: mat.NewDense(p, n, nil), zd: mat.NewDense(p, n, nil), pq: mat.NewDense(p, p, nil),
+	}
+	for j := 0; j < n; j++ {
+		e.gdiag[j] = g.At(j, j)
+	}
+	return e
+}
+
+// setTheta maps the optimization variable x (p·n, row-major) to Θ.
+func (e *pIdentity) setTheta(x []float64) {
+	raw := e.theta.RawMatrix().Data
+	if e.ball == L1 {
+		for i, v := range x {
+			raw[i] = v * v
+		}
+		return
+	}
+	copy(raw, x)
+}
+
+// factor sets d from Θ and factors I + ΘΘᵀ; ok is false for a non-finite Θ.
+func (e *pIdentity) factor() bool {
+	p := e.p
+	for j := range e.d {
+		e.d[j] = 0
+	}
+	for i := 0; i < p; i++ {
+		row := e.theta.RawRowView(i)
+		for j, t := range row {
+			if e.ball == L1 {
+				e.d[j] += t
+			} else {
+				e.d[j] += t * t
+			}
+		}
+	}
+	for j := range e.d {
+		if e.ball == L1 {
+			e.d[j]++
+		} else {
+			e.d[j] = math.Sqrt(1 + e.d[j])
+		}
+		if !(e.d[j] <= math.MaxFloat64) {
+			return false
+		}
+	}
+	raw := e.s.RawSymmetric()
+	blas64.Syrk(blas.NoTrans, 1, e.theta.RawMatrix(), 0, raw)
+	for i := 0; i < p; i++ {
+		raw.Data[i*raw.Stride+i]++
+	}
+	u, ok := lapack64.Potrf(raw)
+	if !ok {
+		return false
+	}
+	// Z = (I + ΘΘᵀ)⁻¹Θ.
+	e.z.Copy(e.theta)
+	lapack64.Potrs(u, e.z.RawMatrix())
+	return true
+}
+
+// eval returns Φ(x) and, when grad is not nil, its gradient with respect to
+// the variable x. Non-finite points return +Inf (L-BFGS's line search then
+// backs off).
+func (e *pIdentity) eval(x, grad []float64) float64 {
+	e.evals++
+	e.setTheta(x)
+	if !e.factor() {
+		return math.Inf(1)
+	}
+	n, p := e.n, e.p
+	scaleCols(e.td, e.theta, e.d)
+	// H = (Θ D) G (p×n): G symmetric, so H = (G D Θᵀ)ᵀ.
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, e.td.RawMatrix(), e.g, 0, e.h.RawMatrix())
+	var f float64
+	for j := 0; j < n; j++ {
+		f += e.d[j] * e.d[j] * e.gdiag[j]
+	}
+	for i := 0; i < p; i++ {
+		hr, zr := e.h.RawRowView(i), e.z.RawRowView(i)
+		for j := range hr {
+			f -= e.d[j] * hr[j] * zr[j]
+		}
+	}
+	if grad == nil {
+		return f
+	}
+	// Q = D (Z D) G = (M Zᵀ)ᵀ.
+	scaleCols(e.zd, e.z, e.d)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, e.zd.RawMatrix(), e.g, 0, e.q.RawMatrix())
+	scaleCols(e.q, e.q, e.d)
+	// Θ X⁻¹ M X⁻¹ = Q − (Z Qᵀ) Θ, stored in q.
+	e.pq.Mul(e.z, e.q.T())
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, e.pq.RawMatrix(), e.theta.RawMatrix(), 1, e.q.RawMatrix())
+	// diag(G D X⁻¹)ⱼ = Gⱼⱼdⱼ − Σᵢ HᵢⱼZᵢⱼ.
+	dg := e.dg
+	for j := 0; j < n; j++ {
+		dg[j] = e.gdiag[j] * e.d[j]
+	}
+	for i := 0; i < p; i++ {
+		hr, zr := e.h.RawRowView(i), e.z.RawRowView(i)
+		for j := range hr {
+			dg[j] -= hr[j] * zr[j]
+		}
+	}
+	for i := 0; i < p; i++ {
+		qr, tr := e.q.RawRowView(i), e.theta.RawRowView(i)
+		gr, xr := grad[i*n:(i+1)*n], x[i*n:(i+1)*n]
+		for j := range qr {
+			var dd float64 // ∂dⱼ/∂Θᵢⱼ
+			if e.ball == L1 {
+				dd = 1
+			} else {
+				dd = tr[j] / e.d[j]
+			}
+			gt := -2*qr[j] + 2*dg[j]*dd
+			if e.ball == L1 {
+				gt *= 2 * xr[j] // Θ = φ²
+			}
+			gr[j] = gt
+		}
+	}
+	return f
+}
+
+// scaleCols sets dst = src·diag(d) (both p×n, contiguous).
+func scaleCols(dst, src *mat.Dense, d []float64) {
+	r, _ := src.Dims()
+	for i := 0; i < r; i++ {
+		dr, sr := dst.RawRowView(i), src.RawRowView(i)
+		for j, v := range sr {
+			dr[j] = v * d[j]
+		}
+	}
+}
+
+// cached returns the value (and gradient) at x, evaluating only when x
+// differs from the last point: gonum's optimize asks for value and gradient
+// separately at the same point.
+func (e *pIdentity) cached(x []float64) (float64, []float64) {
+	if e.lastG != nil && equalSlices(x, e.lastX) {
+		return e.lastF, e.lastG
+	}
+	if e.lastG == nil {
+		e.lastX = make([]float64, len(x))
+		e.lastG = make([]float64, len(x))
+	}
+	copy(e.lastX, x)
+	e.lastF = e.eval(x, e.lastG)
+	return e.lastF, e.lastG
+}
+
+func equalSlices(a, b []float64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// pIdentityStart runs L-BFGS on Θ from a seeded random start (Θᵢⱼ uniform
+// in [0,1), HDMM's choice) for at most iters iterations and returns the
+// optimized Θ (p×n) with its Φ, on the scale of g (tr G = ‖W̃‖²_F).
+func pIdentityStart(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, float64, int, error) {
+	e := newPIdentity(g, p, ball)
+	n := e.n
+	x0 := make([]float64, p*n)
+	for i := range x0 {
+		u := rng.Float64()
+		if ball == L1 {
+			x0[i] = math.Sqrt(u) // Θ = φ² uniform
+		} else {
+			x0[i] = u
+		}
+	}
+	prob := optimize.Problem{
+		Func: func(x []float64) float64 { f, _ := e.cached(x); return f },
+		Grad: func(grad, x []float64) { _, gr := e.cached(x); copy(grad, gr) },
+		Status: func() (optimize.Status, error) {
+			if err := ctx.Err(); err != nil {
+				return optimize.Failure, err
+			}
+			return optimize.NotTerminated, nil
+		},
+	}
+	settings := &optimize.Settings{
+		MajorIterations: iters,
+		// Stop once 20 iterations gain less than 1e-5 relative: the
+		// augmented-Lagrangian refinement that follows works at that level.
+		Converger: &optimize.FunctionConverge{Relative: 1e-5, Iterations: 20},
+	}
+	if progress != nil {
+		settings.Recorder = recorder(progress)
+	}
+	res, err := optimize.Minimize(prob, x0, settings, &optimize.LBFGS{Store: 10})
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, 0, 0, cerr
+	}
+	if res == nil || math.IsInf(res.F, 0) || math.IsNaN(res.F) {
+		if err == nil {
+			err = errors.New("non-finite value")
+		}
+		return nil, 0, 0, errors.New("lrm: p-Identity start failed: " + err.Error())
+	}
+	// A line-search failure after progress still leaves a valid Θ; only
+	// the point matters here.
+	e.setTheta(res.X)
+	theta := mat.DenseCopyOf(e.theta)
+	f := e.eval(res.X, nil)
+	return theta, f, res.Stats.MajorIterations, nil
+}
+
+// pIdentityPair returns the exact pair of Θ on the reduced scale: Lt = Lᵀ =
+// D⁻¹[I, Θᵀ] (n×(n+p)), Br = Wr·L⁺ (k×(n+p)) and its Φ = ‖Br‖²_F, and the
+// multiplier π = Wr·(LᵀL)⁻¹ (k×n) for which Br is the closed-form B-step at
+// any β (π·Lᵀ = Br, the stationarity condition in B).
+//
+// L⁺ is applied through the Woodbury identity, which loses accuracy to
+// cancellation when Θ has large entries (the optimizer merges cells that no
+// query separates by driving their identity rows towards zero; Θᵢⱼ ≈ 2e4
+// has been seen), so Br is refined until W̃ = Br·L holds to rounding.
+func pIdentityPair(wr, theta *mat.Dense, ball Ball) (lt, br, pi *mat.Dense, phi float64) {
+	k, n := wr.Dims()
+	p, _ := theta.Dims()
+	d := make([]float64, n)
+	for j := 0; j < n; j++ {
+		var s float64
+		for i := 0; i < p; i++ {
+			t := theta.At(i, j)
+			if ball == L1 {
+				s += math.Abs(t)
+			} else {
+				s += t * t
+			}
+		}
+		if ball == L1 {
+			d[j] = 1 + s
+		} else {
+			d[j] = math.Sqrt(1 + s)
+		}
+	}
+	lt = mat.NewDense(n, n+p, nil)
+	for j := 0; j < n; j++ {
+		row := lt.RawRowView(j)
+		row[j] = 1 / d[j]
+		for i := 0; i < p; i++ {
+			row[n+i] = theta.At(i, j) / d[j]
+		}
+	}
+	// Z = (I + ΘΘᵀ)⁻¹Θ; X⁻¹ = I − ΘᵀZ; (LᵀL)⁻¹ = D X⁻¹ D.
+	var s mat.SymDense
+	s.SymOuterK(1, theta)
+	for i := 0; i < p; i++ {
+		s.SetSym(i, i, s.At(i, i)+1)
+	}
+	var ch mat.Cholesky
+	z := mat.NewDense(p, n, nil)
+	if ch.Factorize(&s) { // I + ΘΘᵀ ⪰ I: fails only for non-finite Θ
+		_ = ch.SolveTo(z, theta)
+	}
+	// apply returns R·D·X⁻¹ = RD − (RDΘᵀ)Z (k×n); R·L⁺ is [A, AΘᵀ].
+	apply := func(r *mat.Dense) *mat.Dense {
+		rd := mat.NewDense(k, n, nil)
+		for i := 0; i < k; i++ {
+			src, dst := r.RawRowView(i), rd.RawRowView(i)
+			for j, v := range src {
+				dst[j] = v * d[j]
+			}
+		}
+		var rt mat.Dense
+		rt.Mul(rd, theta.T()) // k×p
+		a := mat.NewDense(k, n, nil)
+		a.Mul(&rt, z)
+		a.Sub(rd, a)
+		return a
+	}
+	a := apply(wr)
+	br = mat.NewDense(k, n+p, nil)
+	bl, bt := br.Slice(0, k, 0, n).(*mat.Dense), br.Slice(0, k, n, n+p).(*mat.Dense)
+	bl.Copy(a)
+	bt.Mul(a, theta.T())
+	// Iterative refinement: Br ← Br + (W̃ − Br·L)·L⁺ while the residual
+	// falls by at least half (each pass costs one k×(n+p)×n product).
+	wn := mat.Norm(wr, 2)
+	res := mat.NewDense(k, n, nil)
+	prev := math.Inf(1)
+	for pass := 0; pass < 4; pass++ {
+		res.Mul(br, lt.T())
+		res.Sub(wr, res)
+		rel := mat.Norm(res, 2) / wn
+		if rel <= 4*float64(n)*0x1p-53 || !(rel <= 0.5*prev) {
+			break
+		}
+		prev = rel
+		da := apply(res)
+		bl.Add(bl, da)
+		var dt mat.Dense
+		dt.Mul(da, theta.T())
+		bt.Add(bt, &dt)
+	}
+	// π = A·D from the refined A (= Wr·D·X⁻¹), so that π·Lᵀ = Br to rounding.
+	pi = mat.NewDense(k, n, nil)
+	for i := 0; i < k; i++ {
+		src, dst := br.RawRowView(i)[:n], pi.RawRowView(i)
+		for j, v := range src {
+			dst[j] = v * d[j]
+		}
+	}
+	nb := mat.Norm(br, 2)
+	return lt, br, pi, nb * nb
+}
+
+// recorder passes every StepProgressEvery-th L-BFGS iteration to a
+// progress callback.
+type recorder func(iterations int, objective float64)
+
+func (recorder) Init() error { return nil }
+
+func (r recorder) Record(loc *optimize.Location, op optimize.Operation, st *optimize.Stats) error {
+	if op == optimize.MajorIteration && st.MajorIterations > 0 && st.MajorIterations%StepProgressEvery == 0 {
+		r(st.MajorIterations, loc.F)
+	}
+	return nil
+}

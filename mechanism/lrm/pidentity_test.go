@@ -1,0 +1,183 @@
+package lrm
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+// explicitPIdentity forms L = [I; Θ]D⁻¹ (r×n) entry by entry.
+func explicitPIdentity(theta *mat.Dense, ball Ball) *mat.Dense {
+	p, n := theta.Dims()
+	l := mat.NewDense(n+p, n, nil)
+	for j := 0; j < n; j++ {
+		col := []float64{1}
+		for i := 0; i < p; i++ {
+			col = append(col, theta.At(i, j))
+		}
+		d := ballNorm(col, ball)
+		l.Set(j, j, 1/d)
+		for i := 0; i < p; i++ {
+			l.Set(n+i, j, theta.At(i, j)/d)
+		}
+	}
+	return l
+}
+
+// directPhi is tr(G (LᵀL)⁻¹) by an explicit inverse: the reference the
+// Woodbury evaluation is checked against.
+func directPhi(t *testing.T, g *mat.SymDense, l *mat.Dense) float64 {
+	var ltl mat.Dense
+	ltl.Mul(l.T(), l)
+	var inv mat.Dense
+	require.NoError(t, inv.Inverse(&ltl))
+	var prod mat.Dense
+	prod.Mul(g, &inv)
+	return mat.Trace(&prod)
+}
+
+func scaledGram(w *mat.Dense) (*mat.Dense, *mat.SymDense) {
+	ws := mat.DenseCopyOf(w)
+	ws.Scale(1/mat.Norm(w, 2), ws)
+	var g mat.SymDense
+	g.SymOuterK(1, ws.T())
+	return ws, &g
+}
+
+// Value and gradient of the Woodbury evaluation against the explicit
+// formula and central differences, for both balls, at random points.
+func TestPIdentityValueAndGradient(t *testing.T) {
+	rg, err := workload.NewWRange(20, 25, 3)
+	require.NoError(t, err)
+	_, g := scaledGram(rg.Matrix())
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, ball := range []Ball{L1, L2} {
+		const p = 3
+		e := newPIdentity(g, p, ball)
+		x := make([]float64, p*20)
+		for i := range x {
+			x[i] = rng.Float64() - 0.3 // negative φ too: Θ = φ² for L1
+		}
+		grad := make([]float64, len(x))
+		f := e.eval(x, grad)
+		e.setTheta(x)
+		want := directPhi(t, g, explicitPIdentity(e.theta, ball))
+		// Both are O(1) sums of O(n) terms: agreement to 1e-12 relative.
+		assert.InDelta(t, want, f, 1e-12*want, "%v: value", ball)
+		assert.Equal(t, f, e.eval(x, nil), "%v: value without gradient", ball)
+
+		// Central differences have error O(h²·f''') + O(ε·f/h); h = 1e-5
+		// puts both near 1e-10 for these O(1) quantities.
+		const h = 1e-5
+		var maxErr, maxG float64
+		for i := range x {
+			xp := append([]float64(nil), x...)
+			xm := append([]float64(nil), x...)
+			xp[i] += h
+			xm[i] -= h
+			fd := (e.eval(xp, nil) - e.eval(xm, nil)) / (2 * h)
+			maxErr = math.Max(maxErr, math.Abs(fd-grad[i]))
+			maxG = math.Max(maxG, math.Abs(grad[i]))
+		}
+		assert.Less(t, maxErr, 1e-7*maxG, "%v: gradient vs central differences", ball)
+	}
+}
+
+// The pair built from Θ is exact, its columns lie on the unit sphere of the
+// ball, Φ matches the evaluation, and π makes B the closed-form B-step.
+func TestPIdentityPair(t *testing.T) {
+	pf, err := workload.NewPrefix(24)
+	require.NoError(t, err)
+	ws, g := scaledGram(pf.Matrix())
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, ball := range []Ball{L1, L2} {
+		theta := mat.NewDense(4, 24, nil)
+		for i := 0; i < 4; i++ {
+			for j := 0; j < 24; j++ {
+				theta.Set(i, j, 2*rng.Float64())
+			}
+		}
+		// An entry far above the others, as the optimizer produces when it
+		// merges cells: the refinement must keep the pair exact.
+		theta.Set(1, 5, 2e4)
+		lt, br, pi, phi := pIdentityPair(ws, theta, ball)
+		l := lt.T()
+		require.True(t, mat.EqualApprox(l, explicitPIdentity(theta, ball), 1e-15), "%v", ball)
+		var bl mat.Dense
+		bl.Mul(br, l)
+		bl.Sub(ws, &bl)
+		assert.Less(t, mat.Norm(&bl, 2), 1e-13, "%v: W̃ = B·L", ball)
+		assert.InDelta(t, 1, sensitivity(mat.DenseCopyOf(l), ball), 1e-15, "%v", ball)
+		nb := mat.Norm(br, 2)
+		assert.InDelta(t, nb*nb, phi, 1e-15*phi, "%v", ball)
+		assert.InDelta(t, directPhi(t, g, mat.DenseCopyOf(l)), phi, 1e-8*phi, "%v", ball)
+		var pl mat.Dense
+		pl.Mul(pi, lt)
+		pl.Sub(&pl, br)
+		assert.Less(t, mat.Norm(&pl, 2), 1e-13*nb, "%v: π·Lᵀ = B", ball)
+	}
+}
+
+// StartAuto picks the p-Identity start for ε-DP when r ≥ n; on WRange it
+// beats the seed's SVD start in a fraction of the time (measured at n = 128:
+// gain over Identity 2.27 against 2.05, 0.04 s against 0.8 s).
+func TestPIdentityStartOnWRange(t *testing.T) {
+	rg, err := workload.NewWRange(128, 128, 1)
+	w := mustMatrix(t, rg, err)
+	ctx := context.Background()
+	var prog []int
+	pid, err := Solve(ctx, w, &Options{StartProgress: func(it int, phi float64) {
+		prog = append(prog, it)
+		assert.Positive(t, phi)
+	}})
+	require.NoError(t, err)
+	checkResult(t, "p-Identity", w, pid, L1)
+	require.Equal(t, StartPIdentity, pid.Start)
+	assert.True(t, pid.PIdentity)
+	assert.Equal(t, 8, pid.PIdentityRows)
+	assert.Equal(t, 136, pid.Rank)
+	assert.Zero(t, pid.Iterations)
+	require.NotEmpty(t, prog)
+	assert.Equal(t, StepProgressEvery, prog[0])
+
+	svd, err := Solve(ctx, w, &Options{Start: StartSVD})
+	require.NoError(t, err)
+	checkResult(t, "SVD start", w, svd, L1)
+	assert.Equal(t, StartSVD, svd.Start)
+	assert.Less(t, pid.Objective, 0.95*svd.Objective, "p-Identity vs the SVD start")
+	t.Logf("gain over Identity: p-Identity %.3f (%d L-BFGS iterations, %.2f s), SVD start %.3f (%.2f s)",
+		pid.FrobeniusW2/pid.Objective, pid.PIdentityIterations, pid.Seconds, svd.FrobeniusW2/svd.Objective, svd.Seconds)
+
+	// Refine runs the iteration from the start and never returns worse.
+	ref, err := Solve(ctx, w, &Options{Refine: true, MaxOuter: 3})
+	require.NoError(t, err)
+	checkResult(t, "refined", w, ref, L1)
+	assert.Positive(t, ref.Iterations)
+	assert.LessOrEqual(t, ref.Objective, pid.Objective*(1+1e-12))
+
+	// An explicit Rank above n sets p; the Gaussian ball keeps the SVD
+	// start unless asked.
+	r, err := Solve(ctx, w, &Options{Rank: 140})
+	require.NoError(t, err)
+	assert.Equal(t, 12, r.PIdentityRows)
+	assert.Equal(t, 140, r.Rank)
+	g, err := Solve(ctx, w, &Options{Ball: L2})
+	require.NoError(t, err)
+	assert.Equal(t, StartSVD, g.Start)
+	g, err = Solve(ctx, w, &Options{Ball: L2, Start: StartPIdentity, PIdentityRows: 5})
+	require.NoError(t, err)
+	checkResult(t, "p-Identity, ℓ2", w, g, L2)
+	assert.Equal(t, 133, g.Rank)
+
+	_, err = Solve(ctx, w, &Options{Start: 7})
+	assert.ErrorContains(t, err, "unknown start")
+	_, err = Solve(ctx, w, &Options{PIdentityRows: -1})
+	assert.ErrorContains(t, err, "negative")
+}
