@@ -52,6 +52,10 @@ func buildCompareLRM(env *compareEnv) (*compareOutcome, error) {
 	rep.L1Sensitivity = res.Sensitivity
 	note := fmt.Sprintf("r = %d rows for rank %d; tr(BᵀB) = %.6g, seed's SVD upper bound %.6g; %d iterations (%d L-steps)",
 		res.Rank, res.WorkloadRank, res.Objective, res.Bounds.SVDUpper, res.Iterations, res.InnerIterations)
+	if res.PIdentity {
+		note = fmt.Sprintf("r = %d rows (p-Identity start, p = %d, %d L-BFGS iterations) for rank %d; tr(BᵀB) = %.6g, seed's SVD upper bound %.6g",
+			res.Rank, res.PIdentityRows, res.PIdentityIterations, res.WorkloadRank, res.Objective, res.Bounds.SVDUpper)
+	}
 	if res.Fallback {
 		note += "; returned the exact SVD decomposition"
 	}

@@ -53,19 +53,26 @@ type lrmJSON struct {
 	NoiseError      float64  `json:"noise_error"`
 	StructuralError *float64 `json:"structural_error"`
 	// StructuralBound is ‖W − BL‖²_F: structural part ≤ it·‖x‖²₂.
-	StructuralBound  float64 `json:"structural_bound"`
-	IdentityError    float64 `json:"identity_error"`
-	SVDUpperBound    float64 `json:"svd_upper_bound"`
-	LowerBound       float64 `json:"lower_bound"`
-	HardtTalwarRate  float64 `json:"hardt_talwar_rate"`
-	Sensitivity      float64 `json:"sensitivity"`
-	Converged        bool    `json:"converged"`
-	Polished         bool    `json:"polished"`
-	Fallback         bool    `json:"fallback"`
-	Identity         bool    `json:"identity"`
-	RelaxedObjective float64 `json:"relaxed_objective"`
-	ALResidual       float64 `json:"al_residual"`
-	Perturbations    int     `json:"perturbations"`
+	StructuralBound float64 `json:"structural_bound"`
+	IdentityError   float64 `json:"identity_error"`
+	SVDUpperBound   float64 `json:"svd_upper_bound"`
+	LowerBound      float64 `json:"lower_bound"`
+	HardtTalwarRate float64 `json:"hardt_talwar_rate"`
+	Sensitivity     float64 `json:"sensitivity"`
+	Converged       bool    `json:"converged"`
+	Polished        bool    `json:"polished"`
+	Fallback        bool    `json:"fallback"`
+	Identity        bool    `json:"identity"`
+	// Start is "svd" or "pidentity"; PIdentity reports that the p-Identity
+	// start (exact) is the returned pair.
+	Start               string  `json:"start"`
+	PIdentity           bool    `json:"pidentity"`
+	PIdentityRows       int     `json:"pidentity_rows,omitempty"`
+	PIdentityIterations int     `json:"pidentity_iterations,omitempty"`
+	PIdentityObjective  float64 `json:"pidentity_objective,omitempty"`
+	RelaxedObjective    float64 `json:"relaxed_objective"`
+	ALResidual          float64 `json:"al_residual"`
+	Perturbations       int     `json:"perturbations"`
 }
 
 func runLRM(args []string, stdout, stderr io.Writer) error {
@@ -85,6 +92,10 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	maxOuter := fs.Int("max-outer", 0, "cap on multiplier iterations (0: default 60)")
 	maxInner := fs.Int("max-inner", 0, "cap on L-steps per multiplier iteration (0: default 40)")
 	seed := fs.Uint64("seed", 1, "seed of the random orthogonal start (not privacy randomness)")
+	startFlag := fs.String("start", "auto", "starting point: auto (pidentity for laplace when r ≥ n, else svd), svd (the seed's) or pidentity (HDMM's L = [I; Θ]D⁻¹ by L-BFGS)")
+	pRows := fs.Int("pidentity-rows", 0, "p, rows added to the identity by the p-Identity start (0: --rank − n when --rank > n, else ⌈n/16⌉)")
+	pIters := fs.Int("pidentity-iters", 0, "cap on the p-Identity start's L-BFGS iterations (0: default 500)")
+	refine := fs.Bool("refine", false, "run the augmented-Lagrangian iteration from the p-Identity start too (slower; rarely better)")
 	relaxed := fs.Bool("relaxed", false, "keep the relaxed W ≈ BL instead of polishing it to an exact decomposition")
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no per-iteration progress on stderr")
@@ -119,8 +130,19 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if !(*rankFactor >= 1) || math.IsInf(*rankFactor, 0) {
 		return usageErrorf("--rank-factor must be at least 1, got %g", *rankFactor)
 	}
-	if *rank < 0 || *maxOuter < 0 || *maxInner < 0 {
-		return usageErrorf("--rank, --max-outer and --max-inner must be non-negative")
+	if *rank < 0 || *maxOuter < 0 || *maxInner < 0 || *pRows < 0 || *pIters < 0 {
+		return usageErrorf("--rank, --max-outer, --max-inner, --pidentity-rows and --pidentity-iters must be non-negative")
+	}
+	var start lrm.Start
+	switch *startFlag {
+	case "auto":
+		start = lrm.StartAuto
+	case "svd":
+		start = lrm.StartSVD
+	case "pidentity":
+		start = lrm.StartPIdentity
+	default:
+		return usageErrorf("--start must be auto, svd or pidentity, got %q", *startFlag)
 	}
 	if *seed == 0 {
 		return usageErrorf("--seed must be positive")
@@ -143,7 +165,8 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
-		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed}
+		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
+		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve lrm: %s, m = %d, n = %d, %s noise, columns of L in the %v ball\n", label, m, n, *mech, ball)
 		fmt.Fprintf(stderr, "%6s %8s %16s %12s %12s\n", "outer", "L-steps", "tr(BᵀB)", "residual", "β")
@@ -152,12 +175,18 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 		// Within an outer iteration (minutes at n = 1024), a line at most
 		// every two seconds.
-		start := time.Now()
-		last := start
+		begin := time.Now()
+		last := begin
 		opt.StepProgress = func(outer, steps int) {
 			if now := time.Now(); now.Sub(last) >= 2*time.Second {
 				last = now
-				fmt.Fprintf(stderr, "%6d %8d   (in progress, %.0f s)\n", outer, steps, now.Sub(start).Seconds())
+				fmt.Fprintf(stderr, "%6d %8d   (in progress, %.0f s)\n", outer, steps, now.Sub(begin).Seconds())
+			}
+		}
+		opt.StartProgress = func(its int, phi float64) {
+			if now := time.Now(); now.Sub(last) >= 2*time.Second {
+				last = now
+				fmt.Fprintf(stderr, "%6s %8s %16.8g   (p-Identity start: %d L-BFGS iterations, %.0f s)\n", "start", "", phi, its, now.Sub(begin).Seconds())
 			}
 		}
 	}
@@ -189,6 +218,8 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		LowerBound: unit * res.Bounds.Lower, HardtTalwarRate: unit * res.Bounds.HardtTalwar,
 		Sensitivity: res.Sensitivity, Converged: res.Converged, Polished: res.Polished, Fallback: res.Fallback, Identity: res.Identity,
 		RelaxedObjective: res.RelaxedObjective, ALResidual: res.ALResidual, Perturbations: res.Perturbations,
+		Start: res.Start.String(), PIdentity: res.PIdentity, PIdentityRows: res.PIdentityRows,
+		PIdentityIterations: res.PIdentityIterations, PIdentityObjective: res.PIdentityObjective,
 	}
 	if ball == lrm.L2 {
 		out.Delta = delta
@@ -200,7 +231,7 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 		out.StructuralError = &s
 		out.ExpectedError += s
-	} else if !res.Polished && !res.Fallback && !res.Identity {
+	} else if !res.Polished && !res.Fallback && !res.Identity && !res.PIdentity {
 		fmt.Fprintf(stderr, "dpsolve lrm: note: the relaxed decomposition has a data-dependent structural error ≤ %.3g·‖x‖²; give --data to include it\n", sb)
 	}
 	if *asJSON {
@@ -214,11 +245,17 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		status = "fell back to the exact SVD decomposition"
 	case res.Identity:
 		status = "returned Identity (B = W, L = I), better than the optimizer's result"
+	case res.PIdentity:
+		status = fmt.Sprintf("p-Identity start (L = [I; Θ]·D⁻¹, p = %d, %d L-BFGS iterations), exact", res.PIdentityRows, res.PIdentityIterations)
 	case res.Polished:
 		status = "converged, polished to an exact decomposition"
 	}
 	fmt.Fprintf(stdout, "workload        %s: m = %d, n = %d, rank %d\n", label, m, n, res.WorkloadRank)
-	fmt.Fprintf(stdout, "decomposition   B %d×%d, L %d×%d; %s after %d iterations (%d L-steps), %.2f s\n", m, res.Rank, res.Rank, n, status, res.Iterations, res.InnerIterations, res.Seconds)
+	after := fmt.Sprintf(" after %d iterations (%d L-steps)", res.Iterations, res.InnerIterations)
+	if res.Iterations == 0 {
+		after = "" // the p-Identity start without the iteration (--refine)
+	}
+	fmt.Fprintf(stdout, "decomposition   B %d×%d, L %d×%d; %s%s, %.2f s\n", m, res.Rank, res.Rank, n, status, after, res.Seconds)
 	fmt.Fprintf(stdout, "objective       tr(BᵀB) = %.8g, residual %.2e, sensitivity %.6f (%v)\n", res.Objective, res.Residual, res.Sensitivity, ball)
 	fmt.Fprintf(stdout, "expected error  %.6g (RMSE per query %.6g)\n", out.ExpectedError, math.Sqrt(out.ExpectedError/float64(m)))
 	fmt.Fprintf(stdout, "identity        %.6g (%.2f× LRM)\n", out.IdentityError, out.IdentityError/out.ExpectedError)

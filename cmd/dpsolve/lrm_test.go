@@ -49,6 +49,10 @@ type lrmOut struct {
 	Polished         bool     `json:"polished"`
 	RelaxedObjective float64  `json:"relaxed_objective"`
 	ALResidual       float64  `json:"al_residual"`
+	Start            string   `json:"start"`
+	PIdentity        bool     `json:"pidentity"`
+	PIdentityRows    int      `json:"pidentity_rows"`
+	PIdentityIters   int      `json:"pidentity_iterations"`
 }
 
 // prefixMatrix is the lower-triangular ones matrix (prefix sums).
@@ -80,9 +84,15 @@ func TestLRMJSONFromFile(t *testing.T) {
 	assert.Equal(t, n, o.N)
 	assert.Equal(t, n, o.M)
 	assert.Equal(t, n, o.WorkloadRank)
-	assert.Equal(t, 39, o.Rank) // ⌈1.2·32⌉
+	// r = ⌈1.2·32⌉ ≥ n: the p-Identity start, n + ⌈n/16⌉ rows, returned
+	// as is (no --refine).
+	assert.Equal(t, "pidentity", o.Start)
+	assert.True(t, o.PIdentity)
+	assert.Equal(t, 2, o.PIdentityRows)
+	assert.Positive(t, o.PIdentityIters)
+	assert.Equal(t, n+2, o.Rank)
 	assert.True(t, o.Converged)
-	assert.Positive(t, o.Iterations)
+	assert.Zero(t, o.Iterations)
 	assert.Positive(t, o.Seconds)
 
 	// The files hold the decomposition the numbers describe.
@@ -120,6 +130,19 @@ func TestLRMJSONFromFile(t *testing.T) {
 	assert.LessOrEqual(t, o.LowerBound, o.ExpectedError)
 	assert.LessOrEqual(t, o.ExpectedError, o.SVDUpperBound)
 	assert.Less(t, o.StructuralBound, 1e-20*o.Objective)
+
+	// The seed's SVD start: r = ⌈1.2·32⌉ rows and the augmented-Lagrangian
+	// iteration, polished to an exact pair.
+	code, out, errOut = lrmCLI(t, "--w", wPath, "--eps", "0.5", "--start", "svd", "--json", "--quiet")
+	require.Equal(t, 0, code, errOut)
+	var so lrmOut
+	require.NoError(t, json.Unmarshal([]byte(out), &so), out)
+	assert.Equal(t, "svd", so.Start)
+	assert.False(t, so.PIdentity)
+	assert.Equal(t, 39, so.Rank)
+	assert.Positive(t, so.Iterations)
+	assert.True(t, so.Polished)
+	assert.LessOrEqual(t, so.Residual, 1e-12)
 }
 
 func TestLRMGaussianAndData(t *testing.T) {
@@ -150,7 +173,7 @@ func TestLRMGaussianAndData(t *testing.T) {
 	// Relaxed: the seed's W ≈ BL, with its structural error on these counts
 	// (a workload where LRM beats Identity, which Solve would return instead).
 	code, out, errOut = lrmCLI(t, "--workload", "wrange:m=40,seed=2", "--n", "32", "--eps", "1",
-		"--relaxed", "--data", xPath, "--json", "--quiet")
+		"--start", "svd", "--relaxed", "--data", xPath, "--json", "--quiet")
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
 	assert.False(t, o.Polished)
@@ -201,6 +224,8 @@ func TestLRMBadInput(t *testing.T) {
 		{[]string{"--w", good, "--tol", "0"}, 2, "--tol"},
 		{[]string{"--w", good, "--rank-factor", "0.5"}, 2, "--rank-factor"},
 		{[]string{"--w", good, "--rank", "-1"}, 2, "non-negative"},
+		{[]string{"--w", good, "--pidentity-rows", "-1"}, 2, "non-negative"},
+		{[]string{"--w", good, "--start", "random"}, 2, "--start must be"},
 		{[]string{"--w", good, "--rank", "2"}, 1, "below rank(W)"},
 		{[]string{"--w", good, "--n", "4"}, 2, "--n is for --workload"},
 		{[]string{"--workload", "prefix"}, 2, "positive --n"},
