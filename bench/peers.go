@@ -25,7 +25,7 @@ const DefaultPython = "/usr/bin/python3"
 // The peers' sources, embedded so that the dpsolve binary can run them
 // wherever a suitable Python is installed.
 //
-//go:embed peers/common.py peers/fixedpoint.py peers/lbfgs.py
+//go:embed peers/common.py peers/fixedpoint.py peers/lbfgs.py peers/pidentity.py
 var peerFS embed.FS
 
 // PeerNames lists the Python peers: the dual fixed point of Denisov et al.

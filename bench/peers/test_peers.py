@@ -26,6 +26,7 @@ sys.path.insert(0, HERE)
 import common  # noqa: E402
 import fixedpoint  # noqa: E402
 import lbfgs  # noqa: E402
+import pidentity  # noqa: E402
 
 REFERENCE = [
     ("prefix", 32, 114.5597028),
@@ -111,6 +112,51 @@ class PeerTest(unittest.TestCase):
             fixedpoint.fixed_point(V, quiet_recorder())
         with self.assertRaises(ValueError):
             lbfgs.lbfgs(np.array([[1.0, 0.0], [0.0, 0.0]]), quiet_recorder())
+
+
+class PIdentityTest(unittest.TestCase):
+    """The p-Identity peer's value against an explicit inverse, its gradient
+    against central differences, and its command line."""
+
+    def test_value_and_gradient(self):
+        rng = np.random.default_rng(4)
+        G = common.prefix_gram(24)
+        theta = rng.random((3, 24))
+        f, g = pidentity.objective_and_gradient(G, theta)
+        d = 1.0 + theta.sum(axis=0)
+        A = np.vstack([np.eye(24), theta]) / d[None, :]
+        direct = float(np.trace(G @ np.linalg.inv(A.T @ A)))
+        self.assertAlmostEqual(f / direct, 1.0, delta=1e-12)
+        # central differences: error O(h^2) + O(eps/h), about 1e-9 relative at h = 1e-5
+        h = 1e-5
+        for (i, j) in [(0, 0), (1, 7), (2, 23)]:
+            tp, tm = theta.copy(), theta.copy()
+            tp[i, j] += h
+            tm[i, j] -= h
+            fd = (pidentity.objective_and_gradient(G, tp)[0] - pidentity.objective_and_gradient(G, tm)[0]) / (2 * h)
+            self.assertAlmostEqual(fd, g[i, j], delta=1e-7 * np.abs(g).max())
+
+    def test_command_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            gram = os.path.join(d, "g.npy")
+            out = os.path.join(d, "theta.npy")
+            np.save(gram, common.prefix_gram(32))
+            p = subprocess.run([sys.executable, os.path.join(HERE, "pidentity.py"), "--gram", gram,
+                                "--p", "2", "--out", out], capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            r = json.loads(p.stdout)
+            self.assertEqual((r["peer"], r["n"], r["p"]), ("pidentity", 32, 2))
+            theta = np.load(out)
+            self.assertEqual(theta.shape, (2, 32))
+            self.assertTrue(np.all(theta >= 0))
+            f, _ = pidentity.objective_and_gradient(common.prefix_gram(32), theta)
+            self.assertAlmostEqual(f / r["objective"], 1.0, delta=1e-12)
+            # better than Identity (tr G = 528 for Prefix 32)
+            self.assertLess(r["objective"], 528)
+            p = subprocess.run([sys.executable, os.path.join(HERE, "pidentity.py"), "--gram", gram, "--p", "0"],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("--p", p.stderr)
 
 
 class CommandLineTest(unittest.TestCase):
