@@ -19,7 +19,6 @@ require (
 	github.com/stretchr/testify v1.11.1 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
-	golang.org/x/tools v0.41.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f // indirect
 	gonum.org/v1/plot v0.17.0 // indirect

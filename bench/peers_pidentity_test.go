@@ -42,9 +42,9 @@ func explicitPIdentityPhi(t *testing.T, g mat.Symmetric, theta *mat.Dense) float
 // lrm's p-Identity start against HDMM's formulation run by scipy
 // (L-BFGS-B with Θ ≥ 0, its own random start) on the same WRange workloads:
 // both are local optima of a non-convex problem, so they need not agree
-// exactly. lrm's Φ over five seeds of its start spans 1.6% at n = 256
-// (gain over Identity 2.718 to 2.761; the peer's 2.767), so lrm must be
-// within 3% of the peer or better (measured 0.3% and 1.8% at seed 1), and
+// exactly. lrm's gain over Identity across five seeds of its start spans
+// 1.1% at n = 256 (2.746 to 2.777; the peer's 2.767), so lrm must be within
+// 2% of the peer or better (measured 0.2% at n = 128 and 0.4% at 256), and
 // the peer's reported objective must match an explicit evaluation of its Θ.
 func TestLRMPIdentityAgainstPeer(t *testing.T) {
 	peers := newTestPeers(t)
@@ -63,7 +63,7 @@ func TestLRMPIdentityAgainstPeer(t *testing.T) {
 		// Both sides sum O(n) terms of size O(‖G‖); inversion of LᵀL with
 		// condition number κ loses κ·ε: 1e-8 relative is generous.
 		assert.InDelta(t, 1, peer.Objective/direct, 1e-8, "n=%d: the peer's objective", n)
-		assert.LessOrEqual(t, res.PIdentityObjective, 1.03*direct, "n=%d: lrm vs the scipy peer", n)
+		assert.LessOrEqual(t, res.PIdentityObjective, 1.02*direct, "n=%d: lrm vs the scipy peer", n)
 		t.Logf("n=%d p=%d: lrm Φ %.6g (%d L-BFGS its, %.3f s; returned Φ %.6g), scipy peer Φ %.6g (%d its, %.3f s, %s): ratio %.4f",
 			n, res.PIdentityRows, res.PIdentityObjective, res.PIdentityIterations, res.Seconds, res.Objective,
 			direct, peer.Iterations, peer.Seconds, peer.Status, res.PIdentityObjective/direct)

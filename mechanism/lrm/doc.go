@@ -106,18 +106,19 @@
 //	L = [I; Θ]·D⁻¹,   Θ ≥ 0 (p×n, default p = ⌈n/16⌉),   D = diag(1 + Σᵢ Θᵢⱼ),
 //
 // every column of L on the unit ℓ1 sphere and L of full column rank, so that
-// B = W·L⁺ is exact and Φ = tr(WᵀW·(LᵀL)⁻¹). Θ is optimized by L-BFGS (gonum's
-// optimize, Θ = φ² elementwise to keep it unconstrained), each evaluation
-// costing two n×n by n×p products through the Woodbury identity (2p/n
-// DGEMM-equivalents), and the result is returned as is. On WRange it gains
-// 2.27, 2.72, 3.79 and 5.62 over Identity at n = 128…1024, in 0.04 s to
-// 15 s. Options.Refine runs the augmented-Lagrangian iteration from it (with
-// the multipliers π = W(LᵀL)⁻¹ that make it stationary in B, and a large
-// penalty); on WRange that improved the relaxed Φ by at most 1.3% and
-// nothing once polished, at 2–10× the time, so it is off by default. The
-// Gaussian (ℓ2) case keeps the SVD start: there p-Identity's family is
-// narrow (gain 6.2 against 8.7 at n = 128) and package newton solves the
-// problem exactly anyway.
+// B = W·L⁺ is exact and Φ = tr(WᵀW·(LᵀL)⁻¹). Θ is optimized by a projected
+// L-BFGS method for the bound Θ ≥ 0 (Kim, Sra and Dhillon 2010), each
+// evaluation costing two n×n by n×p products through the Woodbury identity
+// (2p/n DGEMM-equivalents), and the result is returned as is. On WRange it
+// gains 2.27, 2.76, 3.84 and 5.78 over Identity at n = 128…1024, in 0.05 s
+// to 9 s; scipy's L-BFGS-B on HDMM's formulation (bench/peers/pidentity.py,
+// the independent reference) reaches 2.27, 2.77, 3.84 and 5.80. Options.Refine
+// runs the augmented-Lagrangian iteration from it (with the multipliers
+// π = W(LᵀL)⁻¹ that make it stationary in B, and a large penalty); on WRange
+// that improved Φ by 0.5% at n = 128 and not at all at 256 and 512, at 10 to
+// 24 times the cost, so it is off by default. The Gaussian (ℓ2) case keeps
+// the SVD start: there p-Identity's family is narrow (gain 6.2 against 8.7
+// at n = 128) and package newton solves the problem exactly anyway.
 //
 // # Bounds reported with every solve
 //

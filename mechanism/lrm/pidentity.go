@@ -2,7 +2,7 @@ package lrm
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/optimize"
 )
 
 // pIdentity evaluates the p-Identity family of strategies of HDMM (McKenna,
@@ -33,25 +32,21 @@ import (
 //	∂Φ/∂Θ = −2·Θ X⁻¹ M X⁻¹ + 2·diag(G D X⁻¹)ⱼ ∂dⱼ/∂Θᵢⱼ,
 //
 // Θ X⁻¹ M X⁻¹ = Q − (Z Qᵀ)Θ with Q = (M Zᵀ)ᵀ, and diag(G D X⁻¹)ⱼ =
-// Gⱼⱼdⱼ − Σᵢ HᵢⱼZᵢⱼ. For L1 the variable is φ with Θ = φ² (HDMM bounds
-// Θ ≥ 0; the square keeps L-BFGS unconstrained), for L2 it is Θ itself.
+// Gⱼⱼdⱼ − Σᵢ HᵢⱼZᵢⱼ. Θ ≥ 0 as in HDMM (for L1 this makes d's column sums
+// smooth), minimized by nonnegLBFGS.
 type pIdentity struct {
 	n, p  int
 	ball  Ball
 	g     blas64.General // G (n×n, both triangles: GEMM is 3× faster than SYMM at p ≪ n)
 	gdiag []float64
 
-	d, dg      []float64
-	theta      *mat.Dense    // Θ (p×n)
-	s          *mat.SymDense // I + ΘΘᵀ, then its Cholesky factor
-	z, td, h   *mat.Dense    // Z, Θ·D, H (p×n)
-	q, zd      *mat.Dense    // Q, Z·D (p×n)
-	pq         *mat.Dense    // Z·Qᵀ (p×p)
-	evals      int
-	lastX      []float64 // the point of the cached value and gradient
-	lastF      float64
-	lastG      []float64
-	lastFailed bool
+	d, dg    []float64
+	theta    *mat.Dense    // Θ (p×n)
+	s        *mat.SymDense // I + ΘΘᵀ, then its Cholesky factor
+	z, td, h *mat.Dense    // Z, Θ·D, H (p×n)
+	q, zd    *mat.Dense    // Q, Z·D (p×n)
+	pq       *mat.Dense    // Z·Qᵀ (p×p)
+	evals    int
 }
 
 func newPIdentity(g *mat.SymDense, p int, ball Ball) *pIdentity {
@@ -69,16 +64,9 @@ func newPIdentity(g *mat.SymDense, p int, ball Ball) *pIdentity {
 	return e
 }
 
-// setTheta maps the optimization variable x (p·n, row-major) to Θ.
+// setTheta sets Θ from the optimization variable x (p·n, row-major, ≥ 0).
 func (e *pIdentity) setTheta(x []float64) {
-	raw := e.theta.RawMatrix().Data
-	if e.ball == L1 {
-		for i, v := range x {
-			raw[i] = v * v
-		}
-		return
-	}
-	copy(raw, x)
+	copy(e.theta.RawMatrix().Data, x)
 }
 
 // factor sets d from Θ and factors I + ΘΘᵀ; ok is false for a non-finite Θ.
@@ -168,19 +156,13 @@ func (e *pIdentity) eval(x, grad []float64) float64 {
 	}
 	for i := 0; i < p; i++ {
 		qr, tr := e.q.RawRowView(i), e.theta.RawRowView(i)
-		gr, xr := grad[i*n:(i+1)*n], x[i*n:(i+1)*n]
+		gr := grad[i*n : (i+1)*n]
 		for j := range qr {
-			var dd float64 // ∂dⱼ/∂Θᵢⱼ
-			if e.ball == L1 {
-				dd = 1
-			} else {
+			dd := 1.0 // ∂dⱼ/∂Θᵢⱼ (L1, Θ ≥ 0)
+			if e.ball == L2 {
 				dd = tr[j] / e.d[j]
 			}
-			gt := -2*qr[j] + 2*dg[j]*dd
-			if e.ball == L1 {
-				gt *= 2 * xr[j] // Θ = φ²
-			}
-			gr[j] = gt
+			gr[j] = -2*qr[j] + 2*dg[j]*dd
 		}
 	}
 	return f
@@ -197,81 +179,32 @@ func scaleCols(dst, src *mat.Dense, d []float64) {
 	}
 }
 
-// cached returns the value (and gradient) at x, evaluating only when x
-// differs from the last point: gonum's optimize asks for value and gradient
-// separately at the same point.
-func (e *pIdentity) cached(x []float64) (float64, []float64) {
-	if e.lastG != nil && equalSlices(x, e.lastX) {
-		return e.lastF, e.lastG
-	}
-	if e.lastG == nil {
-		e.lastX = make([]float64, len(x))
-		e.lastG = make([]float64, len(x))
-	}
-	copy(e.lastX, x)
-	e.lastF = e.eval(x, e.lastG)
-	return e.lastF, e.lastG
-}
-
-func equalSlices(a, b []float64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// pIdentityStart runs L-BFGS on Θ from a seeded random start (Θᵢⱼ uniform
-// in [0,1), HDMM's choice) for at most iters iterations and returns the
-// optimized Θ (p×n) with its Φ, on the scale of g (tr G = ‖W̃‖²_F).
-func pIdentityStart(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, float64, int, error) {
+// pIdentityStart runs the projected L-BFGS method on Θ ≥ 0 from a seeded
+// random start (Θᵢⱼ uniform in [0,1), HDMM's choice) for at most iters
+// iterations and returns the optimized Θ (p×n) with the iterations taken.
+func pIdentityStart(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, int, error) {
 	e := newPIdentity(g, p, ball)
-	n := e.n
-	x0 := make([]float64, p*n)
-	for i := range x0 {
-		u := rng.Float64()
-		if ball == L1 {
-			x0[i] = math.Sqrt(u) // Θ = φ² uniform
-		} else {
-			x0[i] = u
-		}
+	x := make([]float64, p*e.n)
+	for i := range x {
+		x[i] = rng.Float64()
 	}
-	prob := optimize.Problem{
-		Func: func(x []float64) float64 { f, _ := e.cached(x); return f },
-		Grad: func(grad, x []float64) { _, gr := e.cached(x); copy(grad, gr) },
-		Status: func() (optimize.Status, error) {
-			if err := ctx.Err(); err != nil {
-				return optimize.Failure, err
-			}
-			return optimize.NotTerminated, nil
-		},
-	}
-	settings := &optimize.Settings{
-		MajorIterations: iters,
-		// Stop once 20 iterations gain less than 1e-5 relative: the
-		// augmented-Lagrangian refinement that follows works at that level.
-		Converger: &optimize.FunctionConverge{Relative: 1e-5, Iterations: 20},
-	}
+	opt := &nonnegLBFGS{mem: 10, maxIter: iters, relTol: 1e-5, window: 20}
 	if progress != nil {
-		settings.Recorder = recorder(progress)
-	}
-	res, err := optimize.Minimize(prob, x0, settings, &optimize.LBFGS{Store: 10})
-	if cerr := ctx.Err(); cerr != nil {
-		return nil, 0, 0, cerr
-	}
-	if res == nil || math.IsInf(res.F, 0) || math.IsNaN(res.F) {
-		if err == nil {
-			err = errors.New("non-finite value")
+		opt.progress = func(it int, f float64) {
+			if it%StepProgressEvery == 0 {
+				progress(it, f)
+			}
 		}
-		return nil, 0, 0, errors.New("lrm: p-Identity start failed: " + err.Error())
 	}
-	// A line-search failure after progress still leaves a valid Θ; only
-	// the point matters here.
-	e.setTheta(res.X)
-	theta := mat.DenseCopyOf(e.theta)
-	f := e.eval(res.X, nil)
-	return theta, f, res.Stats.MajorIterations, nil
+	_, its, err := opt.minimize(ctx, e.eval, x)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("lrm: p-Identity start failed: %w", err)
+	}
+	e.setTheta(x)
+	return mat.DenseCopyOf(e.theta), its, nil
 }
 
 // pIdentityPair returns the exact pair of Θ on the reduced scale: Lt = Lᵀ =
@@ -372,17 +305,4 @@ func pIdentityPair(wr, theta *mat.Dense, ball Ball) (lt, br, pi *mat.Dense, phi 
 	}
 	nb := mat.Norm(br, 2)
 	return lt, br, pi, nb * nb
-}
-
-// recorder passes every StepProgressEvery-th L-BFGS iteration to a
-// progress callback.
-type recorder func(iterations int, objective float64)
-
-func (recorder) Init() error { return nil }
-
-func (r recorder) Record(loc *optimize.Location, op optimize.Operation, st *optimize.Stats) error {
-	if op == optimize.MajorIteration && st.MajorIterations > 0 && st.MajorIterations%StepProgressEvery == 0 {
-		r(st.MajorIterations, loc.F)
-	}
-	return nil
 }

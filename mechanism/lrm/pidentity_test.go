@@ -63,7 +63,7 @@ func TestPIdentityValueAndGradient(t *testing.T) {
 		e := newPIdentity(g, p, ball)
 		x := make([]float64, p*20)
 		for i := range x {
-			x[i] = rng.Float64() - 0.3 // negative φ too: Θ = φ² for L1
+			x[i] = rng.Float64() // Θ ≥ 0
 		}
 		grad := make([]float64, len(x))
 		f := e.eval(x, grad)

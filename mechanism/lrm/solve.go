@@ -48,9 +48,9 @@ const (
 	// StartSVD is the seed's start: W's SVD, mixed over the r rows.
 	StartSVD
 	// StartPIdentity optimizes HDMM's p-Identity strategy L = [I; Θ]·D⁻¹
-	// (exact, r = n + p rows) by L-BFGS over Θ, and starts the
-	// augmented-Lagrangian iteration from it with the multipliers that make
-	// it stationary in B. It needs r ≥ n + 1.
+	// (exact, n + p rows) by projected L-BFGS over Θ ≥ 0 and returns it;
+	// with Refine, the augmented-Lagrangian iteration starts from it, with
+	// the multipliers that make it stationary in B.
 	StartPIdentity
 )
 
@@ -105,9 +105,9 @@ type Options struct {
 	// iterations (default 500).
 	PIdentityRows, PIdentityIters int
 	// Refine runs the augmented-Lagrangian iteration from the p-Identity
-	// start (default: return the start). On WRange it improved the relaxed
-	// Φ by at most 1.3% at n ≤ 512 and nothing once polished to an exact
-	// pair, at 2–10 times the cost; it may help on other workloads.
+	// start (default: return the start). On WRange it improved Φ by 0.5% at
+	// n = 128 and not at all at n = 256 and 512 (the polished result was
+	// worse and the start was returned), at 10–24 times the cost.
 	Refine bool
 	// Seed fixes the random orthogonal mixing of the SVD start (default 1).
 	// It is not privacy randomness: the optimization never sees the data.
@@ -128,7 +128,7 @@ type Options struct {
 	StepProgress func(outer, steps int)
 	// StartProgress, when set, is called every StepProgressEvery L-BFGS
 	// iterations of the p-Identity start with the iterations done and the
-	// current Φ (about 15 s in all at n = 1024).
+	// current Φ (about 9 s in all at n = 1024).
 	StartProgress func(iterations int, objective float64)
 }
 
@@ -403,7 +403,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		if o.StartProgress != nil {
 			prog = func(it int, f float64) { o.StartProgress(it, f*fro2) }
 		}
-		theta, _, its, err := pIdentityStart(ctx, &gram, p, o.Ball, o.PIdentityIters, rng, prog)
+		theta, its, err := pIdentityStart(ctx, &gram, p, o.Ball, o.PIdentityIters, rng, prog)
 		if err != nil {
 			return nil, err
 		}
@@ -428,8 +428,8 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	if strt == StartPIdentity && (opt == nil || opt.Beta0 == 0) {
 		// The start is stationary in B and near-stationary in L (within
 		// p-Identity's family): a large penalty keeps the iteration near
-		// it. At the default 0.5 it wandered off on WRange n = 128 (gain
-		// over Identity 2.27 → 1.64 relaxed); at 50 it ended at 2.29.
+		// it. At the default 0.5 it wandered off on WRange n = 128 (relaxed
+		// gain over Identity 2.27 → 1.64); at 50 it ended at 2.29–2.32.
 		beta0 = pIdentityBeta0
 	}
 	vp.beta = beta0 * phi0

@@ -43,7 +43,10 @@ type varpro struct {
 	evals, grads int // evaluations, and those with a gradient
 }
 
-var errNotPD = errors.New("lrm: penalty matrix is not positive definite (non-finite iterate)")
+var (
+	errNotPD     = errors.New("lrm: penalty matrix is not positive definite (non-finite iterate)")
+	errNonFinite = errors.New("non-finite objective at the start")
+)
 
 func newVarpro(c *mat.Dense, r int) *varpro {
 	k, n := c.Dims()
