@@ -74,7 +74,7 @@ func TestLRMJSONFromFile(t *testing.T) {
 	require.NoError(t, matio.WriteMatrix(wPath, w))
 	code, out, errOut := lrmCLI(t, "--w", wPath, "--eps", "0.5", "--out-b", bPath, "--out-l", lPath, "--json")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut, "residual", "progress goes to stderr")
+	assert.Contains(t, errOut, "laplace noise", "progress goes to stderr")
 	var o lrmOut
 	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
 
@@ -133,8 +133,9 @@ func TestLRMJSONFromFile(t *testing.T) {
 
 	// The seed's SVD start: r = ⌈1.2·32⌉ rows and the augmented-Lagrangian
 	// iteration, polished to an exact pair.
-	code, out, errOut = lrmCLI(t, "--w", wPath, "--eps", "0.5", "--start", "svd", "--json", "--quiet")
+	code, out, errOut = lrmCLI(t, "--w", wPath, "--eps", "0.5", "--start", "svd", "--json")
 	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "residual", "the iteration's progress table goes to stderr")
 	var so lrmOut
 	require.NoError(t, json.Unmarshal([]byte(out), &so), out)
 	assert.Equal(t, "svd", so.Start)
