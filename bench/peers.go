@@ -154,14 +154,8 @@ func (s *peerSolver) Solve(ctx context.Context, pr Problem, lowerBound float64) 
 		cctx, cancel = context.WithTimeout(ctx, time.Duration((p.MaxSeconds+60)*float64(time.Second)))
 		defer cancel()
 	}
-	cmd := exec.CommandContext(cctx, p.Python, args...)
-	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
-	if p.Threads > 0 {
-		cmd.Env = append(cmd.Env, "OPENBLAS_NUM_THREADS="+strconv.Itoa(p.Threads))
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	stdout, stderr, err := p.run(cctx, args...)
+	if err != nil {
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("peer %s killed (its time budget plus 60 s passed, or the run was cancelled): %w", s.name, cctx.Err())
 		}
@@ -190,6 +184,19 @@ func (s *peerSolver) Solve(ctx context.Context, pr Problem, lowerBound float64) 
 		out.Trace = append(out.Trace, TracePoint{Seconds: *t[0], Objective: *t[1], GapBest: Num(math.NaN())})
 	}
 	return out, nil
+}
+
+// run runs the interpreter with args and the peers' environment, and
+// returns what it wrote on stdout and stderr.
+func (p *Peers) run(ctx context.Context, args ...string) (stdout, stderr *bytes.Buffer, err error) {
+	cmd := exec.CommandContext(ctx, p.Python, args...)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	if p.Threads > 0 {
+		cmd.Env = append(cmd.Env, "OPENBLAS_NUM_THREADS="+strconv.Itoa(p.Threads))
+	}
+	stdout, stderr = new(bytes.Buffer), new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return stdout, stderr, cmd.Run()
 }
 
 // readSym reads a square .npy matrix and checks that it is symmetric.

@@ -1,12 +1,10 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,15 +38,9 @@ func (p *Peers) PIdentity(ctx context.Context, g mat.Symmetric, rows, maxIter, s
 	if err := matio.WriteMatrix(gfile, mat.DenseCopyOf(g)); err != nil {
 		return nil, fmt.Errorf("writing the Gram for pidentity: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, p.Python, "-B", filepath.Join(p.Dir, "pidentity.py"), "--gram", gfile,
+	stdout, stderr, err := p.run(ctx, "-B", filepath.Join(p.Dir, "pidentity.py"), "--gram", gfile,
 		"--p", strconv.Itoa(rows), "--max-iter", strconv.Itoa(maxIter), "--seed", strconv.Itoa(seed), "--out", tfile)
-	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
-	if p.Threads > 0 {
-		cmd.Env = append(cmd.Env, "OPENBLAS_NUM_THREADS="+strconv.Itoa(p.Threads))
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("peer pidentity: %v: %s", err, strings.TrimSpace(lastLine(stderr.String())))
 	}
 	var rep struct {
