@@ -43,7 +43,8 @@ type Start int
 const (
 	// StartAuto uses StartPIdentity for the L1 ball when r ≥ n (W of full
 	// or nearly full column rank, where a factorization cannot save
-	// measurements) and StartSVD otherwise.
+	// measurements; with an explicit Rank, when Rank > n) and StartSVD
+	// otherwise.
 	StartAuto Start = iota
 	// StartSVD is the seed's start: W's SVD, mixed over the r rows.
 	StartSVD
@@ -382,10 +383,14 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed1))
 	strt := o.Start
 	if strt == StartAuto {
+		// An explicit Rank is honoured: the p-Identity start has n + p rows.
 		strt = StartSVD
-		if r >= n && o.Ball == L1 {
+		if o.Ball == L1 && (o.Rank == 0 && r >= n || o.Rank > n) {
 			strt = StartPIdentity
 		}
+	}
+	if strt == StartPIdentity && o.Rank > 0 && o.Rank <= n {
+		return nil, fmt.Errorf("lrm: the p-Identity start has n + p > n = %d rows; Rank = %d asks for fewer", n, o.Rank)
 	}
 	var lt, pi, pidB, pidLt *mat.Dense
 	var phi0 float64
