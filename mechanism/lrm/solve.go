@@ -91,9 +91,9 @@ type Options struct {
 	// FirstInner, default 4·MaxInner).
 	MaxInner, FirstInner int
 	// Beta0 is the initial penalty β relative to the starting objective
-	// Φ₀/‖W‖²_F (default 0.5; 50 from the p-Identity start, see Refine). Small values let the first subproblems
-	// trade feasibility for a lower objective; too small ones let whole
-	// directions of W drop out.
+	// Φ₀/‖W‖²_F (default 0.5; 50 from the p-Identity start, see Refine).
+	// Small values let the first subproblems trade feasibility for a lower
+	// objective; too small ones let whole directions of W drop out.
 	Beta0 float64
 	// BetaGrowth multiplies β whenever an outer iteration fails to halve the
 	// residual (default 2).
@@ -235,7 +235,8 @@ type Result struct {
 	// Start is the starting point used (StartSVD or StartPIdentity).
 	Start Start
 	// PIdentity is true when the exact p-Identity start (StartPIdentity)
-	// was better than the iteration's result and is returned.
+	// is returned: always without Refine, and with it when the iteration's
+	// result was no better.
 	PIdentity bool
 	// PIdentityRows (p), PIdentityIterations (L-BFGS iterations) and
 	// PIdentityObjective (its Φ) describe the p-Identity start; zero for
@@ -428,31 +429,39 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	}
 	res.Start = strt
 
-	vp := newVarpro(mat.DenseCopyOf(wr), ra)
-	beta0 := o.Beta0
-	if strt == StartPIdentity && (opt == nil || opt.Beta0 == 0) {
-		// The start is stationary in B and near-stationary in L (within
-		// p-Identity's family): a large penalty keeps the iteration near
-		// it. At the default 0.5 it wandered off on WRange n = 128 (relaxed
-		// gain over Identity 2.27 → 1.64); at 50 it ended at 2.29–2.32.
-		beta0 = pIdentityBeta0
-	}
-	vp.beta = beta0 * phi0
-	c := mat.NewDense(k, n, nil) // C = W + π/β
-	c.Scale(1/vp.beta, pi)
-	c.Add(c, wr)
-	vp.setC(c)
-
-	st := newLStep(n, ra, o.Ball)
-	st.lip = 1 / vp.beta
-	var b *mat.Dense
-	resid := mat.NewDense(k, n, nil)
-	prev := math.Inf(1)
-	var phi, rel float64
 	maxOuter := o.MaxOuter
 	if strt == StartPIdentity && !o.Refine {
-		maxOuter = 0
+		maxOuter = 0 // return the exact start: no iteration workspaces
 	}
+	var (
+		vp    *varpro
+		st    *lStep
+		c     *mat.Dense // C = W + π/β
+		b     *mat.Dense
+		resid *mat.Dense
+	)
+	if maxOuter > 0 {
+		vp = newVarpro(mat.DenseCopyOf(wr), ra)
+		beta0 := o.Beta0
+		if strt == StartPIdentity && (opt == nil || opt.Beta0 == 0) {
+			// The start is stationary in B and near-stationary in L
+			// (within p-Identity's family): a large penalty keeps the
+			// iteration near it. At the default 0.5 it wandered off on
+			// WRange n = 128 (relaxed gain over Identity 2.27 → 1.64); at
+			// 50 it ended at 2.29–2.32.
+			beta0 = pIdentityBeta0
+		}
+		vp.beta = beta0 * phi0
+		c = mat.NewDense(k, n, nil)
+		c.Scale(1/vp.beta, pi)
+		c.Add(c, wr)
+		vp.setC(c)
+		st = newLStep(n, ra, o.Ball)
+		st.lip = 1 / vp.beta
+		resid = mat.NewDense(k, n, nil)
+	}
+	prev := math.Inf(1)
+	var phi, rel float64
 	for outer := 1; outer <= maxOuter; outer++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -584,7 +593,9 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	bl.Sub(w, &bl)
 	res.Residual = mat.Norm(&bl, 2) / fro
 	res.Converged = converged
-	res.Evaluations, res.Gradients = vp.evals, vp.grads
+	if vp != nil {
+		res.Evaluations, res.Gradients = vp.evals, vp.grads
+	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
