@@ -71,28 +71,8 @@ func (e *pIdentity) setTheta(x []float64) {
 // factor sets d from Θ and factors I + ΘΘᵀ; ok is false for a non-finite Θ.
 func (e *pIdentity) factor() bool {
 	p := e.p
-	for j := range e.d {
-		e.d[j] = 0
-	}
-	for i := 0; i < p; i++ {
-		row := e.theta.RawRowView(i)
-		for j, t := range row {
-			if e.ball == L1 {
-				e.d[j] += t
-			} else {
-				e.d[j] += t * t
-			}
-		}
-	}
-	for j := range e.d {
-		if e.ball == L1 {
-			e.d[j]++
-		} else {
-			e.d[j] = math.Sqrt(1 + e.d[j])
-		}
-		if !(e.d[j] <= math.MaxFloat64) {
-			return false
-		}
+	if !columnScales(e.theta, e.ball, e.d) {
+		return false
 	}
 	raw := e.s.RawSymmetric()
 	blas64.Syrk(blas.NoTrans, 1, e.theta.RawMatrix(), 0, raw)
@@ -205,6 +185,36 @@ func pIdentityStart(ctx context.Context, g *mat.SymDense, p int, ball Ball, iter
 	return mat.DenseCopyOf(e.theta), its, nil
 }
 
+// columnScales sets d to the ball norms of the columns of [I; Θ] (Θ ≥ 0):
+// dⱼ = 1 + Σᵢ Θᵢⱼ (L1) or (1 + Σᵢ Θᵢⱼ²)^{1/2} (L2). It reports whether all
+// are finite.
+func columnScales(theta *mat.Dense, ball Ball, d []float64) bool {
+	for j := range d {
+		d[j] = 0
+	}
+	p, _ := theta.Dims()
+	for i := 0; i < p; i++ {
+		for j, t := range theta.RawRowView(i) {
+			if ball == L1 {
+				d[j] += t
+			} else {
+				d[j] += t * t
+			}
+		}
+	}
+	for j := range d {
+		if ball == L1 {
+			d[j]++
+		} else {
+			d[j] = math.Sqrt(1 + d[j])
+		}
+		if !(d[j] <= math.MaxFloat64) {
+			return false
+		}
+	}
+	return true
+}
+
 // pIdentityPair returns the exact pair of Θ on the reduced scale: Lt = Lᵀ =
 // D⁻¹[I, Θᵀ] (n×(n+p)), Br = Wr·L⁺ (k×(n+p)) and its Φ = ‖Br‖²_F, and the
 // multiplier π = Wr·(LᵀL)⁻¹ (k×n) for which Br is the closed-form B-step at
@@ -218,22 +228,7 @@ func pIdentityPair(wr, theta *mat.Dense, ball Ball) (lt, br, pi *mat.Dense, phi 
 	k, n := wr.Dims()
 	p, _ := theta.Dims()
 	d := make([]float64, n)
-	for j := 0; j < n; j++ {
-		var s float64
-		for i := 0; i < p; i++ {
-			t := theta.At(i, j)
-			if ball == L1 {
-				s += math.Abs(t)
-			} else {
-				s += t * t
-			}
-		}
-		if ball == L1 {
-			d[j] = 1 + s
-		} else {
-			d[j] = math.Sqrt(1 + s)
-		}
-	}
+	columnScales(theta, ball, d)
 	lt = mat.NewDense(n, n+p, nil)
 	for j := 0; j < n; j++ {
 		row := lt.RawRowView(j)
