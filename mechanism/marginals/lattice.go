@@ -18,8 +18,8 @@ const MaxPairs = 1 << 25
 type lattice struct {
 	sizes []int
 	res   [][]int // residual subsets, sorted by (size, lexicographic)
-	// CSR rows, one per marginal: res indices idx[ptr[i]:ptr[i+1]] and p_{S,T}.
-	ptr  []int32
+	// Rows, one per marginal: res indices idx[lo[i]:hi[i]] and p_{S,T}.
+	lo, hi []int32
 	idx  []int32
 	coef []float64
 	// estimable[i] is false when some T ⊆ S_i with dim_T > 0 is not measured
@@ -110,30 +110,65 @@ func forSubsets(sizes, s []int, buf []int, f func(t []int, mask uint64) bool) bo
 func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*lattice, error) {
 	var kbuf []byte
 	tbuf := make([]int, 0, 64)
-	index := make(map[K]int32)
+	pairs := pairCount(sets)
+	index := make(map[K]int32, pairs/8+16)
 	var res [][]int
-	var overflow bool
-	for _, s := range sets {
-		if s.Weight == 0 {
-			continue
-		}
-		forSubsets(sizes, s.Attrs, tbuf, func(t []int, _ uint64) bool {
+	l := &lattice{sizes: sizes, lo: make([]int32, len(sets)), hi: make([]int32, len(sets)), estimable: make([]bool, len(sets)),
+		idx: make([]int32, 0, pairs), coef: make([]float64, 0, pairs)}
+	// row appends set i's subsets that are (or, when insert, become)
+	// residuals, with their coefficients p_{S,T}, and reports whether all
+	// were found. Indices refer to res until renumbered below.
+	row := func(i int, insert bool) (ok, overflow bool) {
+		s := sets[i]
+		ok = true
+		l.lo[i] = int32(len(l.idx))
+		forSubsets(sizes, s.Attrs, tbuf, func(t []int, mask uint64) bool {
 			k := key(kbuf, t)
-			if _, ok := index[k]; !ok {
+			j, found := index[k]
+			if !found {
+				if !insert {
+					ok = false
+					return true
+				}
 				if len(res) >= MaxSubsets {
 					overflow = true
 					return false
 				}
-				index[k] = int32(len(res))
+				j = int32(len(res))
+				index[k] = j
 				res = append(res, slices.Clone(t))
 			}
+			p := 1.0
+			for b, a := range s.Attrs {
+				d := float64(sizes[a])
+				if mask&(1<<b) != 0 {
+					p *= (d - 1) / d
+				} else {
+					p /= d * d
+				}
+			}
+			l.idx = append(l.idx, j)
+			l.coef = append(l.coef, p)
 			return true
 		})
-		if overflow {
+		l.hi[i] = int32(len(l.idx))
+		return ok, overflow
+	}
+	for i, s := range sets {
+		if s.Weight == 0 {
+			continue
+		}
+		if _, overflow := row(i, true); overflow {
 			return nil, errorf("the marginals have more than %d residual subsets; the limit is %d", MaxSubsets, MaxSubsets)
 		}
+		l.estimable[i] = true
 	}
-	// Sort the residuals and renumber the index.
+	for i, s := range sets { // weight 0: estimable only from measured residuals
+		if s.Weight == 0 {
+			l.estimable[i], _ = row(i, false)
+		}
+	}
+	// Sort the residuals and renumber.
 	order := make([]int32, len(res))
 	for i := range order {
 		order[i] = int32(i)
@@ -146,42 +181,20 @@ func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*la
 		return slices.Compare(a, b)
 	})
 	renum := make([]int32, len(res))
-	sorted := make([][]int, len(res))
+	l.res = make([][]int, len(res))
 	for newI, oldI := range order {
 		renum[oldI] = int32(newI)
-		sorted[newI] = res[oldI]
+		l.res[newI] = res[oldI]
 	}
-	l := &lattice{sizes: sizes, res: sorted, ptr: make([]int32, 1, len(sets)+1), estimable: make([]bool, len(sets))}
+	for q, j := range l.idx {
+		l.idx[q] = renum[j]
+	}
 	l.lookup = func(t []int) (int, bool) {
 		j, ok := index[key(nil, t)]
 		if !ok {
 			return 0, false
 		}
 		return int(renum[j]), true
-	}
-	for i, s := range sets {
-		ok := true
-		forSubsets(sizes, s.Attrs, tbuf, func(t []int, mask uint64) bool {
-			j, found := index[key(kbuf, t)]
-			if !found {
-				ok = false
-				return true
-			}
-			p := 1.0
-			for b, a := range s.Attrs {
-				d := float64(sizes[a])
-				if mask&(1<<b) != 0 {
-					p *= (d - 1) / d
-				} else {
-					p /= d * d
-				}
-			}
-			l.idx = append(l.idx, renum[j])
-			l.coef = append(l.coef, p)
-			return true
-		})
-		l.estimable[i] = ok
-		l.ptr = append(l.ptr, int32(len(l.idx)))
 	}
 	return l, nil
 }

@@ -39,7 +39,7 @@ func (p *Plan) newMaxProblem() *maxProblem {
 			continue
 		}
 		w := s.Weight * s.Weight
-		for q := l.ptr[i]; q < l.ptr[i+1]; q++ {
+		for q := l.lo[i]; q < l.hi[i]; q++ {
 			mp.ridx = append(mp.ridx, l.idx[q])
 			mp.rval = append(mp.rval, w*l.coef[q])
 		}

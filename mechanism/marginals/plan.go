@@ -196,7 +196,7 @@ func (p *Plan) accumulate(dst, mult []float64) {
 		} else {
 			w *= mult[i]
 		}
-		for q := l.ptr[i]; q < l.ptr[i+1]; q++ {
+		for q := l.lo[i]; q < l.hi[i]; q++ {
 			dst[l.idx[q]] += w * l.coef[q]
 		}
 	}
@@ -219,7 +219,7 @@ func (p *Plan) evaluate() error {
 	for i, s := range p.Sets {
 		m := MarginalError{Attrs: s.Attrs, Weight: s.Weight, Cells: cells(p.Sizes, s.Attrs), Estimable: l.estimable[i]}
 		if m.Estimable {
-			for q := l.ptr[i]; q < l.ptr[i+1]; q++ {
+			for q := l.lo[i]; q < l.hi[i]; q++ {
 				m.CellVariance += p.Residuals[l.idx[q]].Variance * l.coef[q]
 			}
 		} else {
@@ -250,7 +250,7 @@ func svdBound(sizes []int, sets []Set, l *lattice) float64 {
 			continue
 		}
 		w := s.Weight * s.Weight / cells(sizes, s.Attrs)
-		for q := l.ptr[i]; q < l.ptr[i+1]; q++ {
+		for q := l.lo[i]; q < l.hi[i]; q++ {
 			lam[l.idx[q]] += w
 		}
 	}
