@@ -20,8 +20,8 @@ type lattice struct {
 	res   [][]int // residual subsets, sorted by (size, lexicographic)
 	// Rows, one per marginal: res indices idx[lo[i]:hi[i]] and p_{S,T}.
 	lo, hi []int32
-	idx  []int32
-	coef []float64
+	idx    []int32
+	coef   []float64
 	// estimable[i] is false when some T ⊆ S_i with dim_T > 0 is not measured
 	// (possible only for marginals of weight 0).
 	estimable []bool
