@@ -13,6 +13,15 @@ import (
 // Jacobi-preconditioned conjugate gradients, matrix-free.
 const denseMaxSystem = 1200
 
+// centred and tGrowth steer the barrier method: centring at one t ends when
+// half the squared Newton decrement is below centred, and t then grows by
+// tGrowth. Measured on Adult ≤3-way, 50 binary attributes ≤3-way and a mixed
+// 5-attribute domain (Newton steps to gap 1e-8, for centred 1e-10…1e-1 and
+// tGrowth 10…100): 1e-3 and 100 took 60/19/43 steps against 90/60/72 for
+// the textbook 1e-10 and 10. Loose centring is safe because the stopping
+// test is the certificate, not the central path.
+const centred, tGrowth = 1e-3, 100.0
+
 // maxProblem is min f(v) = Σ_T Δ_T²/v_T subject to (A v)_S ≤ 1, v > 0, with
 // A_{S,T} = w_S² p_{S,T} over the positive-weight marginals S (rows) and the
 // residuals T (columns). Its optimal value equals the smallest achievable
@@ -228,14 +237,22 @@ func (p *Plan) planMax(o Options) (float64, int, error) {
 				dec += dinv[t] * g[t] * g[t]
 			}
 		}
-		if dec/2 <= 1e-10 {
-			tt *= 10 // centred: follow the central path
+		// The Newton step's multiplier estimate μ_S = (1 + (A dv)_S/s_S)/(t s_S)
+		// (clamped at 0; every μ ≥ 0 gives a valid bound) is much closer to
+		// the optimal multipliers than 1/(t s) away from the central path.
+		mp.mulA(adv, dv)
+		for k := range mu {
+			mu[k] = math.Max(0, 1+adv[k]/sl[k]) / (tt * sl[k])
+		}
+		mp.mulAT(atmu, mu)
+		bestLB = math.Max(bestLB, mp.lower(mu, atmu))
+		if dec/2 <= centred {
+			tt *= tGrowth // centred: follow the central path
 			continue
 		}
 		// Backtracking on B_t(v + α·dv) − B_t(v), evaluated term by term
 		// (t·Σ Δ²·(−α dv)/(v(v+α dv)) − Σ log1p(−α (A dv)/s)): at large t
 		// B_t itself is too large for its change to survive rounding.
-		mp.mulA(adv, dv)
 		alpha := math.Min(1, 0.99*boundaryStep(v, dv))
 		if a := 0.99 * boundaryStep(sl, negate(tmpS, adv)); a < alpha {
 			alpha = a
@@ -257,7 +274,7 @@ func (p *Plan) planMax(o Options) (float64, int, error) {
 			alpha /= 2
 		}
 		if !accepted {
-			tt *= 10 // no progress possible at this t (rounding): move on
+			tt *= tGrowth // no progress possible at this t (rounding): move on
 			continue
 		}
 		v, nv = nv, v
