@@ -113,6 +113,7 @@ func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*la
 	pairs := pairCount(sets)
 	index := make(map[K]int32, pairs/8+16)
 	var res [][]int
+	var arena []int
 	l := &lattice{sizes: sizes, lo: make([]int32, len(sets)), hi: make([]int32, len(sets)), estimable: make([]bool, len(sets)),
 		idx: make([]int32, 0, pairs), coef: make([]float64, 0, pairs)}
 	// row appends set i's subsets that are (or, when insert, become)
@@ -136,7 +137,11 @@ func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*la
 				}
 				j = int32(len(res))
 				index[k] = j
-				res = append(res, slices.Clone(t))
+				if len(arena)+len(t) > cap(arena) { // one allocation per 64k attributes, not per residual
+					arena = make([]int, 0, max(1<<16, len(t)))
+				}
+				arena = append(arena, t...)
+				res = append(res, arena[len(arena)-len(t):len(arena):len(arena)])
 			}
 			p := 1.0
 			for b, a := range s.Attrs {
