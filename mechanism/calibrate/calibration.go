@@ -107,7 +107,7 @@ func Calibrate(b Budget, sensitivity float64, rows int) (Calibration, error) {
 // src, and returns an error (leaving values unchanged) when the source fails
 // or values do not match the calibration.
 func (c Calibration) Add(src noise.Source, values []float64) error {
-	if src == nil {
+	if noise.Missing(src) {
 		return inputerr.Errorf("calibrate", "nil noise source")
 	}
 	if len(values) != c.Rows {

@@ -14,3 +14,14 @@ type Source interface {
 }
 
 var _ Source = (*Sampler)(nil)
+
+// Missing reports whether s is nil or a nil *Sampler (a typed nil that a
+// plain s == nil misses), so that callers reject it as bad input instead of
+// panicking on the first draw.
+func Missing(s Source) bool {
+	if s == nil {
+		return true
+	}
+	sp, ok := s.(*Sampler)
+	return ok && sp == nil
+}
