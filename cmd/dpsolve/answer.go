@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -250,7 +251,7 @@ func doRelease(f *releaseFlags, b release.Budget, a mat.Matrix, x []float64, w w
 	return nil
 }
 
-func runAnswer(args []string, stdout, stderr io.Writer) error {
+func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("answer", stderr)
 	var f releaseFlags
 	f.register(fs)

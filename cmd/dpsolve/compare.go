@@ -43,8 +43,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -232,7 +230,7 @@ func compareNum(x float64) *float64 {
 	return &x
 }
 
-func runCompare(args []string, stdout, stderr io.Writer) error {
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -306,8 +304,6 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if *quiet {
 		progress = io.Discard
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
 	t0 := time.Now()
 	v := w.Gram()

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -75,7 +73,7 @@ type lrmJSON struct {
 	Perturbations       int     `json:"perturbations"`
 }
 
-func runLRM(args []string, stdout, stderr io.Writer) error {
+func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("lrm", stderr)
 	wfile := fs.String("w", "", "workload matrix W (m×n) from a .npy or .csv file")
 	spec := fs.String("workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
@@ -162,8 +160,6 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
 		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
 		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine}

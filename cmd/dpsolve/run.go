@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/release"
@@ -22,7 +20,7 @@ func init() {
 	})
 }
 
-func runRun(args []string, stdout, stderr io.Writer) error {
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", stderr)
 	var f releaseFlags
 	f.register(fs)
@@ -50,8 +48,6 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if b.Kind == release.Laplace {
 		fmt.Fprintf(stderr, "dpsolve run: note: the optimized strategy minimizes Gaussian-noise error; under Laplace noise it is valid but not optimal\n")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	opt := &newton.Options{Tol: *tol}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve run: optimizing the strategy for %s (n = %d)\n", w.Name(), len(x))

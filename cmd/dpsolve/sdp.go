@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 
@@ -67,7 +66,7 @@ type sdpExactJSON struct {
 	Baselines         map[string]float64 `json:"baselines"`
 }
 
-func runSDP(args []string, stdout, stderr io.Writer) error {
+func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sdp", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -128,8 +127,6 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 			*export, form, label, fm.NumVars(), fm.Problem.Blocks)
 	}
 	if *solve {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
 		if err := solveSDP(ctx, fm, v, &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
 			return err
 		}

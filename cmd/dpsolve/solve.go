@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -111,7 +109,7 @@ func isMarginals(spec string) bool {
 	return len(spec) >= 9 && spec[:9] == "marginals"
 }
 
-func runSolve(args []string, stdout, stderr io.Writer) error {
+func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("solve", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -146,8 +144,6 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if *threads > 0 {
 		blas.Current().SetThreads(*threads)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
 	n := v.SymmetricDim()
 	if !*quiet {
