@@ -47,7 +47,9 @@ func signalContext(parent context.Context, stderr io.Writer, name string) (ctx c
 		select {
 		case sig := <-ch:
 			fmt.Fprintf(stderr, "dpsolve %s: second %v, exiting now\n", name, sig)
+			critical.Lock() // let a post-release write finish (guard_release.go)
 			exitNow(exitInterrupted)
+			critical.Unlock() // reached only when exitNow is a test double
 		case <-done:
 		}
 	}()

@@ -137,8 +137,15 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *method != string(newton.MethodNewton) && *method != string(newton.MethodYuan2016) {
 		return usageErrorf("--method must be newton or yuan2016, got %q", *method)
 	}
+	if err := preflight("solve", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSolve, false, false,
+		matOut("--out-a", *outA), matOut("--out-x", *outX)); err != nil {
+		return err
+	}
 	v, label, err := wf.load()
 	if err != nil {
+		return err
+	}
+	if err := checkSizeMemory("solve", v.SymmetricDim(), 0, memSolve, false); err != nil {
 		return err
 	}
 	if *threads > 0 {
@@ -157,6 +164,9 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	res, err := newton.Solve(ctx, v, opt)
+	if err == nil && ctx.Err() != nil {
+		err = errCancelled(ctx) // an interrupted solve writes nothing
+	}
 	if err != nil {
 		return err
 	}
