@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/dpsolve/dpsolve/newton"
 )
 
 // The privacy parameters the commands accept. Inside these ranges every
@@ -28,14 +30,14 @@ func checkPrivacyFlags(mech string, eps, delta, rho float64) error {
 	switch mech {
 	case "gaussian", "laplace":
 		if eps == 0 {
-			return usageErrorf("--eps is missing: --mechanism %s needs ε > 0 (usable range [%g, %g])", mech, epsMin, epsMax)
+			return usageErrorf("--eps is missing or 0: --mechanism %s needs ε > 0 (usable range [%g, %g])", mech, epsMin, epsMax)
 		}
 		if err := checkRange("--eps", eps, epsMin, epsMax); err != nil {
 			return err
 		}
 		if mech == "gaussian" {
 			if delta == 0 {
-				return usageErrorf("--delta is missing: --mechanism gaussian needs δ in (0,1), e.g. 1e-6 (below 1/n for n records)")
+				return usageErrorf("--delta is missing or 0: --mechanism gaussian needs δ in (0,1), e.g. 1e-6 (below 1/n for n records)")
 			}
 			if math.IsNaN(delta) || delta <= 0 || delta >= 1 {
 				return usageErrorf("--delta must lie in (0,1), got %v", delta)
@@ -43,7 +45,7 @@ func checkPrivacyFlags(mech string, eps, delta, rho float64) error {
 		}
 	case "zcdp":
 		if rho == 0 {
-			return usageErrorf("--rho is missing: --mechanism zcdp needs ρ > 0 (usable range [%g, %g])", rhoMin, rhoMax)
+			return usageErrorf("--rho is missing or 0: --mechanism zcdp needs ρ > 0 (usable range [%g, %g])", rhoMin, rhoMax)
 		}
 		if err := checkRange("--rho", rho, rhoMin, rhoMax); err != nil {
 			return err
@@ -89,4 +91,18 @@ func checkCounts(x []float64, path string, allow bool, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "dpsolve: note: %d cells of %s are not whole numbers (--allow-fractional): the guarantee assumes unit sensitivity, i.e. that one person changes one cell by at most 1\n", count, path)
 	return nil
+}
+
+// regularizationReason says why solve regularized: Newton does so on its
+// own only for a singular V, yuan2016 always does (the seed's Algorithm 1
+// perturbs every V), and an explicit --regularization is the user's choice.
+func regularizationReason(method newton.Method, flag float64) string {
+	switch {
+	case flag > 0:
+		return "--regularization was given"
+	case method == newton.MethodYuan2016:
+		return "the yuan2016 method always regularizes V"
+	default:
+		return "V is singular"
+	}
 }

@@ -145,11 +145,20 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *seed == 0 {
 		return usageErrorf("--seed must be positive")
 	}
+	if err := checkRange("--eps", *eps, epsMin, epsMax); err != nil {
+		return err
+	}
+	if err := preflight("lrm", []string{*wfile, *data}, *spec, *nFlag, memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL)); err != nil {
+		return err
+	}
 	w, label, err := loadLRMWorkload(*wfile, *spec, *nFlag)
 	if err != nil {
 		return err
 	}
 	m, n := w.Dims()
+	if err := checkSizeMemory("lrm", n, m, memLRM, true); err != nil {
+		return err
+	}
 	var x []float64
 	if *data != "" {
 		if x, err = matio.ReadVector(*data); err != nil {
@@ -198,6 +207,9 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	res, err := lrm.Solve(ctx, w, opt)
+	if err == nil && ctx.Err() != nil {
+		err = errCancelled(ctx) // an interrupted solve writes nothing
+	}
 	if err != nil {
 		return err
 	}

@@ -95,6 +95,10 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *tol < 0 || math.IsNaN(*tol) {
 		return usageErrorf("--tol must be non-negative, got %g", *tol)
 	}
+	if err := preflight("sdp", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSDP, true, false,
+		fileOut("--export", *export), matOut("--out-x", *outX), matOut("--out-a", *outA)); err != nil {
+		return err
+	}
 	v, label, err := wf.load()
 	if err != nil {
 		return err
@@ -249,6 +253,9 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 	} else {
 		aOut = pt.A
 		out.Exact = exactReport(v, pt)
+	}
+	if ctx.Err() != nil {
+		return errCancelled(ctx) // an interrupted solve writes nothing
 	}
 	if outX != "" {
 		if err := matio.WriteMatrix(outX, pt.X); err != nil {

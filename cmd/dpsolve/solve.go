@@ -194,7 +194,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "gap           %.3g\n", res.Gap)
 	fmt.Fprintf(stdout, "SVD bound     %.12g\n", res.SVDBound)
 	if res.Regularization > 0 {
-		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V): V is singular, so the solver minimized tr((V+θ·mean(diag V)·I) X⁻¹) = %.12g\n", res.Regularization, res.RegularizedObjective)
+		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V): %s, so the solver minimized tr((V+θ·mean(diag V)·I) X⁻¹) = %.12g\n", res.Regularization, regularizationReason(res.Method, *reg), res.RegularizedObjective)
 		fmt.Fprintf(stdout, "              (status refers to that problem; the objective, bound and gap above are for your V — lower --regularization to narrow the gap)\n")
 	}
 	return nil
