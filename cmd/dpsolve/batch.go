@@ -166,14 +166,15 @@ func runBatch(args []string, stdout, stderr io.Writer) error {
 
 // batchCores is the number of cores this batch may use: the Slurm
 // allocation when running inside one (SLURM_CPUS_PER_TASK, else
-// SLURM_CPUS_ON_NODE), otherwise the CPUs this process may run on.
+// SLURM_CPUS_ON_NODE), otherwise Go's default GOMAXPROCS, which counts the
+// CPUs this process may run on and honours a container's CPU limit.
 func batchCores() int {
 	for _, v := range []string{"SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE"} {
 		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
 			return n
 		}
 	}
-	return runtime.NumCPU()
+	return runtime.GOMAXPROCS(0)
 }
 
 // countsLine formats result counts in a fixed order.
