@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/dpsolve/dpsolve/internal/batch"
@@ -42,7 +40,7 @@ type batchJSON struct {
 	Outcomes  []batch.Outcome `json:"outcomes"`
 }
 
-func runBatch(args []string, stdout, stderr io.Writer) error {
+func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "status":
@@ -110,8 +108,6 @@ func runBatch(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads on %d cores\n",
 		len(jobs), len(m.Jobs), shard, shard.Source, k, t, cores)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	r := &batch.Runner{Exe: exe, Manifest: m, Out: *out, Workers: k, Threads: t, Shard: shard}
 	var mu sync.Mutex
 	last := time.Time{}
