@@ -1,6 +1,7 @@
 package marginals
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -143,7 +144,7 @@ func (mp *maxProblem) lower(mu, atmu []float64) float64 {
 // method stops when their relative gap is at most o.Tol. It sets the residual
 // variances (normalised to unit sensitivity) and returns the lower bound and
 // the number of Newton steps.
-func (p *Plan) planMax(o Options) (float64, int, error) {
+func (p *Plan) planMax(ctx context.Context, o Options) (float64, int, error) {
 	mp := p.newMaxProblem()
 	nT, nS := mp.nT, mp.nS
 	// Start from the sum plan scaled to max_S (A v)_S = 1/2.
@@ -204,6 +205,9 @@ func (p *Plan) planMax(o Options) (float64, int, error) {
 		bestLB = math.Max(bestLB, mp.lower(mu, atmu))
 		if gap = (bestUB - bestLB) / bestUB; gap <= o.Tol {
 			break
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, steps, fmt.Errorf("marginals: max-variance plan cancelled after %d Newton steps at gap %.3g: %w", steps, gap, err)
 		}
 		steps++
 		// Gradient g = −tΔ²/v² + Aᵀ(1/s) = t(−Δ²/v² + Aᵀμ); D = t·2Δ²/v³.

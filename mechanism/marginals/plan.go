@@ -1,6 +1,7 @@
 package marginals
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -99,7 +100,16 @@ type Plan struct {
 // domain with the given attribute sizes. Bad input (see the package
 // documentation of Set and KWay) yields an error wrapping ErrInput.
 func NewPlan(sizes []int, sets []Set, obj Objective, opt *Options) (*Plan, error) {
+	return NewPlanContext(context.Background(), sizes, sets, obj, opt)
+}
+
+// NewPlanContext is NewPlan with a context: cancelling it stops the Max
+// solver at its next Newton step with an error wrapping ctx.Err().
+func NewPlanContext(ctx context.Context, sizes []int, sets []Set, obj Objective, opt *Options) (*Plan, error) {
 	start := time.Now()
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var o Options
 	if opt != nil {
 		o = *opt
@@ -146,7 +156,7 @@ func NewPlan(sizes []int, sets []Set, obj Objective, opt *Options) (*Plan, error
 		p.planSum()
 		p.LowerBound = svdBound(sizes, sets, lat)
 	case Max:
-		lb, iters, err := p.planMax(o)
+		lb, iters, err := p.planMax(ctx, o)
 		if err != nil {
 			return nil, err
 		}
