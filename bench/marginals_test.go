@@ -32,7 +32,7 @@ func TestMarginalsScaling(t *testing.T) {
 	if err := WriteMarginalsTable(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "| 8 | 93 | 93 |") {
+	if !strings.Contains(buf.String(), "| 8 | 93 | 93 | ") {
 		t.Fatalf("table:\n%s", buf.String())
 	}
 	png := filepath.Join(t.TempDir(), "m.png")

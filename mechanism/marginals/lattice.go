@@ -108,10 +108,15 @@ func forSubsets(sizes, s []int, buf []int, f func(t []int, mask uint64) bool) bo
 }
 
 func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*lattice, error) {
-	var kbuf []byte
 	tbuf := make([]int, 0, 64)
+	// Per attribute, (d−1)/d and 1/d²: the factors of p_{S,T}.
+	shrink, inv2 := make([]float64, len(sizes)), make([]float64, len(sizes))
+	for a, d := range sizes {
+		fd := float64(d)
+		shrink[a], inv2[a] = (fd-1)/fd, 1/(fd*fd)
+	}
 	pairs := pairCount(sets)
-	index := make(map[K]int32, pairs/8+16)
+	tab := newSubsetTable(len(sizes), int(pairs/8+16), key)
 	var res [][]int
 	var arena []int
 	l := &lattice{sizes: sizes, lo: make([]int32, len(sets)), hi: make([]int32, len(sets)), estimable: make([]bool, len(sets)),
@@ -124,8 +129,7 @@ func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*la
 		ok = true
 		l.lo[i] = int32(len(l.idx))
 		forSubsets(sizes, s.Attrs, tbuf, func(t []int, mask uint64) bool {
-			k := key(kbuf, t)
-			j, found := index[k]
+			j, found := tab.find(t)
 			if !found {
 				if !insert {
 					ok = false
@@ -136,7 +140,7 @@ func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*la
 					return false
 				}
 				j = int32(len(res))
-				index[k] = j
+				tab.insert(t, j)
 				if len(arena)+len(t) > cap(arena) { // one allocation per 64k attributes, not per residual
 					arena = make([]int, 0, max(1<<16, len(t)))
 				}
@@ -145,11 +149,10 @@ func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*la
 			}
 			p := 1.0
 			for b, a := range s.Attrs {
-				d := float64(sizes[a])
 				if mask&(1<<b) != 0 {
-					p *= (d - 1) / d
+					p *= shrink[a]
 				} else {
-					p /= d * d
+					p *= inv2[a]
 				}
 			}
 			l.idx = append(l.idx, j)
@@ -195,11 +198,71 @@ func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*la
 		l.idx[q] = renum[j]
 	}
 	l.lookup = func(t []int) (int, bool) {
-		j, ok := index[key(nil, t)]
+		j, ok := tab.find(t)
 		if !ok {
 			return 0, false
 		}
 		return int(renum[j]), true
 	}
 	return l, nil
+}
+
+// subsetTable maps residual subsets to indices: the empty set, singletons
+// and (for at most pairTableMax attributes) pairs through direct arrays —
+// in a workload of all ≤3-way marginals seven of every eight lookups — and
+// larger sets through a hash map.
+type subsetTable[K comparable] struct {
+	n      int
+	empty  int32
+	single []int32
+	pair   []int32 // n×n, upper triangle used; nil when n > pairTableMax
+	index  map[K]int32
+	key    keyer[K]
+	kbuf   []byte
+}
+
+// pairTableMax bounds the attributes for the direct pair array (4 MiB).
+const pairTableMax = 1024
+
+func newSubsetTable[K comparable](n, hint int, key keyer[K]) *subsetTable[K] {
+	t := &subsetTable[K]{n: n, empty: -1, single: make([]int32, n), index: make(map[K]int32, hint), key: key}
+	for i := range t.single {
+		t.single[i] = -1
+	}
+	if n <= pairTableMax {
+		t.pair = make([]int32, n*n)
+		for i := range t.pair {
+			t.pair[i] = -1
+		}
+	}
+	return t
+}
+
+// slot returns the direct-array cell of t, or nil when t goes to the map.
+func (s *subsetTable[K]) slot(t []int) *int32 {
+	switch {
+	case len(t) == 0:
+		return &s.empty
+	case len(t) == 1:
+		return &s.single[t[0]]
+	case len(t) == 2 && s.pair != nil:
+		return &s.pair[t[0]*s.n+t[1]]
+	}
+	return nil
+}
+
+func (s *subsetTable[K]) find(t []int) (int32, bool) {
+	if p := s.slot(t); p != nil {
+		return *p, *p >= 0
+	}
+	j, ok := s.index[s.key(s.kbuf, t)]
+	return j, ok
+}
+
+func (s *subsetTable[K]) insert(t []int, j int32) {
+	if p := s.slot(t); p != nil {
+		*p = j
+		return
+	}
+	s.index[s.key(s.kbuf, t)] = j
 }
