@@ -216,6 +216,8 @@ func (p *Plan) checkTables(tables []Table) ([]int, error) {
 // Estimate is one reconstructed workload marginal.
 type Estimate struct {
 	Table
+	// Set is the index of the marginal in the plan's Sets.
+	Set int
 	// CellVariance is the variance of every cell under the noise actually
 	// added (the plan's CellVariance times Sigma², up to the snapping
 	// inflation of Measure).
@@ -298,7 +300,7 @@ func (p *Plan) Reconstruct(m *Measurement) ([]Estimate, error) {
 			}
 			return true
 		})
-		out = append(out, Estimate{Table: Table{Attrs: slices.Clone(attrs), Values: est}, CellVariance: variance})
+		out = append(out, Estimate{Table: Table{Attrs: slices.Clone(attrs), Values: est}, Set: i, CellVariance: variance})
 	}
 	return out, nil
 }
