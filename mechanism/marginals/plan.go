@@ -224,6 +224,11 @@ func cells(sizes, attrs []int) float64 {
 // (var_S = Σ_{T⊆S} σ_T² p_{S,T}) and the plan's totals.
 func (p *Plan) evaluate() error {
 	l := p.lat
+	for _, r := range p.Residuals {
+		if math.IsNaN(r.Variance) || math.IsInf(r.Variance, 0) || r.Variance <= 0 {
+			return errorf("the domain is too large for floating point: residual %v gets noise variance %v", r.Attrs, r.Variance)
+		}
+	}
 	p.Marginals = make([]MarginalError, len(p.Sets))
 	p.TotalSquaredError, p.MaxVariance = 0, 0
 	for i, s := range p.Sets {

@@ -331,3 +331,21 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// Needs on a large lattice: the maximal residuals of all ≤3-way marginals
+// over 60 binary attributes are the C(60, 3) triples.
+func TestNeedsLarge(t *testing.T) {
+	sizes := make([]int, 60)
+	for i := range sizes {
+		sizes[i] = 2
+	}
+	sets, _ := UpTo(60, 3)
+	p, err := NewPlan(sizes, Weighted(sets, 1), Sum, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs := p.Needs()
+	if len(needs) != 34220 || !equalInts(needs[0], []int{0, 1, 2}) || !equalInts(needs[len(needs)-1], []int{57, 58, 59}) {
+		t.Fatalf("%d needed tables, first %v", len(needs), needs[0])
+	}
+}
