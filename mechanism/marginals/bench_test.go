@@ -3,6 +3,8 @@ package marginals
 import (
 	"fmt"
 	"testing"
+
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 var adultSizes = []int{85, 9, 100, 16, 7, 15, 6, 5, 2, 100, 100, 99, 42, 2}
@@ -45,4 +47,39 @@ func BenchmarkPlanBinary(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("sum/n=%d", n), func(b *testing.B) { benchPlan(b, sizes, 3, Sum) })
 	}
+}
+
+// BenchmarkMeasureReconstructAdult measures (seeded discrete Gaussian) and
+// reconstructs all ≤2-way marginals of the 14 Adult attributes from their
+// tables: the planning-independent part of issue 17's Adult release.
+func BenchmarkMeasureReconstructAdult(b *testing.B) {
+	sets, _ := UpTo(len(adultSizes), 2)
+	p, err := NewPlan(adultSizes, Weighted(sets, 1), Sum, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tables []Table
+	for _, s := range p.Needs() {
+		vals := make([]float64, int(cells(adultSizes, s)))
+		for i := range vals {
+			vals[i] = float64(i % 7)
+		}
+		tables = append(tables, Table{Attrs: s, Values: vals})
+	}
+	coords := 0.0
+	for _, r := range p.Residuals {
+		coords += r.Coords
+	}
+	s := noise.NewSeededInsecure(1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, err := p.Measure(tables, s, 10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.Reconstruct(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(coords, "noisy-values")
 }
