@@ -1,18 +1,20 @@
 package newton
 
 import (
-	"errors"
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // ErrInput is wrapped by every error Solve returns for invalid input.
-var ErrInput = errors.New("newton: invalid input")
+// It is the one dpsolve-wide sentinel (internal/inputerr), so
+// errors.Is(err, ErrInput) holds for every package's bad-input errors.
+var ErrInput = inputerr.ErrInput
 
 func inputErrorf(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
+	return inputerr.Errorf("newton", format, a...)
 }
 
 // checkGram validates V: non-empty, finite, with a positive diagonal (every

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/workload"

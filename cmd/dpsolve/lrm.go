@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )

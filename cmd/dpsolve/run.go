@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
 	"os"
 	"os/signal"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/newton"
 )

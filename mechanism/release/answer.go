@@ -2,11 +2,11 @@ package release
 
 import (
 	"fmt"
-	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 

@@ -1,10 +1,11 @@
 package workload
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Parse builds a workload from a specification string and a domain size n:
@@ -29,10 +30,10 @@ func Parse(spec string, n int) (Workload, error) {
 			k, v, ok := strings.Cut(f, "=")
 			k = strings.ToLower(strings.TrimSpace(k))
 			if !ok || k == "" {
-				return nil, fmt.Errorf("workload: bad parameter %q in %q (want key=value)", f, spec)
+				return nil, inputerr.Errorf("workload", "bad parameter %q in %q (want key=value)", f, spec)
 			}
 			if _, dup := kv[k]; dup {
-				return nil, fmt.Errorf("workload: parameter %q given twice in %q", k, spec)
+				return nil, inputerr.Errorf("workload", "parameter %q given twice in %q", k, spec)
 			}
 			kv[k] = strings.TrimSpace(v)
 		}
@@ -82,7 +83,7 @@ func Parse(spec string, n int) (Workload, error) {
 	case "marginals", "marginal":
 		ds, ok := kv["dims"]
 		if !ok {
-			return nil, fmt.Errorf("workload: %q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
+			return nil, inputerr.Errorf("workload", "%q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
 		}
 		dims, err1 := ParseDims(ds)
 		if err1 != nil {
@@ -97,11 +98,11 @@ func Parse(spec string, n int) (Workload, error) {
 			return nil, err
 		}
 		if n > 0 && n != mw.Domain() {
-			return nil, fmt.Errorf("workload: marginals over %s have n = %d cells, but n = %d was given", ds, mw.Domain(), n)
+			return nil, inputerr.Errorf("workload", "marginals over %s have n = %d cells, but n = %d was given", ds, mw.Domain(), n)
 		}
 		return mw, nil
 	default:
-		return nil, fmt.Errorf("workload: unknown workload %q (want identity, total, prefix, allrange, width, wrange, wdiscrete, wrelated or marginals)", name)
+		return nil, inputerr.Errorf("workload", "unknown workload %q (want identity, total, prefix, allrange, width, wrange, wdiscrete, wrelated or marginals)", name)
 	}
 	if err != nil {
 		return nil, err
@@ -127,14 +128,14 @@ func (p specParams) allow(keys ...string) error {
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return fmt.Errorf("workload: unknown parameter(s) %v in %q (allowed: %v)", bad, p.spec, keys)
+		return inputerr.Errorf("workload", "unknown parameter(s) %v in %q (allowed: %v)", bad, p.spec, keys)
 	}
 	return nil
 }
 
 func (p specParams) intReq(k string) (int, error) {
 	if _, ok := p.kv[k]; !ok {
-		return 0, fmt.Errorf("workload: %q needs %s=", p.spec, k)
+		return 0, inputerr.Errorf("workload", "%q needs %s=", p.spec, k)
 	}
 	return p.int(k, 0)
 }
@@ -146,7 +147,7 @@ func (p specParams) int(k string, def int) (int, error) {
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("workload: %s=%q in %q is not an integer", k, s, p.spec)
+		return 0, inputerr.Errorf("workload", "%s=%q in %q is not an integer", k, s, p.spec)
 	}
 	return v, nil
 }
@@ -158,7 +159,7 @@ func (p specParams) float(k string, def float64) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return 0, fmt.Errorf("workload: %s=%q in %q is not a number", k, s, p.spec)
+		return 0, inputerr.Errorf("workload", "%s=%q in %q is not a number", k, s, p.spec)
 	}
 	return v, nil
 }
@@ -170,7 +171,7 @@ func (p specParams) seed() (uint64, error) {
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("workload: seed=%q in %q is not a non-negative integer", s, p.spec)
+		return 0, inputerr.Errorf("workload", "seed=%q in %q is not a non-negative integer", s, p.spec)
 	}
 	return v, nil
 }

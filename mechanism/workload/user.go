@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Matrix is a user-supplied explicit workload W (m×n).
@@ -18,13 +20,13 @@ type Matrix struct {
 // "matrix").
 func FromMatrix(label string, w *mat.Dense) (*Matrix, error) {
 	if w == nil || w.IsEmpty() {
-		return nil, fmt.Errorf("workload: empty query matrix")
+		return nil, inputerr.Errorf("workload", "empty query matrix")
 	}
 	m, n := w.Dims()
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			if v := w.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("workload: query matrix entry (%d,%d) is %v; entries must be finite", i, j, v)
+				return nil, inputerr.Errorf("workload", "query matrix entry (%d,%d) is %v; entries must be finite", i, j, v)
 			}
 		}
 	}
@@ -72,7 +74,7 @@ type GramOnly struct {
 // computed anyway (the error accounting's SVD bound). V is copied.
 func FromGram(label string, v *mat.SymDense, m int) (*GramOnly, error) {
 	if v == nil || v.IsEmpty() {
-		return nil, fmt.Errorf("workload: empty Gram matrix")
+		return nil, inputerr.Errorf("workload", "empty Gram matrix")
 	}
 	if err := checkM(m); err != nil {
 		return nil, err
@@ -81,17 +83,17 @@ func FromGram(label string, v *mat.SymDense, m int) (*GramOnly, error) {
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("workload: Gram entry (%d,%d) is %v; entries must be finite", i, j, x)
+				return nil, inputerr.Errorf("workload", "Gram entry (%d,%d) is %v; entries must be finite", i, j, x)
 			}
 		}
 		if v.At(i, i) < 0 {
-			return nil, fmt.Errorf("workload: Gram diagonal entry %d is %g < 0; a Gram WᵀW is positive semidefinite", i, v.At(i, i))
+			return nil, inputerr.Errorf("workload", "Gram diagonal entry %d is %g < 0; a Gram WᵀW is positive semidefinite", i, v.At(i, i))
 		}
 	}
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
 			if math.Abs(v.At(i, j)) > math.Sqrt(v.At(i, i)*v.At(j, j))*(1+1e-9) {
-				return nil, fmt.Errorf("workload: Gram entry (%d,%d) = %g exceeds √(V_ii·V_jj) = %g: not positive semidefinite", i, j, v.At(i, j), math.Sqrt(v.At(i, i)*v.At(j, j)))
+				return nil, inputerr.Errorf("workload", "Gram entry (%d,%d) = %g exceeds √(V_ii·V_jj) = %g: not positive semidefinite", i, j, v.At(i, j), math.Sqrt(v.At(i, i)*v.At(j, j)))
 			}
 		}
 	}
@@ -108,17 +110,17 @@ func FromGram(label string, v *mat.SymDense, m int) (*GramOnly, error) {
 // entry, and uses the average (V+Vᵀ)/2.
 func FromGramDense(label string, d *mat.Dense, m int) (*GramOnly, error) {
 	if d == nil || d.IsEmpty() {
-		return nil, fmt.Errorf("workload: empty Gram matrix")
+		return nil, inputerr.Errorf("workload", "empty Gram matrix")
 	}
 	r, c := d.Dims()
 	if r != c {
-		return nil, fmt.Errorf("workload: Gram matrix must be square, got %d×%d", r, c)
+		return nil, inputerr.Errorf("workload", "Gram matrix must be square, got %d×%d", r, c)
 	}
 	scale := mat.Norm(d, math.Inf(1))
 	for i := 0; i < r; i++ {
 		for j := i + 1; j < r; j++ {
 			if math.Abs(d.At(i, j)-d.At(j, i)) > 1e-9*scale {
-				return nil, fmt.Errorf("workload: Gram matrix is not symmetric: entries (%d,%d) = %g and (%d,%d) = %g", i, j, d.At(i, j), j, i, d.At(j, i))
+				return nil, inputerr.Errorf("workload", "Gram matrix is not symmetric: entries (%d,%d) = %g and (%d,%d) = %g", i, j, d.At(i, j), j, i, d.At(j, i))
 			}
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Workload is a batch of m linear queries W (m×n) over a histogram of n cells.
@@ -33,7 +35,7 @@ type Explicit interface {
 // checkN validates a domain size.
 func checkN(n int) error {
 	if n <= 0 {
-		return fmt.Errorf("workload: domain size n must be positive, got %d", n)
+		return inputerr.Errorf("workload", "domain size n must be positive, got %d", n)
 	}
 	return nil
 }
@@ -42,7 +44,12 @@ func checkN(n int) error {
 type Identity struct{ N int }
 
 // NewIdentity returns the identity workload on n cells.
-func NewIdentity(n int) (*Identity, error) { return &Identity{N: n}, checkN(n) }
+func NewIdentity(n int) (*Identity, error) {
+	if err := checkN(n); err != nil {
+		return nil, err // nil on error: no invalid workload escapes
+	}
+	return &Identity{N: n}, nil
+}
 
 func (w *Identity) Name() string { return fmt.Sprintf("identity(n=%d)", w.N) }
 func (w *Identity) Domain() int  { return w.N }
@@ -66,7 +73,12 @@ func (w *Identity) Matrix() *mat.Dense {
 type Total struct{ N int }
 
 // NewTotal returns the single-query total workload on n cells.
-func NewTotal(n int) (*Total, error) { return &Total{N: n}, checkN(n) }
+func NewTotal(n int) (*Total, error) {
+	if err := checkN(n); err != nil {
+		return nil, err // nil on error: no invalid workload escapes
+	}
+	return &Total{N: n}, nil
+}
 
 func (w *Total) Name() string { return fmt.Sprintf("total(n=%d)", w.N) }
 func (w *Total) Domain() int  { return w.N }
@@ -91,7 +103,12 @@ func (w *Total) Matrix() *mat.Dense {
 type Prefix struct{ N int }
 
 // NewPrefix returns the prefix-sum workload on n cells.
-func NewPrefix(n int) (*Prefix, error) { return &Prefix{N: n}, checkN(n) }
+func NewPrefix(n int) (*Prefix, error) {
+	if err := checkN(n); err != nil {
+		return nil, err // nil on error: no invalid workload escapes
+	}
+	return &Prefix{N: n}, nil
+}
 
 func (w *Prefix) Name() string { return fmt.Sprintf("prefix(n=%d)", w.N) }
 func (w *Prefix) Domain() int  { return w.N }
@@ -121,7 +138,12 @@ func (w *Prefix) Matrix() *mat.Dense {
 type AllRange struct{ N int }
 
 // NewAllRange returns the all-ranges workload on n cells.
-func NewAllRange(n int) (*AllRange, error) { return &AllRange{N: n}, checkN(n) }
+func NewAllRange(n int) (*AllRange, error) {
+	if err := checkN(n); err != nil {
+		return nil, err // nil on error: no invalid workload escapes
+	}
+	return &AllRange{N: n}, nil
+}
 
 func (w *AllRange) Name() string { return fmt.Sprintf("allrange(n=%d)", w.N) }
 func (w *AllRange) Domain() int  { return w.N }
@@ -169,5 +191,5 @@ func Builtin(name string, n int) (Workload, error) {
 	case "allrange":
 		return &AllRange{N: n}, nil
 	}
-	return nil, fmt.Errorf("workload: unknown built-in workload %q (want identity, total, prefix or allrange)", name)
+	return nil, inputerr.Errorf("workload", "unknown built-in workload %q (want identity, total, prefix or allrange)", name)
 }
