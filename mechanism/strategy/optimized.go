@@ -32,7 +32,7 @@ func Optimize(ctx context.Context, v *mat.SymDense, opt *newton.Options) (*Optim
 	}
 	res, err := newton.Solve(ctx, v, opt)
 	if err != nil {
-		return nil, inputerr.Errorf("strategy", "optimize: %w", err)
+		return nil, fmt.Errorf("strategy: optimize: %w", err) // newton wraps ErrInput for bad input
 	}
 	return NewOptimized(res)
 }

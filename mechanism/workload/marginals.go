@@ -50,15 +50,20 @@ func NewMarginals(dims []int, k int) (*Marginals, error) {
 }
 
 // ParseDims parses an attribute-size list such as "8x8x16" (also accepting
-// ',' as separator).
+// 'X', ',' and '*' as separators). Empty fields ("8xx8", "8x") and trailing
+// junk ("8x8y") are errors.
 func ParseDims(s string) ([]int, error) {
-	f := strings.FieldsFunc(s, func(r rune) bool { return r == 'x' || r == 'X' || r == ',' || r == '*' })
-	if len(f) == 0 {
+	if strings.TrimSpace(s) == "" {
 		return nil, inputerr.Errorf("workload", "empty domain %q (want e.g. 8x8x16)", s)
 	}
+	f := strings.Split(strings.NewReplacer("X", "x", ",", "x", "*", "x").Replace(s), "x")
 	dims := make([]int, len(f))
 	for i, t := range f {
-		d, err := strconv.Atoi(strings.TrimSpace(t))
+		t = strings.TrimSpace(t)
+		if t == "" {
+			return nil, inputerr.Errorf("workload", "empty field in domain %q (want e.g. 8x8x16)", s)
+		}
+		d, err := strconv.Atoi(t)
 		if err != nil {
 			return nil, inputerr.Errorf("workload", "bad attribute size %q in domain %q", t, s)
 		}

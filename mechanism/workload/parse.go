@@ -19,17 +19,23 @@ import (
 //	                                           number of attributes if fewer); n is Π dims, and a
 //	                                           positive n argument must agree with it
 //
-// The seed defaults to 1. Unknown names or keys, missing or malformed values
-// are errors.
+// The seed defaults to 1. Names and keys are case-insensitive. Unknown names
+// or keys, empty fields ("wrange:m=5,", "m="), a ':' with nothing after it,
+// trailing junk in a value ("m=5x") and missing values are errors wrapping
+// ErrInput, and the result is then nil. This is the one parser of workload
+// strings; Load wraps it together with the file loaders.
 func Parse(spec string, n int) (Workload, error) {
-	name, rest, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	name, rest, colon := strings.Cut(strings.TrimSpace(spec), ":")
 	name = strings.ToLower(strings.TrimSpace(name))
 	kv := map[string]string{}
-	if strings.TrimSpace(rest) != "" {
+	if colon && strings.TrimSpace(rest) == "" {
+		return nil, inputerr.Errorf("workload", "empty parameter list after ':' in %q", spec)
+	}
+	if colon {
 		for _, f := range strings.Split(rest, ",") {
 			k, v, ok := strings.Cut(f, "=")
 			k = strings.ToLower(strings.TrimSpace(k))
-			if !ok || k == "" {
+			if !ok || k == "" || strings.TrimSpace(v) == "" {
 				return nil, inputerr.Errorf("workload", "bad parameter %q in %q (want key=value)", f, spec)
 			}
 			if _, dup := kv[k]; dup {

@@ -66,7 +66,9 @@ type GramOnly struct {
 	M     int
 }
 
-// FromGram wraps a user's Gram matrix V (n×n) of a workload with m queries.
+// FromGram wraps a user's Gram matrix V (n×n) of a workload with m queries
+// (m = 0: unknown; Queries then reports 0 and per-query accounting refuses
+// the workload).
 // It checks what can be checked cheaply: every entry finite, every diagonal
 // entry non-negative, and |V_ij| ≤ √(V_ii·V_jj)·(1+1e-9) (true of every
 // positive semidefinite matrix; the slack allows rounding in a file written
@@ -76,8 +78,8 @@ func FromGram(label string, v *mat.SymDense, m int) (*GramOnly, error) {
 	if v == nil || v.IsEmpty() {
 		return nil, inputerr.Errorf("workload", "empty Gram matrix")
 	}
-	if err := checkM(m); err != nil {
-		return nil, err
+	if m < 0 {
+		return nil, inputerr.Errorf("workload", "number of queries m must be positive (or 0: unknown), got %d", m)
 	}
 	n := v.SymmetricDim()
 	for i := 0; i < n; i++ {

@@ -7,6 +7,7 @@ package workload
 
 import (
 	"fmt"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -176,12 +177,12 @@ func (w *AllRange) Matrix() *mat.Dense {
 }
 
 // Builtin returns the named closed-form workload: identity, total, prefix or
-// allrange.
+// allrange (case-insensitive).
 func Builtin(name string, n int) (Workload, error) {
 	if err := checkN(n); err != nil {
 		return nil, err
 	}
-	switch name {
+	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "identity":
 		return &Identity{N: n}, nil
 	case "total":

@@ -238,7 +238,7 @@ func TestUserSupplied(t *testing.T) {
 
 	_, err = FromMatrix("x", mat.NewDense(1, 2, []float64{1, math.NaN()}))
 	assert.ErrorIs(t, err, ErrInput, "finite")
-	_, err = FromGram("x", u.Gram(), 0)
+	_, err = FromGram("x", u.Gram(), -1)
 	assert.ErrorIs(t, err, ErrInput, "m must be positive")
 	_, err = FromGram("x", mat.NewSymDense(2, []float64{-1, 0, 0, 1}), 1)
 	assert.ErrorIs(t, err, ErrInput, "semidefinite")
