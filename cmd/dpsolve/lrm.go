@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -75,7 +73,7 @@ type lrmJSON struct {
 	Perturbations       int     `json:"perturbations"`
 }
 
-func runLRM(args []string, stdout, stderr io.Writer) error {
+func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("lrm", stderr)
 	wfile := fs.String("w", "", "workload matrix W (m×n) from a .npy or .csv file")
 	spec := fs.String("workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
@@ -136,11 +134,20 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if *seed == 0 {
 		return usageErrorf("--seed must be positive")
 	}
+	if err := checkRange("--eps", *eps, epsMin, epsMax); err != nil {
+		return err
+	}
+	if err := preflight("lrm", []string{*wfile, *data}, *spec, *nFlag, memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL)); err != nil {
+		return err
+	}
 	w, label, err := loadLRMWorkload(*wfile, *spec, *nFlag)
 	if err != nil {
 		return err
 	}
 	m, n := w.Dims()
+	if err := checkSizeMemory("lrm", n, m, memLRM, true); err != nil {
+		return err
+	}
 	var x []float64
 	if *data != "" {
 		if x, err = matio.ReadVector(*data); err != nil {
@@ -151,8 +158,6 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
 		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
 		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine}
@@ -191,6 +196,9 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	res, err := lrm.Solve(ctx, w, opt)
+	if err == nil && ctx.Err() != nil {
+		err = errCancelled(ctx) // an interrupted solve writes nothing
+	}
 	if err != nil {
 		return err
 	}

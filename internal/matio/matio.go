@@ -74,6 +74,18 @@ type category struct{ msg string }
 func (c *category) Error() string        { return c.msg }
 func (c *category) Is(target error) bool { return target == inputerr.ErrInput }
 
+// ioInputError is an operating-system error on an input file (missing,
+// unreadable): bad input the caller can fix. It reads as before
+// ("matio: open x.npy: no such file or directory") and matches both
+// ErrInput and the OS error (errors.Is(err, fs.ErrNotExist)).
+type ioInputError struct {
+	prefix string
+	err    error
+}
+
+func (e *ioInputError) Error() string   { return e.prefix + e.err.Error() }
+func (e *ioInputError) Unwrap() []error { return []error{inputerr.ErrInput, e.err} }
+
 // Error categories. Errors returned for bad input wrap exactly one of them
 // (and so ErrInput).
 var (
@@ -129,13 +141,13 @@ func readFile[T any](path string, read func(io.Reader, Format) (T, error)) (T, e
 	}
 	fh, err := os.Open(path)
 	if err != nil { // a missing or unreadable input file is the caller's to fix
-		return zero, inputerr.Errorf("matio", "%w", err)
+		return zero, &ioInputError{"matio: ", err}
 	}
 	defer fh.Close()
 	v, err := read(fh, f)
 	if err != nil {
 		if !errors.Is(err, ErrInput) { // an I/O failure while reading the file
-			err = inputerr.Errorf("matio", "%w", err)
+			err = &ioInputError{"", err}
 		}
 		return zero, fmt.Errorf("matio: %s: %w", path, err)
 	}

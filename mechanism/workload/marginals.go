@@ -50,20 +50,28 @@ func NewMarginals(dims []int, k int) (*Marginals, error) {
 }
 
 // ParseDims parses an attribute-size list such as "8x8x16" (also accepting
-// 'X', ',' and '*' as separators). Empty fields ("8xx8", "8x") and trailing
-// junk ("8x8y") are errors.
+// ',' as separator).
 func ParseDims(s string) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
+	// Split on every separator, not on runs of them: "8xx8" and "8x" have
+	// an empty attribute size, which is an error, not a typo to guess at.
+	var f []string
+	if t := strings.TrimSpace(s); t != "" {
+		f = strings.Split(strings.Map(func(r rune) rune {
+			if r == 'X' || r == ',' || r == '*' {
+				return 'x'
+			}
+			return r
+		}, t), "x")
+	}
+	if len(f) == 0 {
 		return nil, inputerr.Errorf("workload", "empty domain %q (want e.g. 8x8x16)", s)
 	}
-	f := strings.Split(strings.NewReplacer("X", "x", ",", "x", "*", "x").Replace(s), "x")
 	dims := make([]int, len(f))
 	for i, t := range f {
-		t = strings.TrimSpace(t)
-		if t == "" {
-			return nil, inputerr.Errorf("workload", "empty field in domain %q (want e.g. 8x8x16)", s)
+		if strings.TrimSpace(t) == "" {
+			return nil, inputerr.Errorf("workload", "empty attribute size (position %d) in domain %q (want e.g. 8x8x16)", i+1, s)
 		}
-		d, err := strconv.Atoi(t)
+		d, err := strconv.Atoi(strings.TrimSpace(t))
 		if err != nil {
 			return nil, inputerr.Errorf("workload", "bad attribute size %q in domain %q", t, s)
 		}

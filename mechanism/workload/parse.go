@@ -3,7 +3,6 @@ package workload
 import (
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
@@ -19,34 +18,15 @@ import (
 //	                                           number of attributes if fewer); n is Π dims, and a
 //	                                           positive n argument must agree with it
 //
-// The seed defaults to 1. Names and keys are case-insensitive. Unknown names
-// or keys, empty fields ("wrange:m=5,", "m="), a ':' with nothing after it,
-// trailing junk in a value ("m=5x") and missing values are errors wrapping
-// ErrInput, and the result is then nil. This is the one parser of workload
-// strings; Load wraps it together with the file loaders.
+// The seed defaults to 1. Unknown names or keys, missing or malformed values
+// are errors.
 func Parse(spec string, n int) (Workload, error) {
-	name, rest, colon := strings.Cut(strings.TrimSpace(spec), ":")
-	name = strings.ToLower(strings.TrimSpace(name))
-	kv := map[string]string{}
-	if colon && strings.TrimSpace(rest) == "" {
-		return nil, inputerr.Errorf("workload", "empty parameter list after ':' in %q", spec)
-	}
-	if colon {
-		for _, f := range strings.Split(rest, ",") {
-			k, v, ok := strings.Cut(f, "=")
-			k = strings.ToLower(strings.TrimSpace(k))
-			if !ok || k == "" || strings.TrimSpace(v) == "" {
-				return nil, inputerr.Errorf("workload", "bad parameter %q in %q (want key=value)", f, spec)
-			}
-			if _, dup := kv[k]; dup {
-				return nil, inputerr.Errorf("workload", "parameter %q given twice in %q", k, spec)
-			}
-			kv[k] = strings.TrimSpace(v)
-		}
+	name, kv, err := splitSpec(spec)
+	if err != nil {
+		return nil, err
 	}
 	p := specParams{spec: spec, kv: kv}
 	var w Workload
-	var err error
 	switch name {
 	case "identity", "total", "prefix", "allrange":
 		if err := p.allow(); err != nil {
@@ -68,7 +48,7 @@ func Parse(spec string, n int) (Workload, error) {
 		if err := firstErr(err1, err2, p.allow("m", "seed")); err != nil {
 			return nil, err
 		}
-		w, err = NewWRange(n, m, seed)
+		w, err = newWRangeCovering(n, m, seed)
 	case "wdiscrete":
 		m, err1 := p.intReq("m")
 		pneg, err2 := p.float("pneg", 0.01)
@@ -77,7 +57,7 @@ func Parse(spec string, n int) (Workload, error) {
 		if err := firstErr(err1, err2, err3, err4, p.allow("m", "pneg", "ppos", "seed")); err != nil {
 			return nil, err
 		}
-		w, err = NewWDiscrete(n, m, pneg, ppos, seed)
+		w, err = newWDiscreteCovering(n, m, pneg, ppos, seed)
 	case "wrelated":
 		m, err1 := p.intReq("m")
 		s, err2 := p.int("s", max(1, min(m, n)/2))
