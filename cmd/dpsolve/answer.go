@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -133,28 +133,18 @@ func (f *releaseFlags) loadData() ([]float64, error) {
 	return x, nil
 }
 
-// loadWorkload builds the workload to answer over n cells.
+// loadWorkload builds the workload to answer over n cells (the data's).
 func (f *releaseFlags) loadWorkload(n int) (workload.Workload, error) {
+	src := workload.Source{WFile: f.wfile}
 	if f.spec != "" {
-		w, err := workload.Parse(f.spec, n)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		if w.Domain() != n {
-			return nil, fmt.Errorf("workload %s has domain %d but the data has %d cells", w.Name(), w.Domain(), n)
-		}
-		return w, nil
+		src = workload.Source{Spec: f.spec, N: n}
 	}
-	d, err := matio.ReadMatrix(f.wfile)
+	w, err := loadWorkload(src)
 	if err != nil {
 		return nil, err
 	}
-	w, err := workload.FromMatrix(f.wfile, d)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.wfile, err)
-	}
 	if w.Domain() != n {
-		return nil, fmt.Errorf("%s: workload has %d columns but the data has %d cells", f.wfile, w.Domain(), n)
+		return nil, fmt.Errorf("workload %s has domain %d but the data has %d cells", w.Name(), w.Domain(), n)
 	}
 	return w, nil
 }

@@ -7,15 +7,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -283,31 +282,15 @@ func unitVariance(res *lrm.Result, b calibrate.Budget) (float64, error) {
 }
 
 // loadLRMWorkload reads W from a file or builds an explicit built-in
-// workload.
+// workload, through the shared loader.
 func loadLRMWorkload(wfile, spec string, n int) (*mat.Dense, string, error) {
-	if (wfile == "") == (spec == "") {
-		return nil, "", usageErrorf("give exactly one of --w and --workload")
-	}
-	if wfile != "" {
-		if n != 0 {
-			return nil, "", usageErrorf("--n is for --workload")
-		}
-		w, err := matio.ReadMatrix(wfile)
-		if err != nil {
-			return nil, "", err
-		}
-		return w, "w:" + wfile, nil
-	}
-	if n <= 0 && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(spec)), "marginal") {
-		return nil, "", usageErrorf("--workload needs a positive --n, got %d", n)
-	}
-	wl, err := workload.Parse(spec, n)
+	w, err := loadWorkload(workload.Source{Spec: spec, N: n, WFile: wfile})
 	if err != nil {
-		return nil, "", usageErrorf("%v", err)
+		return nil, "", err
 	}
-	ex, ok := wl.(workload.Explicit)
+	ex, ok := w.(workload.Explicit)
 	if !ok {
-		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", wl.Name())
+		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", w.Name())
 	}
-	return ex.Matrix(), wl.Name(), nil
+	return ex.Matrix(), w.Name(), nil
 }

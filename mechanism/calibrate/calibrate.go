@@ -36,10 +36,11 @@
 package calibrate
 
 import (
-	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"math"
 
 	"gonum.org/v1/gonum/integrate/quad"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // checkEps validates ε.
