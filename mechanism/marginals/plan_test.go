@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -347,5 +348,59 @@ func TestNeedsLarge(t *testing.T) {
 	needs := p.Needs()
 	if len(needs) != 34220 || !equalInts(needs[0], []int{0, 1, 2}) || !equalInts(needs[len(needs)-1], []int{57, 58, 59}) {
 		t.Fatalf("%d needed tables, first %v", len(needs), needs[0])
+	}
+}
+
+// Random small workloads (sizes 1…4 including size-1 attributes, random
+// sets, duplicate sets, weights 0…3): both plans' per-cell variances equal
+// the dense diag(W_S (AᵀA)⁺ W_Sᵀ) of their explicit strategies (1e-9, as in
+// TestVariancesMatchDense), every strategy column has norm 1, the sum plan
+// equals its spectral bound and the max plan is certified.
+func TestRandomWorkloads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 25; trial++ {
+		k := 1 + rng.IntN(4)
+		sizes := make([]int, k)
+		for i := range sizes {
+			sizes[i] = 1 + rng.IntN(4)
+		}
+		var sets []Set
+		for j := 0; j < 1+rng.IntN(5); j++ {
+			var s []int
+			for a := 0; a < k; a++ {
+				if rng.IntN(2) == 0 {
+					s = append(s, a)
+				}
+			}
+			w := float64(rng.IntN(4))
+			if j == 0 {
+				w = 0.5 + rng.Float64()
+			}
+			sets = append(sets, Set{Attrs: s, Weight: w})
+		}
+		for _, obj := range []Objective{Sum, Max} {
+			p, err := NewPlan(sizes, sets, obj, nil)
+			if err != nil {
+				t.Fatalf("trial %d %s sizes %v sets %v: %v", trial, obj, sizes, sets, err)
+			}
+			checkSensitivity(t, p)
+			if obj == Sum && relDiff(p.Value, p.LowerBound) > 1e-12 {
+				t.Fatalf("trial %d: sum %.15g vs bound %.15g", trial, p.Value, p.LowerBound)
+			}
+			if p.Gap > 1e-8 {
+				t.Fatalf("trial %d %s: gap %.3g", trial, obj, p.Gap)
+			}
+			dv := denseCellVariances(p, pinvGram(t, strategyDense(p)))
+			for i, m := range p.Marginals {
+				if !m.Estimable {
+					continue
+				}
+				for _, v := range dv[i] {
+					if relDiff(v, m.CellVariance) > 1e-9 {
+						t.Fatalf("trial %d %s sizes %v: marginal %v dense %.15g plan %.15g", trial, obj, sizes, m.Attrs, v, m.CellVariance)
+					}
+				}
+			}
+		}
 	}
 }
