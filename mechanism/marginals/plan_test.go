@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/newton"
 )
@@ -403,4 +405,58 @@ func TestRandomWorkloads(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Covariance equals the dense W_{S₁} (AᵀA)⁺ W_{S₂}ᵀ for every pair of cells of
+// every pair of estimable marginals (1e-9 of the largest variance: the dense
+// route as in TestVariancesMatchDense).
+func TestCovarianceMatchesDense(t *testing.T) {
+	for _, obj := range []Objective{Sum, Max} {
+		p, _ := measureInstance(t, obj)
+		xp := pinvGram(t, strategyDense(p))
+		scale := 0.0
+		for _, m := range p.Marginals {
+			if m.Estimable {
+				scale = math.Max(scale, m.CellVariance)
+			}
+		}
+		for i := range p.Sets {
+			for j := range p.Sets {
+				if !p.Marginals[i].Estimable || !p.Marginals[j].Estimable {
+					if _, err := p.Covariance(i, make([]int, len(p.Sets[i].Attrs)), j, make([]int, len(p.Sets[j].Attrs))); !errors.Is(err, ErrInput) {
+						t.Fatalf("non-estimable pair (%d, %d): %v", i, j, err)
+					}
+					continue
+				}
+				wi, wj := marginalDense(p.Sizes, p.Sets[i].Attrs), marginalDense(p.Sizes, p.Sets[j].Attrs)
+				var tmp, c mat.Dense
+				tmp.Mul(wi, xp)
+				c.Mul(&tmp, wj.T())
+				ri, rj := c.Dims()
+				for a := 0; a < ri; a++ {
+					for b := 0; b < rj; b++ {
+						got, err := p.Covariance(i, cellOf(p, i, a), j, cellOf(p, j, b))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if math.Abs(got-c.At(a, b)) > 1e-9*scale {
+							t.Fatalf("%s: Cov(%v[%d], %v[%d]) = %.15g, dense %.15g", obj, p.Sets[i].Attrs, a, p.Sets[j].Attrs, b, got, c.At(a, b))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// cellOf returns the values of row r of marginal i's table (row-major).
+func cellOf(p *Plan, i, r int) []int {
+	attrs := p.Sets[i].Attrs
+	c := make([]int, len(attrs))
+	for k := len(attrs) - 1; k >= 0; k-- {
+		d := p.Sizes[attrs[k]]
+		c[k] = r % d
+		r /= d
+	}
+	return c
 }
