@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -122,7 +123,11 @@ func TestFourToTheFiveAgainstNewton(t *testing.T) {
 	}
 	// A loose tolerance keeps it to a few iterations: the comparisons hold at
 	// any tolerance (bound ≤ optimum ≤ objective; the SVD bound is exact).
-	res, err := newton.Solve(context.Background(), denseGram(sizes, p.Sets), &newton.Options{Tol: 1e-3})
+	wm, err := workload.NewMarginals(sizes, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := newton.Solve(context.Background(), wm.Gram(), &newton.Options{Tol: 1e-3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,4 +464,29 @@ func cellOf(p *Plan, i, r int) []int {
 		r /= d
 	}
 	return c
+}
+
+// The dense Grams the newton comparisons use agree with workload.Marginals'
+// closed form V_ij = C(agree(i,j), K) (summed over K for ≤K-way), an
+// independent construction.
+func TestDenseGramMatchesWorkload(t *testing.T) {
+	sizes := []int{2, 3, 4, 5}
+	sets, _ := UpTo(4, 2)
+	mine := denseGram(sizes, Weighted(sets, 1))
+	n := mine.SymmetricDim()
+	want := mat.NewSymDense(n, nil)
+	for k := 0; k <= 2; k++ {
+		w, err := workload.NewMarginals(sizes, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.AddSym(want, w.Gram())
+	}
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			if mine.At(i, j) != want.At(i, j) {
+				t.Fatalf("V[%d,%d] = %v, workload.Marginals %v", i, j, mine.At(i, j), want.At(i, j))
+			}
+		}
+	}
 }
