@@ -216,11 +216,31 @@ func TestCancellation(t *testing.T) {
 		calls++
 		cancel()
 	}})
-	require.NoError(t, err)
+	require.ErrorIs(t, err, context.Canceled, "the rule: the best result AND ctx.Err()")
+	require.NotNil(t, r)
 	require.Equal(t, newton.Cancelled, r.Status)
 	require.Equal(t, 1, calls)
 	checkFeasible(t, r)
 	require.Greater(t, r.Gap, 0.0)
+	obj, bound, err := newton.Certificate(gram(t, "prefix", 128), r.X)
+	require.NoError(t, err)
+	require.InEpsilon(t, r.Objective, obj, 1e-9)
+	require.LessOrEqual(t, r.LowerBound, obj*(1+1e-12))
+	require.LessOrEqual(t, bound, obj*(1+1e-12))
+
+	// The same rule on the singular path.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	v := parsed(t, "wrange:m=256", 128)
+	r, err = newton.Solve(ctx2, v, &newton.Options{Progress: func(newton.Iteration) { cancel2() }})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, r)
+	require.Equal(t, newton.Cancelled, r.Status)
+	require.Less(t, r.Rank, 128)
+	checkPSDStrategy(t, v, r)
+	require.LessOrEqual(t, r.LowerBound, r.Objective)
+	obj, _, err = newton.Certificate(v, r.X)
+	require.NoError(t, err)
+	require.InEpsilon(t, r.Objective, obj, 1e-9)
 }
 
 func TestBadInput(t *testing.T) {

@@ -27,9 +27,14 @@ import (
 //
 // V must be finite and positive semidefinite with a positive diagonal (every
 // histogram cell appears in some query); invalid input yields an error
-// wrapping ErrInput. A nil opt selects the defaults. Cancelling ctx stops the
-// solve at the next iteration and returns the best X so far with status
-// Cancelled and its certificate.
+// wrapping ErrInput. A nil opt selects the defaults.
+//
+// Cancellation (dpsolve's rule for every solver): cancelling ctx stops the
+// solve at the next iteration, and Solve returns BOTH the best result so far
+// — Status Cancelled, a feasible X with its strategy and its certificate —
+// AND ctx.Err(). Callers that only want complete solves treat any error as
+// failure; callers that can use a partial strategy check
+// errors.Is(err, context.Canceled) (or DeadlineExceeded) and read the result.
 func Solve(ctx context.Context, V *mat.SymDense, opt *Options) (*Result, error) {
 	var o Options
 	if opt != nil {
@@ -55,19 +60,26 @@ func Solve(ctx context.Context, V *mat.SymDense, opt *Options) (*Result, error) 
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	var res *Result
+	var err error
 	switch o.Method {
 	case MethodNewton:
 		if o.MaxIter == 0 {
 			o.MaxIter = 100
 		}
-		return solveNewton(ctx, V, o)
+		res, err = solveNewton(ctx, V, o)
 	case MethodYuan2016:
 		if o.MaxIter == 0 {
 			o.MaxIter = 30
 		}
-		return solveYuan2016(ctx, V, o)
+		res, err = solveYuan2016(ctx, V, o)
+	default:
+		return nil, inputErrorf("unknown method %q (want %q or %q)", o.Method, MethodNewton, MethodYuan2016)
 	}
-	return nil, inputErrorf("unknown method %q (want %q or %q)", o.Method, MethodNewton, MethodYuan2016)
+	if err == nil && res != nil && res.Status == Cancelled {
+		err = ctx.Err()
+	}
+	return res, err
 }
 
 // Certificate returns the objective tr(V X⁺) and the weak-duality lower

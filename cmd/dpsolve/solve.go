@@ -160,9 +160,11 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%5d %20.12g %20s %10s %4d %8.3g %9.3f\n", it.Iter, it.Objective, fmtMaybe(it.LowerBound, "%.12g"), fmtMaybe(it.Gap, "%.3g"), it.CGSteps, it.Step, it.Seconds)
 		}
 	}
-	res, err := newton.Solve(ctx, v, opt)
-	if err != nil {
-		return err
+	// On cancellation newton returns the best strategy so far and the
+	// context's error: report and write that strategy, then fail (exit 1).
+	res, solveErr := newton.Solve(ctx, v, opt)
+	if res == nil {
+		return solveErr
 	}
 	if err := writeMatrices(outFile{*outA, res.A}, outFile{*outX, res.X}); err != nil {
 		return err
@@ -178,7 +180,10 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+		return solveErr
 	}
 	fmt.Fprintf(stdout, "workload      %s (n = %d)\n", label, n)
 	fmt.Fprintf(stdout, "method        %s, backend %s\n", res.Method, blas.Describe())
@@ -191,7 +196,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V): V is singular, so the solver minimized tr((V+θ·mean(diag V)·I) X⁻¹) = %.12g\n", res.Regularization, res.RegularizedObjective)
 		fmt.Fprintf(stdout, "              (status refers to that problem; the objective, bound and gap above are for your V — lower --regularization to narrow the gap)\n")
 	}
-	return nil
+	return solveErr
 }
 
 // outFile is an optional output file: a path (empty: not requested) and
