@@ -63,55 +63,115 @@ func identityBlock(d int) *block {
 	return &block{a: a, x: x, pinv: p, how: "identity"}
 }
 
-// totalBlock is the 1×d strategy of ones: X = J, X⁺ = J/d².
-func totalBlock(d int) *block {
-	a := mat.NewDense(1, d, nil)
-	x := mat.NewSymDense(d, nil)
-	p := make([]float64, d*d)
-	for i := 0; i < d; i++ {
-		a.Set(0, i, 1)
-		for j := i; j < d; j++ {
-			x.SetSym(i, j, 1)
-		}
-	}
-	for i := range p {
-		p[i] = 1 / float64(d*d)
-	}
-	return &block{a: a, x: x, pinv: p, how: "total"}
-}
-
-// gramShape classifies G: diagonal, a positive multiple of J (all entries
-// equal), or general.
-func gramShape(g *mat.SymDense) (diagonal, allEqual bool) {
+// groupClasses detects a Gram of "disjoint groups": G = Σᵣ cᵣ·J_{Sᵣ} for
+// disjoint value sets Sᵣ covering 0…d−1 (cᵣ > 0) — the Gram of any block
+// whose queries are constant on disjoint groups of values: identity,
+// total, a partition into ranges, single-race categories. It returns the
+// classes (each increasing) and their constants, or ok = false. Entries
+// are compared to 1e-14 relative: the weighted sums Σ cⱼ·Vⱼ of such blocks
+// are equal within a class up to rounding of the additions (≈ terms·1e-16).
+func groupClasses(g *mat.SymDense) (classes [][]int, c []float64, ok bool) {
 	d := g.SymmetricDim()
 	raw := g.RawSymmetric()
-	g00 := raw.Data[0]
-	diagonal, allEqual = true, g00 > 0
+	at := func(i, j int) float64 {
+		if i > j {
+			i, j = j, i
+		}
+		return raw.Data[i*raw.Stride+j]
+	}
+	class := make([]int, d)
+	for i := range class {
+		class[i] = -1
+	}
 	for i := 0; i < d; i++ {
+		if class[i] >= 0 {
+			continue
+		}
+		gi := at(i, i)
+		if !(gi > 0) {
+			return nil, nil, false
+		}
+		var members []int
 		for j := i; j < d; j++ {
-			v := raw.Data[i*raw.Stride+j]
-			if i != j && v != 0 {
-				diagonal = false
+			v := at(i, j)
+			if v == 0 {
+				continue
 			}
-			// Equality within 1e-14 relative: the weighted sums Σ cⱼ·J of a
-			// total that every term shares are equal up to rounding of the
-			// additions (≈ terms·1e-16).
-			if math.Abs(v-g00) > 1e-14*g00 {
-				allEqual = false
+			if class[j] >= 0 || math.Abs(v-gi) > 1e-14*gi {
+				return nil, nil, false
+			}
+			members = append(members, j)
+		}
+		r := len(classes)
+		for _, j := range members {
+			class[j] = r
+		}
+		classes = append(classes, members)
+		c = append(c, gi)
+	}
+	// Every entry must be cᵣ inside class r and 0 across classes.
+	for i := 0; i < d; i++ {
+		for j := i + 1; j < d; j++ {
+			v := at(i, j)
+			if class[i] == class[j] {
+				if math.Abs(v-c[class[i]]) > 1e-14*c[class[i]] {
+					return nil, nil, false
+				}
+			} else if v != 0 {
+				return nil, nil, false
 			}
 		}
 	}
-	return diagonal, allEqual
+	return classes, c, true
+}
+
+// groupsBlock is the optimal strategy for G = Σᵣ cᵣ·J_{Sᵣ}: one row
+// 1_{Sᵣ} per class (disjoint supports, so every column has unit L1 and L2
+// norm), X = Σᵣ J_{Sᵣ}, X⁺ = Σᵣ J_{Sᵣ}/|Sᵣ|², tr(G X⁺) = Σᵣ cᵣ. It is
+// optimal and certified for L1 and L2 alike: the dual point yᵢ = cᵣ/|Sᵣ|
+// on Sᵣ gives D^{1/2}GD^{1/2} = Σᵣ (cᵣ²/|Sᵣ|)·J_{Sᵣ} with eigenvalues cᵣ²,
+// so g(y) = 2·Σᵣ cᵣ − Σᵣ cᵣ = Σᵣ cᵣ. Identity (classes of one) and total
+// (one class) are the common cases.
+func groupsBlock(d int, classes [][]int, c []float64) *block {
+	if len(classes) == d {
+		b := identityBlock(d)
+		for _, v := range c {
+			b.obj += v
+		}
+		b.lb = b.obj
+		return b
+	}
+	a := mat.NewDense(len(classes), d, nil)
+	x := mat.NewSymDense(d, nil)
+	p := make([]float64, d*d)
+	obj := 0.0
+	for r, cl := range classes {
+		inv := 1 / float64(len(cl)*len(cl))
+		for _, i := range cl {
+			a.Set(r, i, 1)
+			for _, j := range cl {
+				if i <= j {
+					x.SetSym(i, j, 1)
+				}
+				p[i*d+j] = inv
+			}
+		}
+		obj += c[r]
+	}
+	how := "groups"
+	if len(classes) == 1 {
+		how = "total"
+	}
+	return &block{a: a, x: x, pinv: p, obj: obj, lb: obj, how: how}
 }
 
 // solveBlock returns the optimal strategy for one attribute's Gram G (d×d,
 // positive semidefinite, positive diagonal) under the privacy's norm.
 //
-// Exact closed forms first: d = 1; G diagonal (X = I is optimal: the dual
-// point y = diag G certifies tr G); G = c·J, a total shared by every term
-// (A = 1ᵀ, X = J, tr(G X⁺) = c, equal to the SVD bound (tr G^{1/2})²/d = c,
-// so optimal and certified even though G is singular, for L1 and L2 alike:
-// the 1×d ones row has unit L1 and L2 column norms). Otherwise newton.Solve
+// Exact closed forms first: values no query touches are split off
+// (solveOnSupport); a Gram of disjoint groups Σᵣ cᵣ·J_{Sᵣ} — diagonal,
+// a total shared by every term, a partition into ranges — has the
+// certified optimum of groupsBlock, singular or not. Otherwise newton.Solve
 // (Gaussian) certifies the optimum; a singular G is regularized by newton
 // (θ reported; objective and bound are for G itself). For Pure privacy the
 // block is HDMM's p-Identity strategy optimized by lrm, and its lower bound
@@ -119,18 +179,17 @@ func gramShape(g *mat.SymDense) (diagonal, allEqual bool) {
 // L1 strategy beats the L2 optimum).
 func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, error) {
 	d := g.SymmetricDim()
-	diagonal, allEqual := gramShape(g)
-	switch {
-	case d == 1 || diagonal:
-		b := identityBlock(d)
-		b.obj = mat.Trace(g)
-		b.lb = b.obj
-		return b, nil
-	case allEqual:
-		b := totalBlock(d)
-		b.obj = g.At(0, 0)
-		b.lb = b.obj
-		return b, nil
+	var support []int
+	for i := 0; i < d; i++ {
+		if g.At(i, i) > 0 {
+			support = append(support, i)
+		}
+	}
+	if len(support) < d {
+		return solveOnSupport(ctx, g, support, privacy)
+	}
+	if classes, c, ok := groupClasses(g); ok {
+		return groupsBlock(d, classes, c), nil
 	}
 	res, err := newton.Solve(ctx, g, &newton.Options{Tol: blockTol})
 	if err != nil {
@@ -150,6 +209,67 @@ func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, 
 	// computed by one formula).
 	b.obj = b.trace(g)
 	return b, nil
+}
+
+// solveOnSupport solves a block whose Gram has zero rows (values no query
+// of the block touches — possible for a single block, e.g. a race predicate
+// that leaves a code out, never for the weighted Gram of a whole workload,
+// which NewKron checks covers every value). Restricted to the support S the
+// problem is a smaller one of the same kind, and it has the same optimum:
+// for any feasible X, (X⁻¹)_SS ⪰ (X_SS)⁻¹ (Schur complement), so
+// tr(V X⁻¹) ≥ tr(V_S X_SS⁻¹), while X = diag(X_S, I) attains it. The
+// factor is diag(A_S, I): unit column norms, full rank, certified by the
+// support's certificate.
+func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy Privacy) (*block, error) {
+	d := g.SymmetricDim()
+	if len(support) == 0 { // a zero block: its products contribute nothing
+		return identityBlock(d), nil
+	}
+	k := len(support)
+	gs := mat.NewSymDense(k, nil)
+	for a, i := range support {
+		for b := a; b < k; b++ {
+			gs.SetSym(a, b, g.At(i, support[b]))
+		}
+	}
+	sb, err := solveBlock(ctx, gs, privacy)
+	if err != nil {
+		return nil, err
+	}
+	inS := make([]bool, d)
+	for _, i := range support {
+		inS[i] = true
+	}
+	ra, _ := sb.a.Dims()
+	rows := ra + d - k
+	a := mat.NewDense(rows, d, nil)
+	for r := 0; r < ra; r++ {
+		for c, i := range support {
+			a.Set(r, i, sb.a.At(r, c))
+		}
+	}
+	r := ra
+	for i := 0; i < d; i++ {
+		if !inS[i] {
+			a.Set(r, i, 1)
+			r++
+		}
+	}
+	x := mat.NewSymDense(d, nil)
+	p := make([]float64, d*d)
+	for i := 0; i < d; i++ {
+		if !inS[i] {
+			x.SetSym(i, i, 1)
+			p[i*d+i] = 1
+		}
+	}
+	for ai, i := range support {
+		for bi, j := range support {
+			x.SetSym(i, j, sb.x.At(ai, bi))
+			p[i*d+j] = sb.pinv[ai*k+bi]
+		}
+	}
+	return &block{a: a, x: x, pinv: p, obj: sb.obj, lb: sb.lb, theta: sb.theta, how: sb.how + " on the support"}, nil
 }
 
 // pureBlock optimizes HDMM's p-Identity strategy for G under the L1 ball

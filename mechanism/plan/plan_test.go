@@ -258,3 +258,5 @@ func TestBadOptions(t *testing.T) {
 	_, err = Dense{}.Plan(context.Background(), big, Options{})
 	assert.ErrorIs(t, err, ErrInput)
 }
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
