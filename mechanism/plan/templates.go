@@ -416,7 +416,9 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 			tr.Err = err.Error()
 		} else {
 			tr.Objective = r.Objective
-			if best == nil || r.Objective < best.Objective {
+			// Ties (to 1e-9 relative) keep the earlier, simpler template:
+			// union's one-part candidate is kron's strategy.
+			if best == nil || r.Objective < best.Objective*(1-1e-9) {
 				best = r
 			}
 		}
