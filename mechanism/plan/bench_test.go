@@ -2,7 +2,6 @@ package plan
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -30,8 +29,9 @@ func BenchmarkCensus(b *testing.B) {
 	}
 }
 
-// A single product of five 1-D blocks of sizes 64–256 (64·96·128·192·256 ≈
-// 3.9e10 cells... see fiveBlockSpec), exact and certified.
+// A single product of five 1-D blocks of sizes 64–256: 64·128·256·256·192 ≈
+// 1.03e11 cells, exact (product of the per-attribute optima) and certified
+// (product of the per-attribute certificates).
 func BenchmarkFiveBlocks(b *testing.B) {
 	w, err := workload.ParseSpec(stringsReader(fiveBlockSpec), "")
 	if err != nil {
@@ -47,5 +47,5 @@ func BenchmarkFiveBlocks(b *testing.B) {
 	b.ReportMetric((res.Objective-res.LowerBound)/res.Objective, "gap")
 }
 
-var fiveBlockSpec = fmt.Sprintf(`{"domain": [{"name": "a", "size": 64}, {"name": "b", "size": 128}, {"name": "c", "size": 256}, {"name": "d", "size": 128}, {"name": "e", "size": 96}],
-  "workload": [{"name": "p", "product": {"a": "prefix", "b": "allrange", "c": "prefix", "d": "width:k=%d", "e": "identitytotal"}}]}`, 1)
+const fiveBlockSpec = `{"domain": [{"name": "a", "size": 64}, {"name": "b", "size": 128}, {"name": "c", "size": 256}, {"name": "d", "size": 256}, {"name": "e", "size": 192}],
+  "workload": [{"name": "p", "product": {"a": "prefix", "b": "allrange", "c": "prefix", "d": "allrange", "e": "identitytotal"}}]}`
