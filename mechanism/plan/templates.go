@@ -405,6 +405,7 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 	s := newSolver(w, o)
 	var tried []Tried
 	var best *Result
+	var results []*Result
 	run := func(name string, f func() (*Result, error)) error {
 		t0 := time.Now()
 		r, err := f()
@@ -416,6 +417,7 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 			tr.Err = err.Error()
 		} else {
 			tr.Objective = r.Objective
+			results = append(results, r)
 			// Ties (to 1e-9 relative) keep the earlier, simpler template:
 			// union's one-part candidate is kron's strategy.
 			if best == nil || r.Objective < best.Objective*(1-1e-9) {
@@ -446,6 +448,12 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 	}
 	out := *best
 	out.Tried = tried
+	// Every template's bound holds for all strategies: keep the highest.
+	for _, r := range results {
+		if r.LowerBound > out.LowerBound || math.IsNaN(out.LowerBound) {
+			out.LowerBound, out.LowerBoundSource = r.LowerBound, r.LowerBoundSource
+		}
+	}
 	if dense != nil {
 		compareDense(&out, dense)
 	}
