@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 
@@ -90,7 +89,7 @@ func maybe(x float64) *float64 {
 	return &x
 }
 
-func runPlan(args []string, stdout, stderr io.Writer) error {
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("plan", stderr)
 	specPath := fs.String("spec", "", "workload spec file (JSON: domain and workload terms)")
 	template := fs.String("template", "best", "template: kron, union, dense or best (the portfolio)")
@@ -124,8 +123,6 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	blas.Current().SetThreads(*threads)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
 	opt := plan.Options{Privacy: plan.Privacy(*privacy)}
 	if !*quiet {
@@ -142,6 +139,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := plan.Run(ctx, w, *template, opt)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: nothing written: %w", ctx.Err())
+		}
 		return err
 	}
 	if *outDir != "" {
