@@ -189,7 +189,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "dense optimum %.12g   the plan is %.3g above it\n", *p, res.AboveDense)
 	}
 	if res.Regularization > 0 {
-		fmt.Fprintf(stdout, "regularized   θ ≤ %g: a singular per-attribute Gram was solved by newton's regularization (objective and bound are for the workload itself)\n", res.Regularization)
+		fmt.Fprintf(stdout, "regularized   θ ≤ %g: a singular Gram was solved with newton's regularization (objective and bound are for the workload itself)\n", res.Regularization)
 	}
 	for _, t := range out.Templates {
 		obj := "-"

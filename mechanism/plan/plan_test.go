@@ -233,7 +233,13 @@ func TestPurePrivacy(t *testing.T) {
 	w := spec(t, unionSpec)
 	res, err := Kron{}.Plan(context.Background(), w, Options{Privacy: Pure})
 	require.NoError(t, err)
-	factorGrams(t, res.Strategy.Factors, true)
+	xs := factorGrams(t, res.Strategy.Factors, true)
+	total, _, err := w.KronError(xs)
+	require.NoError(t, err)
+	assert.InDelta(t, total, res.Objective, 1e-9*total, "the L1-normalized factors have the reported error")
+	for i := 1; i < len(res.History); i++ {
+		assert.LessOrEqual(t, res.History[i], res.History[i-1])
+	}
 	g, err := Kron{}.Plan(context.Background(), w, Options{})
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, res.Objective, g.Objective*(1-1e-9))
@@ -284,4 +290,45 @@ func TestMemoryIndependentOfCells(t *testing.T) {
 	t.Logf("allocated %.1f MiB in all, objective %.10g, %d sweeps", float64(alloc)/(1<<20), res.Objective, res.Sweeps)
 	assert.Less(t, alloc, uint64(256<<20), "total allocation is bounded by the per-attribute work, not the cells")
 	assert.GreaterOrEqual(t, res.Objective, res.LowerBound)
+}
+
+// Both 1-way marginals of an 8×8 table, three independent closed forms:
+// the union of the two marginal strategies I⊗1ᵀ and 1ᵀ⊗I costs
+// (√8 + √8)² = 32 with weights w² = ½; the optimum over all strategies is
+// the SVD bound (tr V^{1/2})²/n (attained for marginal workloads), and V =
+// I⊗J + J⊗I has eigenvalues 16 (once), 8 (14 times), 0, so it is
+// (4 + 14·√8)²/64; and the best Kronecker strategy, X = (1−β)I + βJ on both
+// attributes by symmetry, costs min_β 16/(1+7β)·(7/(1−β) + 1/(1+7β)),
+// minimized here by a fine grid. Union beats kron on this workload, and
+// both stay above the dense certified bound.
+func TestOneWayMarginalsClosedForms(t *testing.T) {
+	w := spec(t, `{"domain": [{"name": "a", "size": 8}, {"name": "b", "size": 8}],
+	  "workload": [{"name": "A", "product": {"a": "identity"}}, {"name": "B", "product": {"b": "identity"}}]}`)
+	res, err := Best{}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	byName := map[string]float64{}
+	for _, tr := range res.Tried {
+		byName[tr.Template] = tr.Objective
+	}
+	opt := math.Pow(4+14*math.Sqrt(8), 2) / 64
+	kronOpt := math.Inf(1)
+	for i := 1; i < 1000000; i++ {
+		b := float64(i) / 1e6
+		kronOpt = math.Min(kronOpt, 16/(1+7*b)*(7/(1-b)+1/(1+7*b)))
+	}
+	assert.InDelta(t, 32, byName["union"], 1e-12)
+	// The dense solve of this singular V is regularized (θ = 1e-9): it
+	// reaches the optimum to its gap, ~√θ.
+	assert.InDelta(t, opt, byName["dense"], 1e-4*opt)
+	assert.LessOrEqual(t, res.LowerBound, opt*(1+1e-12))
+	// The grid's resolution (1e-6 in β near a smooth minimum) limits the
+	// closed form to ~1e-10 relative; newton's blocks are certified to 1e-12.
+	assert.InDelta(t, kronOpt, byName["kron"], 1e-8*kronOpt)
+	assert.Equal(t, "dense", res.Template)
+	u, err := Union{}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	require.Len(t, u.Strategy.Parts, 2)
+	for _, p := range u.Strategy.Parts {
+		assert.InDelta(t, math.Sqrt(0.5), p.Weight, 1e-15)
+	}
 }
