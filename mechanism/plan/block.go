@@ -192,6 +192,11 @@ func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, 
 		return groupsBlock(d, classes, c), nil
 	}
 	res, err := newton.Solve(ctx, g, &newton.Options{Tol: blockTol})
+	if err == nil && res.Status == newton.Cancelled {
+		// newton returns the best X so far on cancellation; a plan must
+		// not build on an unfinished block.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -332,3 +332,15 @@ func TestOneWayMarginalsClosedForms(t *testing.T) {
 		assert.InDelta(t, math.Sqrt(0.5), p.Weight, 1e-15)
 	}
 }
+
+// A cancelled context stops every template with an error wrapping
+// context.Canceled (the CLI then writes nothing).
+func TestCancelled(t *testing.T) {
+	w := spec(t, unionSpec)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, name := range []string{"kron", "union", "dense", "best"} {
+		_, err := Run(ctx, w, name, Options{})
+		assert.ErrorIs(t, err, context.Canceled, name)
+	}
+}

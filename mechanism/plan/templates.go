@@ -335,6 +335,9 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 		return nil, err
 	}
 	nr, err := newton.Solve(ctx, v, nil)
+	if err == nil && nr.Status == newton.Cancelled {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, err
 	}
