@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
 	"os"
@@ -106,32 +107,21 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// The budget is checked by calibrate and everything else by lrm.Solve
+	// (its errors wrap ErrInput and exit 1): no second copy of the checks here.
 	ball := lrm.L1
-	bud := lrm.Budget{Epsilon: *eps, Delta: *delta}
+	var bud calibrate.Budget
 	switch *mech {
 	case "laplace":
-		if *delta != 0 {
-			return usageErrorf("--delta is for --mechanism gaussian; Laplace noise is ε-DP with δ = 0")
-		}
+		bud = calibrate.Budget{Kind: calibrate.Pure, Epsilon: *eps, Delta: *delta}
 	case "gaussian":
 		ball = lrm.L2
-		if !(*delta > 0 && *delta < 1) {
-			return usageErrorf("--mechanism gaussian needs --delta in (0, 1), got %g", *delta)
-		}
+		bud = calibrate.ApproxDP(*eps, *delta)
 	default:
 		return usageErrorf("--mechanism must be laplace or gaussian, got %q", *mech)
 	}
-	if math.IsNaN(*eps) || math.IsInf(*eps, 0) || *eps <= 0 {
-		return usageErrorf("--eps must be positive and finite, got %g", *eps)
-	}
-	if !(*tol > 0 && *tol < 1) {
-		return usageErrorf("--tol must be in (0, 1), got %g", *tol)
-	}
-	if !(*rankFactor >= 1) || math.IsInf(*rankFactor, 0) {
-		return usageErrorf("--rank-factor must be at least 1, got %g", *rankFactor)
-	}
-	if *rank < 0 || *maxOuter < 0 || *maxInner < 0 || *pRows < 0 || *pIters < 0 {
-		return usageErrorf("--rank, --max-outer, --max-inner, --pidentity-rows and --pidentity-iters must be non-negative")
+	if err := bud.Validate(); err != nil {
+		return usageErrorf("--mechanism %s --eps %g --delta %g: %v", *mech, *eps, *delta, err)
 	}
 	var start lrm.Start
 	switch *startFlag {
@@ -276,7 +266,7 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 
 // unitVariance is the per-measurement noise variance at unit sensitivity:
 // the factor that turns Φ-scale quantities into errors.
-func unitVariance(res *lrm.Result, b lrm.Budget) (float64, error) {
+func unitVariance(res *lrm.Result, b calibrate.Budget) (float64, error) {
 	v, err := res.NoiseVariance(b)
 	if err != nil {
 		return 0, err

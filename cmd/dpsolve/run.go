@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
 	"os"
 	"os/signal"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/newton"
 )
@@ -47,7 +47,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if b.Kind == release.Laplace {
+	if b.Kind == calibrate.Pure {
 		fmt.Fprintf(stderr, "dpsolve run: note: the optimized strategy minimizes Gaussian-noise error; under Laplace noise it is valid but not optimal\n")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
