@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
@@ -21,7 +22,7 @@ type Release struct {
 	w     *Workload
 	s     Strategy
 	b     Budget
-	cal   calibration
+	cal   calibrate.Calibration
 	l1    bool
 	unit  [][]float64 // per term, per query: variance per unit noise variance
 	owner []int       // union part answering each term
@@ -76,8 +77,8 @@ func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
 	if !(sens > 0) || math.IsInf(sens, 0) {
 		return nil, errorf("the strategy's sensitivity is %v; it must be positive and finite", sens)
 	}
-	if r.cal, err = calibrateFor(b, sens, rows(s)); err != nil {
-		return nil, err
+	if r.cal, err = calibrate.Calibrate(b, sens, rows(s)); err != nil {
+		return nil, fmt.Errorf("tables: %w", err)
 	}
 	return r, nil
 }
@@ -98,30 +99,30 @@ func (r *Release) Mechanism() string { return mechanismName(r.b) }
 // norm, "L2" or "L1".
 func (r *Release) Sensitivity() (float64, string) {
 	if r.l1 {
-		return r.cal.sens, "L1"
+		return r.cal.Sensitivity, "L1"
 	}
-	return r.cal.sens, "L2"
+	return r.cal.Sensitivity, "L2"
 }
 
 // SnappedSensitivity returns the sensitivity after snapping to the noise
 // grid, which the noise is calibrated for.
-func (r *Release) SnappedSensitivity() float64 { return r.cal.snapped }
+func (r *Release) SnappedSensitivity() float64 { return r.cal.SnappedSensitivity }
 
 // Grid returns the noise grid (a power of two).
-func (r *Release) Grid() float64 { return r.cal.grid }
+func (r *Release) Grid() float64 { return r.cal.Grid }
 
 // NoiseScale returns the scale actually sampled: σ for Gaussian noise, the
 // Laplace scale b for Laplace noise. For a marginals plan it is the scale of
 // a unit-sensitivity query; each residual's noise is that times its planned
 // factor.
-func (r *Release) NoiseScale() float64 { return r.cal.scale }
+func (r *Release) NoiseScale() float64 { return r.cal.Scale }
 
 // Sigma returns the standard deviation of one measurement's noise (σ, or
 // b·√2 for Laplace).
-func (r *Release) Sigma() float64 { return math.Sqrt(r.cal.varnce) }
+func (r *Release) Sigma() float64 { return math.Sqrt(r.cal.Variance) }
 
 // Measurements returns the number of noisy values drawn.
-func (r *Release) Measurements() int { return r.cal.rows }
+func (r *Release) Measurements() int { return r.cal.Rows }
 
 // Needs reports which data the release measures: the full histogram
 // (Kronecker and union strategies), or the marginal tables on the returned
@@ -139,7 +140,7 @@ func (r *Release) Variances() [][]float64 {
 	for t, u := range r.unit {
 		out[t] = make([]float64, len(u))
 		for i, v := range u {
-			out[t][i] = v * r.cal.varnce
+			out[t][i] = v * r.cal.Variance
 		}
 	}
 	return out
@@ -307,7 +308,7 @@ func (r *Release) measure(ctx context.Context, d Data, src *noise.Sampler, befor
 			a, weights = append(a, p.A), append(weights, p.Weight)
 		}
 	}
-	y := make([]float64, 0, r.cal.rows)
+	y := make([]float64, 0, r.cal.Rows)
 	for k, ak := range a {
 		yk, err := ak.MulVec(d.Histogram)
 		if err != nil {
@@ -326,8 +327,8 @@ func (r *Release) measure(ctx context.Context, d Data, src *noise.Sampler, befor
 
 // sample runs beforeNoise, checks ctx and adds the calibrated noise to y.
 func (r *Release) sample(ctx context.Context, y []float64, src *noise.Sampler, beforeNoise func() error) error {
-	if len(y) != r.cal.rows {
-		return fmt.Errorf("tables: internal error: %d measurements, calibrated for %d", len(y), r.cal.rows)
+	if len(y) != r.cal.Rows {
+		return fmt.Errorf("tables: internal error: %d measurements, calibrated for %d", len(y), r.cal.Rows)
 	}
 	if beforeNoise != nil {
 		if err := beforeNoise(); err != nil {
@@ -337,7 +338,10 @@ func (r *Release) sample(ctx context.Context, y []float64, src *noise.Sampler, b
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return r.cal.add(src, y)
+	if err := r.cal.Add(src, y); err != nil {
+		return fmt.Errorf("tables: %w", err)
+	}
+	return nil
 }
 
 // answerTerm returns W x̂ for every product of a term, concatenated.

@@ -13,13 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
-	"github.com/dpsolve/dpsolve/mechanism/release"
 )
 
-func zcdp(rho float64) Budget { return Budget{Kind: release.ZCDP, Rho: rho} }
+func zcdp(rho float64) Budget { return calibrate.ZCDP(rho) }
 
 // identityTotal is [I; 1ᵀ]/√2: unit column norms.
 func identityTotal(d int) *mat.Dense {
@@ -223,7 +223,7 @@ func TestNothingSampledOnRefusalOrCancel(t *testing.T) {
 func TestPrepareErrors(t *testing.T) {
 	w := smallWorkload()
 	s := kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2))
-	for _, b := range []Budget{zcdp(0), zcdp(-1), zcdp(math.NaN()), {Kind: release.Gaussian, Epsilon: 1}, {Kind: release.Laplace}} {
+	for _, b := range []Budget{zcdp(0), zcdp(-1), zcdp(math.NaN()), {Kind: calibrate.Approx, Epsilon: 1}, {Kind: calibrate.Pure}} {
 		_, err := Prepare(w, s, b)
 		assert.ErrorIs(t, err, ErrInput, "%v", b)
 	}
@@ -243,7 +243,7 @@ func TestPrepareErrors(t *testing.T) {
 func TestLaplaceUsesL1(t *testing.T) {
 	w := smallWorkload()
 	// L1 column norm of [I;1ᵀ]/√2 is √2 per factor: Δ₁ = 2√2 in all.
-	r, err := Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), Budget{Kind: release.Laplace, Epsilon: 1})
+	r, err := Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), calibrate.PureDP(1))
 	require.NoError(t, err)
 	sens, norm := r.Sensitivity()
 	assert.Equal(t, "L1", norm)
