@@ -68,3 +68,6 @@ func unitSigma(b Budget) (float64, error) {
 	}
 	return s, nil
 }
+
+// unitBudget is a placeholder budget for planning without releasing.
+var unitBudget = calibrate.ZCDP(0.5)

@@ -28,6 +28,7 @@ type Release struct {
 	owner []int       // union part answering each term
 	msig  float64     // marginals plans: unit-sensitivity Gaussian scale
 	mplan *marginalsPlan
+	dense bool // a DenseStrategy, measured as a one-factor KronStrategy
 }
 
 // TermError is the planned error of one term's answers at the release's
@@ -66,8 +67,19 @@ func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
 	if ms, ok := s.(MarginalsStrategy); ok {
 		return r, r.prepareMarginals(ms)
 	}
+	vw := w // the workload the variances are computed on
+	if ds, ok := s.(DenseStrategy); ok {
+		flat, ks, err := flatten(w, ds)
+		if err != nil {
+			return nil, err
+		}
+		// Measure and reconstruct with the one-factor product; answers
+		// apply the products' own blocks to the n-cell x̂ (same order).
+		vw, s, r.s = flat, ks, ks
+		r.dense = true
+	}
 	var err error
-	if r.unit, r.owner, err = unitVariances(w, s); err != nil {
+	if r.unit, r.owner, err = unitVariances(vw, s); err != nil {
 		return nil, err
 	}
 	sens, err := sensitivity(s, r.l1)
@@ -86,8 +98,18 @@ func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
 // Workload returns the release's workload.
 func (r *Release) Workload() *Workload { return r.w }
 
-// Strategy returns the release's strategy.
+// Strategy returns the release's strategy (a DenseStrategy is held as the
+// equivalent one-factor KronStrategy).
 func (r *Release) Strategy() Strategy { return r.s }
+
+// Template names the strategy's template ("kron", "union", "dense",
+// "marginals").
+func (r *Release) Template() string {
+	if r.dense {
+		return "dense"
+	}
+	return r.s.Template()
+}
 
 // Budget returns the release's budget.
 func (r *Release) Budget() Budget { return r.b }
