@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -313,6 +314,16 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 // with progress on stderr.
 func (f *tblFlags) readData(r *tables.Release, w *tables.Workload, stderr io.Writer) (tables.Data, int64, error) {
 	histogram, sets := r.Needs()
+	if mem, ok := records.AvailableMemory(); ok {
+		need := r.MemoryEstimate()
+		if histogram {
+			need += 8 * records.CellsFloat(w.Domain)
+		}
+		if need > float64(mem.Bytes) {
+			return tables.Data{}, 0, inputerr.Errorf("release", "this release needs about %s (data, measurements and answers) but only %s is available; use a marginals plan or fewer attributes",
+				records.FormatBytes(uint64(math.Min(need, 1<<63))), mem)
+		}
+	}
 	if strings.EqualFold(filepath.Ext(f.data), ".npy") {
 		x, err := records.ReadHistogramNPY(f.data, w.Domain)
 		if err != nil {

@@ -299,3 +299,35 @@ func TestReleaseAdultWalkthrough(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `term "age-cumulative" is a product term`)
 }
+
+func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
+	// Three attributes of 4096 values (6.9·10¹⁰ cells, 550 GB as a
+	// histogram, as much again for least squares) under a Kronecker plan:
+	// refused with both figures before the data is read. (1.1 TB exceeds
+	// any test machine's memory.)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.json")
+	require.NoError(t, os.WriteFile(spec, []byte(`{"domain": [{"name": "a", "size": 4096}, {"name": "b", "size": 4096}, {"name": "c", "size": 4096}],
+	  "workload": [{"name": "t", "marginals": {"sets": [[]]}}]}`), 0o644))
+	planDir := filepath.Join(dir, "plan")
+	require.NoError(t, os.Mkdir(planDir, 0o755))
+	ones := mat.NewDense(1, 4096, nil)
+	for i := 0; i < 4096; i++ {
+		ones.Set(0, i, 1)
+	}
+	require.NoError(t, matio.WriteMatrix(filepath.Join(planDir, "ones.npy"), ones))
+	require.NoError(t, os.WriteFile(filepath.Join(planDir, "strategy.json"), []byte(`{"template": "kron", "factors": [
+	  {"attribute": "a", "file": "ones.npy"}, {"attribute": "b", "file": "ones.npy"}, {"attribute": "c", "file": "ones.npy"}]}`), 0o644))
+	data := filepath.Join(dir, "r.csv")
+	require.NoError(t, os.WriteFile(data, []byte("a,b,c\n1,2,3\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	code, _, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--plan", planDir, "--rho", "1", "--out", out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "needs about 1.0 TiB")
+	assert.Contains(t, stderr, "is available")
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err))
+	// The same workload as a marginals plan needs no histogram.
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", data, "--template", "marginals", "--rho", "1", "--out", out, "--insecure-seed", "1")
+	assert.Equal(t, 0, code, stderr)
+}

@@ -406,3 +406,33 @@ func checkHistogram(x []float64, n int) error {
 	}
 	return nil
 }
+
+// MemoryEstimate returns the bytes a Run needs beyond its input, before it
+// allocates: for Kronecker, union and dense strategies the measurements,
+// the least-squares buffers (one vector the size of the largest
+// intermediate per part) and the answers with their standard deviations;
+// for marginals plans the noisy residuals and the reconstructed tables.
+// Callers compare it, plus the data's own size, with the memory available
+// (records.AvailableMemory) and refuse before reading anything.
+func (r *Release) MemoryEstimate() float64 {
+	q := float64(r.w.Queries())
+	bytes := 3 * 8 * q // answers, stddevs, variances
+	if r.mplan != nil {
+		return bytes + 8*float64(r.cal.Rows)
+	}
+	bytes += 8 * float64(r.cal.Rows)
+	var parts []*kron.Product
+	switch s := r.s.(type) {
+	case KronStrategy:
+		parts = []*kron.Product{s.A}
+	case UnionStrategy:
+		for _, p := range s.Parts {
+			parts = append(parts, p.A)
+		}
+	}
+	for _, a := range parts {
+		rows, cols := a.Dims()
+		bytes += 8 * float64(max(rows, cols))
+	}
+	return bytes
+}
