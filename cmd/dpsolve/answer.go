@@ -266,6 +266,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var f releaseFlags
 	f.register(fs)
 	strategyPath := fs.String("strategy", "", "strategy matrix A (p×n), .npy or .csv (required), e.g. from dpsolve solve --out-a")
+	outW := registerOutW(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -276,7 +277,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{f.data, f.wfile, *strategyPath}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat)); err != nil {
+	if err := checkOutputs([]string{f.data, f.wfile, *strategyPath}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	a, err := matio.ReadMatrix(*strategyPath)
@@ -301,7 +302,10 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	warnLaplaceMismatch(a, w, b, stderr, false)
-	return doRelease(ctx, &f, b, a, x, w, stdout, stderr, nil)
+	if err := doRelease(ctx, &f, b, a, x, w, stdout, stderr, nil); err != nil {
+		return err
+	}
+	return writeOutW(*outW, w) // after the answers: they matter more
 }
 
 // finite reports whether v is a finite float (for JSON-safe optional fields).

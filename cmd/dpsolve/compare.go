@@ -244,6 +244,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	asCSV := fs.Bool("csv", false, "print CSV on stdout")
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	outW := registerOutW(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism gaussian|laplace] [--eps 1 --delta 1e-6] [--csv|--json]")
 		fs.PrintDefaults()
@@ -264,7 +265,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := checkPrivacyFlags(*mech, *eps, *delta, 0); err != nil {
 		return err
 	}
-	if err := preflight("compare", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memCompare, false, false); err != nil {
+	if err := preflight("compare", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memCompare, false, false, matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	var noise accounting.Noise
@@ -361,6 +362,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errCancelled(ctx)
 	}
 	setCompareReference(out, noise)
+	if err := writeOutW(*outW, w); err != nil {
+		return err
+	}
 	var werr error
 	switch {
 	case *asJSON:

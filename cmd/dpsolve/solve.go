@@ -120,8 +120,10 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	threads := fs.Int("threads", 0, "kernel threads (0: backend default)")
 	outA := fs.String("out-a", "", "write the strategy A (upper triangular, AᵀA = X) to this .npy or .csv file")
 	outX := fs.String("out-x", "", "write X = AᵀA to this .npy or .csv file")
+	outW := registerOutW(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no per-iteration progress on stderr")
+	withAnswerOrder(fs, "usage: dpsolve solve (--workload SPEC --n N | --w FILE | --gram FILE) [flags]", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErrorf("--method must be newton or yuan2016, got %q", *method)
 	}
 	if err := preflight("solve", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSolve, false, false,
-		matOut("--out-a", *outA), matOut("--out-x", *outX)); err != nil {
+		matOut("--out-a", *outA), matOut("--out-x", *outX), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	v, label, err := wf.load()
@@ -172,6 +174,15 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := writeMatrices(outFile{*outA, res.A}, outFile{*outX, res.X}); err != nil {
 		return err
+	}
+	if *outW != "" {
+		w, err := solveWorkload(&wf)
+		if err == nil {
+			err = writeOutW(*outW, w)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	be := blas.Current()
 	out := solveJSON{
