@@ -334,7 +334,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		row := compareRow{Strategy: c.Name, RatioSVD: math.NaN(), RatioOptimized: math.NaN()}
 		start := time.Now()
-		oc, err := c.Build(env)
+		oc, err := untilCancelled(ctx, func() (*compareOutcome, error) { return c.Build(env) })
+		if interrupted(ctx, err) {
+			return errCancelled(ctx)
+		}
 		row.Seconds = time.Since(start).Seconds()
 		switch {
 		case errors.Is(err, errCompareSkip):

@@ -207,10 +207,8 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 	}
-	res, err := lrm.Solve(ctx, w, opt)
-	if err == nil && ctx.Err() != nil {
-		err = errCancelled(ctx) // an interrupted solve writes nothing
-	}
+	// An interrupted solve returns at once and writes nothing.
+	res, err := untilCancelled(ctx, func() (*lrm.Result, error) { return lrm.Solve(ctx, w, opt) })
 	if err != nil {
 		return err
 	}

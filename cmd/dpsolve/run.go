@@ -69,10 +69,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 			fmt.Fprintf(stderr, "  iter %3d  objective %.10g  gap %s  %.2fs\n", it.Iter, it.Objective, fmtMaybe(it.Gap, "%.3g"), it.Seconds)
 		}
 	}
-	s, err := strategy.Optimize(ctx, w.Gram(), opt)
-	if err == nil && ctx.Err() != nil {
-		err = errCancelled(ctx) // interrupted: release nothing
-	}
+	// Interrupted: return at once and release nothing.
+	s, err := untilCancelled(ctx, func() (*strategy.Optimized, error) { return strategy.Optimize(ctx, w.Gram(), opt) })
 	if err != nil {
 		return err
 	}

@@ -165,10 +165,8 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stderr, "%5d %20.12g %20s %10s %4d %8.3g %9.3f\n", it.Iter, it.Objective, fmtMaybe(it.LowerBound, "%.12g"), fmtMaybe(it.Gap, "%.3g"), it.CGSteps, it.Step, it.Seconds)
 		}
 	}
-	res, err := newton.Solve(ctx, v, opt)
-	if err == nil && ctx.Err() != nil {
-		err = errCancelled(ctx) // an interrupted solve writes nothing
-	}
+	// An interrupted solve returns at once and writes nothing.
+	res, err := untilCancelled(ctx, func() (*newton.Result, error) { return newton.Solve(ctx, v, opt) })
 	if err != nil {
 		return err
 	}
