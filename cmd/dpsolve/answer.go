@@ -174,14 +174,16 @@ type releaseJSON struct {
 // outputs and reports. extra (may be nil) adds fields to the JSON.
 func doRelease(ctx context.Context, f *releaseFlags, b release.Budget, a mat.Matrix, x []float64, w workload.Workload,
 	stdout, stderr io.Writer, extra func(*releaseJSON)) error {
-	m, err := release.New(a, b)
+	// The factorization and the expected error are O(n³): return at once
+	// when interrupted (signals.go).
+	m, err := untilCancelled(ctx, func() (*release.Mechanism, error) { return release.New(a, b) })
 	if err != nil {
 		return err
 	}
 	if err := m.CheckData(x); err != nil {
 		return fmt.Errorf("%s: %w", f.data, err)
 	}
-	exp, err := m.ExpectedError(w)
+	exp, err := untilCancelled(ctx, func() (release.ExpectedError, error) { return m.ExpectedError(w) })
 	if err != nil {
 		return err
 	}

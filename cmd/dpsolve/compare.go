@@ -299,7 +299,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		seen := map[string]bool{}
 		for _, name := range strings.Split(*list, ",") {
 			name = strings.ToLower(strings.TrimSpace(name))
-			if name == "" || seen[name] {
+			if name == "" {
+				return usageErrorf("--strategies %q has an empty entry", *list)
+			}
+			if seen[name] {
 				continue
 			}
 			seen[name] = true

@@ -6,8 +6,12 @@ package main
 // for every workload, row i of W is the query of answer i.
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/internal/resources"
@@ -52,4 +56,32 @@ func solveWorkload(wf *workloadFlags) (workload.Workload, error) {
 	default:
 		return nil, fmt.Errorf("--out-w needs --workload or --w: --gram gives only V = WᵀW, not W")
 	}
+}
+
+// writeFileAtomic writes a non-matrix output (CSV report, SDPA program)
+// through a temporary file in the same directory and renames it into
+// place, so an interrupted or failed write never leaves a partial file at
+// path (the convention matio's writers follow for matrices).
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriter(tmp)
+	if err = write(bw); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
 }
