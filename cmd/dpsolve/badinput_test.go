@@ -148,6 +148,15 @@ func TestBadInputSuite(t *testing.T) {
 		{name: "run out-a = out", args: run1("--eps", "1", gd, "1e-6", "--out", "o.npy", "--out-a", "o.npy"), code: 2, stderr: []string{"name the same file"}, absent: []string{"o.npy"}},
 		{name: "solve out-a missing dir", args: []string{"solve", "--workload", "prefix", "--n", "2048", "--out-a", "missing_dir/A.npy"}, code: 2, stderr: []string{"missing_dir", "does not exist"}, not: []string{".tmp"}, within: time.Second},
 		{name: "solve out-a bad extension", args: []string{"solve", "--workload", "prefix", "--n", "8", "--out-a", "A.mat"}, code: 2, stderr: []string{"A.mat"}, absent: []string{"A.mat"}},
+		// The other commands' outputs and ranges.
+		{name: "lrm out-b missing dir", args: []string{"lrm", "--workload", "prefix", "--n", "8", "--out-b", "missing_dir/B.npy"}, code: 2, stderr: []string{"does not exist"}},
+		{name: "lrm eps 1e155", args: []string{"lrm", "--workload", "prefix", "--n", "8", "--eps", "1e155"}, code: 2, stderr: []string{"usable range"}},
+		{name: "sdp export missing dir", args: []string{"sdp", "--workload", "prefix", "--n", "4", "--export", "missing_dir/p.dat-s"}, code: 2, stderr: []string{"does not exist"}},
+		{name: "sdp export = out-x", args: []string{"sdp", "--workload", "prefix", "--n", "4", "--solve", "--export", "p.npy", "--out-x", "p.npy"}, code: 2, stderr: []string{"name the same file"}},
+		{name: "funcpert out missing dir", args: []string{"funcpert", "--quick", "--out", "missing_dir/r.csv"}, code: 2, stderr: []string{"does not exist"}},
+		{name: "answer out = strategy", args: []string{"answer", "--strategy", "A.npy", "--data", "x.npy", "--workload", "prefix", "--eps", "1", gd, "1e-6", "--out", "A.npy"}, code: 2, stderr: []string{"is also an input"}},
+		{name: "compare empty strategy entry", args: []string{"compare", "--workload", "prefix", "--n", "8", "--strategies", "identity,,h2"}, code: 2, stderr: []string{"empty entry"}},
+		{name: "version bad flag", args: []string{"version", "--bogus"}, code: 2, stderr: []string{"bogus"}},
 		// Parsers reject empty fields and trailing junk.
 		{name: "dims 8xx8", args: []string{"solve", "--workload", "marginals:dims=8xx8"}, code: 2, stderr: []string{"empty attribute size"}},
 		{name: "dims 8x", args: []string{"solve", "--workload", "marginals:dims=8x"}, code: 2, stderr: []string{"empty attribute size"}},
