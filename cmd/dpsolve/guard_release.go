@@ -36,7 +36,7 @@ const maxGridUnits = 0x1p62
 // not been cancelled, and the measurements A·x are representable on the
 // noise grid (a very large ε makes the noise, and so its grid, finer than
 // the data's magnitude allows). Either failure leaves the budget unspent.
-func beforeSampling(ctx context.Context, m *release.Mechanism, a mat.Matrix, x []float64, b release.Budget) error {
+func beforeSampling(ctx context.Context, m *release.Mechanism, a mat.Matrix, x []float64, b calibrate.Budget) error {
 	if err := ctx.Err(); err != nil {
 		return errCancelled(ctx)
 	}
@@ -54,10 +54,10 @@ func beforeSampling(ctx context.Context, m *release.Mechanism, a mat.Matrix, x [
 	// least peak·2^-20 (one binary order of margin).
 	need := peak * 0x1p-20
 	switch b.Kind {
-	case release.Laplace:
+	case calibrate.Pure:
 		return fmt.Errorf("--eps %g is too large for this data: the noise scale %.3g is finer than measurements as large as %.6g allow (it must be at least %.3g); use --eps at most about %.3g",
 			b.Epsilon, m.Scale(), peak, need, m.Sensitivity()/need)
-	case release.ZCDP:
+	case calibrate.Concentrated:
 		return fmt.Errorf("--rho %g is too large for this data: σ = %.3g is finer than measurements as large as %.6g allow (σ must be at least %.3g); use --rho at most about %.3g",
 			b.Rho, m.Sigma(), peak, need, m.Sensitivity()*m.Sensitivity()/(2*need*need))
 	default:

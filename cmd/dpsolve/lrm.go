@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -105,32 +105,21 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// The budget is checked by calibrate and everything else by lrm.Solve
+	// (its errors wrap ErrInput and exit 1): no second copy of the checks here.
 	ball := lrm.L1
-	bud := lrm.Budget{Epsilon: *eps, Delta: *delta}
+	var bud calibrate.Budget
 	switch *mech {
 	case "laplace":
-		if *delta != 0 {
-			return usageErrorf("--delta is for --mechanism gaussian; Laplace noise is ε-DP with δ = 0")
-		}
+		bud = calibrate.Budget{Kind: calibrate.Pure, Epsilon: *eps, Delta: *delta}
 	case "gaussian":
 		ball = lrm.L2
-		if !(*delta > 0 && *delta < 1) {
-			return usageErrorf("--mechanism gaussian needs --delta in (0, 1), got %g", *delta)
-		}
+		bud = calibrate.ApproxDP(*eps, *delta)
 	default:
 		return usageErrorf("--mechanism must be laplace or gaussian, got %q", *mech)
 	}
-	if math.IsNaN(*eps) || math.IsInf(*eps, 0) || *eps <= 0 {
-		return usageErrorf("--eps must be positive and finite, got %g", *eps)
-	}
-	if !(*tol > 0 && *tol < 1) {
-		return usageErrorf("--tol must be in (0, 1), got %g", *tol)
-	}
-	if !(*rankFactor >= 1) || math.IsInf(*rankFactor, 0) {
-		return usageErrorf("--rank-factor must be at least 1, got %g", *rankFactor)
-	}
-	if *rank < 0 || *maxOuter < 0 || *maxInner < 0 || *pRows < 0 || *pIters < 0 {
-		return usageErrorf("--rank, --max-outer, --max-inner, --pidentity-rows and --pidentity-iters must be non-negative")
+	if err := bud.Validate(); err != nil {
+		return usageErrorf("--mechanism %s --eps %g --delta %g: %v", *mech, *eps, *delta, err)
 	}
 	var start lrm.Start
 	switch *startFlag {
@@ -283,7 +272,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // unitVariance is the per-measurement noise variance at unit sensitivity:
 // the factor that turns Φ-scale quantities into errors.
-func unitVariance(res *lrm.Result, b lrm.Budget) (float64, error) {
+func unitVariance(res *lrm.Result, b calibrate.Budget) (float64, error) {
 	v, err := res.NoiseVariance(b)
 	if err != nil {
 		return 0, err
@@ -292,31 +281,15 @@ func unitVariance(res *lrm.Result, b lrm.Budget) (float64, error) {
 }
 
 // loadLRMWorkload reads W from a file or builds an explicit built-in
-// workload.
+// workload, through the shared loader.
 func loadLRMWorkload(wfile, spec string, n int) (*mat.Dense, string, error) {
-	if (wfile == "") == (spec == "") {
-		return nil, "", usageErrorf("give exactly one of --w and --workload")
-	}
-	if wfile != "" {
-		if n != 0 {
-			return nil, "", usageErrorf("--n is for --workload")
-		}
-		w, err := matio.ReadMatrix(wfile)
-		if err != nil {
-			return nil, "", err
-		}
-		return w, "w:" + wfile, nil
-	}
-	if n <= 0 && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(spec)), "marginal") {
-		return nil, "", usageErrorf("--workload needs a positive --n, got %d", n)
-	}
-	wl, err := workload.Parse(spec, n)
+	w, err := loadWorkload(workload.Source{Spec: spec, N: n, WFile: wfile})
 	if err != nil {
-		return nil, "", usageErrorf("%v", err)
+		return nil, "", err
 	}
-	ex, ok := wl.(workload.Explicit)
+	ex, ok := w.(workload.Explicit)
 	if !ok {
-		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", wl.Name())
+		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", w.Name())
 	}
-	return ex.Matrix(), wl.Name(), nil
+	return ex.Matrix(), w.Name(), nil
 }

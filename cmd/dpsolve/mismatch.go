@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/release"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -52,8 +52,8 @@ func laplaceVsIdentity(a mat.Matrix, w workload.Workload, eps float64) (rmseA, r
 // run, whose strategy dpsolve itself optimized for Gaussian noise) it
 // returns the better of the two and says which; without (dpsolve answer,
 // the user's strategy) it keeps a and warns when Identity would be better.
-func warnLaplaceMismatch(a mat.Matrix, w workload.Workload, b release.Budget, stderr io.Writer, pick bool) mat.Matrix {
-	if b.Kind != release.Laplace {
+func warnLaplaceMismatch(a mat.Matrix, w workload.Workload, b calibrate.Budget, stderr io.Writer, pick bool) mat.Matrix {
+	if b.Kind != calibrate.Pure {
 		return a
 	}
 	cmd := "answer"

@@ -11,7 +11,6 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -63,50 +62,11 @@ func (f *workloadFlags) register(fs interface {
 
 // load returns the workload's Gram matrix and a label for it.
 func (f *workloadFlags) load() (*mat.SymDense, string, error) {
-	set := 0
-	for _, s := range []string{f.spec, f.gram, f.wfile} {
-		if s != "" {
-			set++
-		}
+	w, err := loadWorkload(f.source())
+	if err != nil {
+		return nil, "", err
 	}
-	if set != 1 {
-		return nil, "", usageErrorf("give exactly one of --workload, --gram, --w")
-	}
-	switch {
-	case f.spec != "":
-		if f.n < 0 || (f.n == 0 && !isMarginals(f.spec)) {
-			return nil, "", usageErrorf("--workload needs a positive --n, got %d", f.n)
-		}
-		w, err := workload.Parse(f.spec, f.n)
-		if err != nil {
-			return nil, "", usageErrorf("%v", err)
-		}
-		return w.Gram(), w.Name(), nil
-	case f.gram != "":
-		d, err := matio.ReadMatrix(f.gram)
-		if err != nil {
-			return nil, "", err
-		}
-		v, err := newton.GramFromDense(d)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", f.gram, err)
-		}
-		return v, "gram:" + f.gram, nil
-	default:
-		d, err := matio.ReadMatrix(f.wfile)
-		if err != nil {
-			return nil, "", err
-		}
-		v, err := newton.GramFromWorkload(d)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", f.wfile, err)
-		}
-		return v, "w:" + f.wfile, nil
-	}
-}
-
-func isMarginals(spec string) bool {
-	return len(spec) >= 9 && spec[:9] == "marginals"
+	return w.Gram(), w.Name(), nil
 }
 
 func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,8 +1,9 @@
 package workload
 
 import (
-	"fmt"
 	"slices"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // The built-in random workloads (Parse's wrange and wdiscrete) never leave a
@@ -51,7 +52,7 @@ func newWRangeCovering(n, m int, seed uint64) (*WRange, error) {
 			return w, nil
 		}
 		if attempt == maxRedraws {
-			return nil, fmt.Errorf("workload: wrange with m=%d ranges on n=%d cells left a cell no range covers in each of %d draws; use a larger m (about n/2 or more)", m, n, maxRedraws+1)
+			return nil, inputerr.Errorf("workload", "wrange with m=%d ranges on n=%d cells left a cell no range covers in each of %d draws; use a larger m (about n/2 or more)", m, n, maxRedraws+1)
 		}
 		for r := 0; r < m; r++ {
 			a, b := rng.IntN(n), rng.IntN(n)
@@ -84,7 +85,7 @@ func newWDiscreteCovering(n, m int, pNeg, pPos float64, seed uint64) (*WDiscrete
 		w.Redrawn++
 		for attempt := 0; !touched[c]; attempt++ {
 			if attempt == maxRedraws {
-				return nil, fmt.Errorf("workload: wdiscrete with m=%d queries and pneg+ppos=%g leaves cell %d untouched in each of %d draws; use a larger m or larger probabilities", m, pNeg+pPos, c, maxRedraws)
+				return nil, inputerr.Errorf("workload", "wdiscrete with m=%d queries and pneg+ppos=%g leaves cell %d untouched in each of %d draws; use a larger m or larger probabilities", m, pNeg+pPos, c, maxRedraws)
 			}
 			for r := 0; r < m; r++ {
 				u := rng.Float64()

@@ -1,9 +1,10 @@
 package workload
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Parse builds a workload from a specification string and a domain size n:
@@ -68,7 +69,7 @@ func Parse(spec string, n int) (Workload, error) {
 	case "marginals", "marginal":
 		ds, ok := kv["dims"]
 		if !ok {
-			return nil, fmt.Errorf("workload: %q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
+			return nil, inputerr.Errorf("workload", "%q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
 		}
 		dims, err1 := ParseDims(ds)
 		if err1 != nil {
@@ -83,11 +84,11 @@ func Parse(spec string, n int) (Workload, error) {
 			return nil, err
 		}
 		if n > 0 && n != mw.Domain() {
-			return nil, fmt.Errorf("workload: marginals over %s have n = %d cells, but n = %d was given", ds, mw.Domain(), n)
+			return nil, inputerr.Errorf("workload", "marginals over %s have n = %d cells, but n = %d was given", ds, mw.Domain(), n)
 		}
 		return mw, nil
 	default:
-		return nil, fmt.Errorf("workload: unknown workload %q (want identity, total, prefix, allrange, width, wrange, wdiscrete, wrelated or marginals)", name)
+		return nil, inputerr.Errorf("workload", "unknown workload %q (want identity, total, prefix, allrange, width, wrange, wdiscrete, wrelated or marginals)", name)
 	}
 	if err != nil {
 		return nil, err
@@ -113,14 +114,14 @@ func (p specParams) allow(keys ...string) error {
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return fmt.Errorf("workload: unknown parameter(s) %v in %q (allowed: %v)", bad, p.spec, keys)
+		return inputerr.Errorf("workload", "unknown parameter(s) %v in %q (allowed: %v)", bad, p.spec, keys)
 	}
 	return nil
 }
 
 func (p specParams) intReq(k string) (int, error) {
 	if _, ok := p.kv[k]; !ok {
-		return 0, fmt.Errorf("workload: %q needs %s=", p.spec, k)
+		return 0, inputerr.Errorf("workload", "%q needs %s=", p.spec, k)
 	}
 	return p.int(k, 0)
 }
@@ -132,7 +133,7 @@ func (p specParams) int(k string, def int) (int, error) {
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("workload: %s=%q in %q is not an integer", k, s, p.spec)
+		return 0, inputerr.Errorf("workload", "%s=%q in %q is not an integer", k, s, p.spec)
 	}
 	return v, nil
 }
@@ -144,7 +145,7 @@ func (p specParams) float(k string, def float64) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return 0, fmt.Errorf("workload: %s=%q in %q is not a number", k, s, p.spec)
+		return 0, inputerr.Errorf("workload", "%s=%q in %q is not a number", k, s, p.spec)
 	}
 	return v, nil
 }
@@ -156,7 +157,7 @@ func (p specParams) seed() (uint64, error) {
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("workload: seed=%q in %q is not a non-negative integer", s, p.spec)
+		return 0, inputerr.Errorf("workload", "seed=%q in %q is not a non-negative integer", s, p.spec)
 	}
 	return v, nil
 }

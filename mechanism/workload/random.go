@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // The random workload families of the Low-Rank Mechanism paper (Yuan et al.,
@@ -23,7 +25,7 @@ func newWorkloadRand(seed uint64, stream uint64) *rand.Rand {
 
 func checkM(m int) error {
 	if m <= 0 {
-		return fmt.Errorf("workload: number of queries m must be positive, got %d", m)
+		return inputerr.Errorf("workload", "number of queries m must be positive, got %d", m)
 	}
 	return nil
 }
@@ -147,11 +149,11 @@ func NewWDiscrete(n, m int, pNeg, pPos float64, seed uint64) (*WDiscrete, error)
 	}
 	for _, p := range []float64{pNeg, pPos} {
 		if math.IsNaN(p) || p < 0 || p > 1 {
-			return nil, fmt.Errorf("workload: WDiscrete probabilities must lie in [0, 1], got pneg=%g, ppos=%g", pNeg, pPos)
+			return nil, inputerr.Errorf("workload", "WDiscrete probabilities must lie in [0, 1], got pneg=%g, ppos=%g", pNeg, pPos)
 		}
 	}
 	if !(pNeg+pPos > 0) || pNeg+pPos > 1 {
-		return nil, fmt.Errorf("workload: WDiscrete needs 0 < pneg+ppos ≤ 1, got pneg=%g, ppos=%g", pNeg, pPos)
+		return nil, inputerr.Errorf("workload", "WDiscrete needs 0 < pneg+ppos ≤ 1, got pneg=%g, ppos=%g", pNeg, pPos)
 	}
 	rng := newWorkloadRand(seed, 2)
 	w := &WDiscrete{N: n, PNeg: pNeg, PPos: pPos, Seed: seed, Cols: make([][]int, m), Signs: make([][]int8, m)}
@@ -238,7 +240,7 @@ func NewWRelated(n, m, s int, seed uint64) (*WRelated, error) {
 		return nil, err
 	}
 	if s <= 0 {
-		return nil, fmt.Errorf("workload: WRelated rank s must be positive, got %d", s)
+		return nil, inputerr.Errorf("workload", "WRelated rank s must be positive, got %d", s)
 	}
 	rng := newWorkloadRand(seed, 3)
 	c := make([]float64, m*s)

@@ -1,8 +1,9 @@
 package workload
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Shape is what a workload specification will cost, known before anything
@@ -74,7 +75,7 @@ func ParseShape(spec string, n int) (Shape, error) {
 	case "marginals", "marginal":
 		ds, ok := kv["dims"]
 		if !ok {
-			return Shape{}, fmt.Errorf("workload: %q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
+			return Shape{}, inputerr.Errorf("workload", "%q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
 		}
 		dims, err := ParseDims(ds)
 		if err != nil {
@@ -90,7 +91,7 @@ func ParseShape(spec string, n int) (Shape, error) {
 		}
 		sh.N, sh.M = float64(mw.Domain()), marginalQueries(dims, k)
 	default:
-		return Shape{}, fmt.Errorf("workload: unknown workload %q (want identity, total, prefix, allrange, width, wrange, wdiscrete, wrelated or marginals)", name)
+		return Shape{}, inputerr.Errorf("workload", "unknown workload %q (want identity, total, prefix, allrange, width, wrange, wdiscrete, wrelated or marginals)", name)
 	}
 	return sh, nil
 }
@@ -110,24 +111,27 @@ func marginalQueries(dims []int, k int) float64 {
 }
 
 // splitSpec splits "name:key=value,…" into the lower-cased name and its
-// parameters. Empty fields, missing "=", empty keys and repeated keys are
-// errors.
+// parameters. Empty fields, missing "=", empty keys, repeated keys and a ':'
+// with nothing after it are errors (wrapping ErrInput).
 func splitSpec(spec string) (string, map[string]string, error) {
-	name, rest, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	name, rest, colon := strings.Cut(strings.TrimSpace(spec), ":")
 	name = strings.ToLower(strings.TrimSpace(name))
 	kv := map[string]string{}
-	if strings.TrimSpace(rest) != "" {
+	if colon && strings.TrimSpace(rest) == "" {
+		return "", nil, inputerr.Errorf("workload", "empty parameter list after ':' in %q", spec)
+	}
+	if colon {
 		for _, f := range strings.Split(rest, ",") {
 			k, v, ok := strings.Cut(f, "=")
 			k = strings.ToLower(strings.TrimSpace(k))
 			if !ok || k == "" {
-				return "", nil, fmt.Errorf("workload: bad parameter %q in %q (want key=value)", f, spec)
+				return "", nil, inputerr.Errorf("workload", "bad parameter %q in %q (want key=value)", f, spec)
 			}
 			if _, dup := kv[k]; dup {
-				return "", nil, fmt.Errorf("workload: parameter %q given twice in %q", k, spec)
+				return "", nil, inputerr.Errorf("workload", "parameter %q given twice in %q", k, spec)
 			}
 			if strings.TrimSpace(v) == "" {
-				return "", nil, fmt.Errorf("workload: parameter %q has an empty value in %q", k, spec)
+				return "", nil, inputerr.Errorf("workload", "parameter %q has an empty value in %q", k, spec)
 			}
 			kv[k] = strings.TrimSpace(v)
 		}
