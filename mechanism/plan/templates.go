@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -443,6 +444,29 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 			return r, err
 		}); err != nil {
 			return nil, err
+		}
+	}
+	// Templates registered by other packages (the marginals template) join
+	// the portfolio; one that does not apply to w (ErrInput) is left out
+	// of Tried.
+	for _, name := range Names() {
+		if name == "kron" || name == "union" || name == "dense" || name == "best" {
+			continue
+		}
+		t, lerr := Lookup(name)
+		if lerr != nil {
+			continue
+		}
+		notApplicable := false
+		if err := run(name, func() (*Result, error) {
+			r, err := t.Plan(ctx, w, opt)
+			notApplicable = err != nil && errors.Is(err, ErrInput) && ctx.Err() == nil
+			return r, err
+		}); err != nil {
+			return nil, err
+		}
+		if notApplicable {
+			tried = tried[:len(tried)-1]
 		}
 	}
 	if best == nil {
