@@ -13,10 +13,11 @@ import (
 
 // BenchmarkBatchSolves times the benchmark: 1000 solves of n = 64
 // (prefix and all-range alternating; DPSOLVE_BENCH_JOBS changes the count)
-// run three ways — one after another by exec (the jobs themselves, with
-// their process start), dpsolve batch with one worker, and with two workers,
-// all with one kernel thread per job. It reports ms per job for each, the
-// batch's overhead per job over plain exec, and the two-worker speedup.
+// run five ways — one after another by exec (the jobs themselves, with
+// their process start), dpsolve batch with one and with two workers, and
+// the same with --in-process — all with one kernel thread per job. It
+// reports ms per job for each, the batch's overhead per job over plain exec,
+// and the two-worker speedups.
 //
 //	go test -run XXX -bench BatchSolves -benchtime 1x ./cmd/dpsolve
 func BenchmarkBatchSolves(b *testing.B) {
@@ -49,10 +50,10 @@ func BenchmarkBatchSolves(b *testing.B) {
 			}
 		}
 		direct := time.Since(t0).Seconds() * 1e3 / float64(jobs)
-		perJob := func(workers int) float64 {
+		perJob := func(workers int, extra ...string) float64 {
 			round++
-			c := dpsolveCmd(&testing.T{}, dir, nil, "batch", "--manifest", manifest, "--out", filepath.Join(dir, fmt.Sprint("out", round)),
-				"--workers", strconv.Itoa(workers), "--threads", "1", "--quiet")
+			c := dpsolveCmd(&testing.T{}, dir, nil, append([]string{"batch", "--manifest", manifest, "--out", filepath.Join(dir, fmt.Sprint("out", round)),
+				"--workers", strconv.Itoa(workers), "--threads", "1", "--quiet"}, extra...)...)
 			var se bytes.Buffer
 			c.Stderr = &se
 			t0 := time.Now()
@@ -63,6 +64,11 @@ func BenchmarkBatchSolves(b *testing.B) {
 		}
 		w1 := perJob(1)
 		w2 := perJob(2)
+		in1 := perJob(1, "--in-process")
+		in2 := perJob(2, "--in-process")
+		b.ReportMetric(in1, "w1-inproc-ms/job")
+		b.ReportMetric(in2, "w2-inproc-ms/job")
+		b.ReportMetric(in1/in2, "speedup-w2-inproc")
 		b.ReportMetric(direct, "exec-ms/job")
 		b.ReportMetric(w1, "w1-ms/job")
 		b.ReportMetric(w2, "w2-ms/job")

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/internal/matio"
 )
@@ -159,10 +160,15 @@ func dropSeconds(v any) any {
 	return v
 }
 
-func decodeJSON(t *testing.T, s, what string) any {
+func decodeJSON(t *testing.T, s, what string, ignore ...string) any {
 	t.Helper()
 	var v any
 	require.NoError(t, json.Unmarshal([]byte(s), &v), "%s: %q", what, s)
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range ignore {
+			delete(m, k)
+		}
+	}
 	return dropSeconds(v)
 }
 
@@ -170,7 +176,9 @@ func decodeJSON(t *testing.T, s, what string) any {
 // succeeded, its stdout and output files equal the same job run directly
 // (one thread, in the manifest's folder), and batch status and batch
 // collect report the failing job with its message.
-func checkFinished(t *testing.T, dir, out string, jobs []batchJob) {
+//
+// Fields named in ignore are left out of the comparison.
+func checkFinished(t *testing.T, dir, out string, jobs []batchJob, ignore ...string) {
 	t.Helper()
 	direct := t.TempDir()
 	for _, j := range jobs {
@@ -193,7 +201,7 @@ func checkFinished(t *testing.T, dir, out string, jobs []batchJob) {
 		require.Equal(t, 0, code, "%s run directly: %s", j.ID, se)
 		got, err := os.ReadFile(filepath.Join(out, j.ID, batch.StdoutFile))
 		require.NoError(t, err)
-		assert.Equal(t, decodeJSON(t, so, j.ID+" direct"), decodeJSON(t, string(got), j.ID+" batch"), "%s: batch and direct results differ", j.ID)
+		assert.Equal(t, decodeJSON(t, so, j.ID+" direct", ignore...), decodeJSON(t, string(got), j.ID+" batch", ignore...), "%s: batch and direct results differ", j.ID)
 		files, _ := filepath.Glob(filepath.Join(jdir, "*"))
 		for _, f := range files {
 			want, _ := os.ReadFile(f)
@@ -518,4 +526,51 @@ func TestBatchCores(t *testing.T) {
 	assert.Equal(t, 3, batchCores())
 	t.Setenv("SLURM_CPUS_PER_TASK", "5")
 	assert.Equal(t, 5, batchCores())
+}
+
+// TestBatchInProcess runs the 24-job manifest with --in-process: the solve
+// jobs run inside the batch, two at a time, and still give exactly the
+// results of the same jobs run directly; the compare jobs run as children.
+func TestBatchInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dpsolve processes")
+	}
+	dir := t.TempDir()
+	manifest, jobs := testManifest(t, dir)
+	// A relative --out resolves against the caller's folder, not the
+	// manifest's, although the batch moves there to run jobs in-process.
+	code, so, se := runDpsolve(t, filepath.Dir(dir), nil, "batch", "--manifest", manifest, "--out", filepath.Join(filepath.Base(dir), "out"),
+		"--in-process", "--workers", "2", "--threads", "1", "--json")
+	require.Equal(t, 1, code, se)
+	res := batchOutcomes(t, so)
+	assert.Len(t, res, len(jobs))
+	assert.Contains(t, se, "1 failed")
+	var ignore []string
+	if blas.Current().Name() == "purego" {
+		// The pure-Go backend reports GOMAXPROCS as its threads, and an
+		// in-process job shares the batch's; the numbers are the same.
+		ignore = []string{"threads"}
+	}
+	checkFinished(t, dir, filepath.Join(dir, "out"), jobs, ignore...)
+}
+
+func TestInProcessJobChoosesSolveWithoutThreads(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		args []string
+		want bool
+	}{
+		{"solve", []string{"--workload", "prefix", "--n", "8", "--json", "--quiet"}, true},
+		{"solve", []string{"--workload", "prefix", "--n", "8", "--threads", "2"}, false},
+		{"solve", []string{"--workload", "prefix", "--n", "8", "-threads=2"}, false},
+		{"compare", []string{"--workload", "prefix", "--n", "8"}, false},
+	} {
+		var so, se bytes.Buffer
+		code, ok := inProcessJob(tc.cmd, tc.args, &so, &se)
+		assert.Equal(t, tc.want, ok, "%s %v", tc.cmd, tc.args)
+		if ok {
+			assert.Equal(t, 0, code, se.String())
+			assert.Contains(t, so.String(), `"objective"`)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,15 @@ type Runner struct {
 	// GracePeriod is how long a job may take to exit after the batch is
 	// cancelled and sends it SIGTERM, before it is killed (0: 10 s).
 	GracePeriod time.Duration
+	// InProcess, if set, may run a job inside this process instead of as a
+	// child: it gets the job's command and expanded arguments and returns
+	// the exit status and true, or false to have the job run as a child.
+	// It saves the child's start (a few ms), so it suits many small jobs
+	// of a command that is safe to run concurrently; the caller must have
+	// made the working folder the manifest's folder. Jobs that release
+	// data are never run in-process (so that each runs isolated and dies
+	// with a killed batch exactly like a child).
+	InProcess func(command string, args []string, stdout, stderr io.Writer) (int, bool)
 }
 
 // Run runs jobs (normally a shard of r.Manifest.Jobs) and returns one
@@ -307,6 +317,15 @@ func (r *Runner) runChild(ctx context.Context, j Job, dir string, env []string) 
 		return -1, 0, err
 	}
 	defer se.Close()
+	if r.InProcess != nil && !Releases(j.Command) {
+		if exit, secs, ok := r.runInProcess(j, dir, so, se); ok {
+			err := so.Close()
+			if err == nil {
+				err = os.Rename(stdoutTmp, filepath.Join(dir, StdoutFile))
+			}
+			return exit, secs, err
+		}
+	}
 	cmd := exec.Command(r.Exe, append([]string{j.Command}, j.ExpandArgs(dir)...)...)
 	cmd.Dir = r.Manifest.Dir
 	cmd.Env = env
@@ -355,6 +374,20 @@ func (r *Runner) runChild(ctx context.Context, j Job, dir string, env []string) 
 		return exit, secs, nil // a plain failure: the message is on stderr
 	}
 	return exit, secs, waitErr
+}
+
+// runInProcess runs the job through r.InProcess, turning a panic into a
+// failure of the job rather than of the batch.
+func (r *Runner) runInProcess(j Job, dir string, so, se *os.File) (exit int, secs float64, ok bool) {
+	t0 := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(se, "dpsolve batch: job %s panicked in-process: %v\n", j.ID, p)
+			exit, secs, ok = -1, time.Since(t0).Seconds(), true
+		}
+	}()
+	exit, ok = r.InProcess(j.Command, j.ExpandArgs(dir), so, se)
+	return exit, time.Since(t0).Seconds(), ok
 }
 
 // failureMessage says why a job failed: its last line on stderr, and how it
