@@ -6,10 +6,11 @@
 #
 # Usage: scripts/slurm-local.sh start|stop|status
 #
-# start installs slurmctld, slurmd, slurm-client and munge with apt-get when
-# they are missing (sudo when not root), is idempotent (daemons already
-# running from the state folder are left alone), waits until the node is idle,
-# and prints the one variable clients need:
+# It runs as root (re-running itself with sudo when needed). start installs
+# slurmctld, slurmd, slurm-client and munge with apt-get when they are
+# missing, is idempotent (daemons already running from the state folder are
+# left alone), waits until the node is idle, and prints the one variable
+# clients need:
 #     export SLURM_CONF=/tmp/dpsolve-slurm/slurm.conf
 # stop stops only the daemons whose pid files this script wrote, after
 # checking that each pid still runs that daemon; it is idempotent too.
@@ -19,10 +20,18 @@ set -euo pipefail
 D=${DPSOLVE_SLURM_DIR:-/tmp/dpsolve-slurm}
 CTLD_PORT=${DPSOLVE_SLURM_PORT:-16817}
 SLURMD_PORT=$((CTLD_PORT + 1))
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-
 log() { echo "slurm-local: $*" >&2; }
+
+# The daemons run as root (SlurmUser=root, munged --force): re-run as root.
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		exec sudo -n DPSOLVE_SLURM_DIR="$D" DPSOLVE_SLURM_PORT="$CTLD_PORT" bash "$0" "$@"
+	fi
+	log "needs root (or password-less sudo) to install and run Slurm"
+	[ "${1:-}" = start ] && exit 3
+	exit 1
+fi
+SUDO=""
 
 # alive PIDFILE NAME: the pid in PIDFILE runs a program called NAME.
 alive() {

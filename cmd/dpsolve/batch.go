@@ -297,7 +297,10 @@ func runBatchStatus(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		is := batchIssueJSON{ID: r.ID, State: c, Exit: -1, Error: r.Message()}
-		if r.Status != nil {
+		switch {
+		case r.Attempt != nil:
+			is.Command = r.Attempt.Command
+		case r.Status != nil:
 			is.Command, is.Exit = r.Status.Command, r.Status.Exit
 		}
 		out.Issues = append(out.Issues, is)

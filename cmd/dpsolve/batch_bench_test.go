@@ -6,22 +6,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 )
 
 // BenchmarkBatchSolves times the benchmark: 1000 solves of n = 64
-// (prefix and all-range alternating; DPSOLVE_BENCH_JOBS changes the count)
-// run five ways — one after another by exec (the jobs themselves, with
-// their process start), dpsolve batch with one and with two workers, and
-// the same with --in-process — all with one kernel thread per job. It
-// reports ms per job for each, the batch's overhead per job over plain exec,
-// and the two-worker speedups.
+// (prefix and all-range alternating) per way of running them, as 5 rounds
+// of 200 (DPSOLVE_BENCH_JOBS changes the 200). Each round runs the jobs five
+// ways, interleaved so that a change in the machine's load hits every way
+// alike: one after another by exec (the jobs themselves, with their process
+// start), dpsolve batch with one and with two workers, and the same with
+// --in-process, all with one kernel thread per job. It reports the median
+// ms per job of each, the batch's overhead per job over plain exec, and the
+// two-worker speedups.
 //
 //	go test -run XXX -bench BatchSolves -benchtime 1x ./cmd/dpsolve
 func BenchmarkBatchSolves(b *testing.B) {
-	jobs := 1000
+	jobs, rounds := 200, 5
 	if v, err := strconv.Atoi(os.Getenv("DPSOLVE_BENCH_JOBS")); err == nil && v > 0 {
 		jobs = v
 	}
@@ -40,39 +43,51 @@ func BenchmarkBatchSolves(b *testing.B) {
 		b.Fatal(err)
 	}
 	oneThread := []string{"OPENBLAS_NUM_THREADS=1", "GOMAXPROCS=1"}
-	round := 0
+	out := 0
+	batchRun := func(workers int, extra ...string) {
+		out++
+		c := dpsolveCmd(&testing.T{}, dir, nil, append([]string{"batch", "--manifest", manifest, "--out", filepath.Join(dir, fmt.Sprint("out", out)),
+			"--workers", strconv.Itoa(workers), "--threads", "1", "--quiet"}, extra...)...)
+		var se bytes.Buffer
+		c.Stderr = &se
+		if err := c.Run(); err != nil {
+			b.Fatalf("batch: %v\n%s", err, se.String())
+		}
+	}
+	ways := []struct {
+		name string
+		run  func()
+	}{
+		{"exec", func() {
+			for _, args := range all {
+				if err := dpsolveCmd(&testing.T{}, dir, oneThread, args...).Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{"w1", func() { batchRun(1) }},
+		{"w2", func() { batchRun(2) }},
+		{"w1-inproc", func() { batchRun(1, "--in-process") }},
+		{"w2-inproc", func() { batchRun(2, "--in-process") }},
+	}
 	for b.Loop() {
-		t0 := time.Now()
-		for _, args := range all {
-			c := dpsolveCmd(&testing.T{}, dir, oneThread, args...)
-			if err := c.Run(); err != nil {
-				b.Fatal(err)
+		ms := map[string][]float64{}
+		for range rounds {
+			for _, w := range ways {
+				t0 := time.Now()
+				w.run()
+				ms[w.name] = append(ms[w.name], time.Since(t0).Seconds()*1e3/float64(jobs))
 			}
 		}
-		direct := time.Since(t0).Seconds() * 1e3 / float64(jobs)
-		perJob := func(workers int, extra ...string) float64 {
-			round++
-			c := dpsolveCmd(&testing.T{}, dir, nil, append([]string{"batch", "--manifest", manifest, "--out", filepath.Join(dir, fmt.Sprint("out", round)),
-				"--workers", strconv.Itoa(workers), "--threads", "1", "--quiet"}, extra...)...)
-			var se bytes.Buffer
-			c.Stderr = &se
-			t0 := time.Now()
-			if err := c.Run(); err != nil {
-				b.Fatalf("batch: %v\n%s", err, se.String())
-			}
-			return time.Since(t0).Seconds() * 1e3 / float64(jobs)
+		med := map[string]float64{}
+		for _, w := range ways {
+			s := ms[w.name]
+			slices.Sort(s)
+			med[w.name] = s[len(s)/2]
+			b.ReportMetric(med[w.name], w.name+"-ms/job")
 		}
-		w1 := perJob(1)
-		w2 := perJob(2)
-		in1 := perJob(1, "--in-process")
-		in2 := perJob(2, "--in-process")
-		b.ReportMetric(in1, "w1-inproc-ms/job")
-		b.ReportMetric(in2, "w2-inproc-ms/job")
-		b.ReportMetric(in1/in2, "speedup-w2-inproc")
-		b.ReportMetric(direct, "exec-ms/job")
-		b.ReportMetric(w1, "w1-ms/job")
-		b.ReportMetric(w2, "w2-ms/job")
-		b.ReportMetric(w1-direct, "overhead-ms/job")
-		b.ReportMetric(w1/w2, "speedup-w2")
+		b.ReportMetric(med["w1"]-med["exec"], "overhead-ms/job")
+		b.ReportMetric(med["w1"]/med["w2"], "speedup-w2")
+		b.ReportMetric(med["w1-inproc"]/med["w2-inproc"], "speedup-w2-inproc")
 	}
 }

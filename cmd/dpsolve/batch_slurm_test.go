@@ -111,15 +111,18 @@ func TestBatchSlurm(t *testing.T) {
 	// First submission, with every job slowed down so that task 1 is
 	// caught mid-job.
 	jobID := submit(",DPSOLVE_TEST_JOB_DELAY=300ms", false)
-	t.Cleanup(func() { exec.Command("scancel", jobID).Run() })
+	t.Cleanup(func() {
+		c := exec.Command("scancel", jobID)
+		c.Env = append(os.Environ(), "SLURM_CONF="+conf)
+		c.Run()
+	})
 	mine := shardJobs(jobs, 1, 4)
 	waitFor(t, 60*time.Second, "array task 1 to finish a job and start another", func() bool {
 		done, started := 0, false
 		for _, j := range mine {
-			if st, _ := batch.ReadStatus(filepath.Join(out, j.ID)); st != nil {
-				done += map[bool]int{true: 1}[st.State == batch.Succeeded]
-				started = started || st.State == batch.Started
-			}
+			c := batch.ReadJob(out, j.ID).Category()
+			done += map[bool]int{true: 1}[c == "succeeded"]
+			started = started || c == "running"
 		}
 		return done >= 1 && started
 	})

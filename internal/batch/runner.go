@@ -3,6 +3,7 @@ package batch
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -243,20 +244,28 @@ func (r *Runner) runJob(ctx context.Context, j Job, dir, host string, env []stri
 		// Failed, interrupted or changed non-release jobs, and release jobs
 		// that failed before they could draw noise, run again.
 	}
-	return r.launch(ctx, j, dir, host, env, releases)
+	return r.launch(ctx, j, dir, host, env, releases, lk)
 }
 
-// launch runs the job's child process and records its status.
-func (r *Runner) launch(ctx context.Context, j Job, dir, host string, env []string, releases bool) Outcome {
+// launch runs the job and records its status.
+func (r *Runner) launch(ctx context.Context, j Job, dir, host string, env []string, releases bool, lk *jobLock) Outcome {
 	o := Outcome{ID: j.ID, Command: j.Command, Exit: -1}
 	st := &Status{
 		ID: j.ID, Command: j.Command, State: Started, Exit: -1, Hash: j.Hash,
 		Releases: releases, Host: host, PID: os.Getpid(), Shard: r.Shard.String(),
 		Start: time.Now().UTC(),
 	}
-	// A release job's "started" must be on disk before it can draw noise.
-	if err := WriteStatus(dir, st, releases); err != nil {
-		o.Result, o.Error = RanFailed, "cannot write its status: "+err.Error()
+	b, err := json.Marshal(st)
+	if err == nil {
+		err = lk.record(b)
+	}
+	// A release job's "started" must be on disk, in the status that
+	// decides reruns, before it can draw noise.
+	if err == nil && releases {
+		err = WriteStatus(dir, st, true)
+	}
+	if err != nil {
+		o.Result, o.Error = RanFailed, "cannot record its start: "+err.Error()
 		return o
 	}
 	exit, secs, runErr := r.runChild(ctx, j, dir, env)
