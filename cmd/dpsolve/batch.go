@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/dpsolve/dpsolve/blas"
@@ -44,7 +42,7 @@ type batchJSON struct {
 	Outcomes  []batch.Outcome `json:"outcomes"`
 }
 
-func runBatch(args []string, stdout, stderr io.Writer) error {
+func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "status":
@@ -113,8 +111,6 @@ func runBatch(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads on %d cores\n",
 		len(jobs), len(m.Jobs), shard, shard.Source, k, t, cores)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	outDir, err := filepath.Abs(*out)
 	if err != nil {
 		return err
@@ -172,7 +168,8 @@ func runBatch(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if ctx.Err() != nil {
-		return errors.New("interrupted; run the same command again to finish the remaining jobs")
+		fmt.Fprintf(stderr, "dpsolve batch: interrupted; the jobs that finished are recorded, run the same command again to finish the rest\n")
+		return errCancelled(ctx)
 	}
 	if !sum.Succeeded {
 		return fmt.Errorf("%d of %d jobs did not succeed (see above, or dpsolve batch status %s)", len(notOK), len(jobs), *out)

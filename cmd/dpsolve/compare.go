@@ -43,8 +43,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -232,7 +230,7 @@ func compareNum(x float64) *float64 {
 	return &x
 }
 
-func runCompare(args []string, stdout, stderr io.Writer) error {
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -263,6 +261,12 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if !(*tol > 0) {
 		return usageErrorf("--tol must be positive, got %g", *tol)
 	}
+	if err := checkPrivacyFlags(*mech, *eps, *delta, 0); err != nil {
+		return err
+	}
+	if err := preflight("compare", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memCompare, false, false); err != nil {
+		return err
+	}
 	var noise accounting.Noise
 	var err error
 	switch *mech {
@@ -278,6 +282,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	w, err := loadCompareWorkload(&wf, *m)
 	if err != nil {
+		return err
+	}
+	if err := checkSizeMemory("compare", w.Domain(), w.Queries(), memCompare, false); err != nil {
 		return err
 	}
 	var rows []compareStrategy
@@ -306,8 +313,6 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if *quiet {
 		progress = io.Discard
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
 	t0 := time.Now()
 	v := w.Gram()
@@ -352,23 +357,23 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		}
 		out = append(out, row)
 	}
-	for i := range out {
-		if out[i].Strategy == "optimized" && out[i].Err == nil {
-			for j := range out {
-				if out[j].Err == nil {
-					out[j].RatioOptimized = out[j].Report.RMSE / out[i].Report.RMSE
-				}
-			}
-		}
+	if err := ctx.Err(); err != nil {
+		return errCancelled(ctx)
 	}
+	setCompareReference(out, noise)
+	var werr error
 	switch {
 	case *asJSON:
-		return writeCompareJSON(stdout, w, noise, bound, out)
+		werr = writeCompareJSON(stdout, w, noise, bound, out)
 	case *asCSV:
-		return writeCompareCSV(stdout, bound, out)
+		werr = writeCompareCSV(stdout, bound, out)
 	default:
-		return writeCompareTable(stdout, w, noise, bound, out)
+		werr = writeCompareTable(stdout, w, noise, bound, out)
 	}
+	if werr != nil {
+		return werr
+	}
+	return compareRowsError(out)
 }
 
 // loadCompareWorkload builds the workload from the shared workload flags
@@ -485,7 +490,7 @@ func writeCompareTable(stdout io.Writer, w workload.Workload, nz accounting.Nois
 	fmt.Fprintf(stdout, "workload  %s: n = %d, m = %d\n", w.Name(), w.Domain(), w.Queries())
 	fmt.Fprintf(stdout, "noise     %s\n\n", describeNoise(nz))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\tRMSE\ttotal error\t× SVD bound\t× optimized\tunit RMSE\tseconds\t")
+	fmt.Fprintf(tw, "strategy\tRMSE\ttotal error\t× SVD bound\t%s\tunit RMSE\tseconds\t\n", compareReferenceHeader(nz))
 	for _, r := range rows {
 		if r.Err != nil {
 			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%.2f\t\n", r.Strategy, "error", r.Seconds)

@@ -7,10 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -75,7 +74,7 @@ type lrmJSON struct {
 	Perturbations       int     `json:"perturbations"`
 }
 
-func runLRM(args []string, stdout, stderr io.Writer) error {
+func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("lrm", stderr)
 	wfile := fs.String("w", "", "workload matrix W (m×n) from a .npy or .csv file")
 	spec := fs.String("workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
@@ -106,32 +105,21 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// The budget is checked by calibrate and everything else by lrm.Solve
+	// (its errors wrap ErrInput and exit 1): no second copy of the checks here.
 	ball := lrm.L1
-	bud := lrm.Budget{Epsilon: *eps, Delta: *delta}
+	var bud calibrate.Budget
 	switch *mech {
 	case "laplace":
-		if *delta != 0 {
-			return usageErrorf("--delta is for --mechanism gaussian; Laplace noise is ε-DP with δ = 0")
-		}
+		bud = calibrate.Budget{Kind: calibrate.Pure, Epsilon: *eps, Delta: *delta}
 	case "gaussian":
 		ball = lrm.L2
-		if !(*delta > 0 && *delta < 1) {
-			return usageErrorf("--mechanism gaussian needs --delta in (0, 1), got %g", *delta)
-		}
+		bud = calibrate.ApproxDP(*eps, *delta)
 	default:
 		return usageErrorf("--mechanism must be laplace or gaussian, got %q", *mech)
 	}
-	if math.IsNaN(*eps) || math.IsInf(*eps, 0) || *eps <= 0 {
-		return usageErrorf("--eps must be positive and finite, got %g", *eps)
-	}
-	if !(*tol > 0 && *tol < 1) {
-		return usageErrorf("--tol must be in (0, 1), got %g", *tol)
-	}
-	if !(*rankFactor >= 1) || math.IsInf(*rankFactor, 0) {
-		return usageErrorf("--rank-factor must be at least 1, got %g", *rankFactor)
-	}
-	if *rank < 0 || *maxOuter < 0 || *maxInner < 0 || *pRows < 0 || *pIters < 0 {
-		return usageErrorf("--rank, --max-outer, --max-inner, --pidentity-rows and --pidentity-iters must be non-negative")
+	if err := bud.Validate(); err != nil {
+		return usageErrorf("--mechanism %s --eps %g --delta %g: %v", *mech, *eps, *delta, err)
 	}
 	var start lrm.Start
 	switch *startFlag {
@@ -147,11 +135,20 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if *seed == 0 {
 		return usageErrorf("--seed must be positive")
 	}
+	if err := checkRange("--eps", *eps, epsMin, epsMax); err != nil {
+		return err
+	}
+	if err := preflight("lrm", []string{*wfile, *data}, *spec, *nFlag, memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL)); err != nil {
+		return err
+	}
 	w, label, err := loadLRMWorkload(*wfile, *spec, *nFlag)
 	if err != nil {
 		return err
 	}
 	m, n := w.Dims()
+	if err := checkSizeMemory("lrm", n, m, memLRM, true); err != nil {
+		return err
+	}
 	var x []float64
 	if *data != "" {
 		if x, err = matio.ReadVector(*data); err != nil {
@@ -162,8 +159,6 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
 		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
 		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine}
@@ -202,6 +197,9 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	res, err := lrm.Solve(ctx, w, opt)
+	if err == nil && ctx.Err() != nil {
+		err = errCancelled(ctx) // an interrupted solve writes nothing
+	}
 	if err != nil {
 		return err
 	}
@@ -276,7 +274,7 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 
 // unitVariance is the per-measurement noise variance at unit sensitivity:
 // the factor that turns Φ-scale quantities into errors.
-func unitVariance(res *lrm.Result, b lrm.Budget) (float64, error) {
+func unitVariance(res *lrm.Result, b calibrate.Budget) (float64, error) {
 	v, err := res.NoiseVariance(b)
 	if err != nil {
 		return 0, err

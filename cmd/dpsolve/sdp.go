@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 
@@ -67,7 +66,7 @@ type sdpExactJSON struct {
 	Baselines         map[string]float64 `json:"baselines"`
 }
 
-func runSDP(args []string, stdout, stderr io.Writer) error {
+func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sdp", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -95,6 +94,10 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 	}
 	if *tol < 0 || math.IsNaN(*tol) {
 		return usageErrorf("--tol must be non-negative, got %g", *tol)
+	}
+	if err := preflight("sdp", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSDP, true, false,
+		fileOut("--export", *export), matOut("--out-x", *outX), matOut("--out-a", *outA)); err != nil {
+		return err
 	}
 	v, label, err := wf.load()
 	if err != nil {
@@ -128,8 +131,6 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 			*export, form, label, fm.NumVars(), fm.Problem.Blocks)
 	}
 	if *solve {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
 		if err := solveSDP(ctx, fm, v, &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
 			return err
 		}
@@ -252,6 +253,9 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 	} else {
 		aOut = pt.A
 		out.Exact = exactReport(v, pt)
+	}
+	if ctx.Err() != nil {
+		return errCancelled(ctx) // an interrupted solve writes nothing
 	}
 	if outX != "" {
 		if err := matio.WriteMatrix(outX, pt.X); err != nil {

@@ -2,6 +2,8 @@ package distributed
 
 import (
 	"context"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -232,7 +234,7 @@ func TestConvergesToPerturbedMinimizer(t *testing.T) {
 	for i, a := range agents {
 		c, err := b.Coefficients(func(x []float64) float64 { return a.Eval(x, nil, nil) }, 36)
 		require.NoError(t, err)
-		m, err := functional.New(functional.Params{Epsilon: 1, Gamma: 1, Q: 2, P: 1}, b.Len(), functional.NewSeededInsecure(uint64(100+i)))
+		m, err := functional.New(functional.Params{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1}, b.Len(), noise.NewSeededInsecure(uint64(100+i)))
 		require.NoError(t, err)
 		y, err := m.Release(c)
 		require.NoError(t, err)
@@ -313,9 +315,9 @@ func TestMessagePerturbationPrivacy(t *testing.T) {
 	require.NoError(t, err)
 	scale := func(k int) float64 { return b0 * math.Pow(q, float64(k)) }
 	for rep := 0; rep < 20; rep++ {
-		srcs := make([]functional.Noise, 10)
+		srcs := make([]noise.Source, 10)
 		for i := range srcs {
-			srcs[i] = functional.NewSeededInsecure(uint64(1000*rep + i))
+			srcs[i] = noise.NewSeededInsecure(uint64(1000*rep + i))
 		}
 		msgs := make([][][]float64, T)
 		for k := range msgs {

@@ -3,6 +3,7 @@ package lrm
 import (
 	"context"
 	"errors"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"math"
 	"testing"
 
@@ -245,7 +246,7 @@ func TestIdentityWorkloadWithinTenPercentOfIdentity(t *testing.T) {
 		require.NoError(t, err)
 		checkResult(t, "identity", w, res, L1)
 		// Identity's expected error is 2‖W‖²_F/ε² = 2n/ε²; LRM's is 2Φ/ε².
-		bud := Budget{Epsilon: 0.5}
+		bud := calibrate.PureDP(0.5)
 		got, err := res.ExpectedNoiseError(bud)
 		require.NoError(t, err)
 		identity := 2 * float64(n) / (bud.Epsilon * bud.Epsilon)
@@ -269,11 +270,11 @@ func wrelatedErrors(t *testing.T, n, s int, ball Ball) (lrm, identity, h2, wavel
 	require.NoError(t, err)
 	checkResult(t, "wrelated", w, res, ball)
 	var nz accounting.Noise
-	bud := Budget{Epsilon: 1}
+	bud := calibrate.PureDP(1)
 	if ball == L1 {
 		nz, err = accounting.LaplaceNoise(1)
 	} else {
-		bud.Delta = 1e-6
+		bud = calibrate.ApproxDP(1, 1e-6)
 		nz, err = accounting.GaussianNoise(1, 1e-6, accounting.Analytic)
 	}
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -17,15 +18,15 @@ import (
 // known only by its Gram matrix cannot be answered.
 func Answer(w workload.Workload, x []float64) ([]float64, error) {
 	if w == nil {
-		return nil, fmt.Errorf("release: nil workload")
+		return nil, inputerr.Errorf("release", "nil workload")
 	}
 	n := w.Domain()
 	if len(x) != n {
-		return nil, fmt.Errorf("release: histogram has %d cells but workload %s has domain %d", len(x), w.Name(), n)
+		return nil, inputerr.Errorf("release", "histogram has %d cells but workload %s has domain %d", len(x), w.Name(), n)
 	}
 	for i, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("release: histogram cell %d is %v", i, v)
+			return nil, inputerr.Errorf("release", "histogram cell %d is %v", i, v)
 		}
 	}
 	// c[k] = x_0 + … + x_{k−1}: every range sum is one difference.
@@ -67,7 +68,7 @@ func Answer(w workload.Workload, x []float64) ([]float64, error) {
 		mat.NewVecDense(m, out).MulVec(wm, mat.NewVecDense(n, append([]float64(nil), x...)))
 		return out, nil
 	}
-	return nil, fmt.Errorf("release: workload %s has no query matrix (it is known only by its Gram): answers need W", w.Name())
+	return nil, inputerr.Errorf("release", "workload %s has no query matrix (it is known only by its Gram): answers need W", w.Name())
 }
 
 // ExpectedError is the expected error of a mechanism's workload answers,
@@ -88,10 +89,10 @@ type ExpectedError struct {
 // Σᵢⱼ (R⁻¹)ᵢⱼ (V R⁻¹)ᵢⱼ = tr(R⁻ᵀ V R⁻¹) from the triangular factor.
 func (m *Mechanism) ExpectedError(w workload.Workload) (ExpectedError, error) {
 	if w == nil {
-		return ExpectedError{}, fmt.Errorf("release: nil workload")
+		return ExpectedError{}, inputerr.Errorf("release", "nil workload")
 	}
 	if w.Domain() != m.n {
-		return ExpectedError{}, fmt.Errorf("release: workload %s has domain %d but the strategy has %d columns", w.Name(), w.Domain(), m.n)
+		return ExpectedError{}, inputerr.Errorf("release", "workload %s has domain %d but the strategy has %d columns", w.Name(), w.Domain(), m.n)
 	}
 	var rinv mat.TriDense
 	if err := rinv.InverseTri(m.r); err != nil {
@@ -112,7 +113,7 @@ func (m *Mechanism) ExpectedError(w workload.Workload) (ExpectedError, error) {
 	if math.IsNaN(tr) || math.IsInf(tr, 0) || tr < 0 {
 		return ExpectedError{}, fmt.Errorf("release: expected error is %v: strategy too ill-conditioned", tr)
 	}
-	e := ExpectedError{TraceVXinv: tr, Total: m.variance * tr}
+	e := ExpectedError{TraceVXinv: tr, Total: m.cal.Variance * tr}
 	e.PerQuery = e.Total / float64(w.Queries())
 	e.RMSE = math.Sqrt(e.PerQuery)
 	return e, nil

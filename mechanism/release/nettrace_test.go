@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -103,7 +105,7 @@ func TestEmpiricalErrorMatchesExpectedOnNETTRACE(t *testing.T) {
 		{"optimized-allrange", optR.A, workloads[1:]},
 	}
 	z := distuv.UnitNormal.Quantile(0.995)
-	budgets := []Budget{{Kind: Gaussian, Epsilon: 1, Delta: 1e-6}, {Kind: Laplace, Epsilon: 1}}
+	budgets := []calibrate.Budget{calibrate.ApproxDP(1, 1e-6), calibrate.PureDP(1)}
 	seed := uint64(2024)
 	for _, b := range budgets {
 		for _, c := range configs {

@@ -50,12 +50,25 @@ func NewMarginals(dims []int, k int) (*Marginals, error) {
 // ParseDims parses an attribute-size list such as "8x8x16" (also accepting
 // ',' as separator).
 func ParseDims(s string) ([]int, error) {
-	f := strings.FieldsFunc(s, func(r rune) bool { return r == 'x' || r == 'X' || r == ',' || r == '*' })
+	// Split on every separator, not on runs of them: "8xx8" and "8x" have
+	// an empty attribute size, which is an error, not a typo to guess at.
+	var f []string
+	if t := strings.TrimSpace(s); t != "" {
+		f = strings.Split(strings.Map(func(r rune) rune {
+			if r == 'X' || r == ',' || r == '*' {
+				return 'x'
+			}
+			return r
+		}, t), "x")
+	}
 	if len(f) == 0 {
 		return nil, fmt.Errorf("workload: empty domain %q (want e.g. 8x8x16)", s)
 	}
 	dims := make([]int, len(f))
 	for i, t := range f {
+		if strings.TrimSpace(t) == "" {
+			return nil, fmt.Errorf("workload: empty attribute size (position %d) in domain %q (want e.g. 8x8x16)", i+1, s)
+		}
 		d, err := strconv.Atoi(strings.TrimSpace(t))
 		if err != nil {
 			return nil, fmt.Errorf("workload: bad attribute size %q in domain %q", t, s)

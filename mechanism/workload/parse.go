@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // Parse builds a workload from a specification string and a domain size n:
@@ -21,25 +20,12 @@ import (
 // The seed defaults to 1. Unknown names or keys, missing or malformed values
 // are errors.
 func Parse(spec string, n int) (Workload, error) {
-	name, rest, _ := strings.Cut(strings.TrimSpace(spec), ":")
-	name = strings.ToLower(strings.TrimSpace(name))
-	kv := map[string]string{}
-	if strings.TrimSpace(rest) != "" {
-		for _, f := range strings.Split(rest, ",") {
-			k, v, ok := strings.Cut(f, "=")
-			k = strings.ToLower(strings.TrimSpace(k))
-			if !ok || k == "" {
-				return nil, fmt.Errorf("workload: bad parameter %q in %q (want key=value)", f, spec)
-			}
-			if _, dup := kv[k]; dup {
-				return nil, fmt.Errorf("workload: parameter %q given twice in %q", k, spec)
-			}
-			kv[k] = strings.TrimSpace(v)
-		}
+	name, kv, err := splitSpec(spec)
+	if err != nil {
+		return nil, err
 	}
 	p := specParams{spec: spec, kv: kv}
 	var w Workload
-	var err error
 	switch name {
 	case "identity", "total", "prefix", "allrange":
 		if err := p.allow(); err != nil {
@@ -61,7 +47,7 @@ func Parse(spec string, n int) (Workload, error) {
 		if err := firstErr(err1, err2, p.allow("m", "seed")); err != nil {
 			return nil, err
 		}
-		w, err = NewWRange(n, m, seed)
+		w, err = newWRangeCovering(n, m, seed)
 	case "wdiscrete":
 		m, err1 := p.intReq("m")
 		pneg, err2 := p.float("pneg", 0.01)
@@ -70,7 +56,7 @@ func Parse(spec string, n int) (Workload, error) {
 		if err := firstErr(err1, err2, err3, err4, p.allow("m", "pneg", "ppos", "seed")); err != nil {
 			return nil, err
 		}
-		w, err = NewWDiscrete(n, m, pneg, ppos, seed)
+		w, err = newWDiscreteCovering(n, m, pneg, ppos, seed)
 	case "wrelated":
 		m, err1 := p.intReq("m")
 		s, err2 := p.int("s", max(1, min(m, n)/2))

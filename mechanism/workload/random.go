@@ -37,6 +37,9 @@ type WRange struct {
 	N      int
 	Seed   uint64
 	Lo, Hi []int // endpoints of each range, inclusive, Lo[r] ≤ Hi[r]
+	// Redrawn counts the whole-workload redraws Parse made because a draw
+	// left a cell that no range covers (0 for NewWRange; see covering.go).
+	Redrawn int
 }
 
 // NewWRange draws m random ranges on n cells from seed.
@@ -58,6 +61,9 @@ func NewWRange(n, m int, seed uint64) (*WRange, error) {
 
 // Name returns e.g. "wrange(n=1024,m=512,seed=1)".
 func (w *WRange) Name() string {
+	if w.Redrawn > 0 {
+		return fmt.Sprintf("wrange(n=%d,m=%d,seed=%d,redrawn=%d)", w.N, len(w.Lo), w.Seed, w.Redrawn)
+	}
 	return fmt.Sprintf("wrange(n=%d,m=%d,seed=%d)", w.N, len(w.Lo), w.Seed)
 }
 
@@ -125,6 +131,9 @@ type WDiscrete struct {
 	// and their signs ±1.
 	Cols  [][]int
 	Signs [][]int8
+	// Redrawn counts the columns (cells) Parse redrew because no query
+	// touched them (0 for NewWDiscrete; see covering.go).
+	Redrawn int
 }
 
 // NewWDiscrete draws m signed queries on n cells from seed. pNeg and pPos
@@ -164,6 +173,9 @@ func NewWDiscrete(n, m int, pNeg, pPos float64, seed uint64) (*WDiscrete, error)
 
 // Name returns e.g. "wdiscrete(n=1024,m=512,pneg=0.01,ppos=0.01,seed=1)".
 func (w *WDiscrete) Name() string {
+	if w.Redrawn > 0 {
+		return fmt.Sprintf("wdiscrete(n=%d,m=%d,pneg=%g,ppos=%g,seed=%d,redrawn=%d)", w.N, len(w.Cols), w.PNeg, w.PPos, w.Seed, w.Redrawn)
+	}
 	return fmt.Sprintf("wdiscrete(n=%d,m=%d,pneg=%g,ppos=%g,seed=%d)", w.N, len(w.Cols), w.PNeg, w.PPos, w.Seed)
 }
 

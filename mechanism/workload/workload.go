@@ -30,10 +30,19 @@ type Explicit interface {
 	Matrix() *mat.Dense
 }
 
+// MaxDomain is the largest domain size any workload accepts: n² float64s
+// must be addressable (8n² < 2^63), which 2^30 keeps with room for the
+// solvers' index arithmetic. Real limits are far lower and depend on the
+// machine; commands check those before building anything.
+const MaxDomain = 1 << 30
+
 // checkN validates a domain size.
 func checkN(n int) error {
 	if n <= 0 {
 		return fmt.Errorf("workload: domain size n must be positive, got %d", n)
+	}
+	if n > MaxDomain {
+		return fmt.Errorf("workload: domain size n = %d is too large (at most %d: the Gram matrix alone has n² entries)", n, MaxDomain)
 	}
 	return nil
 }
