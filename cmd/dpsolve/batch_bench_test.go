@@ -46,7 +46,7 @@ func BenchmarkBatchSolves(b *testing.B) {
 	out := 0
 	batchRun := func(workers int, extra ...string) {
 		out++
-		c := dpsolveCmd(&testing.T{}, dir, nil, append([]string{"batch", "--manifest", manifest, "--out", filepath.Join(dir, fmt.Sprint("out", out)),
+		c := dpsolveCmd(b, dir, nil, append([]string{"batch", "--manifest", manifest, "--out", filepath.Join(dir, fmt.Sprint("out", out)),
 			"--workers", strconv.Itoa(workers), "--threads", "1", "--quiet"}, extra...)...)
 		var se bytes.Buffer
 		c.Stderr = &se
@@ -60,7 +60,7 @@ func BenchmarkBatchSolves(b *testing.B) {
 	}{
 		{"exec", func() {
 			for _, args := range all {
-				if err := dpsolveCmd(&testing.T{}, dir, oneThread, args...).Run(); err != nil {
+				if err := dpsolveCmd(b, dir, oneThread, args...).Run(); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -95,7 +95,7 @@ func testManifest(t *testing.T, dir string) (string, []batchJob) {
 }
 
 // dpsolveCmd runs the test binary as dpsolve.
-func dpsolveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+func dpsolveCmd(t testing.TB, dir string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
