@@ -573,3 +573,43 @@ func TestInProcessJobChoosesSolveWithoutThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchSIGTERM stops a batch the way scancel or a deleted pod does: it
+// starts no more jobs, passes the signal to the running one, records it as
+// failed, exits 130, and a rerun finishes the rest.
+func TestBatchSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dpsolve processes")
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	for i := range 4 {
+		b, _ := json.Marshal(batchJob{fmt.Sprint("j", i), "solve", []string{"--workload", "prefix", "--n", "16", "--json", "--quiet"}})
+		buf.Write(append(b, '\n'))
+	}
+	manifest := filepath.Join(dir, "m.jsonl")
+	require.NoError(t, os.WriteFile(manifest, buf.Bytes(), 0o644))
+	out := filepath.Join(dir, "out")
+	p := dpsolveCmd(t, dir, []string{"DPSOLVE_TEST_JOB_DELAY=20s"}, "batch", "--manifest", manifest, "--out", out, "--workers", "1", "--json")
+	var so, se bytes.Buffer
+	p.Stdout, p.Stderr = &so, &se
+	require.NoError(t, p.Start())
+	waitFor(t, 20*time.Second, "the first job to run", func() bool { return batch.ReadJob(out, "j0").Category() == "running" })
+	t0 := time.Now()
+	require.NoError(t, p.Process.Signal(syscall.SIGTERM))
+	_ = p.Wait()
+	assert.Less(t, time.Since(t0), 15*time.Second, "the running job was not stopped")
+	assert.Equal(t, exitInterrupted, p.ProcessState.ExitCode(), se.String())
+	assert.Contains(t, se.String(), "run the same command again to finish the rest")
+	res := batchOutcomes(t, so.String())
+	assert.Equal(t, batch.RanFailed, res["j0"].Result)
+	assert.Contains(t, res["j0"].Error, "interrupted")
+	for _, id := range []string{"j1", "j2", "j3"} {
+		assert.Equal(t, batch.NotRun, res[id].Result, id)
+	}
+	code, so2, se2 := runDpsolve(t, dir, nil, "batch", "--manifest", manifest, "--out", out, "--json")
+	require.Equal(t, 0, code, se2)
+	for id, o := range batchOutcomes(t, so2) {
+		assert.Equal(t, batch.Ran, o.Result, id)
+	}
+}
