@@ -15,12 +15,23 @@
 # stop stops only the daemons whose pid files this script wrote, after
 # checking that each pid still runs that daemon; it is idempotent too.
 # The state folder is $DPSOLVE_SLURM_DIR (default /tmp/dpsolve-slurm).
-# Exit status 3 from start means Slurm could not be installed or started.
+# Exit status 3 from start means Slurm could not be installed (no root, no
+# package archive); 4 means it is installed but a daemon did not come up (the
+# logs' tails are printed).
 set -euo pipefail
 D=${DPSOLVE_SLURM_DIR:-/tmp/dpsolve-slurm}
 CTLD_PORT=${DPSOLVE_SLURM_PORT:-16817}
 SLURMD_PORT=$((CTLD_PORT + 1))
 log() { echo "slurm-local: $*" >&2; }
+
+# fail MSG: report a daemon that did not come up, with the logs' tails.
+fail() {
+	log "$1"
+	for f in "$D/munge/munged.log" "$D/slurmctld.log" "$D/slurmd.log"; do
+		[ -s "$f" ] && { echo "== $f" >&2; tail -n 15 "$f" >&2; }
+	done
+	exit 4
+}
 
 # The daemons run as root (SlurmUser=root, munged --force): re-run as root.
 if [ "$(id -u)" -ne 0 ]; then
@@ -106,17 +117,17 @@ start() {
 		# /etc/munge without it; this key and socket are private to $D.
 		munged --force --key-file="$D/munge/munge.key" --socket="$D/munge/munge.socket" \
 			--pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" \
-			--seed-file="$D/munge/munged.seed" || { log "munged did not start"; exit 3; }
+			--seed-file="$D/munge/munged.seed" || fail "munged did not start"
 		log "started munged"
 	fi
 	write_conf
 	export SLURM_CONF="$D/slurm.conf"
 	if ! alive "$D/slurmctld.pid" slurmctld; then
-		slurmctld -f "$D/slurm.conf" || { log "slurmctld did not start; see $D/slurmctld.log"; exit 3; }
+		slurmctld -f "$D/slurm.conf" || fail "slurmctld did not start"
 		log "started slurmctld"
 	fi
 	if ! alive "$D/slurmd.pid" slurmd; then
-		slurmd -f "$D/slurm.conf" || { log "slurmd did not start; see $D/slurmd.log"; exit 3; }
+		slurmd -f "$D/slurm.conf" || fail "slurmd did not start"
 		log "started slurmd"
 	fi
 	local state=""
@@ -131,8 +142,7 @@ start() {
 	case "$state" in
 	idle | mix | alloc) ;;
 	*)
-		log "the node did not become idle (state '$state'); see $D/*.log"
-		exit 3
+		fail "the node did not become idle (state '$state')"
 		;;
 	esac
 	log "single-node cluster up (node $(hostname -s), state $state)"
