@@ -32,6 +32,18 @@ func init() {
 	}
 }
 
+// ParseObjective reads a command line's --objective: "sum" (or "") or
+// "max"; anything else is an error wrapping ErrInput.
+func ParseObjective(s string) (Objective, error) {
+	switch Objective(s) {
+	case "", Sum:
+		return Sum, nil
+	case Max:
+		return Max, nil
+	}
+	return "", errorf("objective must be %q or %q, got %q", Sum, Max, s)
+}
+
 // Name returns "marginals".
 func (Template) Name() string { return TemplateName }
 
