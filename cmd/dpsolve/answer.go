@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
 	"strconv"
@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -40,6 +41,8 @@ type releaseFlags struct {
 	round      bool
 	seed       string
 	asJSON     bool
+	// allowFractional accepts non-integer cells (inputs.go, checkCounts).
+	allowFractional bool
 }
 
 func (f *releaseFlags) register(fs *flag.FlagSet) {
@@ -56,10 +59,14 @@ func (f *releaseFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.round, "round", false, "post-process: round x̂ to integers before answering (biases the answers)")
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: draw noise from a seeded generator — the output is NOT private")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
+	fs.BoolVar(&f.allowFractional, "allow-fractional", false, "accept non-integer cells; the guarantee then assumes one person changes one cell by at most 1")
 }
 
 // budget converts the privacy flags into a validated budget.
 func (f *releaseFlags) budget() (calibrate.Budget, error) {
+	if err := checkPrivacyFlags(f.mechanism, f.eps, f.delta, f.rho); err != nil {
+		return calibrate.Budget{}, err
+	}
 	k, err := calibrate.ParseKind(f.mechanism)
 	if err != nil {
 		return calibrate.Budget{}, usageErrorf("%v", err)
@@ -126,28 +133,18 @@ func (f *releaseFlags) loadData() ([]float64, error) {
 	return x, nil
 }
 
-// loadWorkload builds the workload to answer over n cells.
+// loadWorkload builds the workload to answer over n cells (the data's).
 func (f *releaseFlags) loadWorkload(n int) (workload.Workload, error) {
+	src := workload.Source{WFile: f.wfile}
 	if f.spec != "" {
-		w, err := workload.Parse(f.spec, n)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		if w.Domain() != n {
-			return nil, fmt.Errorf("workload %s has domain %d but the data has %d cells", w.Name(), w.Domain(), n)
-		}
-		return w, nil
+		src = workload.Source{Spec: f.spec, N: n}
 	}
-	d, err := matio.ReadMatrix(f.wfile)
+	w, err := loadWorkload(src)
 	if err != nil {
 		return nil, err
 	}
-	w, err := workload.FromMatrix(f.wfile, d)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.wfile, err)
-	}
 	if w.Domain() != n {
-		return nil, fmt.Errorf("%s: workload has %d columns but the data has %d cells", f.wfile, w.Domain(), n)
+		return nil, fmt.Errorf("workload %s has domain %d but the data has %d cells", w.Name(), w.Domain(), n)
 	}
 	return w, nil
 }
@@ -194,7 +191,7 @@ type releaseJSON struct {
 
 // doRelease runs the mechanism for strategy a on x, answers w, writes the
 // outputs and reports. extra (may be nil) adds fields to the JSON.
-func doRelease(f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload,
+func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload,
 	stdout, stderr io.Writer, extra func(*releaseJSON)) error {
 	m, err := release.New(a, b)
 	if err != nil {
@@ -207,11 +204,15 @@ func doRelease(f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w
 	if err != nil {
 		return err
 	}
+	if err := beforeSampling(ctx, m, a, x, b); err != nil {
+		return err // no noise drawn: the budget is unspent
+	}
 	s := f.sampler(stderr)
 	y, err := m.Measure(x, s)
 	if err != nil {
 		return err
 	}
+	defer enterCritical()() // the budget is spent: the answers must reach the disk
 	// From here on everything is post-processing of the private y.
 	xhat, err := m.Reconstruct(y)
 	if err != nil {
@@ -279,7 +280,7 @@ func doRelease(f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w
 	return nil
 }
 
-func runAnswer(args []string, stdout, stderr io.Writer) error {
+func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("answer", stderr)
 	var f releaseFlags
 	f.register(fs)
@@ -294,12 +295,21 @@ func runAnswer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([]string{f.data, f.wfile, *strategyPath}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat)); err != nil {
+		return err
+	}
 	a, err := matio.ReadMatrix(*strategyPath)
 	if err != nil {
 		return err
 	}
 	x, err := f.loadData()
 	if err != nil {
+		return err
+	}
+	if err := checkCounts(x, f.data, f.allowFractional, stderr); err != nil {
+		return err
+	}
+	if err := checkSpecMemory("answer", f.spec, len(x), memAnswer, false, true); err != nil {
 		return err
 	}
 	if _, n := a.Dims(); n != len(x) {
@@ -309,7 +319,8 @@ func runAnswer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return doRelease(&f, b, a, x, w, stdout, stderr, nil)
+	warnLaplaceMismatch(a, w, b, stderr, false)
+	return doRelease(ctx, &f, b, a, x, w, stdout, stderr, nil)
 }
 
 // finite reports whether v is a finite float (for JSON-safe optional fields).

@@ -10,9 +10,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 )
 

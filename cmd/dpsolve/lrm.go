@@ -7,17 +7,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"math"
-	"os"
-	"os/signal"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -76,7 +73,7 @@ type lrmJSON struct {
 	Perturbations       int     `json:"perturbations"`
 }
 
-func runLRM(args []string, stdout, stderr io.Writer) error {
+func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("lrm", stderr)
 	wfile := fs.String("w", "", "workload matrix W (m×n) from a .npy or .csv file")
 	spec := fs.String("workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
@@ -137,11 +134,20 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if *seed == 0 {
 		return usageErrorf("--seed must be positive")
 	}
+	if err := checkRange("--eps", *eps, epsMin, epsMax); err != nil {
+		return err
+	}
+	if err := preflight("lrm", []string{*wfile, *data}, *spec, *nFlag, memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL)); err != nil {
+		return err
+	}
 	w, label, err := loadLRMWorkload(*wfile, *spec, *nFlag)
 	if err != nil {
 		return err
 	}
 	m, n := w.Dims()
+	if err := checkSizeMemory("lrm", n, m, memLRM, true); err != nil {
+		return err
+	}
 	var x []float64
 	if *data != "" {
 		if x, err = matio.ReadVector(*data); err != nil {
@@ -152,8 +158,6 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
 		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
 		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine}
@@ -192,6 +196,9 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	res, err := lrm.Solve(ctx, w, opt)
+	if err == nil && ctx.Err() != nil {
+		err = errCancelled(ctx) // an interrupted solve writes nothing
+	}
 	if err != nil {
 		return err
 	}
@@ -275,31 +282,15 @@ func unitVariance(res *lrm.Result, b calibrate.Budget) (float64, error) {
 }
 
 // loadLRMWorkload reads W from a file or builds an explicit built-in
-// workload.
+// workload, through the shared loader.
 func loadLRMWorkload(wfile, spec string, n int) (*mat.Dense, string, error) {
-	if (wfile == "") == (spec == "") {
-		return nil, "", usageErrorf("give exactly one of --w and --workload")
-	}
-	if wfile != "" {
-		if n != 0 {
-			return nil, "", usageErrorf("--n is for --workload")
-		}
-		w, err := matio.ReadMatrix(wfile)
-		if err != nil {
-			return nil, "", err
-		}
-		return w, "w:" + wfile, nil
-	}
-	if n <= 0 && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(spec)), "marginal") {
-		return nil, "", usageErrorf("--workload needs a positive --n, got %d", n)
-	}
-	wl, err := workload.Parse(spec, n)
+	w, err := loadWorkload(workload.Source{Spec: spec, N: n, WFile: wfile})
 	if err != nil {
-		return nil, "", usageErrorf("%v", err)
+		return nil, "", err
 	}
-	ex, ok := wl.(workload.Explicit)
+	ex, ok := w.(workload.Explicit)
 	if !ok {
-		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", wl.Name())
+		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", w.Name())
 	}
-	return ex.Matrix(), wl.Name(), nil
+	return ex.Matrix(), w.Name(), nil
 }

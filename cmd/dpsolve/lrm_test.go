@@ -213,7 +213,7 @@ func TestLRMBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--eps", "1"}, 2, "exactly one of --w and --workload"},
+		{[]string{"--eps", "1"}, 2, "give exactly one of"},
 		{[]string{"--w", good, "--workload", "prefix", "--n", "4"}, 2, "exactly one"},
 		{[]string{"--w", good, "--eps", "0"}, 2, "epsilon must be positive"},
 		{[]string{"--w", good, "--eps", "-1"}, 2, "epsilon must be positive"},
@@ -229,8 +229,8 @@ func TestLRMBadInput(t *testing.T) {
 		{[]string{"--w", good, "--pidentity-rows", "-1"}, 1, "must not be negative"},
 		{[]string{"--w", good, "--start", "random"}, 2, "--start must be"},
 		{[]string{"--w", good, "--rank", "2"}, 1, "below rank(W)"},
-		{[]string{"--w", good, "--n", "4"}, 2, "--n is for --workload"},
-		{[]string{"--workload", "prefix"}, 2, "positive --n"},
+		{[]string{"--w", good, "--n", "4"}, 2, "domain size is only for a built-in workload"},
+		{[]string{"--workload", "prefix"}, 2, "domain size n must be positive"},
 		{[]string{"--workload", "allrange:x=1", "--n", "4"}, 2, ""},
 		{[]string{"--w", zero}, 1, "rank 0"},
 		{[]string{"--w", nanCSV}, 1, "nan"},

@@ -36,10 +36,11 @@
 package calibrate
 
 import (
-	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"math"
 
 	"gonum.org/v1/gonum/integrate/quad"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // checkEps validates ε.
@@ -218,6 +219,12 @@ func GaussianSigma(eps, delta, l2Sensitivity float64) (float64, error) {
 			side = +1
 		}
 	}
+	// The privacy-loss profile is evaluated in floating point; at extreme
+	// ε (≳ 1e150) it is NaN and the bracketing above ends at an arbitrary
+	// σ. Verify the root rather than return a σ that was never checked.
+	if d := logGaussianDeltaUnit(hi, eps); math.IsNaN(d) || d > math.Log(delta) {
+		return 0, inputerr.Errorf("calibrate", "epsilon=%v is outside the range where the Gaussian calibration can be evaluated", eps)
+	}
 	// Round the scaling up so that the scaled σ never falls below the root.
 	return math.Nextafter(hi*l2Sensitivity, math.Inf(1)), nil
 }
@@ -231,7 +238,7 @@ func ClassicGaussianSigma(eps, delta, l2Sensitivity float64) (float64, error) {
 		return 0, err
 	}
 	if eps >= 1 {
-		return 0, inputerr.Errorf("calibrate", "the classic Gaussian calibration is proven only for epsilon < 1, got %v (use GaussianSigma)", eps)
+		return 0, inputerr.Errorf("calibrate", "the classic Gaussian calibration is proven only for epsilon < 1, got %v (use the analytic calibration, valid for every epsilon)", eps)
 	}
 	if err := checkDelta(delta); err != nil {
 		return 0, err

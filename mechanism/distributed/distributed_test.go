@@ -2,8 +2,6 @@ package distributed
 
 import (
 	"context"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -12,9 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 func box2(t *testing.T) basis.Box {

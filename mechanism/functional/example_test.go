@@ -2,12 +2,12 @@ package functional_test
 
 import (
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"math"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 // Release f(x, y) = x² + y² on [−1, 1]² through the functional Laplace mechanism

@@ -1,12 +1,13 @@
 package lrm
 
 import (
-	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"gonum.org/v1/gonum/mat"
 )
 
 // checkBudget checks b against the decomposition's ball: the ℓ1 ball

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"io"
 	"io/fs"
 	"math"
@@ -13,12 +12,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // dpbench loads a DPBench 1-D histogram (n = 4096) from ../shared beside

@@ -3,8 +3,8 @@ package lrm_test
 import (
 	"context"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/workload"

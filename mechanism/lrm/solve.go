@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Ball is the unit ball the columns of L are constrained to; it fixes the

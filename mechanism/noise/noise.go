@@ -89,11 +89,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"io"
 	"math"
 	"math/big"
 	"math/bits"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // GridExponentGap is the number of binary orders of magnitude between a

@@ -2,73 +2,22 @@ package release
 
 import (
 	"fmt"
-	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // Answer returns the workload's answers W x on a histogram x (typically the
-// reconstruction x̂), in the row order of w's query matrix. Identity, Total,
-// Prefix, AllRange and WidthKRange are answered from cumulative sums in
-// O(m + n) without forming W; any other workload that can form its matrix
-// (workload.Explicit) is answered by a matrix–vector product. A workload
+// reconstruction x̂), in the row order of w's query matrix: through the
+// workload's own Answer method where it has one (cumulative sums in O(m + n)
+// for identity, total, prefix, all-range and width-k workloads), else by a
+// matrix–vector product with its explicit W (workload.AnswerOf). A workload
 // known only by its Gram matrix cannot be answered.
 func Answer(w workload.Workload, x []float64) ([]float64, error) {
-	if w == nil {
-		return nil, inputerr.Errorf("release", "nil workload")
-	}
-	n := w.Domain()
-	if len(x) != n {
-		return nil, inputerr.Errorf("release", "histogram has %d cells but workload %s has domain %d", len(x), w.Name(), n)
-	}
-	for i, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, inputerr.Errorf("release", "histogram cell %d is %v", i, v)
-		}
-	}
-	// c[k] = x_0 + … + x_{k−1}: every range sum is one difference.
-	cum := func() []float64 {
-		c := make([]float64, n+1)
-		for i, v := range x {
-			c[i+1] = c[i] + v
-		}
-		return c
-	}
-	switch w := w.(type) {
-	case *workload.Identity:
-		return append([]float64(nil), x...), nil
-	case *workload.Total:
-		return []float64{cum()[n]}, nil
-	case *workload.Prefix:
-		return cum()[1:], nil
-	case *workload.AllRange:
-		// Ranges [i, j], ordered by start i then end j (as AllRange.Matrix).
-		c := cum()
-		out := make([]float64, 0, w.Queries())
-		for i := 0; i < n; i++ {
-			for j := i; j < n; j++ {
-				out = append(out, c[j+1]-c[i])
-			}
-		}
-		return out, nil
-	case *workload.WidthKRange:
-		c := cum()
-		out := make([]float64, w.Queries())
-		for r := range out {
-			out[r] = c[r+w.K] - c[r]
-		}
-		return out, nil
-	case workload.Explicit:
-		wm := w.Matrix()
-		m, _ := wm.Dims()
-		out := make([]float64, m)
-		mat.NewVecDense(m, out).MulVec(wm, mat.NewVecDense(n, append([]float64(nil), x...)))
-		return out, nil
-	}
-	return nil, inputerr.Errorf("release", "workload %s has no query matrix (it is known only by its Gram): answers need W", w.Name())
+	return workload.AnswerOf(w, x)
 }
 
 // ExpectedError is the expected error of a mechanism's workload answers,

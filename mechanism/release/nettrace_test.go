@@ -13,12 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"

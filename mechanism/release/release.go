@@ -50,13 +50,13 @@ package release
 
 import (
 	"fmt"
-	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )

@@ -104,7 +104,7 @@ func (b *Block) Matrix() (*mat.Dense, error) {
 	if e, ok := b.wl.(Explicit); ok {
 		return e.Matrix(), nil
 	}
-	return nil, fmt.Errorf("workload: block %s has no explicit query matrix", b.key)
+	return nil, inputerr.Errorf("workload", "block %s has no explicit query matrix", b.key)
 }
 
 // touches reports whether value v of the attribute is in some query of the block.

@@ -47,10 +47,7 @@ package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"io"
 	"math"
 	"runtime"
@@ -58,17 +55,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/distributed"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 // ErrInput is wrapped by every error caused by an invalid configuration.
-var ErrInput = errors.New("experiment: invalid configuration")
+// It is the one dpsolve-wide sentinel (internal/inputerr), so
+// errors.Is(err, ErrInput) holds for every package's bad-input errors.
+var ErrInput = inputerr.ErrInput
 
 func inputErrorf(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
+	return inputerr.Errorf("experiment", format, a...)
 }
 
 // Message configures the message-perturbation baseline: steps s₀pᵏ, noise
