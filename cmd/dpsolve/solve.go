@@ -153,7 +153,10 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+		return nil
 	}
 	fmt.Fprintf(stdout, "workload      %s (n = %d)\n", label, n)
 	fmt.Fprintf(stdout, "method        %s, backend %s\n", res.Method, blas.Describe())
