@@ -10,10 +10,10 @@
 package cg
 
 import (
-	"errors"
 	"math"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Operator computes dst = A(src) for a symmetric positive definite A. It
@@ -52,7 +52,7 @@ type Result struct {
 
 // ErrNotPositiveDefinite is returned when a search direction p has
 // ⟨p, A(p)⟩ ≤ 0, so A is not positive definite on the subspace.
-var ErrNotPositiveDefinite = errors.New("cg: operator is not positive definite")
+var ErrNotPositiveDefinite = inputerr.Errorf("cg", "operator is not positive definite")
 
 func dot(a, b blas.General) float64 {
 	s := 0.0
@@ -66,10 +66,10 @@ func dot(a, b blas.General) float64 {
 // for A(x) = b. x should satisfy the constraint (Project(x) = x).
 func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 	if opt.MaxIter <= 0 {
-		return Result{}, errors.New("cg: MaxIter must be positive")
+		return Result{}, inputerr.Errorf("cg", "MaxIter must be positive")
 	}
 	if b.Rows != x.Rows || b.Cols != x.Cols {
-		return Result{}, errors.New("cg: b and x shapes differ")
+		return Result{}, inputerr.Errorf("cg", "b and x shapes differ")
 	}
 	dot := dot
 	if opt.Inner != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +46,7 @@ type benchFlags struct {
 	from                           string
 }
 
-func runBench(args []string, stdout, stderr io.Writer) error {
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f benchFlags
 	fs := newFlagSet("bench", stderr)
 	fs.StringVar(&f.workloads, "workload", "prefix,allrange", "comma-separated built-in workloads")
@@ -146,8 +145,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	if f.threads > 0 {
 		for _, b := range blas.Backends() {
 			b.SetThreads(f.threads)

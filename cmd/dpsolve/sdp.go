@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -67,7 +64,7 @@ type sdpExactJSON struct {
 	Baselines         map[string]float64 `json:"baselines"`
 }
 
-func runSDP(args []string, stdout, stderr io.Writer) error {
+func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sdp", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -96,14 +93,16 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 	if *tol < 0 || math.IsNaN(*tol) {
 		return usageErrorf("--tol must be non-negative, got %g", *tol)
 	}
-	v, label, err := wf.load()
+	if err := preflight("sdp", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSDP, true, false,
+		fileOut("--export", *export), matOut("--out-x", *outX), matOut("--out-a", *outA)); err != nil {
+		return err
+	}
+	wl, err := loadWorkload(wf.source())
 	if err != nil {
 		return err
 	}
-	w, err := sdpWorkloadMatrix(&wf, v.SymmetricDim())
-	if err != nil {
-		return err
-	}
+	v, label := wl.Gram(), wl.Name()
+	w := sdpWorkloadMatrix(wl)
 	var fm *sdp.Formulation
 	src := "matrix"
 	if w != nil {
@@ -128,8 +127,6 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 			*export, form, label, fm.NumVars(), fm.Problem.Blocks)
 	}
 	if *solve {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
 		if err := solveSDP(ctx, fm, v, &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
 			return err
 		}
@@ -145,49 +142,15 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 // matrix with m ≤ n, so the exported program is literally the seed's; for
 // m > n (or a Gram-only workload) it returns nil and the program uses an n×n
 // factor of V, which has the same optimum and a smaller block.
-func sdpWorkloadMatrix(wf *workloadFlags, n int) (*mat.Dense, error) {
-	var w *mat.Dense
-	switch {
-	case wf.wfile != "":
-		d, err := matio.ReadMatrix(wf.wfile)
-		if err != nil {
-			return nil, err
-		}
-		w = d
-	case wf.spec != "":
-		wl, err := workload.Parse(wf.spec, wf.n)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		if e, ok := wl.(workload.Explicit); ok && wl.Queries() <= n {
-			w = e.Matrix()
-		}
-	}
-	if w != nil {
-		if m, _ := w.Dims(); m > n {
-			return nil, nil
-		}
-	}
-	return w, nil
-}
-
-func writeSDPAFile(path string, p *sdp.Problem) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	if err := sdp.WriteSDPA(f, p); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+func sdpWorkloadMatrix(wl workload.Workload) *mat.Dense {
+	if e, ok := wl.(workload.Explicit); ok && wl.Queries() <= wl.Domain() {
+		return e.Matrix()
 	}
 	return nil
+}
+
+func writeSDPAFile(path string, p *sdp.Problem) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return sdp.WriteSDPA(w, p) })
 }
 
 func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sdpJSON, opt *sdp.Options,
@@ -251,7 +214,10 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 		}
 	} else {
 		aOut = pt.A
-		out.Exact = exactReport(v, pt)
+		out.Exact = exactReport(ctx, v, pt)
+	}
+	if ctx.Err() != nil {
+		return errCancelled(ctx) // an interrupted solve writes nothing
 	}
 	if outX != "" {
 		if err := matio.WriteMatrix(outX, pt.X); err != nil {
@@ -269,7 +235,7 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 // exactReport evaluates the ε-DP objective J₁ of the relaxation's strategy
 // A, of A = chol(X) (the rounding that uses the relaxation's X), and of the
 // baseline strategies, to set beside the relaxation value.
-func exactReport(v *mat.SymDense, pt *sdp.Point) *sdpExactJSON {
+func exactReport(ctx context.Context, v *mat.SymDense, pt *sdp.Point) *sdpExactJSON {
 	n := v.SymmetricDim()
 	rep := &sdpExactJSON{RelaxationValue: pt.Objective, Baselines: map[string]float64{}}
 	for j := 0; j < n; j++ {
@@ -299,26 +265,22 @@ func exactReport(v *mat.SymDense, pt *sdp.Point) *sdpExactJSON {
 	} else {
 		rep.CholXStrategyNote = "X is not positive definite"
 	}
-	var baselines []strategy.Strategy
-	if s, err := strategy.NewIdentity(n); err == nil {
-		baselines = append(baselines, s)
-	}
-	if s, err := strategy.NewH2(n); err == nil {
-		baselines = append(baselines, s)
-	}
-	if s, err := strategy.NewWavelet(n); err == nil {
-		baselines = append(baselines, s)
-	}
-	for _, s := range baselines {
-		if j, err := sdp.StrategyObjective(v, s, 1); err == nil {
-			rep.Baselines[strings.SplitN(s.Name(), "(", 2)[0]] = j
+	// The data-independent baselines of mechanism/strategy's registry.
+	for _, b := range strategy.Baselines() {
+		if b.NeedsGram {
+			continue
+		}
+		if s, err := b.Build(ctx, n, v, 0); err == nil {
+			if j, err := sdp.StrategyObjective(v, s, 1); err == nil {
+				rep.Baselines[b.Name] = j
+			}
 		}
 	}
 	// The Low-Rank Mechanism's L (columns in the unit ℓ1 ball) as a
 	// strategy with least-squares reconstruction; its own answers B·y cost
 	// at least this much.
 	if f, err := lrm.GramFactor(v); err == nil {
-		if res, err := lrm.Solve(context.Background(), f, &lrm.Options{Ball: lrm.L1}); err == nil {
+		if res, err := lrm.Solve(ctx, f, &lrm.Options{Ball: lrm.L1}); err == nil { // ctx: Ctrl-C stops it too
 			if j, _ := eval("lrm", res.L); j != nil {
 				rep.Baselines["lrm"] = *j
 			}

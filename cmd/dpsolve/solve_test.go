@@ -83,7 +83,7 @@ func TestSolveErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"solve"}, 2, "exactly one of"},
-		{[]string{"solve", "--workload", "prefix"}, 2, "positive --n"},
+		{[]string{"solve", "--workload", "prefix"}, 2, "domain size n must be positive"},
 		{[]string{"solve", "--workload", "bogus", "--n", "4"}, 2, "bogus"},
 		{[]string{"solve", "--workload", "prefix", "--n", "4", "--tol", "-1"}, 2, "--tol"},
 		{[]string{"solve", "--workload", "prefix", "--n", "4", "--method", "x"}, 2, "--method"},

@@ -33,9 +33,11 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"gonum.org/v1/gonum/mat"
 )
 
 // ErrUnsupported reports a strategy whose row space does not contain the
@@ -85,7 +87,7 @@ func GaussianNoise(eps, delta float64, cal Calibration) (Noise, error) {
 	case Classic:
 		sigma, err = calibrate.ClassicGaussianSigma(eps, delta, 1)
 	default:
-		return Noise{}, fmt.Errorf("accounting: unknown Gaussian calibration %q (want analytic or classic)", cal)
+		return Noise{}, inputerr.Errorf("accounting", "unknown Gaussian calibration %q (want analytic or classic)", cal)
 	}
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
@@ -122,10 +124,10 @@ func (nz Noise) Sensitivity(s strategy.Strategy) float64 {
 
 func (nz Noise) valid() error {
 	if nz.Mechanism != Gaussian && nz.Mechanism != Laplace {
-		return fmt.Errorf("accounting: unknown mechanism %q", nz.Mechanism)
+		return inputerr.Errorf("accounting", "unknown mechanism %q", nz.Mechanism)
 	}
 	if !(nz.Scale > 0) || math.IsInf(nz.Scale, 0) {
-		return fmt.Errorf("accounting: noise scale must be positive and finite, got %v (use GaussianNoise or LaplaceNoise)", nz.Scale)
+		return inputerr.Errorf("accounting", "noise scale must be positive and finite, got %v (use GaussianNoise or LaplaceNoise)", nz.Scale)
 	}
 	return nil
 }
@@ -157,10 +159,10 @@ func (r *Report) RatioTo(o *Report) float64 { return r.RMSE / o.RMSE }
 // squares), given its expected total squared error on m queries.
 func NewReport(name string, n, m int, totalError float64) (*Report, error) {
 	if m <= 0 || n <= 0 {
-		return nil, fmt.Errorf("accounting: n and m must be positive, got n=%d, m=%d", n, m)
+		return nil, inputerr.Errorf("accounting", "n and m must be positive, got n=%d, m=%d", n, m)
 	}
 	if math.IsNaN(totalError) || math.IsInf(totalError, 0) || totalError < 0 {
-		return nil, fmt.Errorf("accounting: total error must be finite and non-negative, got %v", totalError)
+		return nil, inputerr.Errorf("accounting", "total error must be finite and non-negative, got %v", totalError)
 	}
 	return &Report{Strategy: name, N: n, M: m, Trace: math.NaN(), L2Sensitivity: math.NaN(),
 		L1Sensitivity: math.NaN(), UnitRMSE: math.NaN(), TotalError: totalError,
@@ -174,17 +176,17 @@ func Evaluate(v *mat.SymDense, m int, s strategy.Strategy, nz Noise) (*Report, e
 		return nil, err
 	}
 	if m <= 0 {
-		return nil, fmt.Errorf("accounting: number of queries m must be positive, got %d", m)
+		return nil, inputerr.Errorf("accounting", "number of queries m must be positive, got %d", m)
 	}
 	if v == nil || v.IsEmpty() {
-		return nil, fmt.Errorf("accounting: empty workload Gram")
+		return nil, inputerr.Errorf("accounting", "empty workload Gram")
 	}
 	if s.Domain() != v.SymmetricDim() {
-		return nil, fmt.Errorf("accounting: strategy %s has n=%d cells but the workload has n=%d", s.Name(), s.Domain(), v.SymmetricDim())
+		return nil, inputerr.Errorf("accounting", "strategy %s has n=%d cells but the workload has n=%d", s.Name(), s.Domain(), v.SymmetricDim())
 	}
 	tr, err := TraceGramPinv(v, s.Gram())
 	if err != nil {
-		return nil, fmt.Errorf("accounting: %s: %w", s.Name(), err)
+		return nil, inputerr.Errorf("accounting", "%s: %w", s.Name(), err)
 	}
 	l2, l1 := s.L2Sensitivity(), s.L1Sensitivity()
 	sens := l2
@@ -222,7 +224,7 @@ func LowerBound(v *mat.SymDense, m int, nz Noise) (*Bound, error) {
 		return nil, err
 	}
 	if m <= 0 {
-		return nil, fmt.Errorf("accounting: number of queries m must be positive, got %d", m)
+		return nil, inputerr.Errorf("accounting", "number of queries m must be positive, got %d", m)
 	}
 	svd, err := SVDBound(v)
 	if err != nil {

@@ -177,13 +177,13 @@ func TestPIdentityStartOnWRange(t *testing.T) {
 	assert.Equal(t, 133, g.Rank)
 
 	_, err = Solve(ctx, w, &Options{Start: StartPIdentity, Rank: 128})
-	assert.ErrorContains(t, err, "fewer")
+	assert.ErrorIs(t, err, ErrInput, "fewer")
 	r, err = Solve(ctx, w, &Options{Rank: 128}) // r = n: the SVD start keeps it
 	require.NoError(t, err)
 	assert.Equal(t, StartSVD, r.Start)
 	assert.Equal(t, 128, r.Rank)
 	_, err = Solve(ctx, w, &Options{Start: 7})
-	assert.ErrorContains(t, err, "unknown start")
+	assert.ErrorIs(t, err, ErrInput, "unknown start")
 	_, err = Solve(ctx, w, &Options{PIdentityRows: -1})
-	assert.ErrorContains(t, err, "negative")
+	assert.ErrorIs(t, err, ErrInput, "negative")
 }

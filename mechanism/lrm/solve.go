@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Ball is the unit ball the columns of L are constrained to; it fixes the
@@ -150,7 +151,7 @@ func (o *Options) withDefaults() (Options, error) {
 		d.Ball = L1
 	}
 	if d.Ball != L1 && d.Ball != L2 {
-		return d, fmt.Errorf("lrm: unknown ball %d (want L1 or L2)", int(d.Ball))
+		return d, inputerr.Errorf("lrm", "unknown ball %d (want L1 or L2)", int(d.Ball))
 	}
 	checks := []struct {
 		name string
@@ -165,26 +166,26 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	for _, c := range checks {
 		if math.IsNaN(*c.v) || math.IsInf(*c.v, 0) || *c.v < 0 {
-			return d, fmt.Errorf("lrm: option %s must be finite and non-negative, got %v", c.name, *c.v)
+			return d, inputerr.Errorf("lrm", "option %s must be finite and non-negative, got %v", c.name, *c.v)
 		}
 		if *c.v == 0 {
 			*c.v = c.def
 		}
 	}
 	if d.RankFactor < 1 {
-		return d, fmt.Errorf("lrm: RankFactor must be at least 1, got %v", d.RankFactor)
+		return d, inputerr.Errorf("lrm", "RankFactor must be at least 1, got %v", d.RankFactor)
 	}
 	if d.BetaGrowth < 1 {
-		return d, fmt.Errorf("lrm: BetaGrowth must be at least 1, got %v", d.BetaGrowth)
+		return d, inputerr.Errorf("lrm", "BetaGrowth must be at least 1, got %v", d.BetaGrowth)
 	}
 	if d.Tol >= 1 {
-		return d, fmt.Errorf("lrm: Tol must be below 1, got %v", d.Tol)
+		return d, inputerr.Errorf("lrm", "Tol must be below 1, got %v", d.Tol)
 	}
 	if d.Rank < 0 || d.MaxOuter < 0 || d.MaxInner < 0 || d.FirstInner < 0 || d.PIdentityRows < 0 || d.PIdentityIters < 0 {
-		return d, fmt.Errorf("lrm: Rank, MaxOuter, MaxInner, FirstInner, PIdentityRows and PIdentityIters must not be negative")
+		return d, inputerr.Errorf("lrm", "Rank, MaxOuter, MaxInner, FirstInner, PIdentityRows and PIdentityIters must not be negative")
 	}
 	if d.Start < StartAuto || d.Start > StartPIdentity {
-		return d, fmt.Errorf("lrm: unknown start %d", int(d.Start))
+		return d, inputerr.Errorf("lrm", "unknown start %d", int(d.Start))
 	}
 	if d.PIdentityIters == 0 {
 		d.PIdentityIters = 500
@@ -313,11 +314,11 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	// faster than an SVD of W, especially for tall W. λᵢ(V) = σᵢ(W)².
 	switch {
 	case fro == 0:
-		return nil, errors.New("lrm: W has rank 0 (every entry is zero): no query to answer")
+		return nil, inputerr.Errorf("lrm", "W has rank 0 (every entry is zero): no query to answer")
 	case math.IsInf(fro2, 0):
-		return nil, fmt.Errorf("lrm: W is too large: ‖W‖²_F = %g² overflows float64", fro)
+		return nil, inputerr.Errorf("lrm", "W is too large: ‖W‖²_F = %g² overflows float64", fro)
 	case fro2 < 0x1p-1022:
-		return nil, fmt.Errorf("lrm: W is too small: ‖W‖²_F = %g² underflows float64", fro)
+		return nil, inputerr.Errorf("lrm", "W is too small: ‖W‖²_F = %g² underflows float64", fro)
 	}
 	// The Gram of W/‖W‖_F, so that its entries are O(1) at any scale.
 	ws := mat.DenseCopyOf(w)
@@ -338,14 +339,14 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		}
 	}
 	if !(lamAll[0] > 0) || k == 0 {
-		return nil, errors.New("lrm: W has rank 0 (every singular value is zero): no query to answer")
+		return nil, inputerr.Errorf("lrm", "W has rank 0 (every singular value is zero): no query to answer")
 	}
 	r := o.Rank
 	if r == 0 {
 		r = int(math.Ceil(o.RankFactor*float64(k) - 1e-9))
 	}
 	if r < k {
-		return nil, fmt.Errorf("lrm: rank r = %d is below rank(W) = %d; W = BL needs r ≥ rank(W)", r, k)
+		return nil, inputerr.Errorf("lrm", "rank r = %d is below rank(W) = %d; W = BL needs r ≥ rank(W)", r, k)
 	}
 	lam := make([]float64, k) // σᵢ(W)
 	for i := range lam {
@@ -391,7 +392,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		}
 	}
 	if strt == StartPIdentity && o.Rank > 0 && o.Rank <= n {
-		return nil, fmt.Errorf("lrm: the p-Identity start has n + p > n = %d rows; Rank = %d asks for fewer", n, o.Rank)
+		return nil, inputerr.Errorf("lrm", "the p-Identity start has n + p > n = %d rows; Rank = %d asks for fewer", n, o.Rank)
 	}
 	var lt, pi, pidB, pidLt *mat.Dense
 	var phi0 float64
@@ -603,13 +604,13 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 // checkWorkload rejects empty or non-finite W.
 func checkWorkload(w *mat.Dense) error {
 	if w == nil || w.IsEmpty() {
-		return errors.New("lrm: empty workload matrix W")
+		return inputerr.Errorf("lrm", "empty workload matrix W")
 	}
 	m, _ := w.Dims()
 	for i := 0; i < m; i++ {
 		for j, x := range w.RawRowView(i) {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("lrm: W[%d][%d] = %v is not finite", i, j, x)
+				return inputerr.Errorf("lrm", "W[%d][%d] = %v is not finite", i, j, x)
 			}
 		}
 	}
@@ -787,13 +788,13 @@ func polish(lt, b, wr *mat.Dense, ball Ball) (*mat.Dense, *mat.Dense, float64, b
 // of W only down to about 1e-8·σ₁.
 func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 	if v == nil || v.IsEmpty() {
-		return nil, errors.New("lrm: empty Gram matrix")
+		return nil, inputerr.Errorf("lrm", "empty Gram matrix")
 	}
 	n := v.SymmetricDim()
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("lrm: Gram entry [%d][%d] = %v is not finite", i, j, x)
+				return nil, inputerr.Errorf("lrm", "Gram entry [%d][%d] = %v is not finite", i, j, x)
 			}
 		}
 	}
@@ -803,10 +804,10 @@ func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 	}
 	top := vals[0]
 	if !(top > 0) {
-		return nil, errors.New("lrm: the Gram matrix has rank 0: no query to answer")
+		return nil, inputerr.Errorf("lrm", "the Gram matrix has rank 0: no query to answer")
 	}
 	if vals[n-1] < -1e-10*top {
-		return nil, fmt.Errorf("lrm: the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[n-1])
+		return nil, inputerr.Errorf("lrm", "the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[n-1])
 	}
 	tol := float64(n) * 0x1p-52 * top
 	var keep []int

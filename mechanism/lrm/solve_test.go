@@ -6,13 +6,15 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
-	"github.com/dpsolve/dpsolve/newton"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/accounting"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/newton"
 )
 
 func mustMatrix(t *testing.T, w workload.Explicit, err error) *mat.Dense {
@@ -245,7 +247,7 @@ func TestIdentityWorkloadWithinTenPercentOfIdentity(t *testing.T) {
 		require.NoError(t, err)
 		checkResult(t, "identity", w, res, L1)
 		// Identity's expected error is 2‖W‖²_F/ε² = 2n/ε²; LRM's is 2Φ/ε².
-		bud := Budget{Epsilon: 0.5}
+		bud := calibrate.PureDP(0.5)
 		got, err := res.ExpectedNoiseError(bud)
 		require.NoError(t, err)
 		identity := 2 * float64(n) / (bud.Epsilon * bud.Epsilon)
@@ -269,11 +271,11 @@ func wrelatedErrors(t *testing.T, n, s int, ball Ball) (lrm, identity, h2, wavel
 	require.NoError(t, err)
 	checkResult(t, "wrelated", w, res, ball)
 	var nz accounting.Noise
-	bud := Budget{Epsilon: 1}
+	bud := calibrate.PureDP(1)
 	if ball == L1 {
 		nz, err = accounting.LaplaceNoise(1)
 	} else {
-		bud.Delta = 1e-6
+		bud = calibrate.ApproxDP(1, 1e-6)
 		nz, err = accounting.GaussianNoise(1, 1e-6, accounting.Analytic)
 	}
 	require.NoError(t, err)
@@ -470,7 +472,8 @@ func TestSolveBadInput(t *testing.T) {
 		res, err := Solve(ctx, c.w, c.opt)
 		require.Error(t, err, c.name)
 		assert.Nil(t, res, c.name)
-		assert.Contains(t, err.Error(), c.want, c.name)
+		assert.ErrorIs(t, err, ErrInput, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name) // the message names the offending option
 	}
 }
 
@@ -514,7 +517,7 @@ func TestGramFactor(t *testing.T) {
 	_, err = GramFactor(mat.NewSymDense(2, []float64{1, math.NaN(), math.NaN(), 1}))
 	require.Error(t, err)
 	_, err = GramFactor(mat.NewSymDense(2, []float64{1, 0, 0, -1}))
-	require.ErrorContains(t, err, "not positive semidefinite")
+	require.ErrorIs(t, err, ErrInput, "not positive semidefinite")
 	_, err = GramFactor(mat.NewSymDense(2, nil))
-	require.ErrorContains(t, err, "rank 0")
+	require.ErrorIs(t, err, ErrInput, "rank 0")
 }

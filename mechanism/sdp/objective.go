@@ -1,17 +1,18 @@
 package sdp
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
-	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
 )
 
 // ErrUnsupported is returned by StrategyObjective when AᵀA is singular, so
 // the strategy cannot answer every query of a full-rank workload.
-var ErrUnsupported = errors.New("sdp: strategy does not support the workload (AᵀA is singular)")
+var ErrUnsupported = inputerr.Errorf("sdp", "strategy does not support the workload (AᵀA is singular)")
 
 // StrategyObjective returns the seed's objective J_p(A) = ‖A‖²_{p,∞} ·
 // tr(V (AᵀA)⁻¹) of strategy s for the workload Gram V: p = 1 is exact
@@ -22,10 +23,10 @@ var ErrUnsupported = errors.New("sdp: strategy does not support the workload (A�
 // must be positive definite (else ErrUnsupported).
 func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, error) {
 	if v == nil || s == nil {
-		return 0, errors.New("sdp: nil Gram or strategy")
+		return 0, inputerr.Errorf("sdp", "nil Gram or strategy")
 	}
 	if s.Domain() != v.SymmetricDim() {
-		return 0, fmt.Errorf("sdp: strategy has %d columns, workload %d cells", s.Domain(), v.SymmetricDim())
+		return 0, inputerr.Errorf("sdp", "strategy has %d columns, workload %d cells", s.Domain(), v.SymmetricDim())
 	}
 	var sens float64
 	switch p {
@@ -34,7 +35,7 @@ func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, er
 	case 2:
 		sens = s.L2Sensitivity()
 	default:
-		return 0, fmt.Errorf("sdp: p must be 1 or 2, got %d", p)
+		return 0, inputerr.Errorf("sdp", "p must be 1 or 2, got %d", p)
 	}
 	t, err := traceVXinv(v, s.Gram())
 	if err != nil {
