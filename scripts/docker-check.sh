@@ -22,13 +22,15 @@
 #       - `dpsolve solve --workload prefix --n 512 --json` is certified
 #         (status converged, gap <= 1e-8);
 #       - `dpsolve bench --workload prefix --n 128 --repeat 1` runs and writes
-#         its Markdown/CSV report into the mounted directory, the files being
-#         owned by uid 10001 (with WITH_PEERS=1: --peers, numpy/scipy peers);
-#     and prints the image size and build time.
+#         its Markdown/CSV report and plot into the mounted directory, the
+#         files being owned by uid 10001;
+#     and prints the image size and build time. With WITH_PEERS=1 it then
+#     also builds the WITH_PEERS=1 variant ($IMAGE-peers; only the runtime
+#     stage is rebuilt) and runs the same tests, the bench with --peers.
 #
 # Usage: scripts/docker-check.sh        (as root, or with passwordless sudo)
 # Environment:
-#   WITH_PEERS=1      build with --build-arg WITH_PEERS=1 and run the peers
+#   WITH_PEERS=1      also build and test the image with the Python peers
 #   IMAGE             tag of the image built (default localhost/dpsolve:check)
 #   CACHE_DIR         debootstrap cache (default /var/cache/dpsolve-docker)
 #   DEBIAN_MIRROR     Debian mirror for debootstrap (default: from apt config)
@@ -36,9 +38,8 @@
 #   REFRESH_BASE=1    rebuild the local base images even if present
 #   ISOLATION         podman build --isolation (default chroot)
 # Exit status: 0 passed or skipped, 1 a check failed.
-set -euo pipefail
+set -Eeuo pipefail
 cd "$(dirname "$0")/.."
-repo=$PWD
 
 WITH_PEERS=${WITH_PEERS:-0}
 IMAGE=${IMAGE:-localhost/dpsolve:check}
@@ -246,17 +247,22 @@ for img in "$BASE_IMAGE" "$BUILDER_IMAGE"; do
 	fi
 done
 
-# --- 3. vendored context and offline build -----------------------------------
+# --- 3. vendored context -----------------------------------------------------
 ctx=$(mktemp -d /tmp/dpsolve-docker-ctx.XXXXXX)
 out=$(mktemp -d /tmp/dpsolve-docker-out.XXXXXX)
-mnt=""
+mnt_image=""
 mounted=()
-cleanup() {
+unmount_all() {
 	local i
 	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
 		umount "${mounted[i]}" 2>/dev/null || umount -l "${mounted[i]}" 2>/dev/null || true
 	done
-	if [ -n "$mnt" ]; then podman image unmount "$IMAGE" >/dev/null 2>&1 || true; fi
+	mounted=()
+	if [ -n "$mnt_image" ]; then podman image unmount "$mnt_image" >/dev/null 2>&1 || true; fi
+	mnt_image=""
+}
+cleanup() {
+	unmount_all
 	rm -rf "$ctx" "$out"
 }
 trap cleanup EXIT
@@ -271,111 +277,149 @@ fi
 rm -rf "$ctx/vendor"
 (cd "$ctx" && go mod vendor) || fail "go mod vendor failed (modules not in the cache and no proxy?)"
 log "context: $(du -sh "$ctx" | cut -f1) with vendor/ ($(grep -c '^# ' "$ctx/vendor/modules.txt") modules)"
-
 version=$(git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
-old_id=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
-build_args=(--build-arg OFFLINE=1 --build-arg VERSION="$version" --build-arg WITH_PEERS="$WITH_PEERS")
-log "building $IMAGE: podman build --isolation=$ISOLATION --pull=never ${build_args[*]}"
-t_build=$(date +%s)
-podman build --isolation="$ISOLATION" --pull=never "${build_args[@]}" -t "$IMAGE" -f "$ctx/Dockerfile" "$ctx" >"$out/build.log" 2>&1 ||
-	{
-		tail -40 "$out/build.log" >&2
-		fail "podman build failed"
-	}
-build_s=$(elapsed "$t_build")
-cached=$(grep -c -- '--> Using cache' "$out/build.log" || true)
-steps=$(grep -c 'STEP [0-9]*/[0-9]*: ' "$out/build.log" || true)
-new_id=$(podman image inspect --format '{{.Id}}' "$IMAGE")
-if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then podman rmi "$old_id" >/dev/null 2>&1 || true; fi
-size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
-log "BUILD OK: $IMAGE in $build_s s ($cached of $steps steps from the layer cache), image size $((size / 1000000)) MB ($size bytes)"
 
-# --- 4. smoke tests -----------------------------------------------------------
-user=$(podman image inspect --format '{{.Config.User}}' "$IMAGE")
-workdir=$(podman image inspect --format '{{.Config.WorkingDir}}' "$IMAGE")
-mapfile -t img_env < <(podman image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$IMAGE" | grep -v '^$')
-[ -n "$user" ] || fail "the image sets no USER: it would run as root"
-chmod 0777 "$out"
-mkdir -m 0777 "$out/report"
+# --- 4. offline build ------------------------------------------------------------
+# build_image TAG PEERS: podman build --build-arg OFFLINE=1; sets size, build_s.
+build_image() {
+	local tag=$1 peers=$2 old_id new_id cached steps t
+	local args=(--build-arg OFFLINE=1 --build-arg VERSION="$version" --build-arg WITH_PEERS="$peers")
+	old_id=$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
+	log "building $tag: podman build --isolation=$ISOLATION --pull=never ${args[*]}"
+	t=$(date +%s)
+	podman build --isolation="$ISOLATION" --pull=never "${args[@]}" -t "$tag" -f "$ctx/Dockerfile" "$ctx" >"$out/build.log" 2>&1 ||
+		{
+			tail -40 "$out/build.log" >&2
+			fail "podman build of $tag failed"
+		}
+	build_s=$(elapsed "$t")
+	cached=$(grep -c -- '--> Using cache' "$out/build.log" || true)
+	steps=$(grep -c 'STEP [0-9]*/[0-9]*: ' "$out/build.log" || true)
+	new_id=$(podman image inspect --format '{{.Id}}' "$tag")
+	# the previous image of this tag, not its cached layers
+	if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then podman rmi "$old_id" >/dev/null 2>&1 || true; fi
+	size=$(podman image inspect --format '{{.Size}}' "$tag")
+	log "BUILD OK: $tag in $build_s s ($cached of $steps steps from the layer cache), image size $((size / 1000000)) MB ($size bytes)"
+}
 
-mode=chroot
-if timeout 60 podman run --rm --network=none "$IMAGE" version >/dev/null 2>&1; then
-	mode=run
-fi
-
-if [ "$mode" = run ]; then
-	log "smoke tests: podman run (containers run here)"
-	uid=$(timeout 60 podman run --rm --network=none --entrypoint id "$IMAGE" -u)
-	run_image() { timeout "$SMOKE_TIMEOUT" podman run --rm --network=none -v "$out/report:/mnt" "$IMAGE" "$@"; }
-else
-	log "smoke tests: podman image mount + chroot (podman run cannot start containers here)"
-	mnt=$(podman image mount "$IMAGE")
+# --- 5. smoke tests ----------------------------------------------------------------
+# Containers cannot run on every machine (crun refuses setrlimit under some
+# sandboxes): then the image's binary runs in its mounted root file system
+# with the image's user, environment and working directory.
+mode=""
+# prepare_run TAG: defines run_image ARGS… (dpsolve ARGS… in the image, the
+# host directory $report at /mnt) and sets uid.
+prepare_run() {
+	local tag=$1 user workdir entry
+	# uid, gid, home, mnt, img_env: global, run_image reads them later
+	user=$(podman image inspect --format '{{.Config.User}}' "$tag")
+	[ -n "$user" ] || fail "$tag sets no USER: it would run as root"
+	if [ -z "$mode" ]; then
+		mode=chroot
+		if timeout 60 podman run --rm --network=none "$tag" version >/dev/null 2>&1; then mode=run; fi
+	fi
+	if [ "$mode" = run ]; then
+		log "smoke tests of $tag: podman run (containers run here)"
+		uid=$(timeout 60 podman run --rm --network=none --entrypoint id "$tag" -u)
+		run_image() { timeout "$SMOKE_TIMEOUT" podman run --rm --network=none -v "$report:/mnt" "$tag" "$@"; }
+		return
+	fi
+	log "smoke tests of $tag: podman image mount + chroot (podman run cannot start containers here)"
+	workdir=$(podman image inspect --format '{{.Config.WorkingDir}}' "$tag")
+	mapfile -t img_env < <(podman image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$tag" | grep -v '^$')
+	mnt=$(podman image mount "$tag")
+	mnt_image=$tag
 	# leftovers of an interrupted run
 	{ findmnt -rn -o TARGET | grep -F "$mnt/" || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
 	entry=$(grep "^$user:" "$mnt/etc/passwd" || true)
-	[ -n "$entry" ] || fail "the image's USER $user is not in its /etc/passwd"
+	[ -n "$entry" ] || fail "the USER $user of $tag is not in its /etc/passwd"
 	uid=$(echo "$entry" | cut -d: -f3)
 	gid=$(echo "$entry" | cut -d: -f4)
 	home=$(echo "$entry" | cut -d: -f6)
 	mount -t proc proc "$mnt/proc" && mounted+=("$mnt/proc")
 	mount --bind /dev "$mnt/dev" && mounted+=("$mnt/dev")
 	mount -t tmpfs -o mode=1777,size=512m tmpfs "$mnt/tmp" && mounted+=("$mnt/tmp")
-	mount --bind "$out/report" "$mnt/mnt" && mounted+=("$mnt/mnt")
+	mount --bind "$report" "$mnt/mnt" && mounted+=("$mnt/mnt")
 	run_image() {
 		timeout "$SMOKE_TIMEOUT" env -i "${img_env[@]}" HOME="$home" \
 			"$(command -v chroot)" --userspec="$uid:$gid" "$mnt" \
 			/bin/sh -c 'cd "$0" && exec /usr/local/bin/dpsolve "$@"' "${workdir:-/}" "$@"
 	}
-fi
-[ "$uid" = 10001 ] || fail "the image's user $user has uid $uid, want 10001"
-log "PASS user: the image runs as $user (uid $uid), not root"
+}
 
-t=$(date +%s)
-run_image version >"$out/version.txt" 2>&1 || {
-	cat "$out/version.txt" >&2
-	fail "dpsolve version"
-}
-grep -q '^backend openblas (core ' "$out/version.txt" || {
-	cat "$out/version.txt" >&2
-	fail "dpsolve version does not report the openblas backend"
-}
-log "PASS version: $(head -1 "$out/version.txt"); $(grep '^backend' "$out/version.txt")"
+# smoke_test TAG PEERS
+smoke_test() {
+	local tag=$1 peers=$2 t verdict owner m f
+	report=$out/report-$peers
+	mkdir -m 0777 "$report"
+	chmod 0755 "$out"
+	prepare_run "$tag"
+	[ "$uid" = 10001 ] || fail "the user of $tag has uid $uid, want 10001"
+	log "PASS user: $tag runs as uid $uid, not root"
 
-run_image solve --workload prefix --n 512 --json --quiet >"$out/solve.json" 2>"$out/solve.err" || {
-	cat "$out/solve.err" >&2
-	fail "dpsolve solve --workload prefix --n 512"
-}
-verdict=$(python3 - "$out/solve.json" <<-'EOF'
-	import json, sys
-	r = json.load(open(sys.argv[1]))
-	ok = r["status"] == "converged" and 0 <= r["gap"] <= 1e-8
-	print(("ok " if ok else "bad ") + "status %s, certified gap %.2e, objective %.10g, %d iterations, %.2f s, backend %s (core %s)"
-	      % (r["status"], r["gap"], r["objective"], r["iterations"], r["seconds"], r["backend"], r["core"]))
-EOF
-) || fail "cannot parse the solve's --json output"
-case "$verdict" in ok*) ;; *) fail "prefix n = 512 is not certified: ${verdict#bad }" ;; esac
-log "PASS solve prefix n=512: ${verdict#ok }"
-
-bench_args=(bench --workload prefix --n 128 --repeat 1 --md /mnt/report.md --csv /mnt/runs.csv)
-[ "$WITH_PEERS" = 1 ] && bench_args+=(--peers)
-run_image "${bench_args[@]}" >"$out/bench.txt" 2>&1 || {
-	tail -30 "$out/bench.txt" >&2
-	fail "dpsolve ${bench_args[*]}"
-}
-[ -s "$out/report/report.md" ] && [ -s "$out/report/runs.csv" ] ||
-	fail "dpsolve bench wrote no report into the mounted directory"
-owner=$(stat -c %u "$out/report/report.md")
-[ "$owner" = 10001 ] || fail "the report is owned by uid $owner: the bench did not run as uid 10001"
-methods=(newton yuan2016)
-[ "$WITH_PEERS" = 1 ] && methods+=(fixedpoint lbfgs)
-for m in "${methods[@]}"; do
-	grep -q "| prefix | 128 | $m |" "$out/report/report.md" || {
-		cat "$out/report/report.md" >&2
-		fail "the bench report has no $m row"
+	t=$(date +%s)
+	run_image version >"$out/version.txt" 2>&1 || {
+		cat "$out/version.txt" >&2
+		fail "dpsolve version"
 	}
-done
-log "PASS bench prefix n=128 (${methods[*]}): report.md and runs.csv written to the mounted directory by uid $owner"
-grep "| prefix | 128 |" "$out/report/report.md" | sed 's/^/docker-check:   /'
-log "smoke tests: $(elapsed "$t") s"
+	grep -q '^backend openblas (core ' "$out/version.txt" || {
+		cat "$out/version.txt" >&2
+		fail "dpsolve version does not report the openblas backend"
+	}
+	log "PASS version: $(head -1 "$out/version.txt"); $(grep '^backend' "$out/version.txt")"
 
-log "ALL PASSED: image $IMAGE $((size / 1000000)) MB, build $build_s s, total $(elapsed "$t_start") s"
+	run_image solve --workload prefix --n 512 --json --quiet >"$out/solve.json" 2>"$out/solve.err" || {
+		cat "$out/solve.err" >&2
+		fail "dpsolve solve --workload prefix --n 512"
+	}
+	verdict=$(python3 - "$out/solve.json" <<-'EOF'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		ok = r["status"] == "converged" and 0 <= r["gap"] <= 1e-8
+		print(("ok " if ok else "bad ") + "status %s, certified gap %.2e, objective %.10g, %d iterations, %.2f s, backend %s (core %s)"
+		      % (r["status"], r["gap"], r["objective"], r["iterations"], r["seconds"], r["backend"], r["core"]))
+	EOF
+	) || fail "cannot parse the solve's --json output"
+	case "$verdict" in ok*) ;; *) fail "prefix n = 512 is not certified: ${verdict#bad }" ;; esac
+	log "PASS solve prefix n=512: ${verdict#ok }"
+
+	local args=(bench --workload prefix --n 128 --repeat 1 --md /mnt/report.md --csv /mnt/runs.csv --plot /mnt/time.svg)
+	local methods=(newton yuan2016)
+	if [ "$peers" = 1 ]; then
+		args+=(--peers)
+		methods+=(fixedpoint lbfgs)
+	fi
+	run_image "${args[@]}" >"$out/bench.txt" 2>&1 || {
+		tail -30 "$out/bench.txt" >&2
+		fail "dpsolve ${args[*]}"
+	}
+	for f in report.md runs.csv time.svg; do
+		[ -s "$report/$f" ] || fail "dpsolve bench wrote no $f into the mounted directory"
+		owner=$(stat -c %u "$report/$f")
+		[ "$owner" = 10001 ] || fail "$f is owned by uid $owner: the bench did not run as uid 10001"
+	done
+	for m in "${methods[@]}"; do
+		grep -q "| prefix | 128 | $m |" "$report/report.md" || {
+			cat "$report/report.md" >&2
+			fail "the bench report has no $m row"
+		}
+	done
+	log "PASS bench prefix n=128 (${methods[*]}): report.md, runs.csv, time.svg written to the mounted directory by uid $owner"
+	grep "| prefix | 128 |" "$report/report.md" | sed 's/^/docker-check:   /'
+	log "smoke tests of $tag: $(elapsed "$t") s"
+	unmount_all
+}
+
+# The default image; with WITH_PEERS=1 also the variant with the Python
+# peers (only its runtime stage is rebuilt).
+variants=(0)
+[ "$WITH_PEERS" = 1 ] && variants+=(1)
+summary=()
+for peers in "${variants[@]}"; do
+	tag=$IMAGE
+	[ "$peers" = 1 ] && tag=$IMAGE-peers
+	build_image "$tag" "$peers"
+	smoke_test "$tag" "$peers"
+	summary+=("$tag $((size / 1000000)) MB, build $build_s s")
+done
+log "ALL PASSED: $(printf '%s; ' "${summary[@]}")total $(elapsed "$t_start") s"

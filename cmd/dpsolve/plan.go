@@ -75,16 +75,20 @@ type planTermJSON struct {
 	Error   float64 `json:"error"`
 }
 
-// strategyFile is DIR/strategy.json.
+// strategyFile is DIR/strategy.json, as mechanism/tables (dpsolve release)
+// reads it: "template" with "factors" (kron), "parts" (union) or "file"
+// (dense: the n×n matrix). The expected error is "expected_error", not
+// "objective", which the marginals template's file uses for its sum|max
+// objective.
 type strategyFile struct {
-	Template  string               `json:"template"`
-	Privacy   string               `json:"privacy"`
-	Objective float64              `json:"objective"`
-	Cells     int                  `json:"cells"`
-	Domain    []workload.Attribute `json:"domain"`
-	Factors   []factorFile         `json:"factors,omitempty"`
-	Parts     []partFile           `json:"parts,omitempty"`
-	Matrix    string               `json:"matrix,omitempty"`
+	Template      string               `json:"template"`
+	Privacy       string               `json:"privacy"`
+	ExpectedError float64              `json:"expected_error"`
+	Cells         int                  `json:"cells"`
+	Domain        []workload.Attribute `json:"domain"`
+	Factors       []factorFile         `json:"factors,omitempty"`
+	Parts         []partFile           `json:"parts,omitempty"`
+	File          string               `json:"file,omitempty"`
 }
 
 type factorFile struct {
@@ -282,7 +286,7 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 		}
 	}()
 	s := res.Strategy
-	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), Objective: res.Objective, Cells: w.Cells(), Domain: w.Attributes()}
+	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: w.Cells(), Domain: w.Attributes()}
 	used := map[string]bool{}
 	writeFactors := func(prefix string, fs []plan.Factor) ([]factorFile, error) {
 		var out []factorFile
@@ -309,8 +313,8 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 			sf.Parts = append(sf.Parts, partFile{Weight: p.Weight, Terms: p.Terms, Factors: ff})
 		}
 	case "dense":
-		sf.Matrix = "A.npy"
-		if err := matio.WriteMatrix(filepath.Join(tmp, sf.Matrix), s.Matrix); err != nil {
+		sf.File = "A.npy"
+		if err := matio.WriteMatrix(filepath.Join(tmp, sf.File), s.Matrix); err != nil {
 			return err
 		}
 	}

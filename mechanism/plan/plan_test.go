@@ -344,3 +344,25 @@ func TestCancelled(t *testing.T) {
 		assert.ErrorIs(t, err, context.Canceled, name)
 	}
 }
+
+// A zero-weight term costs nothing and gets no part of its own (a part of
+// weight 0 would have infinite error per unit weight).
+func TestUnionZeroWeightTerm(t *testing.T) {
+	w := spec(t, `{"domain": [{"name": "a", "size": 8}, {"name": "b", "size": 8}],
+	  "workload": [{"name": "A", "product": {"a": "identity"}}, {"name": "Z", "weight": 0, "product": {"a": "prefix"}},
+	               {"name": "B", "product": {"b": "identity"}}]}`)
+	u, err := Union{}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, 32, u.Objective, 1e-12)
+	require.Len(t, u.Strategy.Parts, 2)
+	n := 0
+	for _, p := range u.Strategy.Parts {
+		assert.Greater(t, p.Weight, 0.0)
+		n += len(p.Terms)
+	}
+	assert.Equal(t, 3, n, "every term is in a part")
+	for _, te := range u.TermErrors {
+		assert.False(t, math.IsNaN(te.Error), te.Term)
+	}
+	assert.Equal(t, 0.0, u.TermErrors[1].Error)
+}

@@ -196,6 +196,34 @@ func planUnion(ctx context.Context, s *solver) (*Result, error) {
 		}
 		bestG, bestE = nextG, nextE
 	}
+	// A part with no error (only zero-weight terms) would get weight 0: its
+	// terms join the part with the largest error instead (they cost nothing
+	// wherever they are answered).
+	big := 0
+	for gi, e := range bestE {
+		if e > bestE[big] {
+			big = gi
+		}
+	}
+	var keptG [][]int
+	var keptE []float64
+	for gi, g := range bestG {
+		if bestE[gi] > 0 || gi == big {
+			keptG, keptE = append(keptG, append([]int(nil), g...)), append(keptE, bestE[gi])
+		}
+	}
+	for gi, g := range bestG {
+		if !(bestE[gi] > 0) && gi != big {
+			for ki := range keptG {
+				if keptE[ki] == bestE[big] {
+					keptG[ki] = append(keptG[ki], g...)
+					sort.Ints(keptG[ki])
+					break
+				}
+			}
+		}
+	}
+	bestG, bestE = keptG, keptE
 	// Build the strategy from the chosen grouping.
 	weights := partWeights(bestE, s.o.Privacy)
 	per := map[*workload.Product]float64{}
