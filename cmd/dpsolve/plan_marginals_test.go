@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dpsolve/dpsolve/mechanism/tables"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 const marginalsSpec = `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 10}, {"name": "race", "size": 4}],
@@ -55,7 +58,7 @@ func TestPlanMarginals(t *testing.T) {
 		Template  string `json:"template"`
 		Residuals []struct {
 			Attributes []string `json:"attributes"`
-			Variance   float64  `json:"noise_variance"`
+			Variance   float64  `json:"variance"`
 		} `json:"residuals"`
 		Sensitivity2 float64 `json:"squared_l2_sensitivity"`
 	}
@@ -108,4 +111,22 @@ func TestPlanMarginals(t *testing.T) {
 	code, _, stderr = runCLI(t, "plan", "--spec", writeSpec(t, planSpec), "--template", "marginals")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "is not a marginal")
+}
+
+// A marginals plan directory written by dpsolve plan is read back by the
+// release (mechanism/tables), which re-plans and checks every residual's
+// variance against the file.
+func TestPlanMarginalsReleaseReadsIt(t *testing.T) {
+	spec := writeSpec(t, `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 10}, {"name": "race", "size": 4}],
+	  "workload": [{"name": "m", "marginals": {"upto": 2}}, {"name": "x", "weight": 3, "marginals": {"sets": [["sex", "age", "race"]]}}]}`)
+	out := filepath.Join(t.TempDir(), "plan")
+	code, _, stderr := runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--out", out, "--quiet")
+	require.Equal(t, 0, code, stderr)
+	k, err := workload.LoadSpec(spec)
+	require.NoError(t, err)
+	w, err := tables.FromSpec(k)
+	require.NoError(t, err)
+	s, err := tables.ReadStrategyDir(out, w)
+	require.NoError(t, err)
+	assert.Equal(t, "marginals", s.Template())
 }
