@@ -365,3 +365,16 @@ func TestUnionZeroWeightTerm(t *testing.T) {
 	}
 	assert.Equal(t, 0.0, u.TermErrors[1].Error)
 }
+
+// The portfolio skips union when kron is certified optimal (a single
+// product term), and says so.
+func TestBestSkipsUnionWhenCertified(t *testing.T) {
+	w := spec(t, singleSpec)
+	res, err := Best{}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	require.Len(t, res.Tried, 3)
+	assert.Equal(t, "union", res.Tried[1].Template)
+	assert.Contains(t, res.Tried[1].Err, "certified optimal")
+	assert.Equal(t, "kron", res.Template)
+	assert.InDelta(t, res.DenseObjective, res.Objective, 2e-8*res.Objective)
+}
