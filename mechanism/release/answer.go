@@ -43,6 +43,9 @@ func (m *Mechanism) ExpectedError(w workload.Workload) (ExpectedError, error) {
 	if w.Domain() != m.n {
 		return ExpectedError{}, inputerr.Errorf("release", "workload %s has domain %d but the strategy has %d columns", w.Name(), w.Domain(), m.n)
 	}
+	if m.pinv != nil {
+		return m.expectedErrorPinv(w)
+	}
 	var rinv mat.TriDense
 	if err := rinv.InverseTri(m.r); err != nil {
 		if _, ok := err.(mat.Condition); !ok {
