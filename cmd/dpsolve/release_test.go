@@ -331,3 +331,51 @@ func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", data, "--template", "marginals", "--rho", "1", "--out", out, "--insecure-seed", "1")
 	assert.Equal(t, 0, code, stderr)
 }
+
+func TestReleaseFromDpsolvePlan(t *testing.T) {
+	// dpsolve plan --out DIR, then release --plan DIR: the release's
+	// weighted expected error is the plan's objective times σ², and per
+	// term the plan's term error times σ²/w² (answers are unweighted).
+	dir, spec, data, _ := relFixture(t)
+	for _, tmpl := range []string{"kron", "union", "dense"} {
+		planDir := filepath.Join(dir, "plan-"+tmpl)
+		code, stdout, stderr := releaseCLI(t, "plan", "--spec", spec, "--template", tmpl, "--out", planDir, "--json")
+		require.Equal(t, 0, code, stderr)
+		var pj struct {
+			Objective float64 `json:"objective"`
+			Terms     []struct {
+				Term  string  `json:"term"`
+				Error float64 `json:"error"`
+			} `json:"terms"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(stdout), &pj))
+		code, stdout, stderr = releaseCLI(t, "release", "--spec", spec, "--plan", planDir, "--rho", "0.5", "--dry-run", "--json")
+		require.Equal(t, 0, code, stderr)
+		var rj struct {
+			Template string  `json:"template"`
+			Sigma    float64 `json:"sigma"`
+			Weighted float64 `json:"expected_weighted_error"`
+			Terms    []struct {
+				Name   string  `json:"name"`
+				Weight float64 `json:"weight"`
+				Err    float64 `json:"expected_squared_error"`
+			} `json:"terms"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rj))
+		assert.Equal(t, tmpl, rj.Template)
+		v := rj.Sigma * rj.Sigma
+		// The plan's objective (its own trace formula) and the release's
+		// per-query variance sums (factor-wise pseudo-inverses) are two
+		// computations of one number: 1e-8 relative.
+		assert.InDelta(t, pj.Objective*v, rj.Weighted, 1e-8*rj.Weighted, tmpl)
+		for i, te := range pj.Terms {
+			assert.Equal(t, te.Term, rj.Terms[i].Name)
+			w2 := rj.Terms[i].Weight * rj.Terms[i].Weight
+			assert.InDelta(t, te.Error*v/w2, rj.Terms[i].Err, 1e-8*rj.Terms[i].Err, "%s term %s", tmpl, te.Term)
+		}
+		out := filepath.Join(dir, "out-"+tmpl)
+		code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--plan", planDir, "--rho", "0.5", "--data", data, "--out", out, "--insecure-seed", "5")
+		require.Equal(t, 0, code, stderr)
+		assert.Len(t, readAnswers(t, filepath.Join(out, "answers.csv")), 19)
+	}
+}
