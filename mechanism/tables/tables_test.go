@@ -281,7 +281,6 @@ func TestPostProcess(t *testing.T) {
 	assert.Equal(t, sumAC, sumB)
 }
 
-
 func TestDenseStrategyEqualsKron(t *testing.T) {
 	// The explicit product as a dense strategy over the flattened domain
 	// must give the same variances (one-factor route vs factor-wise route)
