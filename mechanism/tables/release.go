@@ -65,7 +65,10 @@ func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
 	}
 	r := &Release{w: w, s: s, b: b, l1: pure(b)}
 	if ms, ok := s.(MarginalsStrategy); ok {
-		return r, r.prepareMarginals(ms)
+		if err := r.prepareMarginals(ms); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	vw := w // the workload the variances are computed on
 	if ds, ok := s.(DenseStrategy); ok {
