@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"math"
@@ -15,6 +16,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
 
 // relFixture writes a small spec (a 3×4×2 domain: two marginals and a
@@ -378,4 +381,42 @@ func TestReleaseFromDpsolvePlan(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		assert.Len(t, readAnswers(t, filepath.Join(out, "answers.csv")), 19)
 	}
+}
+
+func TestReleasePureEpsilon(t *testing.T) {
+	// --eps alone is pure ε-DP: Laplace noise on a plan normalised to L1
+	// sensitivity 1 (dpsolve plan --privacy pure), per-value variance 2b².
+	dir, spec, data, _ := relFixture(t)
+	planDir := filepath.Join(dir, "plan-pure")
+	code, _, stderr := releaseCLI(t, "plan", "--spec", spec, "--template", "kron", "--privacy", "pure", "--out", planDir)
+	require.Equal(t, 0, code, stderr)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := releaseCLI(t, "release", "--spec", spec, "--plan", planDir, "--eps", "0.5", "--data", data, "--out", out, "--insecure-seed", "2", "--json")
+	require.Equal(t, 0, code, stderr)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j))
+	assert.Equal(t, "pure", j["privacy"])
+	assert.Equal(t, "L1", j["sensitivity_norm"])
+	assert.Contains(t, j["mechanism"], "Laplace")
+	sens := j["sensitivity"].(float64)
+	assert.InDelta(t, 1, sens, 1e-9, "the pure plan has L1 sensitivity 1")
+	b := j["noise_scale"].(float64)
+	// b = Δ₁'/ε with Δ₁' = Δ₁ + g·p, g ≈ b·2^-40: within 1e-9 of 2.
+	assert.InDelta(t, 2, b, 1e-9)
+	assert.InDelta(t, math.Sqrt2*b, j["sigma"].(float64), 1e-12)
+	_, ok := j["delta"]
+	assert.False(t, ok, "no delta under pure DP")
+}
+
+func TestWriteReleaseDirCancelledLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := &tables.Workload{Domain: []records.Attribute{{Name: "a", Size: 1}}, Terms: []tables.Term{{Name: "t", Weight: 1,
+		Products: []tables.Product{tables.Marginal([]records.Attribute{{Name: "a", Size: 1}}, []int{0})}}}}
+	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{})
+	assert.ErrorIs(t, err, context.Canceled)
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries, "neither the output nor a temporary directory remains")
 }
