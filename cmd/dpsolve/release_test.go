@@ -105,7 +105,9 @@ func TestReleaseWritesAnswersAndRecord(t *testing.T) {
 	assert.Equal(t, "3", j["seed"])
 	assert.Equal(t, 1.0, j["epsilon"])
 	rows := readAnswers(t, filepath.Join(out, "answers.csv"))
-	assert.Equal(t, []string{"term", "query", "answer", "stddev", "a", "b", "c"}, rows[0])
+	// Seeded noise: a last column says every row is not private.
+	assert.Equal(t, []string{"term", "query", "answer", "stddev", "a", "b", "c", "private"}, rows[0])
+	assert.Equal(t, "false", rows[5][7])
 	require.Len(t, rows, 1+18)
 	// Marginal {a,c}: attribute columns a and c hold the query's values.
 	assert.Equal(t, []string{"m", "0", "0", ""}, []string{rows[1][0], rows[1][1], rows[1][4], rows[1][5]})
@@ -278,7 +280,7 @@ func TestReleaseAdultWalkthrough(t *testing.T) {
 	found := 0
 	for _, r := range rows[1:] {
 		n := 0
-		for _, c := range r[4:] {
+		for _, c := range r[4:18] { // the 14 attribute columns
 			if c != "" {
 				n++
 			}

@@ -340,6 +340,9 @@ func TestWriteAnswersCSVQuotes(t *testing.T) {
 	dom := []records.Attribute{{Name: `x,"y"`, Size: 2}}
 	w := &Workload{Domain: dom, Terms: []Term{{Name: "a,b", Weight: 1, Products: []Product{Marginal(dom, []int{0})}}}}
 	var buf bytes.Buffer
-	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, -0}}, Std: [][]float64{{0.25, 0.25}}}))
+	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, -0}}, Std: [][]float64{{0.25, 0.25}}, Private: true}))
 	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\"\n\"a,b\",0,1.5,0.25,0\n\"a,b\",1,0,0.25,1\n", buf.String())
+	buf.Reset()
+	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, 2}}, Std: [][]float64{{0.25, 0.25}}}))
+	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\",private\n\"a,b\",0,1.5,0.25,0,false\n\"a,b\",1,2,0.25,1,false\n", buf.String())
 }
