@@ -422,3 +422,16 @@ func TestWriteReleaseDirCancelledLeavesNothing(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries, "neither the output nor a temporary directory remains")
 }
+
+func TestReleaseOutParentMissingRefusedFirst(t *testing.T) {
+	dir, spec, data, planDir := relFixture(t)
+	led := filepath.Join(dir, "budget.json")
+	require.NoError(t, os.WriteFile(led, []byte(`{"limit": {"rho": 1}}`), 0o644))
+	before, _ := os.ReadFile(led)
+	code, _, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--plan", planDir, "--rho", "0.5",
+		"--budget-file", led, "--out", filepath.Join(dir, "no", "such", "out"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "cannot write in")
+	after, _ := os.ReadFile(led)
+	assert.Equal(t, before, after, "nothing charged")
+}
