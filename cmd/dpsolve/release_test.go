@@ -307,7 +307,8 @@ func TestReleaseAdultWalkthrough(t *testing.T) {
 
 func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
 	// Three attributes of 4096 values (6.9·10¹⁰ cells, 550 GB as a
-	// histogram, as much again for least squares) under a Kronecker plan:
+	// histogram, twice as much again for the products and least squares)
+	// under a Kronecker plan:
 	// refused with both figures before the data is read. (1.1 TB exceeds
 	// any test machine's memory.)
 	dir := t.TempDir()
@@ -328,7 +329,7 @@ func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	code, _, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--plan", planDir, "--rho", "1", "--out", out)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "needs about 1.0 TiB")
+	assert.Contains(t, stderr, "needs about 1.5 TiB")
 	assert.Contains(t, stderr, "is available")
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err))
