@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -219,4 +222,109 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 	var rep batchStatusJSON
 	require.NoError(t, json.Unmarshal([]byte(so), &rep))
 	assert.Equal(t, map[string]int{"succeeded": 9, "failed": 1, "needs_review": 1}, rep.Counts)
+}
+
+// TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes pins the structure of
+// dpsolve release that lets a batch retry a release job refused with one
+// of internal/batch's pre-noise messages (preNoise): every ledger call is
+// either ledger.Check, before the data are read and before r.Run, or
+// ledger.Spend inside the one closure passed to r.Run as its beforeNoise
+// hook (which mechanism/tables runs before the first draw, and whose
+// refusal samples nothing: TestNothingSampledOnRefusalOrCancel there); and
+// the "data: " and "spec: " errors come from code that runs before r.Run.
+// If this fails, dpsolve release changed: check internal/batch/prenoise.go
+// before updating the test.
+func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "release.go", nil, 0)
+	require.NoError(t, err)
+	funcs := map[string]*ast.FuncDecl{}
+	for _, d := range file.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			funcs[fd.Name.Name] = fd
+		}
+	}
+	run, readData := funcs["runRelease"], funcs["readData"]
+	require.NotNil(t, run)
+	require.NotNil(t, readData)
+	sel := func(e ast.Expr) string {
+		if s, ok := e.(*ast.SelectorExpr); ok {
+			if x, ok := s.X.(*ast.Ident); ok {
+				return x.Name + "." + s.Sel.Name
+			}
+		}
+		return ""
+	}
+	// The beforeNoise closure and the r.Run call that receives it.
+	var charge *ast.FuncLit
+	var runCall *ast.CallExpr
+	chargeUses := 0
+	ast.Inspect(run, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.AssignStmt:
+			if id, ok := x.Lhs[0].(*ast.Ident); ok && id.Name == "charge" && len(x.Rhs) == 1 {
+				charge, _ = x.Rhs[0].(*ast.FuncLit)
+			}
+		case *ast.CallExpr:
+			if sel(x.Fun) == "r.Run" {
+				require.Nil(t, runCall, "one r.Run call")
+				runCall = x
+				require.Len(t, x.Args, 5)
+				id, ok := x.Args[3].(*ast.Ident)
+				require.True(t, ok && id.Name == "charge", "r.Run's beforeNoise argument is charge")
+			}
+		case *ast.Ident:
+			if x.Name == "charge" {
+				chargeUses++
+			}
+		}
+		return true
+	})
+	require.NotNil(t, charge, "charge := func() error {…}")
+	require.NotNil(t, runCall)
+	assert.Equal(t, 2, chargeUses, "charge is defined and passed to r.Run, nothing else")
+	inside := func(n, outer ast.Node) bool { return n.Pos() >= outer.Pos() && n.End() <= outer.End() }
+	inAnyFuncLit := func(root, n ast.Node) bool {
+		found := false
+		ast.Inspect(root, func(m ast.Node) bool {
+			if fl, ok := m.(*ast.FuncLit); ok && inside(n, fl) {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	checks, spends, readDataCalls := 0, 0, 0
+	for _, d := range file.Decls {
+		ast.Inspect(d, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			name := sel(c.Fun)
+			switch {
+			case name == "ledger.Check":
+				checks++
+				assert.True(t, inside(c, run) && c.Pos() < runCall.Pos() && !inAnyFuncLit(run, c), "ledger.Check at %s is not straight-line code before r.Run", fset.Position(c.Pos()))
+			case name == "ledger.Spend":
+				spends++
+				assert.True(t, inside(c, charge), "ledger.Spend at %s is outside the beforeNoise closure", fset.Position(c.Pos()))
+			case strings.HasPrefix(name, "ledger."):
+				t.Errorf("unexpected ledger call %s at %s", name, fset.Position(c.Pos()))
+			case name == "f.readData":
+				readDataCalls++
+				assert.True(t, inside(c, run) && c.Pos() < runCall.Pos() && !inAnyFuncLit(run, c), "readData at %s does not run before r.Run", fset.Position(c.Pos()))
+			case name == "inputerr.Errorf" && len(c.Args) >= 2:
+				lit, ok := c.Args[1].(*ast.BasicLit)
+				if ok && (strings.HasPrefix(lit.Value, `"data: `) || strings.HasPrefix(lit.Value, `"spec: `)) {
+					before := inside(c, readData) || inside(c, run) && c.Pos() < runCall.Pos()
+					assert.True(t, before, "%s error at %s is not before r.Run", lit.Value, fset.Position(c.Pos()))
+				}
+			}
+			return true
+		})
+	}
+	assert.Equal(t, 1, checks)
+	assert.Equal(t, 1, spends)
+	assert.Equal(t, 1, readDataCalls)
 }
