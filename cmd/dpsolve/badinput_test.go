@@ -25,9 +25,9 @@ import (
 )
 
 var (
-	strategyOnce sync.Once
-	strategyFile string
-	strategyErr  error
+	strategyOnce       sync.Once
+	sharedStrategyFile string
+	strategyErr        error
 )
 
 // gaussianStrategy returns a file holding the Gaussian-optimized strategy
@@ -40,14 +40,14 @@ func gaussianStrategy(t *testing.T) string {
 			strategyErr = err
 			return
 		}
-		strategyFile = filepath.Join(dir, "A.npy")
+		sharedStrategyFile = filepath.Join(dir, "A.npy")
 		var o, e bytes.Buffer
-		if code := run([]string{"solve", "--workload", "prefix", "--n", "256", "--quiet", "--out-a", strategyFile}, &o, &e); code != 0 {
+		if code := run([]string{"solve", "--workload", "prefix", "--n", "256", "--quiet", "--out-a", sharedStrategyFile}, &o, &e); code != 0 {
 			strategyErr = fmt.Errorf("solve exited %d: %s", code, e.String())
 		}
 	})
 	require.NoError(t, strategyErr)
-	return strategyFile
+	return sharedStrategyFile
 }
 
 // cliFixture makes a directory with the inputs the cases use.

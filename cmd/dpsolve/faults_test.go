@@ -261,7 +261,7 @@ func TestFaultInterruptRun(t *testing.T) {
 func TestFaultInterruptSolve(t *testing.T) {
 	dir := faultFixture(t, 8)
 	s := startBin(t, dir, "solve", "--workload", "prefix", "--n", "1024", "--out-a", "A.npy")
-	waitForText(t, &s.errb, " iter ", 20*time.Second) // the solve is under way
+	waitForOutput(t, &s.errb, " iter ", 20*time.Second) // the solve is under way
 	sent := time.Now()
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
 	code, _ := s.wait(t)
@@ -279,9 +279,9 @@ func TestFaultInterruptSolve(t *testing.T) {
 func TestFaultSecondSignalExitsAtOnce(t *testing.T) {
 	dir := faultFixture(t, 8)
 	s := startBin(t, dir, "solve", "--workload", "prefix", "--n", "1024", "--out-a", "A.npy")
-	waitForText(t, &s.errb, " iter ", 20*time.Second)
+	waitForOutput(t, &s.errb, " iter ", 20*time.Second)
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
-	waitForText(t, &s.errb, "send it again", 5*time.Second)
+	waitForOutput(t, &s.errb, "send it again", 5*time.Second)
 	sent := time.Now()
 	_ = s.cmd.Process.Signal(syscall.SIGINT)
 	code, _ := s.wait(t)
@@ -290,8 +290,8 @@ func TestFaultSecondSignalExitsAtOnce(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, "A.npy"))
 }
 
-// waitForText polls buf (written by the child's stderr copier) for text.
-func waitForText(t *testing.T, buf *lockedBuffer, text string, limit time.Duration) {
+// waitForOutput polls buf (written by the child's stderr copier) for text.
+func waitForOutput(t *testing.T, buf *lockedBuffer, text string, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {

@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -174,7 +173,7 @@ type tblJSON struct {
 	Seconds            float64       `json:"seconds"`
 }
 
-func runRelease(args []string, stdout, stderr io.Writer) error {
+func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	fs := newFlagSet("release", stderr)
 	var f tblFlags
@@ -186,8 +185,6 @@ func runRelease(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	if !f.dryRun {
 		// Refuse an existing output before anything is read or spent.
 		if err := checkOutDir(f.out); err != nil {

@@ -326,17 +326,22 @@ func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result) (*block,
 	return b, nil
 }
 
-// inverse returns X⁻¹ (row-major) of a positive definite X.
+// inverse returns X⁺ (row-major) of a positive semidefinite X: X⁻¹ when X
+// is definite (Cholesky), else the pseudo-inverse from X's eigendecomposition.
+// newton's exact solve of a singular Gram G returns a singular X with
+// range(G) ⊆ range(X); every Gram the block is charged with (G and the
+// per-term Grams whose weighted sum it is) then lies in range(X), where
+// tr(V X⁺) is the error of the least-squares estimate through the
+// rank-deficient factor.
 func inverse(x *mat.SymDense) ([]float64, error) {
-	var c mat.Cholesky
-	if !c.Factorize(x) {
-		return nil, fmt.Errorf("plan: a block strategy is not positive definite")
-	}
-	var inv mat.SymDense
-	if err := c.InverseTo(&inv); err != nil {
-		return nil, fmt.Errorf("plan: inverting a block strategy: %v", err)
-	}
 	d := x.SymmetricDim()
+	var inv mat.SymDense
+	var c mat.Cholesky
+	if ok := c.Factorize(x); !ok || c.InverseTo(&inv) != nil {
+		if err := pseudoInverse(x, &inv); err != nil {
+			return nil, err
+		}
+	}
 	p := make([]float64, d*d)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
@@ -345,4 +350,35 @@ func inverse(x *mat.SymDense) ([]float64, error) {
 		}
 	}
 	return p, nil
+}
+
+// pseudoInverse sets dst = X⁺ = Q Λ⁺ Qᵀ, dropping eigenvalues at or below
+// d·ε·λ_max (the usual numerical-rank threshold; an eigenvalue that small
+// is rounding of a zero one, and inverting it would amplify that rounding).
+func pseudoInverse(x *mat.SymDense, dst *mat.SymDense) error {
+	d := x.SymmetricDim()
+	var eig mat.EigenSym
+	if !eig.Factorize(x, true) {
+		return fmt.Errorf("plan: eigendecomposition of a strategy Gram failed")
+	}
+	vals := eig.Values(nil)
+	var q mat.Dense
+	eig.VectorsTo(&q)
+	lmax := vals[len(vals)-1]
+	if !(lmax > 0) {
+		return fmt.Errorf("plan: a strategy Gram is zero")
+	}
+	tol := float64(d) * 0x1p-52 * lmax
+	*dst = *mat.NewSymDense(d, nil)
+	for k, l := range vals {
+		if l <= tol {
+			if l < -tol {
+				return fmt.Errorf("plan: a strategy Gram is not positive semidefinite (eigenvalue %g)", l)
+			}
+			continue
+		}
+		col := mat.Col(nil, k, &q)
+		dst.SymRankOne(dst, 1/l, mat.NewVecDense(d, col))
+	}
+	return nil
 }

@@ -344,15 +344,14 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 	n := w.Cells()
 	a := mat.NewDense(n, n, nil)
 	a.Copy(nr.A)
-	// Per-term errors tr(Vⱼ X⁻¹) from X⁻¹, one term Gram at a time.
-	var c mat.Cholesky
-	if !c.Factorize(nr.X) {
-		return nil, fmt.Errorf("plan: the dense strategy is not positive definite")
+	// Per-term errors tr(Vⱼ X⁺), one term Gram at a time.
+	// X⁺: X⁻¹, or the pseudo-inverse for the exact optimum of a singular
+	// Gram, whose range holds every term's (see inverse).
+	xp, err := inverse(nr.X)
+	if err != nil {
+		return nil, err
 	}
-	var xinv mat.SymDense
-	if err := c.InverseTo(&xinv); err != nil {
-		return nil, fmt.Errorf("plan: %v", err)
-	}
+	xinv := mat.NewSymDense(n, xp)
 	tes := make([]TermError, len(w.Terms()))
 	for j, t := range w.Terms() {
 		tes[j] = TermError{Term: t.Name, Queries: t.Queries()}
