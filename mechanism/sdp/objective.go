@@ -1,6 +1,7 @@
 package sdp
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -12,7 +13,7 @@ import (
 
 // ErrUnsupported is returned by StrategyObjective when AᵀA is singular, so
 // the strategy cannot answer every query of a full-rank workload.
-var ErrUnsupported = inputerr.Errorf("sdp", "strategy does not support the workload (AᵀA is singular)")
+var ErrUnsupported = errors.New("sdp: strategy does not support the workload (AᵀA is singular)")
 
 // StrategyObjective returns the seed's objective J_p(A) = ‖A‖²_{p,∞} ·
 // tr(V (AᵀA)⁻¹) of strategy s for the workload Gram V: p = 1 is exact
