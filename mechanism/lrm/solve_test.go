@@ -434,13 +434,41 @@ func TestSolveScaleInvariance(t *testing.T) {
 	}
 }
 
+// Cancellation returns the best exact decomposition so far AND ctx.Err()
+// (dpsolve's one rule, as newton): before the start, during the p-Identity
+// start, and in the middle of the iteration. The returned pair must be an
+// exact W = BL (relative residual ≤ 1e-12, far below any iterate's) and say
+// it did not converge.
 func TestSolveCancelled(t *testing.T) {
 	pf, err := workload.NewPrefix(32)
 	w := mustMatrix(t, pf, err)
+	exact := func(name string, res *Result, err error) {
+		t.Helper()
+		require.True(t, errors.Is(err, context.Canceled), "%s: got %v", name, err)
+		require.NotNil(t, res, name)
+		assert.False(t, res.Converged, name)
+		var bl mat.Dense
+		bl.Mul(res.B, res.L)
+		bl.Sub(w, &bl)
+		assert.LessOrEqual(t, mat.Norm(&bl, 2)/mat.Norm(w, 2), 1e-12, name)
+		assert.Equal(t, sensitivity(res.L, res.Ball), res.Sensitivity, name)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Solve(ctx, w, nil)
-	require.True(t, errors.Is(err, context.Canceled), "got %v", err)
+	res, err := Solve(ctx, w, nil)
+	exact("before the start", res, err)
+	res, err = Solve(ctx, w, &Options{Start: StartPIdentity, Rank: 40})
+	exact("p-Identity start", res, err)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	res, err = Solve(ctx, w, &Options{Ball: L2, Progress: func(it Iteration) {
+		if it.Outer == 2 {
+			cancel()
+		}
+	}})
+	exact("mid-iteration", res, err)
+	assert.GreaterOrEqual(t, res.Iterations, 2)
 }
 
 func TestSolveBadInput(t *testing.T) {
