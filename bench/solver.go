@@ -80,6 +80,8 @@ func (s Newton) Solve(ctx context.Context, p Problem, _ float64) (*Outcome, erro
 	r, err := newton.Solve(ctx, p.V, opt)
 	secs := time.Since(start).Seconds()
 	if err != nil {
+		// Includes cancellation, where newton also returns its best X: a
+		// benchmark run that was cut short is not a measurement.
 		return nil, err
 	}
 	if r == nil || r.X == nil {

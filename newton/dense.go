@@ -71,7 +71,7 @@ func dualBound(c blas.General, y []float64, buf blas.General) (float64, bool) {
 	n, k := c.Rows, c.Cols
 	sy := 0.0
 	for i, yi := range y {
-		if !(yi > 0) || math.IsInf(yi, 0) {
+		if !(yi >= 0) || math.IsInf(yi, 0) {
 			return math.Inf(-1), true
 		}
 		r := math.Sqrt(yi)

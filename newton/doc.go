@@ -11,4 +11,17 @@
 // evaluated at y = diag(X⁻¹VX⁻¹), which is tight at the optimum. The relative
 // gap (F − g)/F bounds how far the returned strategy's expected error is from
 // the best possible.
+//
+// Two methods share that certificate. For a positive definite V, a Newton
+// method in the coordinates that whiten X and diagonalize V (newton.go). For
+// a singular V, whose infimum is attained only by a singular X, a
+// primal–dual interior-point Newton method maximizes g(y) over y ≥ 0 with
+// V = BᵀB of full row rank r (singular.go): every dual point y gives the
+// feasible primal X(y) = Bᵀ(B·diag(y)·Bᵀ)^{-1/2}B scaled to diag ≤ 1, of
+// rank r and with range(V) ⊆ range(X), whose objective tr(V X⁺) is
+// available in closed form, so the gap is known at every iteration and no
+// regularization is needed. Its work is on r×r and n×r matrices plus one n×n
+// Hessian per iteration; measured at n = 256 it takes 1 (totals, marginals:
+// the uniform start is optimal) to 9 iterations (random low-rank workloads)
+// to certified gaps below 1e-9.
 package newton

@@ -44,14 +44,13 @@ type Options struct {
 	Tol float64
 	// MaxIter caps the outer iterations; default 100 (30 for MethodYuan2016).
 	MaxIter int
-	// Regularization is θ, relative to mean(diag V): the solver minimizes
-	// tr((V + θ·mean(diag V)·I) X⁻¹). For a positive definite V, zero (the
-	// default) means none. A singular V (smallest eigenvalue ≤ 1e-13 of the
-	// largest) has no minimizer, so it is always regularized — with θ = 1e-9
-	// when zero is given — and reached by continuation from θ = 1e-3 in
-	// hundredfold steps. The raw objective and bound for V itself are
-	// reported; their gap shrinks roughly like √θ. MethodYuan2016 uses the
-	// seed's 1e-3 unless a θ is given.
+	// Regularization is θ, relative to mean(diag V): when positive, the
+	// solver minimizes tr((V + θ·mean(diag V)·I) X⁻¹) instead (reached by
+	// continuation from θ = 1e-3 for a singular V) and reports the raw
+	// objective and bound for V itself, whose gap shrinks roughly like √θ.
+	// Zero (the default) means none: a singular V is then solved exactly by
+	// the dual method (see Solve). MethodYuan2016 uses the seed's 1e-3
+	// unless a θ is given.
 	Regularization float64
 	// Progress, when non-nil, is called after every iteration.
 	Progress func(Iteration)
@@ -70,11 +69,18 @@ type Iteration struct {
 
 // Result is the outcome of Solve.
 type Result struct {
-	// X is the optimized Gram of the strategy, diag(X) = 1, X ≻ 0.
+	// X is the optimized Gram of the strategy: diag(X) = 1 and X ≻ 0 for a
+	// positive definite V; for a singular V, X ⪰ 0 with rank(X) = Rank,
+	// range(V) ⊆ range(X) and diag(X) ≤ 1 (equal to 1 up to the certified
+	// gap wherever the optimal dual weight yᵢ is positive; see Solve).
 	X *mat.SymDense
-	// A is the strategy: upper triangular with AᵀA = X and unit column norms.
+	// A is the strategy: upper triangular with AᵀA = X and column norms
+	// √diag(X) ≤ 1. For a singular V only its first Rank rows are non-zero:
+	// they are the Rank×n strategy (the QR factor of any factor of X), and
+	// the zero rows measure nothing.
 	A *mat.TriDense
-	// Objective is the raw objective tr(V X⁻¹) for the caller's V.
+	// Objective is the raw objective tr(V X⁺) for the caller's V (X⁺ = X⁻¹
+	// when X is definite).
 	Objective float64
 	// LowerBound is a certified lower bound on min tr(V X⁻¹) over feasible X
 	// for the caller's V (weak duality; see Certificate).
@@ -88,6 +94,9 @@ type Result struct {
 	// RegularizedObjective is tr((V+θ·mean(diag V)·I) X⁻¹), equal to
 	// Objective when Regularization is 0.
 	RegularizedObjective float64
+	// Rank is the rank of X: n for a positive definite V, rank(V) for a
+	// singular one (see Solve).
+	Rank int
 	// Iterations and CGSteps count outer iterations and inner linear-solver steps.
 	Iterations int
 	CGSteps    int

@@ -193,14 +193,16 @@ type releaseJSON struct {
 // outputs and reports. extra (may be nil) adds fields to the JSON.
 func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload,
 	stdout, stderr io.Writer, extra func(*releaseJSON)) error {
-	m, err := release.New(a, b)
+	// The factorization and the expected error are O(n³): return at once
+	// when interrupted (signals.go).
+	m, err := untilCancelled(ctx, func() (*release.Mechanism, error) { return release.New(a, b) })
 	if err != nil {
 		return err
 	}
 	if err := m.CheckData(x); err != nil {
 		return fmt.Errorf("%s: %w", f.data, err)
 	}
-	exp, err := m.ExpectedError(w)
+	exp, err := untilCancelled(ctx, func() (release.ExpectedError, error) { return m.ExpectedError(w) })
 	if err != nil {
 		return err
 	}
@@ -285,6 +287,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var f releaseFlags
 	f.register(fs)
 	strategyPath := fs.String("strategy", "", "strategy matrix A (p×n), .npy or .csv (required), e.g. from dpsolve solve --out-a")
+	outW := registerOutW(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -295,7 +298,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{f.data, f.wfile, *strategyPath}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat)); err != nil {
+	if err := checkOutputs([]string{f.data, f.wfile, *strategyPath}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	a, err := matio.ReadMatrix(*strategyPath)
@@ -320,7 +323,10 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	warnLaplaceMismatch(a, w, b, stderr, false)
-	return doRelease(ctx, &f, b, a, x, w, stdout, stderr, nil)
+	if err := doRelease(ctx, &f, b, a, x, w, stdout, stderr, nil); err != nil {
+		return err
+	}
+	return writeOutW(*outW, w) // after the answers: they matter more
 }
 
 // finite reports whether v is a finite float (for JSON-safe optional fields).

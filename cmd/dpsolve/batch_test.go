@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/internal/matio"
 )
@@ -94,7 +95,7 @@ func testManifest(t *testing.T, dir string) (string, []batchJob) {
 }
 
 // dpsolveCmd runs the test binary as dpsolve.
-func dpsolveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+func dpsolveCmd(t testing.TB, dir string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -159,10 +160,15 @@ func dropSeconds(v any) any {
 	return v
 }
 
-func decodeJSON(t *testing.T, s, what string) any {
+func decodeJSON(t *testing.T, s, what string, ignore ...string) any {
 	t.Helper()
 	var v any
 	require.NoError(t, json.Unmarshal([]byte(s), &v), "%s: %q", what, s)
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range ignore {
+			delete(m, k)
+		}
+	}
 	return dropSeconds(v)
 }
 
@@ -170,7 +176,9 @@ func decodeJSON(t *testing.T, s, what string) any {
 // succeeded, its stdout and output files equal the same job run directly
 // (one thread, in the manifest's folder), and batch status and batch
 // collect report the failing job with its message.
-func checkFinished(t *testing.T, dir, out string, jobs []batchJob) {
+//
+// Fields named in ignore are left out of the comparison.
+func checkFinished(t *testing.T, dir, out string, jobs []batchJob, ignore ...string) {
 	t.Helper()
 	direct := t.TempDir()
 	for _, j := range jobs {
@@ -193,7 +201,7 @@ func checkFinished(t *testing.T, dir, out string, jobs []batchJob) {
 		require.Equal(t, 0, code, "%s run directly: %s", j.ID, se)
 		got, err := os.ReadFile(filepath.Join(out, j.ID, batch.StdoutFile))
 		require.NoError(t, err)
-		assert.Equal(t, decodeJSON(t, so, j.ID+" direct"), decodeJSON(t, string(got), j.ID+" batch"), "%s: batch and direct results differ", j.ID)
+		assert.Equal(t, decodeJSON(t, so, j.ID+" direct", ignore...), decodeJSON(t, string(got), j.ID+" batch", ignore...), "%s: batch and direct results differ", j.ID)
 		files, _ := filepath.Glob(filepath.Join(jdir, "*"))
 		for _, f := range files {
 			want, _ := os.ReadFile(f)
@@ -331,13 +339,11 @@ func TestBatchShardsSurviveSIGKILL(t *testing.T) {
 	waitFor(t, 30*time.Second, "shard 1 to finish two jobs and start a third", func() bool {
 		done, started := 0, ""
 		for _, j := range mine {
-			if st, _ := batch.ReadStatus(filepath.Join(out, j.ID)); st != nil {
-				switch st.State {
-				case batch.Succeeded:
-					done++
-				case batch.Started:
-					started = j.ID
-				}
+			switch batch.ReadJob(out, j.ID).Category() {
+			case "succeeded":
+				done++
+			case "running":
+				started = j.ID
 			}
 		}
 		victim = started
@@ -359,7 +365,8 @@ func TestBatchShardsSurviveSIGKILL(t *testing.T) {
 	waitFor(t, 5*time.Second, "the killed batch's job to die with it", func() bool {
 		return len(processesMentioning(filepath.Join(out, victim))) == 0
 	})
-	require.Equal(t, batch.Started, statusOf(t, out, victim).State)
+	require.Equal(t, "interrupted", batch.ReadJob(out, victim).Category())
+	assert.Nil(t, statusOf(t, out, victim), "a job that is not a release job writes status.json only when it ends")
 	code, so, _ := runDpsolve(t, dir, nil, "batch", "status", out, "--manifest", manifest)
 	assert.Equal(t, 1, code)
 	assert.Regexp(t, `interrupted +`+victim, so)
@@ -518,4 +525,91 @@ func TestBatchCores(t *testing.T) {
 	assert.Equal(t, 3, batchCores())
 	t.Setenv("SLURM_CPUS_PER_TASK", "5")
 	assert.Equal(t, 5, batchCores())
+}
+
+// TestBatchInProcess runs the 24-job manifest with --in-process: the solve
+// jobs run inside the batch, two at a time, and still give exactly the
+// results of the same jobs run directly; the compare jobs run as children.
+func TestBatchInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dpsolve processes")
+	}
+	dir := t.TempDir()
+	manifest, jobs := testManifest(t, dir)
+	// A relative --out resolves against the caller's folder, not the
+	// manifest's, although the batch moves there to run jobs in-process.
+	code, so, se := runDpsolve(t, filepath.Dir(dir), nil, "batch", "--manifest", manifest, "--out", filepath.Join(filepath.Base(dir), "out"),
+		"--in-process", "--workers", "2", "--threads", "1", "--json")
+	require.Equal(t, 1, code, se)
+	res := batchOutcomes(t, so)
+	assert.Len(t, res, len(jobs))
+	assert.Contains(t, se, "1 failed")
+	var ignore []string
+	if blas.Current().Name() == "purego" {
+		// The pure-Go backend reports GOMAXPROCS as its threads, and an
+		// in-process job shares the batch's; the numbers are the same.
+		ignore = []string{"threads"}
+	}
+	checkFinished(t, dir, filepath.Join(dir, "out"), jobs, ignore...)
+}
+
+func TestInProcessJobChoosesSolveWithoutThreads(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		args []string
+		want bool
+	}{
+		{"solve", []string{"--workload", "prefix", "--n", "8", "--json", "--quiet"}, true},
+		{"solve", []string{"--workload", "prefix", "--n", "8", "--threads", "2"}, false},
+		{"solve", []string{"--workload", "prefix", "--n", "8", "-threads=2"}, false},
+		{"compare", []string{"--workload", "prefix", "--n", "8"}, false},
+	} {
+		var so, se bytes.Buffer
+		code, ok := inProcessJob(tc.cmd, tc.args, &so, &se)
+		assert.Equal(t, tc.want, ok, "%s %v", tc.cmd, tc.args)
+		if ok {
+			assert.Equal(t, 0, code, se.String())
+			assert.Contains(t, so.String(), `"objective"`)
+		}
+	}
+}
+
+// TestBatchSIGTERM stops a batch the way scancel or a deleted pod does: it
+// starts no more jobs, passes the signal to the running one, records it as
+// failed, exits 130, and a rerun finishes the rest.
+func TestBatchSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dpsolve processes")
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	for i := range 4 {
+		b, _ := json.Marshal(batchJob{fmt.Sprint("j", i), "solve", []string{"--workload", "prefix", "--n", "16", "--json", "--quiet"}})
+		buf.Write(append(b, '\n'))
+	}
+	manifest := filepath.Join(dir, "m.jsonl")
+	require.NoError(t, os.WriteFile(manifest, buf.Bytes(), 0o644))
+	out := filepath.Join(dir, "out")
+	p := dpsolveCmd(t, dir, []string{"DPSOLVE_TEST_JOB_DELAY=20s"}, "batch", "--manifest", manifest, "--out", out, "--workers", "1", "--json")
+	var so, se bytes.Buffer
+	p.Stdout, p.Stderr = &so, &se
+	require.NoError(t, p.Start())
+	waitFor(t, 20*time.Second, "the first job to run", func() bool { return batch.ReadJob(out, "j0").Category() == "running" })
+	t0 := time.Now()
+	require.NoError(t, p.Process.Signal(syscall.SIGTERM))
+	_ = p.Wait()
+	assert.Less(t, time.Since(t0), 15*time.Second, "the running job was not stopped")
+	assert.Equal(t, exitInterrupted, p.ProcessState.ExitCode(), se.String())
+	assert.Contains(t, se.String(), "run the same command again to finish the rest")
+	res := batchOutcomes(t, so.String())
+	assert.Equal(t, batch.RanFailed, res["j0"].Result)
+	assert.Contains(t, res["j0"].Error, "interrupted")
+	for _, id := range []string{"j1", "j2", "j3"} {
+		assert.Equal(t, batch.NotRun, res[id].Result, id)
+	}
+	code, so2, se2 := runDpsolve(t, dir, nil, "batch", "--manifest", manifest, "--out", out, "--json")
+	require.Equal(t, 0, code, se2)
+	for id, o := range batchOutcomes(t, so2) {
+		assert.Equal(t, batch.Ran, o.Result, id)
+	}
 }

@@ -78,6 +78,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkOutputs([]string{f.from}, fileOut("--csv", f.csv), fileOut("--md", f.md),
+		fileOut("--plot", f.plot), fileOut("--convergence-plot", f.convPlot)); err != nil {
+		return err
+	}
 	if f.from != "" {
 		return rerenderBench(f, stdout)
 	}
@@ -88,6 +92,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ns, err := parseInts("n", f.ns)
 	if err != nil {
 		return err
+	}
+	for _, n := range ns {
+		if err := checkSizeMemory("bench", n, 0, memSolve, false); err != nil {
+			return err
+		}
 	}
 	if f.repeat < 1 {
 		return usageErrorf("--repeat must be at least 1, got %d", f.repeat)

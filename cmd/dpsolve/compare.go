@@ -225,6 +225,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	asCSV := fs.Bool("csv", false, "print CSV on stdout")
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	outW := registerOutW(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism gaussian|laplace] [--eps 1 --delta 1e-6] [--csv|--json]")
 		fs.PrintDefaults()
@@ -245,7 +246,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := checkPrivacyFlags(*mech, *eps, *delta, 0); err != nil {
 		return err
 	}
-	if err := preflight("compare", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memCompare, false, false); err != nil {
+	if err := preflight("compare", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memCompare, false, false, matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	var noise accounting.Noise
@@ -279,7 +280,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		seen := map[string]bool{}
 		for _, name := range strings.Split(*list, ",") {
 			name = strings.ToLower(strings.TrimSpace(name))
-			if name == "" || seen[name] {
+			if name == "" {
+				return usageErrorf("--strategies %q has an empty entry", *list)
+			}
+			if seen[name] {
 				continue
 			}
 			seen[name] = true
@@ -314,7 +318,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		row := compareRow{Strategy: c.Name, RatioSVD: math.NaN(), RatioOptimized: math.NaN()}
 		start := time.Now()
-		oc, err := c.Build(env)
+		oc, err := untilCancelled(ctx, func() (*compareOutcome, error) { return c.Build(env) })
+		if interrupted(ctx, err) {
+			return errCancelled(ctx)
+		}
 		row.Seconds = time.Since(start).Seconds()
 		switch {
 		case errors.Is(err, errCompareSkip):
@@ -342,6 +349,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errCancelled(ctx)
 	}
 	setCompareReference(out, noise)
+	if err := writeOutW(*outW, w); err != nil {
+		return err
+	}
 	var werr error
 	switch {
 	case *asJSON:

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -158,20 +157,18 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
 		len(cfg.Eps), *epsMin, *epsMax, *coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
+	if err := checkOutputs(nil, fileOut("--out", *out), fileOut("--plot", *plotPath)); err != nil {
+		return err
+	}
 	res, err := experiment.Run(ctx, cfg, stderr)
+	if err == nil && ctx.Err() != nil {
+		err = errCancelled(ctx) // an interrupted experiment writes nothing
+	}
 	if err != nil {
 		return err
 	}
 	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return err
-		}
-		if err := experiment.WriteCSV(f, res.Rows); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := writeFileAtomic(*out, func(w io.Writer) error { return experiment.WriteCSV(w, res.Rows) }); err != nil {
 			return err
 		}
 	}

@@ -83,6 +83,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	delta := fs.Float64("delta", 0, "privacy parameter δ in (0,1), gaussian only")
 	outB := fs.String("out-b", "", "write B (m×r) to this .npy or .csv file")
 	outL := fs.String("out-l", "", "write L (r×n) to this .npy or .csv file")
+	outW := registerOutW(fs)
 	data := fs.String("data", "", "histogram x (.npy/.csv, n counts) to include the data-dependent structural error (for analysis only: it depends on private data)")
 	rankFactor := fs.Float64("rank-factor", 1.2, "r = ⌈rank-factor·rank(W)⌉ rows of L")
 	rank := fs.Int("rank", 0, "explicit r (overrides --rank-factor)")
@@ -137,7 +138,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkRange("--eps", *eps, epsMin, epsMax); err != nil {
 		return err
 	}
-	if err := preflight("lrm", []string{*wfile, *data}, *spec, *nFlag, memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL)); err != nil {
+	if err := preflight("lrm", []string{*wfile, *data}, *spec, *nFlag, memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	w, label, err := loadLRMWorkload(*wfile, *spec, *nFlag)
@@ -195,14 +196,12 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 	}
-	res, err := lrm.Solve(ctx, w, opt)
-	if err == nil && ctx.Err() != nil {
-		err = errCancelled(ctx) // an interrupted solve writes nothing
-	}
+	// An interrupted solve returns at once and writes nothing.
+	res, err := untilCancelled(ctx, func() (*lrm.Result, error) { return lrm.Solve(ctx, w, opt) })
 	if err != nil {
 		return err
 	}
-	if err := writeMatrices(outFile{*outB, res.B}, outFile{*outL, res.L}); err != nil {
+	if err := writeMatrices(outFile{*outB, res.B}, outFile{*outL, res.L}, outFile{*outW, w}); err != nil {
 		return err
 	}
 	noiseErr, err := res.ExpectedNoiseError(bud)

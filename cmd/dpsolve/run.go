@@ -19,13 +19,14 @@ func init() {
 	})
 }
 
-func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("run", stderr)
 	var f releaseFlags
 	f.register(fs)
 	tol := fs.Float64("tol", 1e-8, "target certified relative duality gap of the strategy optimization")
 	outA := fs.String("out-a", "", "also write the optimized strategy A (upper triangular) to this .npy or .csv file")
 	quiet := fs.Bool("quiet", false, "no optimization progress on stderr")
+	outW := registerOutW(fs)
 	maxIter := fs.Int("max-iter", 0, "iteration cap of the strategy optimization (0: the solver's default)")
 	allowUnconverged := fs.Bool("allow-unconverged", false, "release even if the optimization stops before its certified gap (the strategy is valid but may be suboptimal)")
 	if err := parseFlags(fs, args); err != nil {
@@ -38,7 +39,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{f.data, f.wfile}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-a", *outA)); err != nil {
+	if err := checkOutputs([]string{f.data, f.wfile}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-a", *outA), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	x, err := f.loadData()
@@ -68,10 +69,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stderr, "  iter %3d  objective %.10g  gap %s  %.2fs\n", it.Iter, it.Objective, fmtMaybe(it.Gap, "%.3g"), it.Seconds)
 		}
 	}
-	s, err := strategy.Optimize(ctx, w.Gram(), opt)
-	if err == nil && ctx.Err() != nil {
-		err = errCancelled(ctx) // interrupted: release nothing
-	}
+	// Interrupted: return at once and release nothing.
+	s, err := untilCancelled(ctx, func() (*strategy.Optimized, error) { return strategy.Optimize(ctx, w.Gram(), opt) })
 	if err != nil {
 		return err
 	}
@@ -82,12 +81,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		fmt.Fprintf(stderr, "dpsolve run: warning: optimization stopped with status %s at gap %.3g; releasing anyway (--allow-unconverged): privacy is unaffected, accuracy may be suboptimal\n", res.Status, res.Gap)
 	}
+	if ctx.Err() != nil {
+		return errCancelled(ctx) // interrupted after the solve: write nothing
+	}
 	if *outA != "" {
 		if err := matio.WriteMatrix(*outA, s.A); err != nil {
 			return err
 		}
 	}
 	a := warnLaplaceMismatch(s.A, w, b, stderr, true)
+	defer func() {
+		if err == nil {
+			err = writeOutW(*outW, w) // after the answers: they matter more
+		}
+	}()
 	return doRelease(ctx, &f, b, a, x, w, stdout, stderr, func(j *releaseJSON) {
 		obj, gap, secs := res.Objective, res.Gap, res.Seconds
 		j.Objective, j.SolveStatus, j.SolveSeconds = &obj, string(res.Status), &secs

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 
 	"gonum.org/v1/gonum/mat"
@@ -140,23 +139,8 @@ func sdpWorkloadMatrix(wl workload.Workload) *mat.Dense {
 	return nil
 }
 
-func writeSDPAFile(path string, p *sdp.Problem) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	if err := sdp.WriteSDPA(f, p); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+func writeSDPAFile(path string, p *sdp.Problem) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return sdp.WriteSDPA(w, p) })
 }
 
 func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sdpJSON, opt *sdp.Options,

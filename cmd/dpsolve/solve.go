@@ -80,8 +80,10 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	threads := fs.Int("threads", 0, "kernel threads (0: backend default)")
 	outA := fs.String("out-a", "", "write the strategy A (upper triangular, AᵀA = X) to this .npy or .csv file")
 	outX := fs.String("out-x", "", "write X = AᵀA to this .npy or .csv file")
+	outW := registerOutW(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no per-iteration progress on stderr")
+	withAnswerOrder(fs, "usage: dpsolve solve (--workload SPEC --n N | --w FILE | --gram FILE) [flags]", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -98,7 +100,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErrorf("--method must be newton or yuan2016, got %q", *method)
 	}
 	if err := preflight("solve", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSolve, false, false,
-		matOut("--out-a", *outA), matOut("--out-x", *outX)); err != nil {
+		matOut("--out-a", *outA), matOut("--out-x", *outX), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	v, label, err := wf.load()
@@ -123,15 +125,22 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stderr, "%5d %20.12g %20s %10s %4d %8.3g %9.3f\n", it.Iter, it.Objective, fmtMaybe(it.LowerBound, "%.12g"), fmtMaybe(it.Gap, "%.3g"), it.CGSteps, it.Step, it.Seconds)
 		}
 	}
-	res, err := newton.Solve(ctx, v, opt)
-	if err == nil && ctx.Err() != nil {
-		err = errCancelled(ctx) // an interrupted solve writes nothing
-	}
+	// An interrupted solve returns at once and writes nothing.
+	res, err := untilCancelled(ctx, func() (*newton.Result, error) { return newton.Solve(ctx, v, opt) })
 	if err != nil {
 		return err
 	}
 	if err := writeMatrices(outFile{*outA, res.A}, outFile{*outX, res.X}); err != nil {
 		return err
+	}
+	if *outW != "" {
+		w, err := solveWorkload(&wf)
+		if err == nil {
+			err = writeOutW(*outW, w)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	be := blas.Current()
 	out := solveJSON{
@@ -144,7 +153,10 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+		return nil
 	}
 	fmt.Fprintf(stdout, "workload      %s (n = %d)\n", label, n)
 	fmt.Fprintf(stdout, "method        %s, backend %s\n", res.Method, blas.Describe())

@@ -15,8 +15,10 @@ type State string
 
 // The states a status.json can record.
 const (
-	// Started: the job was launched and has not finished. Found by a later
-	// batch, it means the run was interrupted (or still runs elsewhere).
+	// Started: the job was launched and has not finished. Only jobs that
+	// release data write it to status.json (durably, before they start),
+	// so that a later batch never runs them again; every job records its
+	// start in its lock file too, for batch status.
 	Started State = "started"
 	// Succeeded: the job exited with status 0.
 	Succeeded State = "succeeded"
@@ -31,7 +33,8 @@ const (
 )
 
 // StatusFile, StdoutFile, StderrFile and LockFile are the names of a job's
-// bookkeeping files inside OUT/<id>.
+// bookkeeping files inside OUT/<id>. The lock file holds the latest
+// attempt's "started" record (a Status in JSON).
 const (
 	StatusFile = "status.json"
 	StdoutFile = "stdout"

@@ -9,15 +9,20 @@
 //
 // # How one factor is applied
 //
-// View the current vector as a dᵢ × R row-major matrix X (R = size/dᵢ; the
-// attribute being processed varies slowest). One GEMM computes
-// Z = Xᵀ·Aᵢᵀ (R × mᵢ): its rows run over the remaining attributes and its
-// last index over Aᵢ's rows, so Z, read row-major, is the tensor with
-// attribute i transformed and rotated to the fastest position. After k such
-// steps every attribute has been transformed once and the rotations have
-// come full circle: the result is (⊗Aᵢ)x, row-major in domain order, in k
-// GEMM calls through package blas (OpenBLAS or pure Go), each streaming the
-// vector once.
+// The vector is the tensor (pre, dᵢ, post) when attribute i is processed
+// (pre = Πⱼ<ᵢ mⱼ over the attributes already transformed, post = Πⱼ>ᵢ dⱼ).
+// Attribute i is transformed slab by slab: Y[q] = Aᵢ·X[q], an mᵢ×dᵢ by
+// dᵢ×post GEMM on contiguous memory for each of the pre slabs, and for the
+// last attribute (post = 1) one blocked GEMM X·Aᵢᵀ. The order of the cells
+// never changes, and the vector is streamed once per attribute.
+//
+// When an attribute would need many tiny calls (a domain of many small
+// attributes), the product is instead applied in rotated order: viewing
+// the vector as a dᵢ × R matrix X, one GEMM Z = Xᵀ·Aᵢᵀ (R × mᵢ) transforms
+// attribute i and moves it to the fastest position; after k such steps the
+// rotations have come full circle and the result is again row-major in
+// domain order — exactly k GEMM calls. Both go through package blas
+// (OpenBLAS or pure Go).
 //
 // # Least squares and variances
 //
@@ -52,7 +57,10 @@ func errorf(format string, a ...any) error { return inputerr.Errorf("kron", form
 // immutable and safe for concurrent use.
 type Product struct {
 	factors    []blas.General // row-major copies
+	trans      []blas.General // their transposes (for the last attribute)
 	rows, cols int
+
+	forceRotation int // tests: +1 forces the rotated order, −1 the in-place order
 }
 
 // New returns the Kronecker product of the given factors (copied), in
@@ -82,6 +90,13 @@ func New(factors ...mat.Matrix) (*Product, error) {
 			}
 		}
 		p.factors[i] = g
+		t := blas.NewGeneral(c, r)
+		for a := 0; a < r; a++ {
+			for b := 0; b < c; b++ {
+				t.Data[b*r+a] = g.Data[a*c+b]
+			}
+		}
+		p.trans = append(p.trans, t)
 		var ok1, ok2 bool
 		p.rows, ok1 = mulInt(p.rows, r)
 		p.cols, ok2 = mulInt(p.cols, c)
@@ -125,7 +140,7 @@ func (p *Product) MulVecOverwrite(x []float64) ([]float64, error) {
 	return p.apply(x, true)
 }
 
-// apply runs the k rotated GEMMs, ping-ponging between two buffers of
+// apply runs one product per factor, ping-ponging between two buffers of
 // the largest intermediate length (x's array may be one when overwrite).
 func (p *Product) apply(x []float64, overwrite bool) ([]float64, error) {
 	if len(x) != p.cols {
@@ -140,11 +155,13 @@ func (p *Product) apply(x []float64, overwrite bool) ([]float64, error) {
 	if overwrite && cap(x) >= maxSize {
 		bufs[0] = x[:cap(x)]
 	}
+	rotate := p.useRotation()
 	cur, size := x, p.cols
-	for _, f := range p.factors {
+	pre, post := 1, p.cols
+	for i, f := range p.factors {
 		d, m := f.Cols, f.Rows
-		r := size / d
-		out := r * m
+		post /= d
+		out := size / d * m
 		var dst []float64
 		for b := range bufs { // a buffer that does not hold cur; allocate lazily
 			if bufs[b] == nil {
@@ -155,12 +172,73 @@ func (p *Product) apply(x []float64, overwrite bool) ([]float64, error) {
 				break
 			}
 		}
-		xm := blas.General{Rows: d, Cols: r, Stride: r, Data: cur[:size]}
-		zm := blas.General{Rows: r, Cols: m, Stride: m, Data: dst}
-		blas.Gemm(gblas.Trans, gblas.Trans, 1, xm, f, 0, zm)
+		if rotate {
+			// Z = Xᵀ·Aᵢᵀ with X = cur as dᵢ × R: attribute i moves to
+			// the fastest position; k rotations restore domain order.
+			r := size / d
+			blas.Gemm(gblas.Trans, gblas.Trans, 1, blas.General{Rows: d, Cols: r, Stride: r, Data: cur[:size]}, f,
+				0, blas.General{Rows: r, Cols: m, Stride: m, Data: dst})
+		} else {
+			p.modeProduct(i, cur[:size], dst, pre, post)
+		}
 		cur, size = dst, out
+		pre *= m
 	}
 	return cur[:size], nil
+}
+
+// lastModeChunk is the number of rows per GEMM when the last attribute is
+// transformed (X (pre×d) times Aᵀ): measured on the 2-core development
+// machine, blocks of 512 rows ran 1.5-2.5× faster than one call over all
+// rows (the output block stays in cache).
+const lastModeChunk = 512
+
+// modeProduct transforms attribute i in place order: cur is the tensor
+// (pre, dᵢ, post) row-major, dst receives (pre, mᵢ, post). For post > 1 each
+// of the pre slabs is one GEMM Aᵢ·X[q] (mᵢ×dᵢ times dᵢ×post, both
+// contiguous); for the last attribute (post = 1) it is X·Aᵢᵀ with the
+// transpose stored, in blocks of rows.
+func (p *Product) modeProduct(i int, cur, dst []float64, pre, post int) {
+	f := p.factors[i]
+	d, m := f.Cols, f.Rows
+	if post == 1 {
+		t := p.trans[i]
+		for r := 0; r < pre; r += lastModeChunk {
+			rows := min(lastModeChunk, pre-r)
+			blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, blas.General{Rows: rows, Cols: d, Stride: d, Data: cur[r*d:]}, t,
+				0, blas.General{Rows: rows, Cols: m, Stride: m, Data: dst[r*m:]})
+		}
+		return
+	}
+	for q := 0; q < pre; q++ {
+		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, f, blas.General{Rows: d, Cols: post, Stride: post, Data: cur[q*d*post:]},
+			0, blas.General{Rows: m, Cols: post, Stride: post, Data: dst[q*m*post:]})
+	}
+}
+
+// minCallFlops is the work below which one GEMM call costs more in
+// overhead than in arithmetic (≈1 µs at a few GFLOP/s).
+const minCallFlops = 8192
+
+// useRotation decides between the two orders of work. The in-place order
+// (modeProduct) is 1.5-2× faster for the attribute sizes of real domains
+// (one large or a few hundred medium GEMMs per attribute) but issues one
+// call per slab, so when some attribute would need many tiny calls (many
+// small attributes, e.g. 2×2×…×2) the rotated order — exactly one GEMM per
+// attribute — is used for the whole product.
+func (p *Product) useRotation() bool {
+	if p.forceRotation != 0 {
+		return p.forceRotation > 0
+	}
+	pre, post := 1, p.cols
+	for _, f := range p.factors {
+		post /= f.Cols
+		if post > 1 && pre > 64 && 2*f.Rows*f.Cols*post < minCallFlops {
+			return true
+		}
+		pre *= f.Rows
+	}
+	return false
 }
 
 // sameArray reports whether two non-empty slices share their first element's array.

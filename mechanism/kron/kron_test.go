@@ -2,6 +2,7 @@ package kron
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -302,4 +303,42 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInput)
 	_, err = FactorVariances(q, p)
 	assert.ErrorIs(t, err, ErrInput)
+}
+
+func TestBothOrdersEqualDense(t *testing.T) {
+	// The in-place (slab) order and the rotated order must both equal the
+	// explicit product, with tall, wide and square factors, overwrite or not.
+	rng := rand.New(rand.NewPCG(13, 14))
+	cases := [][]mat.Matrix{
+		testFactors(rng),
+		{randDense(rng, 4, 4), randDense(rng, 6, 8), randDense(rng, 8, 8), randDense(rng, 3, 4)},
+		{randDense(rng, 2, 2), randDense(rng, 2, 2), randDense(rng, 1, 2), randDense(rng, 3, 2), randDense(rng, 2, 2), randDense(rng, 2, 2)},
+	}
+	for ci, fs := range cases {
+		p, err := New(fs...)
+		require.NoError(t, err)
+		_, n := p.Dims()
+		x := randVec(rng, n)
+		want := mulDense(dense(fs...), x)
+		for _, force := range []int{+1, -1} {
+			p.forceRotation = force
+			got, err := p.MulVec(x)
+			require.NoError(t, err)
+			assertClose(t, want, got, fmt.Sprintf("case %d order %d", ci, force))
+			got, err = p.MulVecOverwrite(append([]float64(nil), x...))
+			require.NoError(t, err)
+			assertClose(t, want, got, fmt.Sprintf("case %d order %d overwrite", ci, force))
+		}
+	}
+	// The heuristic: 20 binary attributes (slabs of a few flops) rotate;
+	// the benchmark's 64⁴×16 domain does not.
+	bin := make([]mat.Matrix, 20)
+	for i := range bin {
+		bin[i] = mat.NewDense(2, 2, []float64{1, 0, 0, 1})
+	}
+	pb, _ := New(bin...)
+	assert.True(t, pb.useRotation())
+	big := []mat.Matrix{mat.NewDense(64, 64, nil), mat.NewDense(64, 64, nil), mat.NewDense(64, 64, nil), mat.NewDense(64, 64, nil), mat.NewDense(16, 16, nil)}
+	pg, _ := New(big...)
+	assert.False(t, pg.useRotation())
 }

@@ -18,10 +18,10 @@ const MaxPairs = 1 << 25
 type lattice struct {
 	sizes []int
 	res   [][]int // residual subsets, sorted by (size, lexicographic)
-	// CSR rows, one per marginal: res indices idx[ptr[i]:ptr[i+1]] and p_{S,T}.
-	ptr  []int32
-	idx  []int32
-	coef []float64
+	// Rows, one per marginal: res indices idx[lo[i]:hi[i]] and p_{S,T}.
+	lo, hi []int32
+	idx    []int32
+	coef   []float64
 	// estimable[i] is false when some T ⊆ S_i with dim_T > 0 is not measured
 	// (possible only for marginals of weight 0).
 	estimable []bool
@@ -108,32 +108,75 @@ func forSubsets(sizes, s []int, buf []int, f func(t []int, mask uint64) bool) bo
 }
 
 func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*lattice, error) {
-	var kbuf []byte
 	tbuf := make([]int, 0, 64)
-	index := make(map[K]int32)
+	// Per attribute, (d−1)/d and 1/d²: the factors of p_{S,T}.
+	shrink, inv2 := make([]float64, len(sizes)), make([]float64, len(sizes))
+	for a, d := range sizes {
+		fd := float64(d)
+		shrink[a], inv2[a] = (fd-1)/fd, 1/(fd*fd)
+	}
+	pairs := pairCount(sets)
+	tab := newSubsetTable(len(sizes), int(pairs/8+16), key)
 	var res [][]int
-	var overflow bool
-	for _, s := range sets {
-		if s.Weight == 0 {
-			continue
-		}
-		forSubsets(sizes, s.Attrs, tbuf, func(t []int, _ uint64) bool {
-			k := key(kbuf, t)
-			if _, ok := index[k]; !ok {
+	var arena []int
+	l := &lattice{sizes: sizes, lo: make([]int32, len(sets)), hi: make([]int32, len(sets)), estimable: make([]bool, len(sets)),
+		idx: make([]int32, 0, pairs), coef: make([]float64, 0, pairs)}
+	// row appends set i's subsets that are (or, when insert, become)
+	// residuals, with their coefficients p_{S,T}, and reports whether all
+	// were found. Indices refer to res until renumbered below.
+	row := func(i int, insert bool) (ok, overflow bool) {
+		s := sets[i]
+		ok = true
+		l.lo[i] = int32(len(l.idx))
+		forSubsets(sizes, s.Attrs, tbuf, func(t []int, mask uint64) bool {
+			j, found := tab.find(t)
+			if !found {
+				if !insert {
+					ok = false
+					return true
+				}
 				if len(res) >= MaxSubsets {
 					overflow = true
 					return false
 				}
-				index[k] = int32(len(res))
-				res = append(res, slices.Clone(t))
+				j = int32(len(res))
+				tab.insert(t, j)
+				if len(arena)+len(t) > cap(arena) { // one allocation per 64k attributes, not per residual
+					arena = make([]int, 0, max(1<<16, len(t)))
+				}
+				arena = append(arena, t...)
+				res = append(res, arena[len(arena)-len(t):len(arena):len(arena)])
 			}
+			p := 1.0
+			for b, a := range s.Attrs {
+				if mask&(1<<b) != 0 {
+					p *= shrink[a]
+				} else {
+					p *= inv2[a]
+				}
+			}
+			l.idx = append(l.idx, j)
+			l.coef = append(l.coef, p)
 			return true
 		})
-		if overflow {
+		l.hi[i] = int32(len(l.idx))
+		return ok, overflow
+	}
+	for i, s := range sets {
+		if s.Weight == 0 {
+			continue
+		}
+		if _, overflow := row(i, true); overflow {
 			return nil, errorf("the marginals have more than %d residual subsets; the limit is %d", MaxSubsets, MaxSubsets)
 		}
+		l.estimable[i] = true
 	}
-	// Sort the residuals and renumber the index.
+	for i, s := range sets { // weight 0: estimable only from measured residuals
+		if s.Weight == 0 {
+			l.estimable[i], _ = row(i, false)
+		}
+	}
+	// Sort the residuals and renumber.
 	order := make([]int32, len(res))
 	for i := range order {
 		order[i] = int32(i)
@@ -146,42 +189,80 @@ func buildLatticeKeyed[K comparable](sizes []int, sets []Set, key keyer[K]) (*la
 		return slices.Compare(a, b)
 	})
 	renum := make([]int32, len(res))
-	sorted := make([][]int, len(res))
+	l.res = make([][]int, len(res))
 	for newI, oldI := range order {
 		renum[oldI] = int32(newI)
-		sorted[newI] = res[oldI]
+		l.res[newI] = res[oldI]
 	}
-	l := &lattice{sizes: sizes, res: sorted, ptr: make([]int32, 1, len(sets)+1), estimable: make([]bool, len(sets))}
+	for q, j := range l.idx {
+		l.idx[q] = renum[j]
+	}
 	l.lookup = func(t []int) (int, bool) {
-		j, ok := index[key(nil, t)]
+		j, ok := tab.find(t)
 		if !ok {
 			return 0, false
 		}
 		return int(renum[j]), true
 	}
-	for i, s := range sets {
-		ok := true
-		forSubsets(sizes, s.Attrs, tbuf, func(t []int, mask uint64) bool {
-			j, found := index[key(kbuf, t)]
-			if !found {
-				ok = false
-				return true
-			}
-			p := 1.0
-			for b, a := range s.Attrs {
-				d := float64(sizes[a])
-				if mask&(1<<b) != 0 {
-					p *= (d - 1) / d
-				} else {
-					p /= d * d
-				}
-			}
-			l.idx = append(l.idx, renum[j])
-			l.coef = append(l.coef, p)
-			return true
-		})
-		l.estimable[i] = ok
-		l.ptr = append(l.ptr, int32(len(l.idx)))
-	}
 	return l, nil
+}
+
+// subsetTable maps residual subsets to indices: the empty set, singletons
+// and (for at most pairTableMax attributes) pairs through direct arrays —
+// in a workload of all ≤3-way marginals seven of every eight lookups — and
+// larger sets through a hash map.
+type subsetTable[K comparable] struct {
+	n      int
+	empty  int32
+	single []int32
+	pair   []int32 // n×n, upper triangle used; nil when n > pairTableMax
+	index  map[K]int32
+	key    keyer[K]
+	kbuf   []byte
+}
+
+// pairTableMax bounds the attributes for the direct pair array (4 MiB).
+const pairTableMax = 1024
+
+func newSubsetTable[K comparable](n, hint int, key keyer[K]) *subsetTable[K] {
+	t := &subsetTable[K]{n: n, empty: -1, single: make([]int32, n), index: make(map[K]int32, hint), key: key}
+	for i := range t.single {
+		t.single[i] = -1
+	}
+	if n <= pairTableMax {
+		t.pair = make([]int32, n*n)
+		for i := range t.pair {
+			t.pair[i] = -1
+		}
+	}
+	return t
+}
+
+// slot returns the direct-array cell of t, or nil when t goes to the map.
+func (s *subsetTable[K]) slot(t []int) *int32 {
+	switch {
+	case len(t) == 0:
+		return &s.empty
+	case len(t) == 1:
+		return &s.single[t[0]]
+	case len(t) == 2 && s.pair != nil:
+		return &s.pair[t[0]*s.n+t[1]]
+	}
+	return nil
+}
+
+func (s *subsetTable[K]) find(t []int) (int32, bool) {
+	if p := s.slot(t); p != nil {
+		return *p, *p >= 0
+	}
+	j, ok := s.index[s.key(s.kbuf, t)]
+	return j, ok
+}
+
+func (s *subsetTable[K]) insert(t []int, j int32) {
+	if p := s.slot(t); p != nil {
+		*p = j
+		return
+	}
+	s.index[s.key(s.kbuf, t)] = j
 }

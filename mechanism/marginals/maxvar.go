@@ -1,17 +1,19 @@
 package marginals
 
 import (
+	"context"
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/mat"
 )
 
-// denseMaxSystem is the largest number of constraints (positive-weight
-// marginals) for which the interior-point Newton systems are assembled and
-// factored densely (24 MB at 1200); above it they are solved by
-// Jacobi-preconditioned conjugate gradients, matrix-free.
-const denseMaxSystem = 1200
+// centred and tGrowth steer the barrier method: centring at one t ends when
+// half the squared Newton decrement is below centred, and t then grows by
+// tGrowth. Measured on Adult ≤3-way, 50 binary attributes ≤3-way and a mixed
+// 5-attribute domain (Newton steps to gap 1e-8, for centred 1e-10…1e-1 and
+// tGrowth 10…100): 1e-3 and 100 took 60/19/43 steps against 90/60/72 for
+// the textbook 1e-10 and 10. Loose centring is safe because the stopping
+// test is the certificate, not the central path.
+const centred, tGrowth = 1e-3, 100.0
 
 // maxProblem is min f(v) = Σ_T Δ_T²/v_T subject to (A v)_S ≤ 1, v > 0, with
 // A_{S,T} = w_S² p_{S,T} over the positive-weight marginals S (rows) and the
@@ -39,7 +41,7 @@ func (p *Plan) newMaxProblem() *maxProblem {
 			continue
 		}
 		w := s.Weight * s.Weight
-		for q := l.ptr[i]; q < l.ptr[i+1]; q++ {
+		for q := l.lo[i]; q < l.hi[i]; q++ {
 			mp.ridx = append(mp.ridx, l.idx[q])
 			mp.rval = append(mp.rval, w*l.coef[q])
 		}
@@ -128,13 +130,14 @@ func (mp *maxProblem) lower(mu, atmu []float64) float64 {
 // — the coefficients here span many orders of magnitude (1/d² per attribute
 // outside a residual). The Hessian t·diag(2Δ²/v³) + Aᵀdiag(1/s²)A, s = 1 − Av,
 // is inverted through the Woodbury identity on the multipliers' side:
-// (diag(s²) + A D⁻¹ Aᵀ) y = A D⁻¹ g. Every iterate is certified
+// (diag(s²) + A D⁻¹ Aᵀ) y = A D⁻¹ g, solved by preconditioned conjugate
+// gradients. Every iterate is certified
 // independently: μ_S = 1/(t·s_S) ≥ 0 gives the dual bound lower(μ) and the
 // iterate rescaled to unit sensitivity the primal value upper(v); the
 // method stops when their relative gap is at most o.Tol. It sets the residual
 // variances (normalised to unit sensitivity) and returns the lower bound and
 // the number of Newton steps.
-func (p *Plan) planMax(o Options) (float64, int, error) {
+func (p *Plan) planMax(ctx context.Context, o Options) (float64, int, error) {
 	mp := p.newMaxProblem()
 	nT, nS := mp.nT, mp.nS
 	// Start from the sum plan scaled to max_S (A v)_S = 1/2.
@@ -174,10 +177,7 @@ func (p *Plan) planMax(o Options) (float64, int, error) {
 	nv := make([]float64, nT)
 	adv := make([]float64, nS)
 	tmpS := make([]float64, nS)
-	var solver *pcg
-	if nS > denseMaxSystem {
-		solver = newPCG(nS)
-	}
+	solver := newPCG(nS)
 
 	steps := 0
 	gap := math.Inf(1)
@@ -196,6 +196,9 @@ func (p *Plan) planMax(o Options) (float64, int, error) {
 		if gap = (bestUB - bestLB) / bestUB; gap <= o.Tol {
 			break
 		}
+		if err := ctx.Err(); err != nil {
+			return 0, steps, fmt.Errorf("marginals: max-variance plan cancelled after %d Newton steps at gap %.3g: %w", steps, gap, err)
+		}
 		steps++
 		// Gradient g = −tΔ²/v² + Aᵀ(1/s) = t(−Δ²/v² + Aᵀμ); D = t·2Δ²/v³.
 		for t, x := range v {
@@ -208,13 +211,7 @@ func (p *Plan) planMax(o Options) (float64, int, error) {
 		for k := range mu {
 			mu[k] = 1 / sl[k]
 		}
-		if solver == nil {
-			if err := mp.solveDense(y, rhs, dinv, sl, mu); err != nil {
-				return 0, steps, err
-			}
-		} else {
-			solver.solve(mp, y, rhs, dinv, sl, mu)
-		}
+		solver.solve(mp, y, rhs, dinv, sl, mu)
 		mp.mulAT(tmpT, y)
 		dec := 0.0 // Newton decrement λ² = −gᵀdv
 		for t := range dv {
@@ -228,14 +225,22 @@ func (p *Plan) planMax(o Options) (float64, int, error) {
 				dec += dinv[t] * g[t] * g[t]
 			}
 		}
-		if dec/2 <= 1e-10 {
-			tt *= 10 // centred: follow the central path
+		// The Newton step's multiplier estimate μ_S = (1 + (A dv)_S/s_S)/(t s_S)
+		// (clamped at 0; every μ ≥ 0 gives a valid bound) is much closer to
+		// the optimal multipliers than 1/(t s) away from the central path.
+		mp.mulA(adv, dv)
+		for k := range mu {
+			mu[k] = math.Max(0, 1+adv[k]/sl[k]) / (tt * sl[k])
+		}
+		mp.mulAT(atmu, mu)
+		bestLB = math.Max(bestLB, mp.lower(mu, atmu))
+		if dec/2 <= centred {
+			tt *= tGrowth // centred: follow the central path
 			continue
 		}
 		// Backtracking on B_t(v + α·dv) − B_t(v), evaluated term by term
 		// (t·Σ Δ²·(−α dv)/(v(v+α dv)) − Σ log1p(−α (A dv)/s)): at large t
 		// B_t itself is too large for its change to survive rounding.
-		mp.mulA(adv, dv)
 		alpha := math.Min(1, 0.99*boundaryStep(v, dv))
 		if a := 0.99 * boundaryStep(sl, negate(tmpS, adv)); a < alpha {
 			alpha = a
@@ -257,7 +262,7 @@ func (p *Plan) planMax(o Options) (float64, int, error) {
 			alpha /= 2
 		}
 		if !accepted {
-			tt *= 10 // no progress possible at this t (rounding): move on
+			tt *= tGrowth // no progress possible at this t (rounding): move on
 			continue
 		}
 		v, nv = nv, v
@@ -294,57 +299,13 @@ func boundaryStep(x, dx []float64) float64 {
 	return a
 }
 
-// solveDense assembles M = A H⁻¹ Aᵀ + diag(s/μ) and solves M·x = b by
-// Cholesky.
-func (mp *maxProblem) solveDense(x, b, hinv, s, mu []float64) error {
-	n := mp.nS
-	m := mat.NewSymDense(n, nil)
-	raw := m.RawSymmetric()
-	for t := 0; t < mp.nT; t++ {
-		lo, hi := mp.cptr[t], mp.cptr[t+1]
-		for q := lo; q < hi; q++ {
-			i := mp.cidx[q]
-			vi := mp.cval[q] * hinv[t]
-			row := raw.Data[int(i)*raw.Stride:]
-			for r := q; r < hi; r++ { // cidx increasing: upper triangle
-				row[mp.cidx[r]] += vi * mp.cval[r]
-			}
-		}
-	}
-	for k := 0; k < n; k++ {
-		raw.Data[k*raw.Stride+k] += s[k] / mu[k]
-	}
-	// Symmetric Jacobi scaling: the entries span many orders of magnitude.
-	sc := make([]float64, n)
-	for k := 0; k < n; k++ {
-		sc[k] = 1 / math.Sqrt(raw.Data[k*raw.Stride+k])
-	}
-	for i := 0; i < n; i++ {
-		row := raw.Data[i*raw.Stride:]
-		for j := i; j < n; j++ {
-			row[j] *= sc[i] * sc[j]
-		}
-	}
-	sb := make([]float64, n)
-	for k := range sb {
-		sb[k] = b[k] * sc[k]
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(m) {
-		return fmt.Errorf("marginals: the interior-point Newton system is not positive definite")
-	}
-	xv := mat.NewVecDense(n, x)
-	if err := ch.SolveVecTo(xv, mat.NewVecDense(n, sb)); err != nil {
-		return fmt.Errorf("marginals: interior-point Newton system: %v", err)
-	}
-	for k := range x {
-		x[k] *= sc[k]
-	}
-	return nil
-}
-
 // pcg solves (A H⁻¹ Aᵀ + diag(s/μ)) x = b matrix-free by conjugate
-// gradients with the Jacobi preconditioner.
+// gradients with the Jacobi preconditioner, to a relative residual of 1e-12
+// or 1000 iterations. Each iteration costs two passes over A's nonzeros, so
+// on Adult's 470 marginals a Newton step costs ~0.5 ms where a dense
+// Cholesky through cgo took ~15 ms (30× slower over a whole plan, measured
+// with the same 60 steps). An inexact solution only weakens a step: the
+// caller keeps descent, and the certificate decides when to stop.
 type pcg struct {
 	r, z, p, q, diag []float64
 	tT               []float64

@@ -45,45 +45,29 @@ type Measurement struct {
 }
 
 // Needs returns the attribute sets whose marginal tables Measure needs: the
-// maximal measured residual subsets (every residual is a subset of one).
-// Tables of the workload's positive-weight marginals always suffice too.
+// maximal measured residual subsets (every residual is a subset of one), by
+// size and then lexicographically. Tables of the workload's positive-weight
+// marginals always suffice too.
 func (p *Plan) Needs() [][]int {
-	var out [][]int
-	for i := len(p.Residuals) - 1; i >= 0; i-- { // larger sets first
-		t := p.Residuals[i].Attrs
-		covered := false
-		for _, s := range out {
-			if isSubset(t, s) {
-				covered = true
-				break
+	// The residuals are closed under taking subsets, so T is maximal iff no
+	// residual T ∪ {a} exists: mark every residual's one-smaller subsets.
+	covered := make([]bool, len(p.Residuals))
+	buf := make([]int, 0, 64)
+	for _, r := range p.Residuals {
+		for j := range r.Attrs {
+			buf = append(append(buf[:0], r.Attrs[:j]...), r.Attrs[j+1:]...)
+			if i, ok := p.lat.lookup(buf); ok {
+				covered[i] = true
 			}
 		}
-		if !covered {
-			out = append(out, t)
+	}
+	var out [][]int
+	for i, r := range p.Residuals {
+		if !covered[i] {
+			out = append(out, slices.Clone(r.Attrs))
 		}
 	}
-	slices.SortFunc(out, func(a, b []int) int {
-		if c := cmp.Compare(len(a), len(b)); c != 0 {
-			return c
-		}
-		return slices.Compare(a, b)
-	})
 	return out
-}
-
-// isSubset reports whether the increasing list t is contained in s.
-func isSubset(t, s []int) bool {
-	j := 0
-	for _, a := range t {
-		for j < len(s) && s[j] < a {
-			j++
-		}
-		if j == len(s) || s[j] != a {
-			return false
-		}
-		j++
-	}
-	return true
 }
 
 // residualValues projects a table on S onto the Helmert coordinates of the
@@ -134,6 +118,12 @@ func (p *Plan) Measure(tables []Table, s *noise.Sampler, sigma float64) (*Measur
 		return nil, err
 	}
 	m := &Measurement{Sigma: sigma, Private: s.Private(), Residuals: make([]NoisyResidual, len(p.Residuals))}
+	// Σ_T Δ_T²/σ_T² is 1 up to rounding; never let rounding spend more.
+	sens2 := 0.0
+	for _, r := range p.Residuals {
+		sens2 += r.Sensitivity2 / r.Variance
+	}
+	guard := math.Sqrt(math.Max(1, sens2))
 	done := make([]bool, len(p.Residuals))
 	buf := make([]int, 0, 64)
 	for _, ti := range order { // smallest tables first: cheapest marginalisation
@@ -146,7 +136,7 @@ func (p *Plan) Measure(tables []Table, s *noise.Sampler, sigma float64) (*Measur
 			}
 			vals := p.residualValues(tab, t)
 			r := p.Residuals[j]
-			lambda := sigma * math.Sqrt(r.Variance)
+			lambda := sigma * math.Sqrt(r.Variance) * guard
 			var g float64
 			if g, err = noise.Grid(lambda); err != nil {
 				return false
@@ -216,6 +206,8 @@ func (p *Plan) checkTables(tables []Table) ([]int, error) {
 // Estimate is one reconstructed workload marginal.
 type Estimate struct {
 	Table
+	// Set is the index of the marginal in the plan's Sets.
+	Set int
 	// CellVariance is the variance of every cell under the noise actually
 	// added (the plan's CellVariance times Sigma², up to the snapping
 	// inflation of Measure).
@@ -298,7 +290,7 @@ func (p *Plan) Reconstruct(m *Measurement) ([]Estimate, error) {
 			}
 			return true
 		})
-		out = append(out, Estimate{Table: Table{Attrs: slices.Clone(attrs), Values: est}, CellVariance: variance})
+		out = append(out, Estimate{Table: Table{Attrs: slices.Clone(attrs), Values: est}, Set: i, CellVariance: variance})
 	}
 	return out, nil
 }

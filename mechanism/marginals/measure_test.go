@@ -72,8 +72,8 @@ func TestReconstructMatchesDenseLeastSquares(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(est) != 5 {
-			t.Fatalf("%d estimates, want 5 (the non-estimable marginal is skipped)", len(est))
+		if len(est) != 5 || est[4].Set != 4 {
+			t.Fatalf("%d estimates (last for set %d), want 5 (the non-estimable marginal is skipped)", len(est), est[len(est)-1].Set)
 		}
 		// Dense: y' = stacked y_T / σ_T, x̂ = Aᵀ(AAᵀ)⁻¹y'.
 		a := strategyDense(p)

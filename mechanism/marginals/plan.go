@@ -1,6 +1,7 @@
 package marginals
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -99,7 +100,16 @@ type Plan struct {
 // domain with the given attribute sizes. Bad input (see the package
 // documentation of Set and KWay) yields an error wrapping ErrInput.
 func NewPlan(sizes []int, sets []Set, obj Objective, opt *Options) (*Plan, error) {
+	return NewPlanContext(context.Background(), sizes, sets, obj, opt)
+}
+
+// NewPlanContext is NewPlan with a context: cancelling it stops the Max
+// solver at its next Newton step with an error wrapping ctx.Err().
+func NewPlanContext(ctx context.Context, sizes []int, sets []Set, obj Objective, opt *Options) (*Plan, error) {
 	start := time.Now()
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var o Options
 	if opt != nil {
 		o = *opt
@@ -146,7 +156,7 @@ func NewPlan(sizes []int, sets []Set, obj Objective, opt *Options) (*Plan, error
 		p.planSum()
 		p.LowerBound = svdBound(sizes, sets, lat)
 	case Max:
-		lb, iters, err := p.planMax(o)
+		lb, iters, err := p.planMax(ctx, o)
 		if err != nil {
 			return nil, err
 		}
@@ -196,7 +206,7 @@ func (p *Plan) accumulate(dst, mult []float64) {
 		} else {
 			w *= mult[i]
 		}
-		for q := l.ptr[i]; q < l.ptr[i+1]; q++ {
+		for q := l.lo[i]; q < l.hi[i]; q++ {
 			dst[l.idx[q]] += w * l.coef[q]
 		}
 	}
@@ -214,12 +224,17 @@ func cells(sizes, attrs []int) float64 {
 // (var_S = Σ_{T⊆S} σ_T² p_{S,T}) and the plan's totals.
 func (p *Plan) evaluate() error {
 	l := p.lat
+	for _, r := range p.Residuals {
+		if math.IsNaN(r.Variance) || math.IsInf(r.Variance, 0) || r.Variance <= 0 {
+			return errorf("the domain is too large for floating point: residual %v gets noise variance %v", r.Attrs, r.Variance)
+		}
+	}
 	p.Marginals = make([]MarginalError, len(p.Sets))
 	p.TotalSquaredError, p.MaxVariance = 0, 0
 	for i, s := range p.Sets {
 		m := MarginalError{Attrs: s.Attrs, Weight: s.Weight, Cells: cells(p.Sizes, s.Attrs), Estimable: l.estimable[i]}
 		if m.Estimable {
-			for q := l.ptr[i]; q < l.ptr[i+1]; q++ {
+			for q := l.lo[i]; q < l.hi[i]; q++ {
 				m.CellVariance += p.Residuals[l.idx[q]].Variance * l.coef[q]
 			}
 		} else {
@@ -250,7 +265,7 @@ func svdBound(sizes []int, sets []Set, l *lattice) float64 {
 			continue
 		}
 		w := s.Weight * s.Weight / cells(sizes, s.Attrs)
-		for q := l.ptr[i]; q < l.ptr[i+1]; q++ {
+		for q := l.lo[i]; q < l.hi[i]; q++ {
 			lam[l.idx[q]] += w
 		}
 	}

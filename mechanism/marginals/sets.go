@@ -161,6 +161,11 @@ func validate(sizes []int, sets []Set) ([]Set, error) {
 		return nil, errorf("the workload lists %d marginals; the limit is %d", len(sets), MaxSubsets)
 	}
 	out := make([]Set, len(sets))
+	total := 0
+	for _, s := range sets {
+		total += len(s.Attrs)
+	}
+	arena := make([]int, 0, total) // one allocation for every set's sorted copy
 	positive := false
 	for i, s := range sets {
 		if math.IsNaN(s.Weight) || math.IsInf(s.Weight, 0) || s.Weight < 0 {
@@ -169,7 +174,8 @@ func validate(sizes []int, sets []Set) ([]Set, error) {
 		if s.Weight > 0 {
 			positive = true
 		}
-		attrs := slices.Clone(s.Attrs)
+		arena = append(arena, s.Attrs...)
+		attrs := arena[len(arena)-len(s.Attrs) : len(arena) : len(arena)]
 		slices.Sort(attrs)
 		for j, a := range attrs {
 			if a < 0 || a >= len(sizes) {

@@ -42,6 +42,9 @@ func (m *Mechanism) ExpectedError(w workload.Workload) (ExpectedError, error) {
 	if w.Domain() != m.n {
 		return ExpectedError{}, inputerr.Errorf("release", "workload %s has domain %d but the strategy has %d columns", w.Name(), w.Domain(), m.n)
 	}
+	if m.pinv != nil {
+		return m.expectedErrorPinv(w)
+	}
 	tr, err := accounting.TraceFactor(w.Gram(), m.r) // dpsolve's one tr(V X⁻¹), factored form
 	if err != nil {
 		return ExpectedError{}, fmt.Errorf("release: %w", err)

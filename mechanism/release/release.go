@@ -72,6 +72,8 @@ type Mechanism struct {
 	a      *mat.Dense    // p×n strategy
 	r      *mat.TriDense // n×n upper triangular: A itself, or QR's R
 	q      *mat.Dense    // thin Q (p×n) of A = QR; nil when A is square upper triangular
+	pinv   *mat.Dense    // n×p pseudo-inverse A⁺ when A is rank-deficient (then r and q are nil)
+	rank   int           // rank of A
 	p, n   int
 	budget calibrate.Budget
 	cal    calibrate.Calibration // grid, snapped sensitivity, scale, variance
@@ -160,9 +162,13 @@ func (m *Mechanism) factor() error {
 		maxDiag = math.Max(maxDiag, math.Abs(m.r.At(i, i)))
 	}
 	tol := float64(m.n) * 0x1p-52 * maxDiag
+	m.rank = m.n
 	for i := 0; i < m.n; i++ {
 		if math.Abs(m.r.At(i, i)) <= tol {
-			return inputerr.Errorf("release", "strategy does not have full column rank (R[%d,%d] = %g): x̂ is not identifiable", i, i, m.r.At(i, i))
+			// Rank-deficient: the optimum for a singular workload Gram
+			// (newton's exact singular solve) measures only range(V).
+			m.r, m.q = nil, nil
+			return m.factorPinv()
 		}
 	}
 	return nil
@@ -292,6 +298,9 @@ func (m *Mechanism) Reconstruct(y []float64) ([]float64, error) {
 		}
 	}
 	rhs := mat.NewVecDense(m.p, append([]float64(nil), y...))
+	if m.pinv != nil {
+		return m.reconstructPinv(rhs)
+	}
 	if m.q != nil {
 		qty := mat.NewVecDense(m.n, nil)
 		qty.MulVec(m.q.T(), rhs)

@@ -25,16 +25,25 @@ type Optimized struct {
 }
 
 // Optimize runs newton.Solve on V and wraps the result. opt may be nil
-// (newton's defaults: certified relative gap 1e-8).
+// (newton's defaults: certified relative gap 1e-8). On cancellation it
+// follows newton's rule: the best strategy so far (Result.Status Cancelled)
+// and the context's error, both.
 func Optimize(ctx context.Context, v *mat.SymDense, opt *newton.Options) (*Optimized, error) {
 	if v == nil || v.IsEmpty() {
 		return nil, inputerr.Errorf("strategy", "optimize: empty Gram matrix")
 	}
 	res, err := newton.Solve(ctx, v, opt)
-	if err != nil {
-		return nil, fmt.Errorf("strategy: optimize: %w", err) // newton wraps ErrInput for bad input
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("strategy: optimize: %w", err)
 	}
-	return NewOptimized(res)
+	s, werr := NewOptimized(res)
+	if werr != nil {
+		return nil, werr
+	}
+	if err != nil {
+		return s, fmt.Errorf("strategy: optimize: %w", err)
+	}
+	return s, nil
 }
 
 // NewOptimized wraps a newton result, checking that it carries a strategy.

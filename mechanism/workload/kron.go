@@ -36,8 +36,8 @@ const maxProductEntries = 1 << 24
 
 // Attribute is one dimension of a multi-attribute domain.
 type Attribute struct {
-	Name string // unique within the domain
-	Size int    // number of values, 1 … MaxAttributeSize
+	Name string `json:"name"` // unique within the domain
+	Size int    `json:"size"` // number of values, 1 … MaxAttributeSize
 }
 
 // BlockKind says how a Block was described.

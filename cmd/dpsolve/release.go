@@ -1,0 +1,548 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/ledger"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/tables"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+func init() {
+	register(&command{
+		name:    "release",
+		summary: "privately release a multi-attribute workload's answers from records (spec + plan + budget)",
+		run:     runRelease,
+	})
+}
+
+// tblFlags are dpsolve release's flags.
+type tblFlags struct {
+	spec, data, planDir, template string
+	rho, eps, delta               float64
+	out, budgetFile, label        string
+	split                         int
+	asJSON, dryRun                bool
+	nonneg, integer               bool
+	seed                          string
+}
+
+func (f *tblFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.spec, "spec", "", "workload spec (JSON) naming the attributes and terms (required)")
+	fs.StringVar(&f.data, "data", "", "records CSV (header names the spec's attributes; integer codes) or a histogram .npy in domain order (required unless --dry-run)")
+	fs.StringVar(&f.planDir, "plan", "", "directory written by dpsolve plan --out (strategy.json and its factors)")
+	fs.StringVar(&f.template, "template", "", "plan in-process with this template instead of --plan (kron, union, dense, marginals, best)")
+	fs.Float64Var(&f.rho, "rho", 0, "ρ-zCDP budget (discrete Gaussian noise, σ² = Δ²/(2ρ))")
+	fs.Float64Var(&f.eps, "eps", 0, "ε: with --delta, (ε,δ)-DP (analytic Gaussian); alone, pure ε-DP (Laplace)")
+	fs.Float64Var(&f.delta, "delta", 0, "δ in (0,1), with --eps")
+	fs.StringVar(&f.out, "out", "", "output directory for answers.csv and release.json (required unless --dry-run; must not exist or be empty)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the noise scale and expected errors without reading the data or writing anything")
+	fs.IntVar(&f.split, "split", 1, "this release spends 1/N of the given budget (ρ/N, ε/N, δ/N), so N releases together spend it")
+	fs.StringVar(&f.budgetFile, "budget-file", "", "budget ledger (JSON, e.g. {\"limit\": {\"rho\": 1}}): refuse before any noise when the release would exceed it; record it otherwise")
+	fs.StringVar(&f.label, "label", "", "label of this release in the budget ledger (default: the output directory)")
+	fs.BoolVar(&f.nonneg, "nonnegative", false, "post-process: clamp negative cells to 0 (biased; the stddev column no longer applies)")
+	fs.BoolVar(&f.integer, "integer", false, "post-process: round cells to integers (biased; the stddev column no longer applies)")
+	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: seeded noise — the output is NOT private and says so")
+}
+
+// budget builds and validates the budget from --rho / --eps / --delta.
+func (f *tblFlags) budget() (calibrate.Budget, error) {
+	var b calibrate.Budget
+	switch {
+	case f.rho != 0 && (f.eps != 0 || f.delta != 0):
+		return b, usageErrorf("give either --rho or --eps [--delta], not both")
+	case f.rho != 0:
+		b = calibrate.ZCDP(f.rho)
+	case f.eps != 0 && f.delta != 0:
+		b = calibrate.ApproxDP(f.eps, f.delta)
+	case f.eps != 0:
+		b = calibrate.PureDP(f.eps)
+	case f.delta != 0:
+		return b, usageErrorf("--delta needs --eps")
+	default:
+		return b, usageErrorf("give a budget: --rho R, or --eps E [--delta D]")
+	}
+	if err := b.Validate(); err != nil {
+		return b, usageErrorf("%v", err)
+	}
+	return b, nil
+}
+
+// check validates the flags that need no files.
+func (f *tblFlags) check() (calibrate.Budget, error) {
+	if f.spec == "" {
+		return calibrate.Budget{}, usageErrorf("--spec is required")
+	}
+	if f.planDir != "" && f.template != "" {
+		return calibrate.Budget{}, usageErrorf("give --plan or --template, not both")
+	}
+	if !f.dryRun && f.data == "" {
+		return calibrate.Budget{}, usageErrorf("--data is required (or --dry-run)")
+	}
+	if !f.dryRun && f.out == "" {
+		return calibrate.Budget{}, usageErrorf("--out is required (or --dry-run)")
+	}
+	if f.split < 1 {
+		return calibrate.Budget{}, usageErrorf("--split must be a positive integer, got %d", f.split)
+	}
+	if f.seed != "" {
+		if _, err := strconv.ParseUint(f.seed, 10, 64); err != nil {
+			return calibrate.Budget{}, usageErrorf("--insecure-seed must be a non-negative integer, got %q", f.seed)
+		}
+	}
+	b, err := f.budget()
+	if err != nil {
+		return b, err
+	}
+	return tables.Split(b, f.split)
+}
+
+// tblTermJSON is one term's planned error.
+type tblTermJSON struct {
+	Name          string  `json:"name"`
+	Weight        float64 `json:"weight"`
+	Queries       int     `json:"queries"`
+	TotalVariance float64 `json:"expected_squared_error"`
+	MinStd        float64 `json:"min_stddev"`
+	MaxStd        float64 `json:"max_stddev"`
+	HalfWidth95   float64 `json:"halfwidth95"`
+}
+
+// tblApprox is a ρ budget's (ε,δ) guarantee at one δ, for reporting.
+type tblApprox struct {
+	Delta   float64 `json:"delta"`
+	Epsilon float64 `json:"epsilon"`
+}
+
+// tblJSON is release.json and the --json output.
+type tblJSON struct {
+	DryRun             bool          `json:"dry_run"`
+	Spec               string        `json:"spec"`
+	SpecSHA256         string        `json:"spec_sha256"`
+	Plan               string        `json:"plan"`
+	Template           string        `json:"template"`
+	Attributes         int           `json:"attributes"`
+	Cells              float64       `json:"cells"`
+	Queries            int           `json:"queries"`
+	Mechanism          string        `json:"mechanism"`
+	Privacy            string        `json:"privacy"`
+	Rho                float64       `json:"rho,omitempty"`
+	Epsilon            float64       `json:"epsilon,omitempty"`
+	Delta              float64       `json:"delta,omitempty"`
+	Split              int           `json:"split"`
+	ApproxDP           []tblApprox   `json:"approx_dp,omitempty"`
+	Sigma              float64       `json:"sigma"`
+	NoiseScale         float64       `json:"noise_scale"`
+	Sensitivity        float64       `json:"sensitivity"`
+	SensitivityNorm    string        `json:"sensitivity_norm"`
+	SnappedSensitivity float64       `json:"snapped_sensitivity"`
+	Measurements       int           `json:"measurements"`
+	ExpectedTotalSqErr float64       `json:"expected_total_squared_error"`
+	ExpectedWeighted   float64       `json:"expected_weighted_error"`
+	Terms              []tblTermJSON `json:"terms"`
+	Seed               string        `json:"seed"`
+	Private            bool          `json:"private"`
+	PostProcessing     string        `json:"post_processing"`
+	Note               string        `json:"note,omitempty"`
+	Data               string        `json:"data,omitempty"`
+	Records            int64         `json:"records,omitempty"`
+	BudgetFile         string        `json:"budget_file,omitempty"`
+	LedgerSpent        *ledger.Limit `json:"ledger_spent,omitempty"`
+	LedgerLimit        *ledger.Limit `json:"ledger_limit,omitempty"`
+	Out                string        `json:"out,omitempty"`
+	Created            string        `json:"created,omitempty"`
+	Seconds            float64       `json:"seconds"`
+}
+
+func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	start := time.Now()
+	fs := newFlagSet("release", stderr)
+	var f tblFlags
+	f.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	b, err := f.check()
+	if err != nil {
+		return err
+	}
+	if !f.dryRun {
+		// Refuse an existing output before anything is read or spent.
+		if err := checkOutDir(f.out); err != nil {
+			return err
+		}
+	}
+	specBytes, err := os.ReadFile(f.spec)
+	if err != nil {
+		return inputerr.Errorf("release", "spec: %v", err)
+	}
+	k, err := workload.LoadSpec(f.spec)
+	if err != nil {
+		return err
+	}
+	w, err := tables.FromSpec(k)
+	if err != nil {
+		return err
+	}
+	s, planDesc, err := f.strategy(ctx, k, w, b, stderr)
+	if err != nil {
+		return err
+	}
+	r, err := tables.Prepare(w, s, b)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(specBytes)
+	rep := tblReport(r, b)
+	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Plan, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), planDesc, f.split
+	rep.Seed, rep.Private = "secure", true
+	if f.seed != "" {
+		rep.Seed, rep.Private = f.seed, false
+	}
+	rep.PostProcessing = tblPost(f)
+	if rep.PostProcessing != "none" {
+		rep.Note = "post-processed answers are biased: they no longer have the planned variance, and the stddev column describes the answers before post-processing"
+	}
+	if f.budgetFile != "" {
+		rep.BudgetFile = f.budgetFile
+		st, err := ledger.Check(f.budgetFile, tables.Charge(b))
+		if err != nil {
+			return err
+		}
+		rep.LedgerSpent, rep.LedgerLimit = &st.Spent, &st.Limit
+	}
+	if f.dryRun {
+		rep.Seconds = time.Since(start).Seconds()
+		return tblPrint(stdout, &f, rep, r)
+	}
+
+	// The data: only what the strategy needs.
+	data, nrec, err := f.readData(r, w, stderr)
+	if err != nil {
+		return err
+	}
+	rep.Data, rep.Records = f.data, nrec
+	src := noise.NewSecure()
+	if f.seed != "" {
+		seed, _ := strconv.ParseUint(f.seed, 10, 64)
+		fmt.Fprintf(stderr, "WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private\n", seed)
+		src = noise.NewSeededInsecure(seed)
+	}
+	charge := func() error {
+		if f.budgetFile == "" {
+			return nil
+		}
+		label := f.label
+		if label == "" {
+			label = f.out
+		}
+		st, err := ledger.Spend(f.budgetFile, tables.Charge(b), label)
+		if err != nil {
+			return err
+		}
+		rep.LedgerSpent = &st.Spent
+		fmt.Fprintf(stderr, "dpsolve release: charged %s to %s (spent %s of %s)\n", b, f.budgetFile, st.Spent, st.Limit)
+		return nil
+	}
+	res, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
+	if err != nil {
+		return err
+	}
+	rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
+	rep.Seconds = time.Since(start).Seconds()
+	if err := writeReleaseDir(ctx, f.out, w, res, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
+	return tblPrint(stdout, &f, rep, r)
+}
+
+// strategy loads the plan (--plan) or plans in-process (--template, default
+// "best"; "marginals" is the residual plan).
+func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (tables.Strategy, string, error) {
+	if f.planDir != "" {
+		s, err := tables.ReadStrategyDir(f.planDir, w)
+		return s, f.planDir, err
+	}
+	name := f.template
+	if name == "" {
+		name = "best"
+	}
+	if name == "marginals" {
+		return tables.MarginalsStrategy{}, "template marginals", nil
+	}
+	t, err := plan.Lookup(name)
+	if err != nil {
+		return nil, "", usageErrorf("%v", err)
+	}
+	opt := plan.Options{Privacy: plan.Gaussian}
+	if b.Kind == calibrate.Pure {
+		opt.Privacy = plan.Pure
+	}
+	res, err := t.Plan(ctx, k, opt)
+	if err != nil {
+		return nil, "", err
+	}
+	fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
+	s, err := tables.FromPlan(res.Strategy, w)
+	return s, "template " + res.Template, err
+}
+
+// readData reads the histogram or the marginal tables the release needs,
+// with progress on stderr.
+func (f *tblFlags) readData(r *tables.Release, w *tables.Workload, stderr io.Writer) (tables.Data, int64, error) {
+	histogram, sets := r.Needs()
+	if mem, ok := records.AvailableMemory(); ok {
+		need := r.MemoryEstimate()
+		if histogram {
+			need += 8 * records.CellsFloat(w.Domain)
+		}
+		if need > float64(mem.Bytes) {
+			return tables.Data{}, 0, inputerr.Errorf("release", "this release needs about %s (data, measurements and answers) but only %s is available; use a marginals plan or fewer attributes",
+				records.FormatBytes(uint64(math.Min(need, 1<<63))), mem)
+		}
+	}
+	if strings.EqualFold(filepath.Ext(f.data), ".npy") {
+		x, err := records.ReadHistogramNPY(f.data, w.Domain)
+		if err != nil {
+			return tables.Data{}, 0, err
+		}
+		if histogram {
+			return tables.Data{Histogram: x}, 0, nil
+		}
+		return tables.Data{Tables: marginalize(x, w.Domain, sets)}, 0, nil
+	}
+	file, err := os.Open(f.data)
+	if err != nil {
+		return tables.Data{}, 0, inputerr.Errorf("release", "data: %v", err)
+	}
+	defer file.Close()
+	opt := &records.Options{}
+	if fi, err := file.Stat(); err == nil {
+		opt.Total = fi.Size()
+	}
+	last := time.Now()
+	opt.Progress = func(p records.Progress) {
+		if !p.Done && time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		if p.Total > 0 {
+			fmt.Fprintf(stderr, "dpsolve release: %s: %d records (%.0f%%)\n", f.data, p.Records, 100*float64(p.Bytes)/float64(p.Total))
+		} else {
+			fmt.Fprintf(stderr, "dpsolve release: %s: %d records\n", f.data, p.Records)
+		}
+	}
+	if histogram {
+		x, st, err := records.ReadHistogram(file, w.Domain, opt)
+		return tables.Data{Histogram: x}, st.Records, wrapData(f.data, err)
+	}
+	tabs, st, err := records.ReadMarginals(file, w.Domain, sets, opt)
+	return tables.Data{Tables: tabs}, st.Records, wrapData(f.data, err)
+}
+
+func wrapData(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// marginalize sums a histogram into the marginal tables on sets.
+func marginalize(x []float64, dom []records.Attribute, sets [][]int) []records.Table {
+	out := make([]records.Table, len(sets))
+	codes := make([]int, len(dom))
+	for s, set := range sets {
+		sizes := make([]int, len(set))
+		n := 1
+		for k, a := range set {
+			sizes[k] = dom[a].Size
+			n *= sizes[k]
+		}
+		out[s] = records.Table{Attrs: append([]int(nil), set...), Sizes: sizes, Counts: make([]float64, n)}
+	}
+	for cell, v := range x {
+		c := cell
+		for i := len(dom) - 1; i >= 0; i-- {
+			codes[i] = c % dom[i].Size
+			c /= dom[i].Size
+		}
+		for s := range out {
+			idx := 0
+			for k, a := range out[s].Attrs {
+				idx = idx*out[s].Sizes[k] + codes[a]
+			}
+			out[s].Counts[idx] += v
+		}
+	}
+	return out
+}
+
+// tblPost names the post-processing.
+func tblPost(f tblFlags) string {
+	switch {
+	case f.nonneg && f.integer:
+		return "nonnegative+integer"
+	case f.nonneg:
+		return "nonnegative"
+	case f.integer:
+		return "integer"
+	}
+	return "none"
+}
+
+// tblReport fills the release's planned figures.
+func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
+	w := r.Workload()
+	sens, norm := r.Sensitivity()
+	rep := &tblJSON{
+		Template: r.Template(), Attributes: len(w.Domain), Cells: records.CellsFloat(w.Domain), Queries: w.Queries(),
+		Mechanism: r.Mechanism(), Privacy: string(b.Kind), Rho: b.Rho, Epsilon: b.Epsilon, Delta: b.Delta,
+		Sigma: r.Sigma(), NoiseScale: r.NoiseScale(), Sensitivity: sens, SensitivityNorm: norm,
+		SnappedSensitivity: r.SnappedSensitivity(), Measurements: r.Measurements(),
+		ExpectedTotalSqErr: r.ExpectedTotalSquaredError(), ExpectedWeighted: r.ExpectedWeightedError(),
+	}
+	if b.Kind == calibrate.Concentrated {
+		for _, d := range []float64{1e-6, 1e-9} {
+			if e, err := b.ApproxEpsilon(d); err == nil {
+				rep.ApproxDP = append(rep.ApproxDP, tblApprox{Delta: d, Epsilon: e})
+			}
+		}
+	}
+	for _, e := range r.TermErrors() {
+		rep.Terms = append(rep.Terms, tblTermJSON{Name: e.Name, Weight: e.Weight, Queries: e.Queries,
+			TotalVariance: e.TotalVariance, MinStd: e.MinStd, MaxStd: e.MaxStd, HalfWidth95: e.HalfWidth95})
+	}
+	return rep
+}
+
+// tblPrint prints the report as JSON or as a table.
+func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, r *tables.Release) error {
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	if rep.DryRun {
+		fmt.Fprintln(stdout, "dry run: no data read, nothing written, no budget spent")
+	}
+	fmt.Fprintf(stdout, "spec           %s (%d attributes, %.4g cells, %d queries)\n", rep.Spec, rep.Attributes, rep.Cells, rep.Queries)
+	fmt.Fprintf(stdout, "plan           %s (%s)\n", rep.Template, rep.Plan)
+	split := ""
+	if f.split > 1 {
+		split = fmt.Sprintf(" (1/%d of the given budget)", f.split)
+	}
+	fmt.Fprintf(stdout, "budget         %s%s\n", r.Budget(), split)
+	for _, a := range rep.ApproxDP {
+		fmt.Fprintf(stdout, "               implies (eps=%.4g, delta=%g)-DP\n", a.Epsilon, a.Delta)
+	}
+	fmt.Fprintf(stdout, "mechanism      %s, %s sensitivity %.6g, %d noisy values\n", rep.Mechanism, rep.SensitivityNorm, rep.Sensitivity, rep.Measurements)
+	fmt.Fprintf(stdout, "noise          sigma %.6g per measurement\n", rep.Sigma)
+	fmt.Fprintf(stdout, "expected error %.6g total squared error over all %d answers (weighted: %.6g)\n", rep.ExpectedTotalSqErr, rep.Queries, rep.ExpectedWeighted)
+	fmt.Fprintf(stdout, "%-16s %9s %8s %14s %23s %12s\n", "term", "queries", "weight", "sq. error", "stddev (min … max)", "95% ±")
+	for _, t := range rep.Terms {
+		fmt.Fprintf(stdout, "%-16s %9d %8.4g %14.6g %11.4g … %9.4g %12.4g\n", t.Name, t.Queries, t.Weight, t.TotalVariance, t.MinStd, t.MaxStd, t.HalfWidth95)
+	}
+	if rep.LedgerLimit != nil {
+		verb := "after this release"
+		if rep.DryRun {
+			verb = "would be after this release"
+		}
+		fmt.Fprintf(stdout, "ledger         %s: spent %s of %s %s\n", rep.BudgetFile, rep.LedgerSpent, rep.LedgerLimit, verb)
+	}
+	if !rep.Private {
+		fmt.Fprintf(stdout, "private        NO (seeded simulation noise, --insecure-seed %s)\n", rep.Seed)
+	}
+	if rep.Note != "" {
+		fmt.Fprintf(stdout, "note           %s\n", rep.Note)
+	}
+	if rep.Out != "" {
+		fmt.Fprintf(stdout, "answers        %s\n", filepath.Join(rep.Out, "answers.csv"))
+	}
+	return nil
+}
+
+// checkOutDir refuses an output directory that exists and is not empty.
+func checkOutDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return usageErrorf("--out %s: %v", dir, err)
+	}
+	if len(entries) > 0 {
+		return usageErrorf("--out %s exists and is not empty; choose a new directory", dir)
+	}
+	return nil
+}
+
+// writeReleaseDir writes answers.csv and release.json into a temporary
+// directory beside dir and renames it into place: a failure or Ctrl-C
+// leaves no partial dir.
+func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *tables.Result, rep *tblJSON) (err error) {
+	parent := filepath.Dir(filepath.Clean(dir))
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dir))+".tmp-")
+	if err != nil {
+		return fmt.Errorf("creating the output: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	write := func(name string, fill func(io.Writer) error) error {
+		fh, err := os.Create(filepath.Join(tmp, name))
+		if err != nil {
+			return err
+		}
+		if err := fill(fh); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := fh.Sync(); err != nil {
+			fh.Close()
+			return err
+		}
+		return fh.Close()
+	}
+	if err := write("answers.csv", func(o io.Writer) error { return tables.WriteAnswersCSV(o, w, res) }); err != nil {
+		return fmt.Errorf("writing answers.csv: %w", err)
+	}
+	if err := write("release.json", func(o io.Writer) error {
+		enc := json.NewEncoder(o)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}); err != nil {
+		return fmt.Errorf("writing release.json: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("moving the output into place: %w", err)
+	}
+	return nil
+}

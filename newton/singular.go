@@ -1,0 +1,484 @@
+package newton
+
+import (
+	"context"
+	"math"
+	"time"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/blas"
+)
+
+// A singular V (rank r < n) has no minimizer of tr(V X⁻¹) over X ≻ 0: the
+// infimum is attained only by a positive semidefinite X of rank r. We solve
+// the dual, which needs no regularization. With V = BᵀB (B r×n of full row
+// rank, bᵢ its columns) and M(y) = B·diag(y)·Bᵀ = Σᵢ yᵢ·bᵢbᵢᵀ (r×r),
+//
+//	g(y) = 2·tr(M^{1/2}) − Σᵢ yᵢ,   y ≥ 0,
+//
+// is concave, smooth wherever M ≻ 0, and equals the weak-duality bound of
+// the BRIEF (D^{1/2}VD^{1/2} and M share their non-zero eigenvalues). Its
+// gradient is ∂g/∂yᵢ = dᵢ − 1 with d = diag(X(y)) for
+//
+//	X(y) = Bᵀ·M^{-1/2}·B = D^{-1/2}(D^{1/2}VD^{1/2})^{1/2}D^{-1/2},
+//
+// and every X(y)/c with c = max dᵢ is primal feasible (diag ≤ 1, PSD, range
+// equal to range(V)) with tr(V (X/c)⁺) = c·tr(M^{1/2}) exactly (X⁺ =
+// B⁺M^{1/2}B⁺ᵀ and B·B⁺ = I). At a dual maximizer d = 1 wherever yᵢ > 0
+// and dᵢ ≤ 1 where yᵢ = 0, and primal and dual values coincide: the
+// returned X is optimal for diag(X) ≤ 1, whose optimum equals the infimum
+// with diag(X) = 1 (adding the missing diagonal to X can only lower the
+// objective).
+//
+// The Hessian in the eigenbasis of M = P·Λ·Pᵀ, with C̃ = BᵀP (n×r) and
+// sₐ = √λₐ, is
+//
+//	−∂²g/∂yᵢ∂yⱼ = Σₐ_b Kₐ_b·C̃ᵢₐC̃ᵢ_bC̃ⱼₐC̃ⱼ_b,  Kₐ_b = 1/(sₐ·s_b·(sₐ+s_b)),
+//
+// the divided difference of 1/√λ. Like the primal system it is a Schur
+// product sum: 1/(sₐ+s_b) ≈ Σₜ wₜ·e^{−tₜsₐ}·e^{−tₜs_b} (expSum) gives
+// −H̃ = Σₜ wₜ·Gₜ∘Gₜ with Gₜ = C̃·diag(e^{−tₜs}/s)·C̃ᵀ, one n×n×r SYRK per
+// term and positive semidefinite by construction. The step solves
+// (−H̃ + ρI)p = ∇g with a Levenberg–Marquardt ρ proportional to ‖∇g‖: the
+// dual maximizer need not be unique (for V = 11ᵀ any y with Σy = 1 is
+// optimal), and that choice keeps fast local convergence for non-isolated
+// maximizers. Coordinates at yᵢ = 0 with ∂g/∂yᵢ < 0 are held at zero
+// (projected Newton). An iteration costs one r×r eigendecomposition, two
+// n×r×r products, the SYRK terms and one n×n Cholesky — and never an
+// eigendecomposition of an n×n matrix when r < n.
+//
+// Measured (this machine, openblas): the uniform start y = t·1 (whose g is
+// the SVD bound, exact for marginals and totals) converges on width-k,
+// random-range, low-rank and marginal workloads; see the package tests.
+
+// dualHessTol is the relative accuracy of the exponential-sum dual Hessian
+// while far from the optimum, dualHessTolFinal near it: Newton's local rate
+// is about the Hessian's relative error, so the final steps use an accurate
+// one (the terms grow only like log(1/τ)).
+const (
+	dualHessTol      = 1e-2
+	dualHessTolFinal = 1e-6
+)
+
+// dualSolver holds the dual method's state. Every n×n and n×r buffer is a
+// view into the newtonState's workspaces, so the singular path allocates no
+// further n×n matrix.
+type dualSolver struct {
+	n, r int
+	mu   []float64    // eigenvalues of V/s on its numerical range (ascending)
+	c    blas.General // n×r, rows bᵢ: V/s = C·Cᵀ on its numerical range
+	ct   blas.General // n×r: C̃ = C·P at the current y
+	w    blas.General // n×r workspace
+	mm   blas.General // r×r: M (destroyed by the eigendecomposition)
+	p    blas.General // r×r: eigenvectors of M
+	h    blas.General // n×n: −H̃ + ρI, then its Cholesky factor
+	gt   blas.General // n×n: Gₜ
+	lam  []float64    // eigenvalues of M at y (ascending)
+	d    []float64    // diag(X(y))
+	y    []float64
+	g    float64 // g(y)
+	tr   float64 // tr(M^{1/2}) = Σ√λ
+}
+
+func view(data []float64, rows, cols int) blas.General {
+	return blas.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
+}
+
+// rankTol is the relative eigenvalue threshold below which an eigenvalue of
+// V counts as zero: eigenvalues of an exactly singular V are computed with
+// absolute errors of a few n·ε·μ_max, so the threshold grows with n.
+func rankTol(n int) float64 {
+	return math.Max(singularTol, 32*float64(n)*0x1p-52)
+}
+
+// factorAt sets λ (and, with vectors, P) for M(y); it returns false if
+// M(y) is not numerically positive definite or the eigensolver failed.
+func (ds *dualSolver) factorAt(y []float64, lam []float64, vectors bool) bool {
+	n, r := ds.n, ds.r
+	for i := 0; i < n; i++ {
+		f := math.Sqrt(y[i])
+		src := ds.c.Data[i*r : i*r+r]
+		dst := ds.w.Data[i*r : i*r+r]
+		for a, x := range src {
+			dst[a] = f * x
+		}
+	}
+	blas.Syrk(gblas.Trans, 1, ds.w, 0, ds.mm)
+	var ok bool
+	if vectors {
+		ok = blas.SymEigVectors(ds.mm, ds.p, lam)
+	} else {
+		ok = blas.SymEig(ds.mm, lam, false)
+	}
+	return ok && lam[0] > 1e-300 && !math.IsInf(lam[r-1], 0) && !math.IsNaN(lam[r-1])
+}
+
+// dualValue returns g(y) = 2Σ√λ − Σy and Σ√λ.
+func dualValue(y, lam []float64) (g, tr float64) {
+	sy := 0.0
+	for _, v := range y {
+		sy += v
+	}
+	for _, l := range lam {
+		tr += math.Sqrt(l)
+	}
+	return 2*tr - sy, tr
+}
+
+// accept makes y (with λ and P from factorAt) the current point: C̃ = C·P
+// and d = diag(C̃·Λ^{-1/2}·C̃ᵀ).
+func (ds *dualSolver) accept(y, lam []float64) {
+	n, r := ds.n, ds.r
+	copy(ds.y, y)
+	copy(ds.lam, lam)
+	ds.g, ds.tr = dualValue(y, lam)
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, ds.c, ds.p, 0, ds.ct)
+	isq := make([]float64, r)
+	for a, l := range lam {
+		isq[a] = 1 / math.Sqrt(l)
+	}
+	parallelRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			acc := 0.0
+			for a, z := range ds.ct.Data[i*r : i*r+r] {
+				acc += z * z * isq[a]
+			}
+			ds.d[i] = acc
+		}
+	})
+}
+
+// primal returns c = max dᵢ and the primal objective c·Σ√λ of X(y)/c.
+func (ds *dualSolver) primal() (c, f float64) {
+	for _, v := range ds.d {
+		c = math.Max(c, v)
+	}
+	return c, c * ds.tr
+}
+
+// hessian forms −H̃ (upper triangle) at the current point on the free
+// coordinates (free[i]), compressed into the leading k×k block of h with
+// stride k, adds ρ to its diagonal and returns the block.
+func (ds *dualSolver) hessian(tau, rho float64, free []int) blas.General {
+	n, r := ds.n, ds.r
+	s := make([]float64, r)
+	for a, l := range ds.lam {
+		s[a] = math.Sqrt(l)
+	}
+	ts, ws := expSum(2*s[0], 2*s[r-1], tau)
+	clear(ds.h.Data)
+	col := make([]float64, r)
+	for t := range ts {
+		// Column a carries αₐ = e^{−t·sₐ}/sₐ; once t·sₐ > 40 its every
+		// contribution is below e^{−40} relative to the kernel entries it
+		// feeds (t·(sₐ+s_b) > 40 too), so only the prefix of small s
+		// enters the SYRK (s is ascending).
+		k := 0
+		for a := 0; a < r; a++ {
+			col[a] = math.Sqrt(math.Sqrt(ws[t]) * math.Exp(-ts[t]*s[a]) / s[a])
+			if ts[t]*s[a] <= 40 {
+				k = a + 1
+			}
+		}
+		if k == 0 {
+			continue
+		}
+		b := blas.General{Rows: n, Cols: k, Stride: k, Data: ds.w.Data[:n*k]}
+		parallelRows(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				src := ds.ct.Data[i*r : i*r+k]
+				dst := b.Data[i*k : i*k+k]
+				for a, z := range src {
+					dst[a] = z * col[a]
+				}
+			}
+		})
+		blas.Syrk(gblas.NoTrans, 1, b, 0, ds.gt)
+		parallelRows(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				hrow := ds.h.Data[i*n+i : i*n+n]
+				grow := ds.gt.Data[i*n+i : i*n+n]
+				for j, g := range grow {
+					hrow[j] += g * g
+				}
+			}
+		})
+	}
+	k := n
+	if free != nil && len(free) < n {
+		k = len(free)
+		// Compress rows and columns of the free set in place; targets never
+		// lie after their sources.
+		for ii, i := range free {
+			for jj := ii; jj < k; jj++ {
+				ds.h.Data[ii*k+jj] = ds.h.Data[i*n+free[jj]]
+			}
+		}
+	}
+	hk := blas.General{Rows: k, Cols: k, Stride: k, Data: ds.h.Data[:k*k]}
+	for i := 0; i < k; i++ {
+		hk.Data[i*k+i] += rho
+	}
+	return hk
+}
+
+// hessScale returns the mean diagonal of −H̃ on the free set, for scaling ρ.
+func hessScale(h blas.General) float64 {
+	s := 0.0
+	for i := 0; i < h.Rows; i++ {
+		s += h.Data[i*h.Stride+i]
+	}
+	return s / float64(h.Rows)
+}
+
+// solveSingular runs the dual method on the numerical range of V: s.m holds
+// V's eigenvectors (columns, ascending) and mu its eigenvalues (scaled), r
+// of which are above the rank threshold. res has Method and SVDBound set.
+func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt Options, start time.Time, res *Result) (*Result, error) {
+	n := s.n
+	scale := s.scale
+	ds := &dualSolver{n: n, r: r}
+	ds.mu = append([]float64(nil), mu[n-r:]...)
+	ds.c = view(s.g.Data, n, r)
+	for i := 0; i < n; i++ {
+		for a := 0; a < r; a++ {
+			ds.c.Data[i*r+a] = s.m.Data[i*n+n-r+a] * math.Sqrt(ds.mu[a])
+		}
+	}
+	ds.ct = view(s.m.Data, n, r)
+	ds.w = view(s.u.Data, n, r)
+	ds.mm = view(s.x.Data, r, r)
+	ds.h = s.a
+	ds.gt = s.gr
+	ds.p = view(s.gr.Data, r, r) // free whenever Gₜ is not being formed
+	ds.lam = make([]float64, r)
+	ds.d = make([]float64, n)
+	ds.y = make([]float64, n)
+
+	// Uniform start: g(t·1) = 2√t·Σ√μ − n·t is largest at √t = Σ√μ/n,
+	// where it is the SVD bound.
+	sq := 0.0
+	for _, m := range ds.mu {
+		sq += math.Sqrt(m)
+	}
+	y := make([]float64, n)
+	t := (sq / float64(n)) * (sq / float64(n))
+	for i := range y {
+		y[i] = t
+	}
+	lam := make([]float64, r)
+	if !ds.factorAt(y, lam, true) {
+		return nil, errEigen("dual start")
+	}
+	ds.accept(y, lam)
+
+	status := IterationLimit
+	bestBound := math.Inf(-1)
+	grad := make([]float64, n)
+	// z ≥ 0 are the multipliers of y ≥ 0; at the optimum zᵢ = 1 − dᵢ, the
+	// slack of diag(X) ≤ 1. The primal–dual interior-point iteration keeps
+	// y, z > 0 and drives yᵢzᵢ → 0 (Mehrotra's predictor–corrector: both
+	// solves share one Hessian and one Cholesky factorization).
+	z := make([]float64, n)
+	dya, dza := make([]float64, n), make([]float64, n)
+	dy, dz := make([]float64, n), make([]float64, n)
+	trial := make([]float64, n)
+	for i := range z {
+		z[i] = math.Max(1-ds.d[i], 0) + 1e-2
+	}
+	certified := false
+	var fCert float64
+	for iter := 1; ; iter++ {
+		_, f := ds.primal()
+		gapEst := (f - ds.g) / f
+		it := Iteration{Iter: iter, Objective: f * scale, LowerBound: math.NaN(), Gap: math.NaN()}
+		// Certify when the estimate says we are there: the bound from
+		// singular values of D^{1/2}·C₋ (C₋ with V's eigenvalues shrunk by
+		// their rounding error, so C₋C₋ᵀ ⪯ V), the objective c·Σ√λ.
+		if gapEst <= opt.Tol/4 || iter > opt.MaxIter || ctx.Err() != nil {
+			if b := ds.bound(); b > bestBound {
+				bestBound = b
+			}
+			it.LowerBound, it.Gap = bestBound*scale, (f-bestBound)/f
+			if it.Gap <= opt.Tol {
+				record(res, opt, start, it)
+				status, certified, fCert = Converged, true, f
+				break
+			}
+		}
+		if iter > opt.MaxIter {
+			break
+		}
+		if ctx.Err() != nil {
+			status = Cancelled
+			break
+		}
+		mu := 0.0
+		rnorm := 0.0
+		for i := 0; i < n; i++ {
+			grad[i] = ds.d[i] - 1
+			mu += ds.y[i] * z[i]
+			rnorm = math.Max(rnorm, math.Abs(grad[i]+z[i]))
+		}
+		mu /= float64(n)
+		tau := dualHessTol
+		if gapEst < 1e-5 {
+			tau = dualHessTolFinal
+		}
+		hk := ds.hessian(tau, 0, nil)
+		hs := hessScale(hk)
+		rho := hs * (math.Min(rnorm, 1e-3) + 1e-13)
+		for i := 0; i < n; i++ {
+			hk.Data[i*n+i] += z[i]/ds.y[i] + rho
+		}
+		if !blas.Cholesky(hk) {
+			status = Stalled
+			record(res, opt, start, it)
+			break
+		}
+		solve := func(rhs []float64) {
+			rv := blas.General{Rows: n, Cols: 1, Stride: 1, Data: rhs}
+			blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, hk, rv)
+			blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, hk, rv)
+		}
+		// Predictor (affine scaling, target μ = 0).
+		copy(dya, grad)
+		solve(dya)
+		for i := range dza {
+			dza[i] = -z[i] - z[i]/ds.y[i]*dya[i]
+		}
+		ap, ad := toBoundary(ds.y, dya, 1), toBoundary(z, dza, 1)
+		muAff := 0.0
+		for i := range z {
+			muAff += (ds.y[i] + ap*dya[i]) * (z[i] + ad*dza[i])
+		}
+		muAff /= float64(n)
+		sigma := math.Min(1, math.Pow(muAff/mu, 3))
+		// Corrector.
+		for i := range dy {
+			dy[i] = grad[i] + (sigma*mu-dya[i]*dza[i])/ds.y[i]
+		}
+		solve(dy)
+		for i := range dz {
+			dz[i] = (sigma*mu-dya[i]*dza[i])/ds.y[i] - z[i] - z[i]/ds.y[i]*dy[i]
+		}
+		ap, ad = toBoundary(ds.y, dy, 0.995), toBoundary(z, dz, 0.995)
+		accepted := false
+		for alpha := ap; alpha > 1e-10; alpha /= 2 {
+			for i := range trial {
+				trial[i] = ds.y[i] + alpha*dy[i]
+			}
+			if ds.factorAt(trial, lam, true) {
+				ds.accept(trial, lam)
+				it.Step = alpha
+				accepted = true
+				break
+			}
+		}
+		for i := range z {
+			z[i] += ad * dz[i]
+		}
+		record(res, opt, start, it)
+		if !accepted {
+			status = Stalled
+			break
+		}
+	}
+	c, f := ds.primal()
+	if !certified {
+		b := ds.bound()
+		if b > bestBound {
+			bestBound = b
+		}
+		if status == Stalled && (f-bestBound)/f <= opt.Tol {
+			status = Converged
+		}
+	} else {
+		f = fCert
+	}
+	res.Status = status
+	res.Iterations = len(res.History)
+	res.Objective = f * scale
+	res.RegularizedObjective = res.Objective
+	res.LowerBound = bestBound * scale
+	res.Gap = (res.Objective - res.LowerBound) / res.Objective
+	res.Rank = r
+	ds.strategy(s, c)
+	res.X = mat.NewSymDense(n, s.x.Data)
+	res.A = mat.NewTriDense(n, mat.Upper, s.u.Data)
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// toBoundary returns the largest α ≤ 1 with v + α·dv ≥ (1 − frac)·v, the
+// fraction-to-the-boundary rule (frac = 1: the step to the boundary).
+func toBoundary(v, dv []float64, frac float64) float64 {
+	a := 1.0
+	for i, x := range dv {
+		if x < 0 {
+			a = math.Min(a, -frac*v[i]/x)
+		}
+	}
+	return a
+}
+
+// diagSpread returns the largest 1 − dᵢ/c over the coordinates with yᵢ > 0:
+// how far the returned X's diagonal is from 1 where the optimum has it 1.
+func diagSpread(d, y []float64, c float64) float64 {
+	s := 0.0
+	for i, v := range d {
+		if y[i] > 0 {
+			s = math.Max(s, 1-v/c)
+		}
+	}
+	return s
+}
+
+// bound returns the certified dual bound at the current y (scaled problem):
+// dualBound on D^{1/2}·C₋, where C₋ has V's eigenvalues each lowered by
+// E = n·ε·μ_max so that C₋C₋ᵀ ⪯ V despite rounding (see psdFactor).
+func (ds *dualSolver) bound() float64 {
+	n, r := ds.n, ds.r
+	e := float64(n) * 0x1p-52 * ds.mu[r-1]
+	cs := view(ds.gt.Data, n, r)
+	f := make([]float64, r)
+	for a, m := range ds.mu {
+		f[a] = math.Sqrt(math.Max(m-e, 0) / m)
+	}
+	for i := 0; i < n; i++ {
+		for a := 0; a < r; a++ {
+			cs.Data[i*r+a] = ds.c.Data[i*r+a] * f[a]
+		}
+	}
+	b, ok := dualBound(cs, ds.y, view(ds.h.Data, n, r))
+	if !ok {
+		return math.Inf(-1)
+	}
+	return b
+}
+
+// strategy writes X = C̃·Λ^{-1/2}·C̃ᵀ/c into s.x (full) and the upper
+// triangular A with AᵀA = X into s.u: the QR factor of the r×n
+// A₀ = c^{-1/2}·Λ^{-1/4}·C̃ᵀ, padded with n − r zero rows.
+func (ds *dualSolver) strategy(s *newtonState, c float64) {
+	n, r := ds.n, ds.r
+	f := make([]float64, r)
+	for a, l := range ds.lam {
+		f[a] = 1 / math.Sqrt(math.Sqrt(l)*c)
+	}
+	// A₀ (r×n) into the first r rows of s.u... s.u holds ds.w, which is
+	// free now; build A₀ in s.gr (free too) and copy.
+	a0 := view(s.gr.Data, r, n)
+	for i := 0; i < n; i++ {
+		for a := 0; a < r; a++ {
+			a0.Data[a*n+i] = ds.ct.Data[i*r+a] * f[a]
+		}
+	}
+	blas.Syrk(gblas.Trans, 1, a0, 0, s.x)
+	blas.Symmetrize(s.x)
+	blas.UpperTrapezoid(a0)
+	clear(s.u.Data)
+	copy(s.u.Data, a0.Data)
+}
