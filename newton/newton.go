@@ -75,21 +75,37 @@ const (
 
 // newtonState holds the solver's n×n workspaces, named by role.
 type newtonState struct {
-	n     int
-	vsrc  blas64.Symmetric // the caller's V (upper triangle), never written
-	scale float64          // s = mean(diag V); the solver works with V/s
-	x     blas.General     // current X, full, unit diagonal
-	u     blas.General     // Cholesky factor of x (upper)
-	m     blas.General     // U⁻ᵀVU⁻¹, then its eigenvectors, then Z
-	a     blas.General     // system matrix 𝒜̃, then ZᵀMZ, D̂, D
-	g     blas.General     // Bᵣ, then K̃, Z·D̂, line-search trial, certificate workspace
-	gr    blas.General     // Gᵣ = Bᵣ·Bᵣᵀ
-	lam   []float64        // Λ
-	f     float64          // F(X) = tr(U⁻ᵀVU⁻¹) of the scaled problem
-	theta float64          // regularization in scaled units
-	terms int              // exponential-sum terms used so far
-	y     []float64        // dual point of the last certificate
+	n       int
+	threads int              // goroutines for the O(n²) passes; 0 means GOMAXPROCS
+	vsrc    blas64.Symmetric // the caller's V (upper triangle), never written
+	scale   float64          // s = mean(diag V); the solver works with V/s
+	x       blas.General     // current X, full, unit diagonal
+	u       blas.General     // Cholesky factor of x (upper)
+	m       blas.General     // U⁻ᵀVU⁻¹, then its eigenvectors, then Z
+	a       blas.General     // system matrix 𝒜̃, then ZᵀMZ, D̂, D
+	g       blas.General     // Bᵣ, then K̃, Z·D̂, line-search trial, certificate workspace
+	gr      blas.General     // Gᵣ = Bᵣ·Bᵣᵀ
+	lam     []float64        // Λ
+	f       float64          // F(X) = tr(U⁻ᵀVU⁻¹) of the scaled problem
+	theta   float64          // regularization in scaled units
+	terms   int              // exponential-sum terms used so far
+	y       []float64        // dual point of the last certificate
 }
+
+// prepare sizes the workspaces for n, keeping them when n is unchanged, and
+// clears the per-solve state.
+func (s *newtonState) prepare(n int) {
+	if s.n != n || s.x.Data == nil {
+		th := s.threads
+		*s = newtonState{n: n, threads: th}
+		s.x, s.u, s.m, s.a, s.g, s.gr = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+		s.lam = make([]float64, n)
+	}
+	s.f, s.theta, s.terms, s.y = 0, 0, 0, nil
+}
+
+// par runs f over [0, n) on at most s.threads goroutines (see parallelRows).
+func (s *newtonState) par(n int, f func(lo, hi int)) { parallelRows(s.threads, n, f) }
 
 // evaluate sets u = chol(X) and m = U⁻ᵀVU⁻¹ for X in s.x, and returns
 // F(X) = tr(m); ok is false if X is not numerically positive definite.
@@ -193,7 +209,7 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 			r[i] = math.Sqrt(yi)
 			sy += yi
 		}
-		parallelRows(n, func(lo, hi int) {
+		s.par(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				row := s.m.Data[i*n : i*n+n]
 				for j := range row {
@@ -324,7 +340,8 @@ func (s *newtonState) certifyDirect() (bound, trXinv float64, ok bool) {
 }
 
 // solveNewton runs the default method. V has been validated.
-func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, error) {
+// s holds the workspaces, sized for V by prepare.
+func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Options) (*Result, error) {
 	start := time.Now()
 	n := V.SymmetricDim()
 	scale := 0.0
@@ -334,10 +351,9 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 	scale /= float64(n)
 
 	// Six n×n workspaces besides the caller's V; X and A of the result are
-	// two of them, handed over without copying.
-	s := &newtonState{n: n, vsrc: V.RawSymmetric(), scale: scale}
-	s.x, s.u, s.m, s.a, s.g, s.gr = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
-	s.lam = make([]float64, n)
+	// two of them (handed over without copying by Solve, copied out by a
+	// Solver that keeps them).
+	s.vsrc, s.scale = V.RawSymmetric(), scale
 
 	// Spectrum of V: positive semidefiniteness, regularization, SVD bound
 	// and the warm start X₀ = V^{1/2} scaled to unit diagonal.
@@ -607,7 +623,7 @@ func (s *newtonState) solveSystem(ts, ws []float64) (mu, kdiag []float64, ok boo
 		if k == 0 {
 			continue
 		}
-		parallelRows(n, func(lo, hi int) {
+		s.par(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				row := s.m.Data[i*n : i*n+k]
 				brow := b.Data[i*n : i*n+k]
@@ -617,7 +633,7 @@ func (s *newtonState) solveSystem(ts, ws []float64) (mu, kdiag []float64, ok boo
 			}
 		})
 		blas.Syrk(gblas.NoTrans, 1, blas.General{Rows: n, Cols: k, Stride: n, Data: b.Data}, 0, gr)
-		parallelRows(n, func(lo, hi int) {
+		s.par(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				arow := s.a.Data[i*n+i : i*n+n]
 				grow := gr.Data[i*n+i : i*n+n]
@@ -693,7 +709,7 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	}
 	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, e, ew, 0, s.g)
 	// a ← D̂ = K̃∘(Λ − a)
-	parallelRows(n, func(lo, hi int) {
+	s.par(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			arow, krow := s.a.Data[i*n:i*n+n], s.g.Data[i*n:i*n+n]
 			for j, k := range krow {
@@ -707,7 +723,7 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	// residue is removed, so X + αD keeps diag = 1 exactly.
 	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, s.m, s.a, 0, s.g)
 	blas.GemmUpper(1, s.g, s.m, 0, s.a)
-	parallelRows(n, func(lo, hi int) {
+	s.par(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s.a.Data[i*n+i] = 0
 			for j := i + 1; j < n; j++ {
@@ -724,7 +740,7 @@ func (s *newtonState) lineSearch(dec, sigma float64) (alpha, f float64, ok bool)
 	n := s.n
 	trial := s.g
 	for alpha = 1; alpha > 1e-12; alpha /= 2 {
-		parallelRows(n, func(lo, hi int) {
+		s.par(n, func(lo, hi int) {
 			for i := lo * n; i < hi*n; i++ {
 				trial.Data[i] = s.x.Data[i] + alpha*s.a.Data[i]
 			}
@@ -765,13 +781,18 @@ func record(res *Result, opt Options, start time.Time, it Iteration) {
 }
 
 // parallelRows runs f over [0, n) split into contiguous chunks, one per
-// available CPU: the O(n²) elementwise passes between BLAS calls would
-// otherwise run on one core while the BLAS runs on all of them. The upper
-// triangle passes are uneven per row, so chunks are interleaved in four
-// times as many pieces as workers.
-func parallelRows(n int, f func(lo, hi int)) {
+// worker: the O(n²) elementwise passes between BLAS calls would otherwise
+// run on one core while the BLAS runs on all of them. The upper triangle
+// passes are uneven per row, so chunks are interleaved in four times as
+// many pieces as workers. threads caps the workers (Options.Threads; 0
+// means GOMAXPROCS), so that k concurrent solves with k·threads ≤ cores do
+// not oversubscribe the machine.
+func parallelRows(threads, n int, f func(lo, hi int)) {
 	p := runtime.GOMAXPROCS(0)
-	if p == 1 || n < 256 {
+	if threads > 0 {
+		p = min(p, threads)
+	}
+	if p <= 1 || n < 256 {
 		f(0, n)
 		return
 	}

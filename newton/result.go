@@ -52,6 +52,12 @@ type Options struct {
 	// the dual method (see Solve). MethodYuan2016 uses the seed's 1e-3
 	// unless a θ is given.
 	Regularization float64
+	// Threads caps the goroutines of the solver's own O(n²) passes between
+	// kernel calls; 0 (the default) means GOMAXPROCS. The kernels' threads
+	// are a process-wide setting of the BLAS backend
+	// (blas.Current().SetThreads): a program running k solves at once on a
+	// machine with c cores sets both to about c/k.
+	Threads int
 	// Progress, when non-nil, is called after every iteration.
 	Progress func(Iteration)
 }
