@@ -90,6 +90,7 @@ type newtonState struct {
 	theta   float64          // regularization in scaled units
 	terms   int              // exponential-sum terms used so far
 	y       []float64        // dual point of the last certificate
+	clock   phaseClock       // per-phase wall time of this solve
 }
 
 // prepare sizes the workspaces for n, keeping them when n is unchanged, and
@@ -102,6 +103,20 @@ func (s *newtonState) prepare(n int) {
 		s.lam = make([]float64, n)
 	}
 	s.f, s.theta, s.terms, s.y = 0, 0, 0, nil
+	s.clock = phaseClock{last: time.Now(), acc: map[string]float64{}}
+}
+
+// phaseClock attributes wall time to the solver's phases: lap(name) adds
+// the time since the previous lap to name.
+type phaseClock struct {
+	last time.Time
+	acc  map[string]float64
+}
+
+func (c *phaseClock) lap(name string) {
+	now := time.Now()
+	c.acc[name] += now.Sub(c.last).Seconds()
+	c.last = now
 }
 
 // par runs f over [0, n) on at most s.threads goroutines (see parallelRows).
@@ -362,6 +377,7 @@ func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Optio
 	if !s.eigen(mu) {
 		return nil, fmt.Errorf("newton: eigendecomposition of V failed to converge")
 	}
+	s.clock.lap("spectrum")
 	muMax := mu[n-1]
 	if mu[0] < -1e-10*muMax {
 		return nil, inputErrorf("Gram matrix is not positive semidefinite: smallest eigenvalue %.3g (largest %.3g)", mu[0]*scale, muMax*scale)
@@ -384,7 +400,7 @@ func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Optio
 				r++
 			}
 		}
-		return solveSingular(ctx, s, mu, r, opt, start, &Result{Method: MethodNewton, SVDBound: svdBound})
+		return solveSingular(ctx, s, mu, r, opt, start, &Result{Method: MethodNewton, SVDBound: svdBound, Phases: s.clock.acc})
 	}
 	theta := opt.Regularization
 	thetas := []float64{theta}
@@ -424,6 +440,7 @@ func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Optio
 	if len(thetas) == 1 {
 		var conv bool
 		iter, bound, trXinv, conv = s.fixedPointPhase(ctx, opt, scale, start, res)
+		s.clock.lap("fixed-point")
 		if conv {
 			status = Converged
 			thetas = nil // skip the Newton phase
@@ -459,7 +476,9 @@ stages:
 			// below the tolerance, certify before paying for a new
 			// eigendecomposition and Newton system.
 			if final && lastFull && 1e3*lastEst*lastEst <= tol {
-				if b, tr, ok := s.certifyDirect(); ok && (s.f-b)/s.f <= tol {
+				b, tr, ok := s.certifyDirect()
+				s.clock.lap("certificate")
+				if ok && (s.f-b)/s.f <= tol {
 					bound, trXinv = b, tr
 					it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: b * scale, Gap: (s.f - b) / s.f}
 					record(res, opt, start, it)
@@ -472,6 +491,7 @@ stages:
 				return nil, fmt.Errorf("newton: eigendecomposition failed at iteration %d", iter)
 			}
 			blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
+			s.clock.lap("eigen")
 			lo := 2 * math.Max(s.lam[0], 1e-300)
 			hi := 2 * s.lam[n-1]
 			// Coarse Hessians suffice while the nonlinearity dominates; the
@@ -485,6 +505,7 @@ stages:
 			ts, ws := expSum(lo, hi, tau)
 			s.terms += len(ts)
 			mu, kdiag, sysOK := s.solveSystem(ts, ws)
+			s.clock.lap("system")
 			if !sysOK {
 				// Only rounding can make 𝒜̃ indefinite: no reliable step is
 				// left. Certify where we stand.
@@ -511,6 +532,7 @@ stages:
 			}
 			if final && (dec/(2*s.f) <= tol || iter == opt.MaxIter) {
 				b, tr, ok := s.certificate()
+				s.clock.lap("certificate")
 				if !ok {
 					return nil, fmt.Errorf("newton: certificate eigendecomposition failed at iteration %d", iter)
 				}
@@ -528,7 +550,9 @@ stages:
 				break stages
 			}
 			s.formStep(mu, ts, ws)
+			s.clock.lap("step")
 			alpha, fNew, ok := s.lineSearch(dec, armijo)
+			s.clock.lap("line-search")
 			if !ok {
 				// No decrease is representable: we are at the floating-point
 				// floor. Certify where we stand.
@@ -573,6 +597,8 @@ stages:
 	res.X = mat.NewSymDense(n, s.x.Data)
 	res.A = mat.NewTriDense(n, mat.Upper, s.u.Data)
 	res.Rank = n
+	s.clock.lap("other")
+	res.Phases = s.clock.acc
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }

@@ -103,6 +103,13 @@ type Result struct {
 	// Rank is the rank of X: n for a positive definite V, rank(V) for a
 	// singular one (see Solve).
 	Rank int
+	// Phases is the wall time in seconds per phase of the solve (MethodNewton):
+	// "spectrum" (V's eigendecomposition), "eigen" (the per-iteration
+	// eigendecompositions: of U⁻ᵀVU⁻¹, or of the dual's B·diag(y)·Bᵀ),
+	// "system" (Newton systems: their Hessians and Cholesky solves),
+	// "step", "line-search", "fixed-point", "certificate", "strategy" (the
+	// singular strategy's X and QR) and "other".
+	Phases map[string]float64
 	// Iterations and CGSteps count outer iterations and inner linear-solver steps.
 	Iterations int
 	CGSteps    int

@@ -274,6 +274,7 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 		return nil, errEigen("dual start")
 	}
 	ds.accept(y, lam)
+	s.clock.lap("eigen")
 
 	status := IterationLimit
 	bestBound := math.Inf(-1)
@@ -302,6 +303,7 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 			if b := ds.bound(); b > bestBound {
 				bestBound = b
 			}
+			s.clock.lap("certificate")
 			it.LowerBound, it.Gap = bestBound*scale, (f-bestBound)/f
 			if it.Gap <= opt.Tol {
 				record(res, opt, start, it)
@@ -344,6 +346,7 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 			blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, hk, rv)
 			blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, hk, rv)
 		}
+		s.clock.lap("system")
 		// Predictor (affine scaling, target μ = 0).
 		copy(dya, grad)
 		solve(dya)
@@ -381,6 +384,7 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 		for i := range z {
 			z[i] += ad * dz[i]
 		}
+		s.clock.lap("line-search")
 		record(res, opt, start, it)
 		if !accepted {
 			status = Stalled
@@ -406,7 +410,9 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 	res.LowerBound = bestBound * scale
 	res.Gap = (res.Objective - res.LowerBound) / res.Objective
 	res.Rank = r
+	s.clock.lap("other")
 	ds.strategy(s, c)
+	s.clock.lap("strategy")
 	res.X = mat.NewSymDense(n, s.x.Data)
 	res.A = mat.NewTriDense(n, mat.Upper, s.u.Data)
 	res.Seconds = time.Since(start).Seconds()
