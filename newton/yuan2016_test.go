@@ -59,7 +59,7 @@ func TestYuan2016ReproducesSeed(t *testing.T) {
 	// Every logged iteration is compared. The first 10 agree to the log's
 	// printed precision (5e-7, plus 5e-7 slack). Later iterations amplify
 	// rounding differences (the line search and CG see slightly different
-	// numbers; on this 2-core machine's OpenBLAS the deviation jumps 35× at
+	// numbers; on OpenBLAS's SkylakeX kernels the deviation jumps 35× at
 	// iteration 21), so they are held to 1e-4 relative: 2.5× the largest
 	// deviation measured on OpenBLAS and pure Go (3.4e-5, iteration 28), and
 	// ten times tighter than the 0.1% for the final value.
