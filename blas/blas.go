@@ -51,8 +51,8 @@ type Backend interface {
 	SingularValues(m, n int, a []float64, lda int, s []float64) bool
 	// Threads returns the number of threads the kernels use (1 if unknown).
 	Threads() int
-	// SetThreads sets the number of kernel threads; backends that do not
-	// support it ignore the call.
+	// SetThreads sets the number of kernel threads (process-wide; the
+	// pure-Go backend sets GOMAXPROCS); n ≤ 0 is ignored.
 	SetThreads(n int)
 	// CoreName names the CPU kernel set in use ("" if not applicable).
 	CoreName() string

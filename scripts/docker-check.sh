@@ -296,8 +296,17 @@ build_image() {
 	cached=$(grep -c -- '--> Using cache' "$out/build.log" || true)
 	steps=$(grep -c 'STEP [0-9]*/[0-9]*: ' "$out/build.log" || true)
 	new_id=$(podman image inspect --format '{{.Id}}' "$tag")
-	# the previous image of this tag, not its cached layers
+	# Bounded storage across runs: the previous image of this tag goes, and
+	# so does the previous builder stage, tagged $IMAGE-build for that; podman
+	# rmi also removes their layers no other image uses, keeping the cache of
+	# the unchanged steps (base, apt installs).
 	if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then podman rmi "$old_id" >/dev/null 2>&1 || true; fi
+	old_id=$(podman image inspect --format '{{.Id}}' "$IMAGE-build" 2>/dev/null || true)
+	new_id=$(awk '/^\[2\/2\] STEP /{print id; exit} /^--> [0-9a-f]+$/{id=$2}' "$out/build.log")
+	if [ -n "$new_id" ] && podman tag "$new_id" "$IMAGE-build" 2>/dev/null; then
+		new_id=$(podman image inspect --format '{{.Id}}' "$IMAGE-build")
+		if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then podman rmi "$old_id" >/dev/null 2>&1 || true; fi
+	fi
 	size=$(podman image inspect --format '{{.Size}}' "$tag")
 	log "BUILD OK: $tag in $build_s s ($cached of $steps steps from the layer cache), image size $((size / 1000000)) MB ($size bytes)"
 }

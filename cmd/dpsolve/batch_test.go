@@ -37,8 +37,9 @@ const (
 
 // testManifest writes a manifest of 24 small jobs into dir: solves of
 // several workloads and sizes (some from a workload file given by a path
-// relative to the manifest), compare tables, and one job that fails because
-// its input file does not exist.
+// relative to the manifest), plans of two multi-attribute specs (also
+// relative paths; some write a strategy folder), compare tables, and one
+// job that fails because its input file does not exist.
 func testManifest(t *testing.T, dir string) (string, []batchJob) {
 	t.Helper()
 	// A 6×12 workload matrix for the relative-path jobs.
@@ -65,9 +66,16 @@ func testManifest(t *testing.T, dir string) (string, []batchJob) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "inputs"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs", "w.csv"), []byte(sb.String()), 0o644))
 
+	// Two small multi-attribute specs for the plan jobs.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs", "pairs.json"), []byte(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}, {"name": "c", "size": 2}],
+ "workload": [{"name": "m", "marginals": {"k": 2}}]}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs", "mixed.json"), []byte(`{"domain": [{"name": "a", "size": 4}, {"name": "b", "size": 6}],
+ "workload": [{"name": "p", "product": {"a": "identity", "b": "prefix"}},
+              {"name": "r", "weight": 2, "product": {"b": "allrange"}}]}`), 0o644))
+
 	var jobs []batchJob
 	specs := []string{"prefix", "allrange", "identity", "width:k=3", "wrange:m=400,seed=2", "total"}
-	for i := 0; len(jobs) < 18; i++ {
+	for i := 0; len(jobs) < 14; i++ {
 		spec := specs[i%len(specs)]
 		n := 8 + 8*(i%6)
 		jobs = append(jobs, batchJob{fmt.Sprintf("solve-%02d", i), "solve",
@@ -76,6 +84,10 @@ func testManifest(t *testing.T, dir string) (string, []batchJob) {
 	jobs = append(jobs,
 		batchJob{"file-w", "solve", []string{"--w", "inputs/w.csv", "--json", "--quiet", "--out-x", "{out}/X.csv"}},
 		batchJob{"file-w-yuan", "solve", []string{"--w", "inputs/w.csv", "--method", "yuan2016", "--json", "--quiet"}},
+		batchJob{"plan-pairs-kron", "plan", []string{"--spec", "inputs/pairs.json", "--template", "kron", "--json", "--quiet", "--out", "{out}/strategy"}},
+		batchJob{"plan-pairs-pure", "plan", []string{"--spec", "inputs/pairs.json", "--privacy", "pure", "--json", "--quiet"}},
+		batchJob{"plan-mixed-best", "plan", []string{"--spec", "inputs/mixed.json", "--json", "--quiet", "--out", "{out}/strategy"}},
+		batchJob{"plan-mixed-dense", "plan", []string{"--spec", "inputs/mixed.json", "--template", "dense", "--json", "--quiet", "--out", "{out}/strategy"}},
 		batchJob{"compare-prefix", "compare", []string{"--workload", "prefix", "--n", "32", "--json", "--quiet"}},
 		batchJob{"compare-range", "compare", []string{"--workload", "allrange", "--n", "24", "--json", "--quiet"}},
 		batchJob{"compare-laplace", "compare", []string{"--workload", "width:k=4", "--n", "16", "--mechanism", "laplace", "--json", "--quiet", "--strategies", "identity,h2,wavelet,optimized"}},
@@ -201,15 +213,24 @@ func checkFinished(t *testing.T, dir, out string, jobs []batchJob, ignore ...str
 		require.Equal(t, 0, code, "%s run directly: %s", j.ID, se)
 		got, err := os.ReadFile(filepath.Join(out, j.ID, batch.StdoutFile))
 		require.NoError(t, err)
-		assert.Equal(t, decodeJSON(t, so, j.ID+" direct", ignore...), decodeJSON(t, string(got), j.ID+" batch", ignore...), "%s: batch and direct results differ", j.ID)
-		files, _ := filepath.Glob(filepath.Join(jdir, "*"))
-		for _, f := range files {
+		// Output paths in the JSON (plan's "out") name each run's own folder.
+		so = strings.ReplaceAll(so, jdir, "{out}")
+		batchSo := strings.ReplaceAll(string(got), filepath.Join(out, j.ID), "{out}")
+		assert.Equal(t, decodeJSON(t, so, j.ID+" direct", ignore...), decodeJSON(t, batchSo, j.ID+" batch", ignore...), "%s: batch and direct results differ", j.ID)
+		files := 0
+		require.NoError(t, filepath.WalkDir(jdir, func(f string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			files++
+			rel, _ := filepath.Rel(jdir, f)
 			want, _ := os.ReadFile(f)
-			have, err := os.ReadFile(filepath.Join(out, j.ID, filepath.Base(f)))
-			require.NoError(t, err, "%s: output %s missing", j.ID, filepath.Base(f))
-			assert.True(t, bytes.Equal(want, have), "%s: output %s differs from the direct run's", j.ID, filepath.Base(f))
-		}
-		if len(files) == 0 && strings.Contains(strings.Join(j.Args, " "), "{out}") {
+			have, err := os.ReadFile(filepath.Join(out, j.ID, rel))
+			require.NoError(t, err, "%s: output %s missing", j.ID, rel)
+			assert.True(t, bytes.Equal(want, have), "%s: output %s differs from the direct run's", j.ID, rel)
+			return nil
+		}))
+		if files == 0 && strings.Contains(strings.Join(j.Args, " "), "{out}") {
 			t.Errorf("%s: the direct run wrote no output file", j.ID)
 		}
 	}
@@ -231,7 +252,7 @@ func checkFinished(t *testing.T, dir, out string, jobs []batchJob, ignore ...str
 	for i, h := range recs[0] {
 		col[h] = i
 	}
-	for _, h := range []string{"id", "state", "error", "objective", "gap", "seconds", "workload"} {
+	for _, h := range []string{"id", "state", "error", "objective", "gap", "seconds", "workload", "template"} {
 		require.Contains(t, col, h)
 	}
 	for i, j := range jobs {
@@ -240,6 +261,14 @@ func checkFinished(t *testing.T, dir, out string, jobs []batchJob, ignore ...str
 		if j.ID == failingJob {
 			assert.Equal(t, "failed", rec[col["state"]])
 			assert.Equal(t, failingMessage, rec[col["error"]])
+			continue
+		}
+		if j.Command == "plan" {
+			var res planJSON
+			b, _ := os.ReadFile(filepath.Join(out, j.ID, batch.StdoutFile))
+			require.NoError(t, json.Unmarshal(b, &res))
+			assert.Equal(t, fmt.Sprint(res.Objective), rec[col["objective"]], j.ID)
+			assert.Equal(t, res.Template, rec[col["template"]], j.ID)
 			continue
 		}
 		if j.Command != "solve" {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/dpsolve/dpsolve/bench"
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -357,12 +356,12 @@ func parseInts(name, s string) ([]int, error) {
 }
 
 func parseWorkloads(s string) ([]string, error) {
-	ws := splitList(s)
+	ws := bench.ExpandFamilies(splitList(s))
 	if len(ws) == 0 {
 		return nil, usageErrorf("--workload is empty")
 	}
 	for _, w := range ws {
-		if _, err := workload.Builtin(w, 2); err != nil {
+		if _, err := bench.ParseWorkload(w, 1024); err != nil {
 			return nil, usageErrorf("--workload: %v", err)
 		}
 	}

@@ -10,6 +10,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -301,4 +302,44 @@ func waitForText(t *testing.T, buf *lockedBuffer, text string, limit time.Durati
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("no %q on stderr within %v: %s", text, limit, buf.String())
+}
+
+// TestFaultKill9Release: dpsolve release killed at random points leaves its
+// output directory absent or complete (answers.csv with every query and a
+// readable release.json), and the spec, records and plan unchanged.
+func TestFaultKill9Release(t *testing.T) {
+	rng := faultRand(t)
+	dir, spec, data, planDir := relFixture(t)
+	out := filepath.Join(dir, "out")
+	args := []string{"release", "--spec", spec, "--data", data, "--plan", planDir, "--eps", "1", "--delta", "1e-6", "--out", out, "--insecure-seed", "3"}
+	d := baseline(t, dir, args...)
+	inputs := func() map[string][32]byte {
+		h := hashes(t, dir)
+		for k, v := range hashes(t, planDir) {
+			h["plan/"+k] = v
+		}
+		return h
+	}
+	before := inputs()
+	complete := 0
+	defer func() { t.Logf("%d of %d killed releases had completed", complete, 2*faultRounds) }()
+	for round := 0; round < 2*faultRounds; round++ {
+		require.NoError(t, os.RemoveAll(out))
+		s := startBin(t, dir, args...)
+		time.Sleep(time.Duration(rng.Float64() * 1.1 * float64(d)))
+		_ = s.cmd.Process.Signal(syscall.SIGKILL)
+		s.wait(t)
+		if _, err := os.Stat(out); os.IsNotExist(err) {
+			continue
+		}
+		complete++
+		rows := readAnswers(t, filepath.Join(out, "answers.csv"))
+		assert.Len(t, rows, 1+18, "round %d: partial answers", round)
+		b, err := os.ReadFile(filepath.Join(out, "release.json"))
+		if assert.NoError(t, err, "round %d", round) {
+			var rec map[string]any
+			assert.NoError(t, json.Unmarshal(b, &rec), "round %d: partial release.json", round)
+		}
+	}
+	assert.Equal(t, before, inputs(), "an input changed")
 }

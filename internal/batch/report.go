@@ -138,7 +138,7 @@ func (r JobReport) Stdout() map[string]any {
 
 // preferredColumns come first in collect's CSV, in this order, when any job
 // reports them; other scalar fields follow alphabetically.
-var preferredColumns = []string{"workload", "n", "method", "objective", "lower_bound", "gap", "status", "iterations", "seconds", "expected_rmse", "mechanism", "epsilon", "delta", "rho"}
+var preferredColumns = []string{"workload", "spec", "template", "n", "cells", "queries", "method", "objective", "lower_bound", "gap", "status", "iterations", "seconds", "expected_rmse", "mechanism", "epsilon", "delta", "rho"}
 
 // CollectCSV writes one row per job to path (atomically): id, command,
 // state, exit, wall_seconds and error from its status, then the top-level

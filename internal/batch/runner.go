@@ -272,17 +272,24 @@ func (r *Runner) launch(ctx context.Context, j Job, dir, host string, env []stri
 	st.Exit, st.Seconds = exit, secs
 	now := time.Now().UTC()
 	st.Finished = &now
+	// A release job's failure is safe to retry only when it provably came
+	// before any noise: exit status 2 (a bad command line, rejected before
+	// any data is read), or exit status 1 with one of the messages that
+	// only a failure before sampling produces (see preNoise).
+	noNoise := exit == 2 || exit == 1 && runErr == nil && ctx.Err() == nil &&
+		failedBeforeNoise(j, dir, r.Manifest.Dir, lastLine(filepath.Join(dir, StderrFile)))
 	switch {
 	case runErr == nil && exit == 0:
 		st.State = Succeeded
-	case releases && exit != 2:
-		// Exit status 2 is a bad command line, rejected before any data
-		// is read; any other failure may have come after sampling.
+	case releases && !noNoise:
 		st.State = NeedsReview
 		st.Error = failureMessage(dir, exit, runErr, ctx) + "; the job releases data and may have drawn noise, so it is not re-run: review it, then delete " + filepath.Join(dir, StatusFile) + " to run it again"
 	default:
 		st.State = Failed
 		st.Error = failureMessage(dir, exit, runErr, ctx)
+		if releases && exit == 1 {
+			st.Error += "; it failed before drawing any noise, so a rerun runs it again"
+		}
 	}
 	if releases {
 		// Outputs first, then the status that vouches for them.

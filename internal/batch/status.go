@@ -23,7 +23,10 @@ const (
 	// Succeeded: the job exited with status 0.
 	Succeeded State = "succeeded"
 	// Failed: the job exited with another status, was killed, or could not
-	// be launched; a rerun runs it again.
+	// be launched; a rerun runs it again. A job that releases data is
+	// marked Failed only when it provably drew no noise: exit status 2 (a
+	// bad command line), or dpsolve release refusing before sampling (the
+	// budget ledger's refusal, an unreadable records file or spec).
 	Failed State = "failed"
 	// NeedsReview: a job that releases private data ended without
 	// succeeding after it started, so it may have drawn noise; it is never
