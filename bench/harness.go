@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // GapSource names the code every reported gap comes from.
@@ -152,7 +151,7 @@ func (c *Config) defaults() error {
 		}
 	}
 	for _, w := range c.Workloads {
-		if _, err := workload.Builtin(w, c.Ns[0]); err != nil {
+		if _, err := ParseWorkload(w, c.Ns[0]); err != nil {
 			return err
 		}
 	}
@@ -196,7 +195,10 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 outer:
 	for _, wname := range cfg.Workloads {
 		for _, n := range cfg.Ns {
-			w, _ := workload.Builtin(wname, n) // validated by defaults
+			w, werr := ParseWorkload(wname, n) // validated by defaults (n may matter: marginals)
+			if werr != nil {
+				return out, werr
+			}
 			p := Problem{Workload: wname, V: w.Gram(), Tol: cfg.Tol}
 			if _, seen := dgemm[n]; !seen {
 				order = append(order, n)

@@ -22,8 +22,12 @@ func (openblasBackend) SingularValues(m, n int, a []float64, lda int, s []float6
 func (openblasBackend) SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
 	return native.SymEigVectors(n, a, lda, w, z, ldz)
 }
-func (openblasBackend) Threads() int     { return native.Threads() }
-func (openblasBackend) SetThreads(n int) { native.SetThreads(n) }
+func (openblasBackend) Threads() int { return native.Threads() }
+func (openblasBackend) SetThreads(n int) {
+	if n > 0 {
+		native.SetThreads(n)
+	}
+}
 func (openblasBackend) CoreName() string { return native.CoreName() }
 
 // Default returns the backend chosen at build time: OpenBLAS in this build.

@@ -16,6 +16,7 @@ extern char* openblas_get_config(void);
 import "C"
 
 import (
+	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
@@ -185,7 +186,9 @@ func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
 		panic("lapack: bad dimensions in SymEigVectors")
 	}
 	var m C.lapack_int
-	isuppz := make([]C.lapack_int, 2*n)
+	ws := getEigWork()
+	defer eigWork.Put(ws)
+	isuppz := ws.ints(0, 2*n)
 	var wq [1]float64
 	var iwq [1]C.lapack_int
 	// Workspace query, then the call. Row-major upper = column-major lower.
@@ -195,8 +198,8 @@ func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
 		return false
 	}
 	lwork, liwork := int(wq[0]), int(iwq[0])
-	work := make([]float64, lwork)
-	iwork := make([]C.lapack_int, liwork)
+	work := ws.floats(lwork)
+	iwork := ws.ints(1, liwork)
 	info = C.LAPACKE_dsyevr_work(C.LAPACK_COL_MAJOR, 'V', 'A', 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda),
 		0, 0, 0, 0, 0, &m, ptr(w), ptr(z), C.lapack_int(ldz), &isuppz[0], ptr(work), C.lapack_int(lwork), &iwork[0], C.lapack_int(liwork))
 	if info != 0 || int(m) != n {
@@ -223,3 +226,29 @@ func CoreName() string { return C.GoString(C.openblas_get_corename()) }
 
 // Config returns OpenBLAS's build configuration string.
 func Config() string { return C.GoString(C.openblas_get_config()) }
+
+// eigWorkspace keeps dsyevr's O(n) work arrays between calls, so that a
+// solver that decomposes many matrices of one size (newton.Solver) does not
+// allocate them every time. Pooled, hence safe for concurrent callers.
+type eigWorkspace struct {
+	f  []float64
+	is [2][]C.lapack_int
+}
+
+var eigWork = sync.Pool{New: func() any { return new(eigWorkspace) }}
+
+func getEigWork() *eigWorkspace { return eigWork.Get().(*eigWorkspace) }
+
+func (w *eigWorkspace) floats(n int) []float64 {
+	if cap(w.f) < n {
+		w.f = make([]float64, n)
+	}
+	return w.f[:n]
+}
+
+func (w *eigWorkspace) ints(k, n int) []C.lapack_int {
+	if cap(w.is[k]) < n {
+		w.is[k] = make([]C.lapack_int, n)
+	}
+	return w.is[k][:n]
+}

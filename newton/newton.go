@@ -75,21 +75,52 @@ const (
 
 // newtonState holds the solver's n×n workspaces, named by role.
 type newtonState struct {
-	n     int
-	vsrc  blas64.Symmetric // the caller's V (upper triangle), never written
-	scale float64          // s = mean(diag V); the solver works with V/s
-	x     blas.General     // current X, full, unit diagonal
-	u     blas.General     // Cholesky factor of x (upper)
-	m     blas.General     // U⁻ᵀVU⁻¹, then its eigenvectors, then Z
-	a     blas.General     // system matrix 𝒜̃, then ZᵀMZ, D̂, D
-	g     blas.General     // Bᵣ, then K̃, Z·D̂, line-search trial, certificate workspace
-	gr    blas.General     // Gᵣ = Bᵣ·Bᵣᵀ
-	lam   []float64        // Λ
-	f     float64          // F(X) = tr(U⁻ᵀVU⁻¹) of the scaled problem
-	theta float64          // regularization in scaled units
-	terms int              // exponential-sum terms used so far
-	y     []float64        // dual point of the last certificate
+	n       int
+	threads int              // goroutines for the O(n²) passes; 0 means GOMAXPROCS
+	vsrc    blas64.Symmetric // the caller's V (upper triangle), never written
+	scale   float64          // s = mean(diag V); the solver works with V/s
+	x       blas.General     // current X, full, unit diagonal
+	u       blas.General     // Cholesky factor of x (upper)
+	m       blas.General     // U⁻ᵀVU⁻¹, then its eigenvectors, then Z
+	a       blas.General     // system matrix 𝒜̃, then ZᵀMZ, D̂, D
+	g       blas.General     // Bᵣ, then K̃, Z·D̂, line-search trial, certificate workspace
+	gr      blas.General     // Gᵣ = Bᵣ·Bᵣᵀ
+	lam     []float64        // Λ
+	f       float64          // F(X) = tr(U⁻ᵀVU⁻¹) of the scaled problem
+	theta   float64          // regularization in scaled units
+	terms   int              // exponential-sum terms used so far
+	y       []float64        // dual point of the last certificate
+	clock   phaseClock       // per-phase wall time of this solve
 }
+
+// prepare sizes the workspaces for n, keeping them when n is unchanged, and
+// clears the per-solve state.
+func (s *newtonState) prepare(n int) {
+	if s.n != n || s.x.Data == nil {
+		th := s.threads
+		*s = newtonState{n: n, threads: th}
+		s.x, s.u, s.m, s.a, s.g, s.gr = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+		s.lam = make([]float64, n)
+	}
+	s.f, s.theta, s.terms, s.y = 0, 0, 0, nil
+	s.clock = phaseClock{last: time.Now(), acc: map[string]float64{}}
+}
+
+// phaseClock attributes wall time to the solver's phases: lap(name) adds
+// the time since the previous lap to name.
+type phaseClock struct {
+	last time.Time
+	acc  map[string]float64
+}
+
+func (c *phaseClock) lap(name string) {
+	now := time.Now()
+	c.acc[name] += now.Sub(c.last).Seconds()
+	c.last = now
+}
+
+// par runs f over [0, n) on at most s.threads goroutines (see parallelRows).
+func (s *newtonState) par(n int, f func(lo, hi int)) { parallelRows(s.threads, n, f) }
 
 // evaluate sets u = chol(X) and m = U⁻ᵀVU⁻¹ for X in s.x, and returns
 // F(X) = tr(m); ok is false if X is not numerically positive definite.
@@ -193,7 +224,7 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 			r[i] = math.Sqrt(yi)
 			sy += yi
 		}
-		parallelRows(n, func(lo, hi int) {
+		s.par(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				row := s.m.Data[i*n : i*n+n]
 				for j := range row {
@@ -324,7 +355,8 @@ func (s *newtonState) certifyDirect() (bound, trXinv float64, ok bool) {
 }
 
 // solveNewton runs the default method. V has been validated.
-func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, error) {
+// s holds the workspaces, sized for V by prepare.
+func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Options) (*Result, error) {
 	start := time.Now()
 	n := V.SymmetricDim()
 	scale := 0.0
@@ -334,10 +366,9 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 	scale /= float64(n)
 
 	// Six n×n workspaces besides the caller's V; X and A of the result are
-	// two of them, handed over without copying.
-	s := &newtonState{n: n, vsrc: V.RawSymmetric(), scale: scale}
-	s.x, s.u, s.m, s.a, s.g, s.gr = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
-	s.lam = make([]float64, n)
+	// two of them (handed over without copying by Solve, copied out by a
+	// Solver that keeps them).
+	s.vsrc, s.scale = V.RawSymmetric(), scale
 
 	// Spectrum of V: positive semidefiniteness, regularization, SVD bound
 	// and the warm start X₀ = V^{1/2} scaled to unit diagonal.
@@ -346,6 +377,7 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 	if !s.eigen(mu) {
 		return nil, fmt.Errorf("newton: eigendecomposition of V failed to converge")
 	}
+	s.clock.lap("spectrum")
 	muMax := mu[n-1]
 	if mu[0] < -1e-10*muMax {
 		return nil, inputErrorf("Gram matrix is not positive semidefinite: smallest eigenvalue %.3g (largest %.3g)", mu[0]*scale, muMax*scale)
@@ -368,7 +400,7 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 				r++
 			}
 		}
-		return solveSingular(ctx, s, mu, r, opt, start, &Result{Method: MethodNewton, SVDBound: svdBound})
+		return solveSingular(ctx, s, mu, r, opt, start, &Result{Method: MethodNewton, SVDBound: svdBound, Phases: s.clock.acc})
 	}
 	theta := opt.Regularization
 	thetas := []float64{theta}
@@ -408,6 +440,7 @@ func solveNewton(ctx context.Context, V *mat.SymDense, opt Options) (*Result, er
 	if len(thetas) == 1 {
 		var conv bool
 		iter, bound, trXinv, conv = s.fixedPointPhase(ctx, opt, scale, start, res)
+		s.clock.lap("fixed-point")
 		if conv {
 			status = Converged
 			thetas = nil // skip the Newton phase
@@ -443,7 +476,9 @@ stages:
 			// below the tolerance, certify before paying for a new
 			// eigendecomposition and Newton system.
 			if final && lastFull && 1e3*lastEst*lastEst <= tol {
-				if b, tr, ok := s.certifyDirect(); ok && (s.f-b)/s.f <= tol {
+				b, tr, ok := s.certifyDirect()
+				s.clock.lap("certificate")
+				if ok && (s.f-b)/s.f <= tol {
 					bound, trXinv = b, tr
 					it := Iteration{Iter: iter, Objective: s.f * scale, LowerBound: b * scale, Gap: (s.f - b) / s.f}
 					record(res, opt, start, it)
@@ -456,6 +491,7 @@ stages:
 				return nil, fmt.Errorf("newton: eigendecomposition failed at iteration %d", iter)
 			}
 			blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
+			s.clock.lap("eigen")
 			lo := 2 * math.Max(s.lam[0], 1e-300)
 			hi := 2 * s.lam[n-1]
 			// Coarse Hessians suffice while the nonlinearity dominates; the
@@ -469,6 +505,7 @@ stages:
 			ts, ws := expSum(lo, hi, tau)
 			s.terms += len(ts)
 			mu, kdiag, sysOK := s.solveSystem(ts, ws)
+			s.clock.lap("system")
 			if !sysOK {
 				// Only rounding can make 𝒜̃ indefinite: no reliable step is
 				// left. Certify where we stand.
@@ -495,6 +532,7 @@ stages:
 			}
 			if final && (dec/(2*s.f) <= tol || iter == opt.MaxIter) {
 				b, tr, ok := s.certificate()
+				s.clock.lap("certificate")
 				if !ok {
 					return nil, fmt.Errorf("newton: certificate eigendecomposition failed at iteration %d", iter)
 				}
@@ -512,7 +550,9 @@ stages:
 				break stages
 			}
 			s.formStep(mu, ts, ws)
+			s.clock.lap("step")
 			alpha, fNew, ok := s.lineSearch(dec, armijo)
+			s.clock.lap("line-search")
 			if !ok {
 				// No decrease is representable: we are at the floating-point
 				// floor. Certify where we stand.
@@ -557,6 +597,8 @@ stages:
 	res.X = mat.NewSymDense(n, s.x.Data)
 	res.A = mat.NewTriDense(n, mat.Upper, s.u.Data)
 	res.Rank = n
+	s.clock.lap("other")
+	res.Phases = s.clock.acc
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
@@ -607,7 +649,7 @@ func (s *newtonState) solveSystem(ts, ws []float64) (mu, kdiag []float64, ok boo
 		if k == 0 {
 			continue
 		}
-		parallelRows(n, func(lo, hi int) {
+		s.par(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				row := s.m.Data[i*n : i*n+k]
 				brow := b.Data[i*n : i*n+k]
@@ -617,7 +659,7 @@ func (s *newtonState) solveSystem(ts, ws []float64) (mu, kdiag []float64, ok boo
 			}
 		})
 		blas.Syrk(gblas.NoTrans, 1, blas.General{Rows: n, Cols: k, Stride: n, Data: b.Data}, 0, gr)
-		parallelRows(n, func(lo, hi int) {
+		s.par(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				arow := s.a.Data[i*n+i : i*n+n]
 				grow := gr.Data[i*n+i : i*n+n]
@@ -693,7 +735,7 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	}
 	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, e, ew, 0, s.g)
 	// a ← D̂ = K̃∘(Λ − a)
-	parallelRows(n, func(lo, hi int) {
+	s.par(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			arow, krow := s.a.Data[i*n:i*n+n], s.g.Data[i*n:i*n+n]
 			for j, k := range krow {
@@ -707,7 +749,7 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	// residue is removed, so X + αD keeps diag = 1 exactly.
 	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, s.m, s.a, 0, s.g)
 	blas.GemmUpper(1, s.g, s.m, 0, s.a)
-	parallelRows(n, func(lo, hi int) {
+	s.par(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s.a.Data[i*n+i] = 0
 			for j := i + 1; j < n; j++ {
@@ -724,7 +766,7 @@ func (s *newtonState) lineSearch(dec, sigma float64) (alpha, f float64, ok bool)
 	n := s.n
 	trial := s.g
 	for alpha = 1; alpha > 1e-12; alpha /= 2 {
-		parallelRows(n, func(lo, hi int) {
+		s.par(n, func(lo, hi int) {
 			for i := lo * n; i < hi*n; i++ {
 				trial.Data[i] = s.x.Data[i] + alpha*s.a.Data[i]
 			}
@@ -765,13 +807,18 @@ func record(res *Result, opt Options, start time.Time, it Iteration) {
 }
 
 // parallelRows runs f over [0, n) split into contiguous chunks, one per
-// available CPU: the O(n²) elementwise passes between BLAS calls would
-// otherwise run on one core while the BLAS runs on all of them. The upper
-// triangle passes are uneven per row, so chunks are interleaved in four
-// times as many pieces as workers.
-func parallelRows(n int, f func(lo, hi int)) {
+// worker: the O(n²) elementwise passes between BLAS calls would otherwise
+// run on one core while the BLAS runs on all of them. The upper triangle
+// passes are uneven per row, so chunks are interleaved in four times as
+// many pieces as workers. threads caps the workers (Options.Threads; 0
+// means GOMAXPROCS), so that k concurrent solves with k·threads ≤ cores do
+// not oversubscribe the machine.
+func parallelRows(threads, n int, f func(lo, hi int)) {
 	p := runtime.GOMAXPROCS(0)
-	if p == 1 || n < 256 {
+	if threads > 0 {
+		p = min(p, threads)
+	}
+	if p <= 1 || n < 256 {
 		f(0, n)
 		return
 	}

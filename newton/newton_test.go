@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
@@ -52,7 +53,7 @@ func TestReferenceOptima(t *testing.T) {
 		n        int
 		want     float64
 	}{
-		{"prefix", 32, 114.5597028},
+		{"prefix", 32, reference.PrefixN32},
 		{"prefix", 64, 282.2014211},
 		{"prefix", 256, 1631.403045},
 		{"allrange", 256, 276929.3084},

@@ -52,6 +52,12 @@ type Options struct {
 	// the dual method (see Solve). MethodYuan2016 uses the seed's 1e-3
 	// unless a θ is given.
 	Regularization float64
+	// Threads caps the goroutines of the solver's own O(n²) passes between
+	// kernel calls; 0 (the default) means GOMAXPROCS. The kernels' threads
+	// are a process-wide setting of the BLAS backend
+	// (blas.Current().SetThreads): a program running k solves at once on a
+	// machine with c cores sets both to about c/k.
+	Threads int
 	// Progress, when non-nil, is called after every iteration.
 	Progress func(Iteration)
 }
@@ -97,6 +103,13 @@ type Result struct {
 	// Rank is the rank of X: n for a positive definite V, rank(V) for a
 	// singular one (see Solve).
 	Rank int
+	// Phases is the wall time in seconds per phase of the solve (MethodNewton):
+	// "spectrum" (V's eigendecomposition), "eigen" (the per-iteration
+	// eigendecompositions: of U⁻ᵀVU⁻¹, or of the dual's B·diag(y)·Bᵀ),
+	// "system" (Newton systems: their Hessians and Cholesky solves),
+	// "step", "line-search", "fixed-point", "certificate", "strategy" (the
+	// singular strategy's X and QR) and "other".
+	Phases map[string]float64
 	// Iterations and CGSteps count outer iterations and inner linear-solver steps.
 	Iterations int
 	CGSteps    int

@@ -66,20 +66,21 @@ const (
 // view into the newtonState's workspaces, so the singular path allocates no
 // further n×n matrix.
 type dualSolver struct {
-	n, r int
-	mu   []float64    // eigenvalues of V/s on its numerical range (ascending)
-	c    blas.General // n×r, rows bᵢ: V/s = C·Cᵀ on its numerical range
-	ct   blas.General // n×r: C̃ = C·P at the current y
-	w    blas.General // n×r workspace
-	mm   blas.General // r×r: M (destroyed by the eigendecomposition)
-	p    blas.General // r×r: eigenvectors of M
-	h    blas.General // n×n: −H̃ + ρI, then its Cholesky factor
-	gt   blas.General // n×n: Gₜ
-	lam  []float64    // eigenvalues of M at y (ascending)
-	d    []float64    // diag(X(y))
-	y    []float64
-	g    float64 // g(y)
-	tr   float64 // tr(M^{1/2}) = Σ√λ
+	n, r    int
+	threads int          // as newtonState.threads
+	mu      []float64    // eigenvalues of V/s on its numerical range (ascending)
+	c       blas.General // n×r, rows bᵢ: V/s = C·Cᵀ on its numerical range
+	ct      blas.General // n×r: C̃ = C·P at the current y
+	w       blas.General // n×r workspace
+	mm      blas.General // r×r: M (destroyed by the eigendecomposition)
+	p       blas.General // r×r: eigenvectors of M
+	h       blas.General // n×n: −H̃ + ρI, then its Cholesky factor
+	gt      blas.General // n×n: Gₜ
+	lam     []float64    // eigenvalues of M at y (ascending)
+	d       []float64    // diag(X(y))
+	y       []float64
+	g       float64 // g(y)
+	tr      float64 // tr(M^{1/2}) = Σ√λ
 }
 
 func view(data []float64, rows, cols int) blas.General {
@@ -139,7 +140,7 @@ func (ds *dualSolver) accept(y, lam []float64) {
 	for a, l := range lam {
 		isq[a] = 1 / math.Sqrt(l)
 	}
-	parallelRows(n, func(lo, hi int) {
+	parallelRows(ds.threads, n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			acc := 0.0
 			for a, z := range ds.ct.Data[i*r : i*r+r] {
@@ -186,7 +187,7 @@ func (ds *dualSolver) hessian(tau, rho float64, free []int) blas.General {
 			continue
 		}
 		b := blas.General{Rows: n, Cols: k, Stride: k, Data: ds.w.Data[:n*k]}
-		parallelRows(n, func(lo, hi int) {
+		parallelRows(ds.threads, n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				src := ds.ct.Data[i*r : i*r+k]
 				dst := b.Data[i*k : i*k+k]
@@ -196,7 +197,7 @@ func (ds *dualSolver) hessian(tau, rho float64, free []int) blas.General {
 			}
 		})
 		blas.Syrk(gblas.NoTrans, 1, b, 0, ds.gt)
-		parallelRows(n, func(lo, hi int) {
+		parallelRows(ds.threads, n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				hrow := ds.h.Data[i*n+i : i*n+n]
 				grow := ds.gt.Data[i*n+i : i*n+n]
@@ -239,7 +240,7 @@ func hessScale(h blas.General) float64 {
 func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt Options, start time.Time, res *Result) (*Result, error) {
 	n := s.n
 	scale := s.scale
-	ds := &dualSolver{n: n, r: r}
+	ds := &dualSolver{n: n, r: r, threads: s.threads}
 	ds.mu = append([]float64(nil), mu[n-r:]...)
 	ds.c = view(s.g.Data, n, r)
 	for i := 0; i < n; i++ {
@@ -273,6 +274,7 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 		return nil, errEigen("dual start")
 	}
 	ds.accept(y, lam)
+	s.clock.lap("eigen")
 
 	status := IterationLimit
 	bestBound := math.Inf(-1)
@@ -301,6 +303,7 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 			if b := ds.bound(); b > bestBound {
 				bestBound = b
 			}
+			s.clock.lap("certificate")
 			it.LowerBound, it.Gap = bestBound*scale, (f-bestBound)/f
 			if it.Gap <= opt.Tol {
 				record(res, opt, start, it)
@@ -343,6 +346,7 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 			blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, hk, rv)
 			blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, hk, rv)
 		}
+		s.clock.lap("system")
 		// Predictor (affine scaling, target μ = 0).
 		copy(dya, grad)
 		solve(dya)
@@ -380,6 +384,7 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 		for i := range z {
 			z[i] += ad * dz[i]
 		}
+		s.clock.lap("line-search")
 		record(res, opt, start, it)
 		if !accepted {
 			status = Stalled
@@ -405,7 +410,9 @@ func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt
 	res.LowerBound = bestBound * scale
 	res.Gap = (res.Objective - res.LowerBound) / res.Objective
 	res.Rank = r
+	s.clock.lap("other")
 	ds.strategy(s, c)
+	s.clock.lap("strategy")
 	res.X = mat.NewSymDense(n, s.x.Data)
 	res.A = mat.NewTriDense(n, mat.Upper, s.u.Data)
 	res.Seconds = time.Since(start).Seconds()

@@ -40,6 +40,13 @@ func Solve(ctx context.Context, V *mat.SymDense, opt *Options) (*Result, error) 
 	if opt != nil {
 		o = *opt
 	}
+	// A one-shot solve hands its X and A workspaces over to the result.
+	var st newtonState
+	return solveWith(ctx, &st, V, o)
+}
+
+// normalized applies the defaults and validates the options.
+func (o Options) normalized() (Options, error) {
 	if o.Method == "" {
 		o.Method = MethodNewton
 	}
@@ -48,11 +55,35 @@ func Solve(ctx context.Context, V *mat.SymDense, opt *Options) (*Result, error) 
 	}
 	switch {
 	case math.IsNaN(o.Tol) || o.Tol < 0:
-		return nil, inputErrorf("tolerance must be positive, got %g", o.Tol)
+		return o, inputErrorf("tolerance must be positive, got %g", o.Tol)
 	case o.MaxIter < 0:
-		return nil, inputErrorf("iteration limit must be non-negative, got %d", o.MaxIter)
+		return o, inputErrorf("iteration limit must be non-negative, got %d", o.MaxIter)
 	case o.Regularization < 0 || math.IsNaN(o.Regularization) || math.IsInf(o.Regularization, 0):
-		return nil, inputErrorf("regularization must be a non-negative number, got %g", o.Regularization)
+		return o, inputErrorf("regularization must be a non-negative number, got %g", o.Regularization)
+	case o.Threads < 0:
+		return o, inputErrorf("thread count must be non-negative, got %d", o.Threads)
+	}
+	switch o.Method {
+	case MethodNewton:
+		if o.MaxIter == 0 {
+			o.MaxIter = 100
+		}
+	case MethodYuan2016:
+		if o.MaxIter == 0 {
+			o.MaxIter = 30
+		}
+	default:
+		return o, inputErrorf("unknown method %q (want %q or %q)", o.Method, MethodNewton, MethodYuan2016)
+	}
+	return o, nil
+}
+
+// solveWith validates and runs one solve on the workspaces st; the result's
+// X and A alias st's buffers.
+func solveWith(ctx context.Context, st *newtonState, V *mat.SymDense, o Options) (*Result, error) {
+	o, err := o.normalized()
+	if err != nil {
+		return nil, err
 	}
 	if err := checkGram(V); err != nil {
 		return nil, err
@@ -61,20 +92,13 @@ func Solve(ctx context.Context, V *mat.SymDense, opt *Options) (*Result, error) 
 		ctx = context.Background()
 	}
 	var res *Result
-	var err error
 	switch o.Method {
 	case MethodNewton:
-		if o.MaxIter == 0 {
-			o.MaxIter = 100
-		}
-		res, err = solveNewton(ctx, V, o)
+		st.threads = o.Threads
+		st.prepare(V.SymmetricDim())
+		res, err = solveNewton(ctx, st, V, o)
 	case MethodYuan2016:
-		if o.MaxIter == 0 {
-			o.MaxIter = 30
-		}
 		res, err = solveYuan2016(ctx, V, o)
-	default:
-		return nil, inputErrorf("unknown method %q (want %q or %q)", o.Method, MethodNewton, MethodYuan2016)
 	}
 	if err == nil && res != nil && res.Status == Cancelled {
 		err = ctx.Err()

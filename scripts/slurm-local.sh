@@ -6,23 +6,43 @@
 #
 # Usage: scripts/slurm-local.sh start|stop|status
 #
-# start installs slurmctld, slurmd, slurm-client and munge with apt-get when
-# they are missing (sudo when not root), is idempotent (daemons already
-# running from the state folder are left alone), waits until the node is idle,
-# and prints the one variable clients need:
+# It runs as root (re-running itself with sudo when needed). start installs
+# slurmctld, slurmd, slurm-client and munge with apt-get when they are
+# missing, is idempotent (daemons already running from the state folder are
+# left alone), waits until the node is idle, and prints the one variable
+# clients need:
 #     export SLURM_CONF=/tmp/dpsolve-slurm/slurm.conf
 # stop stops only the daemons whose pid files this script wrote, after
 # checking that each pid still runs that daemon; it is idempotent too.
 # The state folder is $DPSOLVE_SLURM_DIR (default /tmp/dpsolve-slurm).
-# Exit status 3 from start means Slurm could not be installed or started.
+# Exit status 3 from start means Slurm could not be installed (no root, no
+# package archive); 4 means it is installed but a daemon did not come up (the
+# logs' tails are printed).
 set -euo pipefail
 D=${DPSOLVE_SLURM_DIR:-/tmp/dpsolve-slurm}
 CTLD_PORT=${DPSOLVE_SLURM_PORT:-16817}
 SLURMD_PORT=$((CTLD_PORT + 1))
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-
 log() { echo "slurm-local: $*" >&2; }
+
+# fail MSG: report a daemon that did not come up, with the logs' tails.
+fail() {
+	log "$1"
+	for f in "$D/munge/munged.log" "$D/slurmctld.log" "$D/slurmd.log"; do
+		[ -s "$f" ] && { echo "== $f" >&2; tail -n 15 "$f" >&2; }
+	done
+	exit 4
+}
+
+# The daemons run as root (SlurmUser=root, munged --force): re-run as root.
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		exec sudo -n DPSOLVE_SLURM_DIR="$D" DPSOLVE_SLURM_PORT="$CTLD_PORT" bash "$0" "$@"
+	fi
+	log "needs root (or password-less sudo) to install and run Slurm"
+	[ "${1:-}" = start ] && exit 3
+	exit 1
+fi
+SUDO=""
 
 # alive PIDFILE NAME: the pid in PIDFILE runs a program called NAME.
 alive() {
@@ -53,7 +73,7 @@ write_conf() {
 	cat >"$D/slurm.conf" <<CONF
 # Written by scripts/slurm-local.sh: a private single-node cluster for tests.
 ClusterName=dpsolve-local
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
 SlurmUser=root
@@ -79,7 +99,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 KillWait=5
 MinJobAge=300
-NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
 }
@@ -97,17 +117,17 @@ start() {
 		# /etc/munge without it; this key and socket are private to $D.
 		munged --force --key-file="$D/munge/munge.key" --socket="$D/munge/munge.socket" \
 			--pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" \
-			--seed-file="$D/munge/munged.seed" || { log "munged did not start"; exit 3; }
+			--seed-file="$D/munge/munged.seed" || fail "munged did not start"
 		log "started munged"
 	fi
 	write_conf
 	export SLURM_CONF="$D/slurm.conf"
 	if ! alive "$D/slurmctld.pid" slurmctld; then
-		slurmctld -f "$D/slurm.conf" || { log "slurmctld did not start; see $D/slurmctld.log"; exit 3; }
+		slurmctld -f "$D/slurm.conf" || fail "slurmctld did not start"
 		log "started slurmctld"
 	fi
 	if ! alive "$D/slurmd.pid" slurmd; then
-		slurmd -f "$D/slurm.conf" || { log "slurmd did not start; see $D/slurmd.log"; exit 3; }
+		slurmd -f "$D/slurm.conf" || fail "slurmd did not start"
 		log "started slurmd"
 	fi
 	local state=""
@@ -122,8 +142,7 @@ start() {
 	case "$state" in
 	idle | mix | alloc) ;;
 	*)
-		log "the node did not become idle (state '$state'); see $D/*.log"
-		exit 3
+		fail "the node did not become idle (state '$state')"
 		;;
 	esac
 	log "single-node cluster up (node $(hostname -s), state $state)"

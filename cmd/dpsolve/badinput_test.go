@@ -156,6 +156,8 @@ func TestBadInputSuite(t *testing.T) {
 		{name: "funcpert out missing dir", args: []string{"funcpert", "--quick", "--out", "missing_dir/r.csv"}, code: 2, stderr: []string{"does not exist"}},
 		{name: "answer out = strategy", args: []string{"answer", "--strategy", "A.npy", "--data", "x.npy", "--workload", "prefix", "--eps", "1", gd, "1e-6", "--out", "A.npy"}, code: 2, stderr: []string{"is also an input"}},
 		{name: "compare empty strategy entry", args: []string{"compare", "--workload", "prefix", "--n", "8", "--strategies", "identity,,h2"}, code: 2, stderr: []string{"empty entry"}},
+		{name: "bench csv missing dir", args: []string{"bench", "--n", "16", "--csv", "missing_dir/b.csv"}, code: 2, stderr: []string{"does not exist"}},
+		{name: "bench n=100000", args: []string{"bench", "--n", "100000"}, code: 1, stderr: mem, within: time.Second},
 		{name: "version bad flag", args: []string{"version", "--bogus"}, code: 2, stderr: []string{"bogus"}},
 		// Parsers reject empty fields and trailing junk.
 		{name: "dims 8xx8", args: []string{"solve", "--workload", "marginals:dims=8xx8"}, code: 2, stderr: []string{"empty attribute size"}},

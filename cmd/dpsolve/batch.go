@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/batch"
 )
 
@@ -59,6 +61,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	over := fs.Bool("oversubscribe", false, "allow workers × threads > cores")
 	asJSON := fs.Bool("json", false, "print a JSON summary with every job's outcome on stdout")
 	quiet := fs.Bool("quiet", false, "only the final summary on stderr")
+	inProc := fs.Bool("in-process", false, "run solve jobs inside the batch process instead of as child processes (saves each one's process start; other commands still run as children)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: dpsolve batch --manifest M.jsonl --out DIR [--shard I/N] [--workers K] [--threads T] [--json]\n"+
 			"       dpsolve batch status DIR [--manifest M.jsonl] [--json]\n"+
@@ -108,7 +111,20 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads on %d cores\n",
 		len(jobs), len(m.Jobs), shard, shard.Source, k, t, cores)
 
-	r := &batch.Runner{Exe: exe, Manifest: m, Out: *out, Workers: k, Threads: t, Shard: shard}
+	outDir, err := filepath.Abs(*out)
+	if err != nil {
+		return err
+	}
+	r := &batch.Runner{Exe: exe, Manifest: m, Out: outDir, Workers: k, Threads: t, Shard: shard}
+	if *inProc {
+		// Children run in the manifest's folder; in-process jobs share the
+		// batch's, so the batch moves there (every path it holds is absolute).
+		if err := os.Chdir(m.Dir); err != nil {
+			return err
+		}
+		blas.Current().SetThreads(t)
+		r.InProcess = inProcessJob
+	}
 	var mu sync.Mutex
 	last := time.Time{}
 	r.Progress = func(p batch.Progress) {
@@ -152,12 +168,29 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if ctx.Err() != nil {
-		return errors.New("interrupted; run the same command again to finish the remaining jobs")
+		fmt.Fprintf(stderr, "dpsolve batch: interrupted; the jobs that finished are recorded, run the same command again to finish the rest\n")
+		return errCancelled(ctx)
 	}
 	if !sum.Succeeded {
 		return fmt.Errorf("%d of %d jobs did not succeed (see above, or dpsolve batch status %s)", len(notOK), len(jobs), *out)
 	}
 	return nil
+}
+
+// inProcessJob runs solve jobs in-process, through the same command table a
+// child would use, so their stdout, stderr and exit status are the same. A
+// job with its own --threads runs as a child instead: the kernel thread
+// count is global to the process, shared by the concurrent jobs.
+func inProcessJob(command string, args []string, stdout, stderr io.Writer) (int, bool) {
+	if command != "solve" {
+		return 0, false
+	}
+	for _, a := range args {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "threads" {
+			return 0, false
+		}
+	}
+	return run(append([]string{command}, args...), stdout, stderr), true
 }
 
 // batchCores is the number of cores this batch may use: the Slurm
@@ -261,7 +294,10 @@ func runBatchStatus(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		is := batchIssueJSON{ID: r.ID, State: c, Exit: -1, Error: r.Message()}
-		if r.Status != nil {
+		switch {
+		case r.Attempt != nil:
+			is.Command = r.Attempt.Command
+		case r.Status != nil:
 			is.Command, is.Exit = r.Status.Command, r.Status.Exit
 		}
 		out.Issues = append(out.Issues, is)

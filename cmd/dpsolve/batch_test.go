@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/internal/matio"
 )
@@ -36,8 +37,9 @@ const (
 
 // testManifest writes a manifest of 24 small jobs into dir: solves of
 // several workloads and sizes (some from a workload file given by a path
-// relative to the manifest), compare tables, and one job that fails because
-// its input file does not exist.
+// relative to the manifest), plans of two multi-attribute specs (also
+// relative paths; some write a strategy folder), compare tables, and one
+// job that fails because its input file does not exist.
 func testManifest(t *testing.T, dir string) (string, []batchJob) {
 	t.Helper()
 	// A 6×12 workload matrix for the relative-path jobs.
@@ -64,9 +66,16 @@ func testManifest(t *testing.T, dir string) (string, []batchJob) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "inputs"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs", "w.csv"), []byte(sb.String()), 0o644))
 
+	// Two small multi-attribute specs for the plan jobs.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs", "pairs.json"), []byte(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}, {"name": "c", "size": 2}],
+ "workload": [{"name": "m", "marginals": {"k": 2}}]}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs", "mixed.json"), []byte(`{"domain": [{"name": "a", "size": 4}, {"name": "b", "size": 6}],
+ "workload": [{"name": "p", "product": {"a": "identity", "b": "prefix"}},
+              {"name": "r", "weight": 2, "product": {"b": "allrange"}}]}`), 0o644))
+
 	var jobs []batchJob
 	specs := []string{"prefix", "allrange", "identity", "width:k=3", "wrange:m=400,seed=2", "total"}
-	for i := 0; len(jobs) < 18; i++ {
+	for i := 0; len(jobs) < 14; i++ {
 		spec := specs[i%len(specs)]
 		n := 8 + 8*(i%6)
 		jobs = append(jobs, batchJob{fmt.Sprintf("solve-%02d", i), "solve",
@@ -75,6 +84,10 @@ func testManifest(t *testing.T, dir string) (string, []batchJob) {
 	jobs = append(jobs,
 		batchJob{"file-w", "solve", []string{"--w", "inputs/w.csv", "--json", "--quiet", "--out-x", "{out}/X.csv"}},
 		batchJob{"file-w-yuan", "solve", []string{"--w", "inputs/w.csv", "--method", "yuan2016", "--json", "--quiet"}},
+		batchJob{"plan-pairs-kron", "plan", []string{"--spec", "inputs/pairs.json", "--template", "kron", "--json", "--quiet", "--out", "{out}/strategy"}},
+		batchJob{"plan-pairs-pure", "plan", []string{"--spec", "inputs/pairs.json", "--privacy", "pure", "--json", "--quiet"}},
+		batchJob{"plan-mixed-best", "plan", []string{"--spec", "inputs/mixed.json", "--json", "--quiet", "--out", "{out}/strategy"}},
+		batchJob{"plan-mixed-dense", "plan", []string{"--spec", "inputs/mixed.json", "--template", "dense", "--json", "--quiet", "--out", "{out}/strategy"}},
 		batchJob{"compare-prefix", "compare", []string{"--workload", "prefix", "--n", "32", "--json", "--quiet"}},
 		batchJob{"compare-range", "compare", []string{"--workload", "allrange", "--n", "24", "--json", "--quiet"}},
 		batchJob{"compare-laplace", "compare", []string{"--workload", "width:k=4", "--n", "16", "--mechanism", "laplace", "--json", "--quiet", "--strategies", "identity,h2,wavelet,optimized"}},
@@ -94,7 +107,7 @@ func testManifest(t *testing.T, dir string) (string, []batchJob) {
 }
 
 // dpsolveCmd runs the test binary as dpsolve.
-func dpsolveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+func dpsolveCmd(t testing.TB, dir string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -159,10 +172,15 @@ func dropSeconds(v any) any {
 	return v
 }
 
-func decodeJSON(t *testing.T, s, what string) any {
+func decodeJSON(t *testing.T, s, what string, ignore ...string) any {
 	t.Helper()
 	var v any
 	require.NoError(t, json.Unmarshal([]byte(s), &v), "%s: %q", what, s)
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range ignore {
+			delete(m, k)
+		}
+	}
 	return dropSeconds(v)
 }
 
@@ -170,7 +188,9 @@ func decodeJSON(t *testing.T, s, what string) any {
 // succeeded, its stdout and output files equal the same job run directly
 // (one thread, in the manifest's folder), and batch status and batch
 // collect report the failing job with its message.
-func checkFinished(t *testing.T, dir, out string, jobs []batchJob) {
+//
+// Fields named in ignore are left out of the comparison.
+func checkFinished(t *testing.T, dir, out string, jobs []batchJob, ignore ...string) {
 	t.Helper()
 	direct := t.TempDir()
 	for _, j := range jobs {
@@ -193,15 +213,24 @@ func checkFinished(t *testing.T, dir, out string, jobs []batchJob) {
 		require.Equal(t, 0, code, "%s run directly: %s", j.ID, se)
 		got, err := os.ReadFile(filepath.Join(out, j.ID, batch.StdoutFile))
 		require.NoError(t, err)
-		assert.Equal(t, decodeJSON(t, so, j.ID+" direct"), decodeJSON(t, string(got), j.ID+" batch"), "%s: batch and direct results differ", j.ID)
-		files, _ := filepath.Glob(filepath.Join(jdir, "*"))
-		for _, f := range files {
+		// Output paths in the JSON (plan's "out") name each run's own folder.
+		so = strings.ReplaceAll(so, jdir, "{out}")
+		batchSo := strings.ReplaceAll(string(got), filepath.Join(out, j.ID), "{out}")
+		assert.Equal(t, decodeJSON(t, so, j.ID+" direct", ignore...), decodeJSON(t, batchSo, j.ID+" batch", ignore...), "%s: batch and direct results differ", j.ID)
+		files := 0
+		require.NoError(t, filepath.WalkDir(jdir, func(f string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			files++
+			rel, _ := filepath.Rel(jdir, f)
 			want, _ := os.ReadFile(f)
-			have, err := os.ReadFile(filepath.Join(out, j.ID, filepath.Base(f)))
-			require.NoError(t, err, "%s: output %s missing", j.ID, filepath.Base(f))
-			assert.True(t, bytes.Equal(want, have), "%s: output %s differs from the direct run's", j.ID, filepath.Base(f))
-		}
-		if len(files) == 0 && strings.Contains(strings.Join(j.Args, " "), "{out}") {
+			have, err := os.ReadFile(filepath.Join(out, j.ID, rel))
+			require.NoError(t, err, "%s: output %s missing", j.ID, rel)
+			assert.True(t, bytes.Equal(want, have), "%s: output %s differs from the direct run's", j.ID, rel)
+			return nil
+		}))
+		if files == 0 && strings.Contains(strings.Join(j.Args, " "), "{out}") {
 			t.Errorf("%s: the direct run wrote no output file", j.ID)
 		}
 	}
@@ -223,7 +252,7 @@ func checkFinished(t *testing.T, dir, out string, jobs []batchJob) {
 	for i, h := range recs[0] {
 		col[h] = i
 	}
-	for _, h := range []string{"id", "state", "error", "objective", "gap", "seconds", "workload"} {
+	for _, h := range []string{"id", "state", "error", "objective", "gap", "seconds", "workload", "template"} {
 		require.Contains(t, col, h)
 	}
 	for i, j := range jobs {
@@ -232,6 +261,14 @@ func checkFinished(t *testing.T, dir, out string, jobs []batchJob) {
 		if j.ID == failingJob {
 			assert.Equal(t, "failed", rec[col["state"]])
 			assert.Equal(t, failingMessage, rec[col["error"]])
+			continue
+		}
+		if j.Command == "plan" {
+			var res planJSON
+			b, _ := os.ReadFile(filepath.Join(out, j.ID, batch.StdoutFile))
+			require.NoError(t, json.Unmarshal(b, &res))
+			assert.Equal(t, fmt.Sprint(res.Objective), rec[col["objective"]], j.ID)
+			assert.Equal(t, res.Template, rec[col["template"]], j.ID)
 			continue
 		}
 		if j.Command != "solve" {
@@ -331,13 +368,11 @@ func TestBatchShardsSurviveSIGKILL(t *testing.T) {
 	waitFor(t, 30*time.Second, "shard 1 to finish two jobs and start a third", func() bool {
 		done, started := 0, ""
 		for _, j := range mine {
-			if st, _ := batch.ReadStatus(filepath.Join(out, j.ID)); st != nil {
-				switch st.State {
-				case batch.Succeeded:
-					done++
-				case batch.Started:
-					started = j.ID
-				}
+			switch batch.ReadJob(out, j.ID).Category() {
+			case "succeeded":
+				done++
+			case "running":
+				started = j.ID
 			}
 		}
 		victim = started
@@ -359,7 +394,8 @@ func TestBatchShardsSurviveSIGKILL(t *testing.T) {
 	waitFor(t, 5*time.Second, "the killed batch's job to die with it", func() bool {
 		return len(processesMentioning(filepath.Join(out, victim))) == 0
 	})
-	require.Equal(t, batch.Started, statusOf(t, out, victim).State)
+	require.Equal(t, "interrupted", batch.ReadJob(out, victim).Category())
+	assert.Nil(t, statusOf(t, out, victim), "a job that is not a release job writes status.json only when it ends")
 	code, so, _ := runDpsolve(t, dir, nil, "batch", "status", out, "--manifest", manifest)
 	assert.Equal(t, 1, code)
 	assert.Regexp(t, `interrupted +`+victim, so)
@@ -518,4 +554,91 @@ func TestBatchCores(t *testing.T) {
 	assert.Equal(t, 3, batchCores())
 	t.Setenv("SLURM_CPUS_PER_TASK", "5")
 	assert.Equal(t, 5, batchCores())
+}
+
+// TestBatchInProcess runs the 24-job manifest with --in-process: the solve
+// jobs run inside the batch, two at a time, and still give exactly the
+// results of the same jobs run directly; the compare jobs run as children.
+func TestBatchInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dpsolve processes")
+	}
+	dir := t.TempDir()
+	manifest, jobs := testManifest(t, dir)
+	// A relative --out resolves against the caller's folder, not the
+	// manifest's, although the batch moves there to run jobs in-process.
+	code, so, se := runDpsolve(t, filepath.Dir(dir), nil, "batch", "--manifest", manifest, "--out", filepath.Join(filepath.Base(dir), "out"),
+		"--in-process", "--workers", "2", "--threads", "1", "--json")
+	require.Equal(t, 1, code, se)
+	res := batchOutcomes(t, so)
+	assert.Len(t, res, len(jobs))
+	assert.Contains(t, se, "1 failed")
+	var ignore []string
+	if blas.Current().Name() == "purego" {
+		// The pure-Go backend reports GOMAXPROCS as its threads, and an
+		// in-process job shares the batch's; the numbers are the same.
+		ignore = []string{"threads"}
+	}
+	checkFinished(t, dir, filepath.Join(dir, "out"), jobs, ignore...)
+}
+
+func TestInProcessJobChoosesSolveWithoutThreads(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		args []string
+		want bool
+	}{
+		{"solve", []string{"--workload", "prefix", "--n", "8", "--json", "--quiet"}, true},
+		{"solve", []string{"--workload", "prefix", "--n", "8", "--threads", "2"}, false},
+		{"solve", []string{"--workload", "prefix", "--n", "8", "-threads=2"}, false},
+		{"compare", []string{"--workload", "prefix", "--n", "8"}, false},
+	} {
+		var so, se bytes.Buffer
+		code, ok := inProcessJob(tc.cmd, tc.args, &so, &se)
+		assert.Equal(t, tc.want, ok, "%s %v", tc.cmd, tc.args)
+		if ok {
+			assert.Equal(t, 0, code, se.String())
+			assert.Contains(t, so.String(), `"objective"`)
+		}
+	}
+}
+
+// TestBatchSIGTERM stops a batch the way scancel or a deleted pod does: it
+// starts no more jobs, passes the signal to the running one, records it as
+// failed, exits 130, and a rerun finishes the rest.
+func TestBatchSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dpsolve processes")
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	for i := range 4 {
+		b, _ := json.Marshal(batchJob{fmt.Sprint("j", i), "solve", []string{"--workload", "prefix", "--n", "16", "--json", "--quiet"}})
+		buf.Write(append(b, '\n'))
+	}
+	manifest := filepath.Join(dir, "m.jsonl")
+	require.NoError(t, os.WriteFile(manifest, buf.Bytes(), 0o644))
+	out := filepath.Join(dir, "out")
+	p := dpsolveCmd(t, dir, []string{"DPSOLVE_TEST_JOB_DELAY=20s"}, "batch", "--manifest", manifest, "--out", out, "--workers", "1", "--json")
+	var so, se bytes.Buffer
+	p.Stdout, p.Stderr = &so, &se
+	require.NoError(t, p.Start())
+	waitFor(t, 20*time.Second, "the first job to run", func() bool { return batch.ReadJob(out, "j0").Category() == "running" })
+	t0 := time.Now()
+	require.NoError(t, p.Process.Signal(syscall.SIGTERM))
+	_ = p.Wait()
+	assert.Less(t, time.Since(t0), 15*time.Second, "the running job was not stopped")
+	assert.Equal(t, exitInterrupted, p.ProcessState.ExitCode(), se.String())
+	assert.Contains(t, se.String(), "run the same command again to finish the rest")
+	res := batchOutcomes(t, so.String())
+	assert.Equal(t, batch.RanFailed, res["j0"].Result)
+	assert.Contains(t, res["j0"].Error, "interrupted")
+	for _, id := range []string{"j1", "j2", "j3"} {
+		assert.Equal(t, batch.NotRun, res[id].Result, id)
+	}
+	code, so2, se2 := runDpsolve(t, dir, nil, "batch", "--manifest", manifest, "--out", out, "--json")
+	require.Equal(t, 0, code, se2)
+	for id, o := range batchOutcomes(t, so2) {
+		assert.Equal(t, batch.Ran, o.Result, id)
+	}
 }

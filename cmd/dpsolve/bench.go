@@ -14,7 +14,6 @@ import (
 
 	"github.com/dpsolve/dpsolve/bench"
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -78,6 +77,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkOutputs([]string{f.from}, fileOut("--csv", f.csv), fileOut("--md", f.md),
+		fileOut("--plot", f.plot), fileOut("--convergence-plot", f.convPlot)); err != nil {
+		return err
+	}
 	if f.from != "" {
 		return rerenderBench(f, stdout)
 	}
@@ -88,6 +91,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ns, err := parseInts("n", f.ns)
 	if err != nil {
 		return err
+	}
+	for _, n := range ns {
+		if err := checkSizeMemory("bench", n, 0, memSolve, false); err != nil {
+			return err
+		}
 	}
 	if f.repeat < 1 {
 		return usageErrorf("--repeat must be at least 1, got %d", f.repeat)
@@ -348,12 +356,12 @@ func parseInts(name, s string) ([]int, error) {
 }
 
 func parseWorkloads(s string) ([]string, error) {
-	ws := splitList(s)
+	ws := bench.ExpandFamilies(splitList(s))
 	if len(ws) == 0 {
 		return nil, usageErrorf("--workload is empty")
 	}
 	for _, w := range ws {
-		if _, err := workload.Builtin(w, 2); err != nil {
+		if _, err := bench.ParseWorkload(w, 1024); err != nil {
 			return nil, usageErrorf("--workload: %v", err)
 		}
 	}

@@ -10,6 +10,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -261,7 +262,7 @@ func TestFaultInterruptRun(t *testing.T) {
 func TestFaultInterruptSolve(t *testing.T) {
 	dir := faultFixture(t, 8)
 	s := startBin(t, dir, "solve", "--workload", "prefix", "--n", "1024", "--out-a", "A.npy")
-	waitForOutput(t, &s.errb, " iter ", 20*time.Second) // the solve is under way
+	waitForText(t, &s.errb, " iter ", 20*time.Second) // the solve is under way
 	sent := time.Now()
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
 	code, _ := s.wait(t)
@@ -279,9 +280,9 @@ func TestFaultInterruptSolve(t *testing.T) {
 func TestFaultSecondSignalExitsAtOnce(t *testing.T) {
 	dir := faultFixture(t, 8)
 	s := startBin(t, dir, "solve", "--workload", "prefix", "--n", "1024", "--out-a", "A.npy")
-	waitForOutput(t, &s.errb, " iter ", 20*time.Second)
+	waitForText(t, &s.errb, " iter ", 20*time.Second)
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
-	waitForOutput(t, &s.errb, "send it again", 5*time.Second)
+	waitForText(t, &s.errb, "send it again", 5*time.Second)
 	sent := time.Now()
 	_ = s.cmd.Process.Signal(syscall.SIGINT)
 	code, _ := s.wait(t)
@@ -290,8 +291,8 @@ func TestFaultSecondSignalExitsAtOnce(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, "A.npy"))
 }
 
-// waitForOutput polls buf (written by the child's stderr copier) for text.
-func waitForOutput(t *testing.T, buf *lockedBuffer, text string, limit time.Duration) {
+// waitForText polls buf (written by the child's stderr copier) for text.
+func waitForText(t *testing.T, buf *lockedBuffer, text string, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
@@ -301,4 +302,44 @@ func waitForOutput(t *testing.T, buf *lockedBuffer, text string, limit time.Dura
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("no %q on stderr within %v: %s", text, limit, buf.String())
+}
+
+// TestFaultKill9Release: dpsolve release killed at random points leaves its
+// output directory absent or complete (answers.csv with every query and a
+// readable release.json), and the spec, records and plan unchanged.
+func TestFaultKill9Release(t *testing.T) {
+	rng := faultRand(t)
+	dir, spec, data, planDir := relFixture(t)
+	out := filepath.Join(dir, "out")
+	args := []string{"release", "--spec", spec, "--data", data, "--plan", planDir, "--eps", "1", "--delta", "1e-6", "--out", out, "--insecure-seed", "3"}
+	d := baseline(t, dir, args...)
+	inputs := func() map[string][32]byte {
+		h := hashes(t, dir)
+		for k, v := range hashes(t, planDir) {
+			h["plan/"+k] = v
+		}
+		return h
+	}
+	before := inputs()
+	complete := 0
+	defer func() { t.Logf("%d of %d killed releases had completed", complete, 2*faultRounds) }()
+	for round := 0; round < 2*faultRounds; round++ {
+		require.NoError(t, os.RemoveAll(out))
+		s := startBin(t, dir, args...)
+		time.Sleep(time.Duration(rng.Float64() * 1.1 * float64(d)))
+		_ = s.cmd.Process.Signal(syscall.SIGKILL)
+		s.wait(t)
+		if _, err := os.Stat(out); os.IsNotExist(err) {
+			continue
+		}
+		complete++
+		rows := readAnswers(t, filepath.Join(out, "answers.csv"))
+		assert.Len(t, rows, 1+18, "round %d: partial answers", round)
+		b, err := os.ReadFile(filepath.Join(out, "release.json"))
+		if assert.NoError(t, err, "round %d", round) {
+			var rec map[string]any
+			assert.NoError(t, json.Unmarshal(b, &rec), "round %d: partial release.json", round)
+		}
+	}
+	assert.Equal(t, before, inputs(), "an input changed")
 }

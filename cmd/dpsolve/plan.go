@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -20,7 +21,7 @@ import (
 func init() {
 	register(&command{
 		name:    "plan",
-		summary: "plan a strategy for a multi-attribute workload spec (Kronecker, union, dense)",
+		summary: "plan a strategy for a multi-attribute workload spec (Kronecker, union, dense, marginals)",
 		run:     runPlan,
 	})
 }
@@ -44,6 +45,21 @@ type planJSON struct {
 	Templates        []planTriedJSON `json:"templates"`
 	Terms            []planTermJSON  `json:"terms"`
 	Out              string          `json:"out,omitempty"`
+	// Marginals is set for the marginals template: its objective, largest
+	// per-query variance, certificate and per-marginal variances.
+	Marginals *planMarginalsJSON `json:"marginals,omitempty"`
+}
+
+// planMarginalsJSON reports a marginals plan (per unit noise at L2
+// sensitivity 1).
+type planMarginalsJSON struct {
+	Objective   string                   `json:"objective"`
+	MaxVariance float64                  `json:"max_variance"`
+	LowerBound  float64                  `json:"lower_bound"`
+	Gap         float64                  `json:"gap"`
+	Residuals   int                      `json:"residual_subsets"`
+	Iterations  int                      `json:"newton_steps"`
+	Sets        []marginals.MarginalJSON `json:"sets"`
 }
 
 type planTriedJSON struct {
@@ -59,16 +75,20 @@ type planTermJSON struct {
 	Error   float64 `json:"error"`
 }
 
-// strategyFile is DIR/strategy.json.
+// strategyFile is DIR/strategy.json, as mechanism/tables (dpsolve release)
+// reads it: "template" with "factors" (kron), "parts" (union) or "file"
+// (dense: the n×n matrix). The expected error is "expected_error", not
+// "objective", which the marginals template's file uses for its sum|max
+// objective.
 type strategyFile struct {
-	Template  string               `json:"template"`
-	Privacy   string               `json:"privacy"`
-	Objective float64              `json:"objective"`
-	Cells     int                  `json:"cells"`
-	Domain    []workload.Attribute `json:"domain"`
-	Factors   []factorFile         `json:"factors,omitempty"`
-	Parts     []partFile           `json:"parts,omitempty"`
-	Matrix    string               `json:"matrix,omitempty"`
+	Template      string               `json:"template"`
+	Privacy       string               `json:"privacy"`
+	ExpectedError float64              `json:"expected_error"`
+	Cells         int                  `json:"cells"`
+	Domain        []workload.Attribute `json:"domain"`
+	Factors       []factorFile         `json:"factors,omitempty"`
+	Parts         []partFile           `json:"parts,omitempty"`
+	File          string               `json:"file,omitempty"`
 }
 
 type factorFile struct {
@@ -92,7 +112,8 @@ func maybe(x float64) *float64 {
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("plan", stderr)
 	specPath := fs.String("spec", "", "workload spec file (JSON: domain and workload terms)")
-	template := fs.String("template", "best", "template: kron, union, dense or best (the portfolio)")
+	template := fs.String("template", "best", "template: "+strings.Join(plan.Names(), ", ")+" (best: the portfolio)")
+	objective := fs.String("objective", "sum", "marginals template: sum (total squared error) or max (largest per-query variance)")
 	privacy := fs.String("privacy", "gaussian", "gaussian ((ε,δ)-DP, L2 sensitivity) or pure (ε-DP, L1 sensitivity)")
 	outDir := fs.String("out", "", "write DIR/strategy.json and the factor matrices (.npy) to this directory, atomically")
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
@@ -118,6 +139,13 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *privacy != string(plan.Gaussian) && *privacy != string(plan.Pure) {
 		return usageErrorf("--privacy must be gaussian or pure, got %q", *privacy)
 	}
+	mobj, err := marginals.ParseObjective(*objective)
+	if err != nil {
+		return usageErrorf("--objective must be sum or max, got %q", *objective)
+	}
+	if mobj != marginals.Sum && *template != marginals.TemplateName {
+		return usageErrorf("--objective %s needs --template %s", mobj, marginals.TemplateName)
+	}
 	w, err := workload.LoadSpec(*specPath)
 	if err != nil {
 		return err
@@ -137,7 +165,12 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stderr, "%-9s %6s %22.14g %9.3f\n", p.Template, sweep, p.Objective, p.Seconds)
 		}
 	}
-	res, err := plan.Run(ctx, w, *template, opt)
+	var res *plan.Result
+	if *template == marginals.TemplateName && mobj != marginals.Sum {
+		res, err = marginals.Template{Objective: mobj}.Plan(ctx, w, opt)
+	} else {
+		res, err = plan.Run(ctx, w, *template, opt)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: nothing written: %w", ctx.Err())
@@ -167,6 +200,11 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	for _, t := range res.TermErrors {
 		out.Terms = append(out.Terms, planTermJSON{Term: t.Term, Queries: t.Queries, Error: t.Error})
+	}
+	if mp, ok := res.Strategy.Other.(*marginals.Plan); ok {
+		sf := mp.StrategyFile(attributeNames(w))
+		out.Marginals = &planMarginalsJSON{Objective: string(mp.Objective), MaxVariance: mp.MaxVariance, LowerBound: mp.LowerBound,
+			Gap: mp.Gap, Residuals: len(mp.Residuals), Iterations: mp.Iterations, Sets: sf.Marginals}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -201,6 +239,20 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, t := range out.Terms {
 		fmt.Fprintf(stdout, "  term %-20s %9d queries  error %.10g\n", t.Term, t.Queries, t.Error)
 	}
+	if m := out.Marginals; m != nil {
+		fmt.Fprintf(stdout, "marginals     objective %s: %d residual subsets, largest per-query variance %.10g", m.Objective, m.Residuals, m.MaxVariance)
+		if m.Objective == string(marginals.Max) {
+			fmt.Fprintf(stdout, " (lower bound %.10g, gap %.2g, %d Newton steps)", m.LowerBound, m.Gap, m.Iterations)
+		}
+		fmt.Fprintln(stdout)
+		for _, s := range m.Sets {
+			v := "not estimable"
+			if s.CellVariance != nil {
+				v = fmt.Sprintf("%.10g", *s.CellVariance)
+			}
+			fmt.Fprintf(stdout, "  marginal %-30s weight %-8g per-cell variance %s\n", "{"+strings.Join(s.Attributes, ", ")+"}", s.Weight, v)
+		}
+	}
 	if *outDir != "" {
 		fmt.Fprintf(stdout, "strategy      %s/strategy.json\n", *outDir)
 	}
@@ -234,7 +286,7 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 		}
 	}()
 	s := res.Strategy
-	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), Objective: res.Objective, Cells: w.Cells(), Domain: w.Attributes()}
+	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: w.Cells(), Domain: w.Attributes()}
 	used := map[string]bool{}
 	writeFactors := func(prefix string, fs []plan.Factor) ([]factorFile, error) {
 		var out []factorFile
@@ -261,14 +313,20 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 			sf.Parts = append(sf.Parts, partFile{Weight: p.Weight, Terms: p.Terms, Factors: ff})
 		}
 	case "dense":
-		sf.Matrix = "A.npy"
-		if err := matio.WriteMatrix(filepath.Join(tmp, sf.Matrix), s.Matrix); err != nil {
+		sf.File = "A.npy"
+		if err := matio.WriteMatrix(filepath.Join(tmp, sf.File), s.Matrix); err != nil {
 			return err
 		}
-	default:
+	}
+	var doc any = sf
+	if mp, ok := s.Other.(*marginals.Plan); ok {
+		// "template": "marginals", per residual subset its attributes and
+		// noise variance (package marginals documents the format).
+		doc = mp.StrategyFile(attributeNames(w))
+	} else if s.Kind() == "other" {
 		return fmt.Errorf("template %s has no file format for --out", res.Template)
 	}
-	data, err := json.MarshalIndent(sf, "", "  ")
+	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -297,6 +355,15 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 		os.RemoveAll(old)
 	}
 	return nil
+}
+
+// attributeNames returns the domain's attribute names in order.
+func attributeNames(w *workload.Kron) []string {
+	var names []string
+	for _, a := range w.Attributes() {
+		names = append(names, a.Name)
+	}
+	return names
 }
 
 // safeName keeps letters, digits, '-' and '_' of an attribute name for a

@@ -64,6 +64,7 @@ func TestPlanJSONAndOut(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &sf))
 	assert.Equal(t, got["template"], sf.Template)
+	assert.InDelta(t, obj, sf.ExpectedError, 1e-12*obj)
 	w, err := workload.LoadSpec(spec)
 	require.NoError(t, err)
 	gram := func(f factorFile) *mat.SymDense {
@@ -103,7 +104,7 @@ func TestPlanJSONAndOut(t *testing.T) {
 		assert.InDelta(t, 1, sum, 1e-12)
 		total, _, err = w.UnionError(parts)
 	case "dense":
-		a, err := matio.ReadMatrix(filepath.Join(out, sf.Matrix))
+		a, err := matio.ReadMatrix(filepath.Join(out, sf.File))
 		require.NoError(t, err)
 		v, err := w.DenseGram(100)
 		require.NoError(t, err)

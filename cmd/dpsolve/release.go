@@ -299,6 +299,15 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 		opt.Privacy = plan.Pure
 	}
 	res, err := t.Plan(ctx, k, opt)
+	if name == "best" && opt.Privacy == plan.Gaussian {
+		// The portfolio may not include the marginals template; for a
+		// workload of marginals its exact residual plan is a candidate too.
+		if mt, lerr := plan.Lookup("marginals"); lerr == nil {
+			if mres, merr := mt.Plan(ctx, k, opt); merr == nil && (err != nil || mres.Objective < res.Objective) {
+				res, err = mres, nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -481,19 +490,24 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, r *tables.Release) er
 	return nil
 }
 
-// checkOutDir refuses an output directory that exists and is not empty.
+// checkOutDir refuses, before anything is read, spent or drawn, an output
+// directory that exists and is not empty, or whose parent cannot take the
+// temporary directory the output is written to.
 func checkOutDir(dir string) error {
 	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
 		return usageErrorf("--out %s: %v", dir, err)
-	}
-	if len(entries) > 0 {
+	case len(entries) > 0:
 		return usageErrorf("--out %s exists and is not empty; choose a new directory", dir)
 	}
-	return nil
+	parent := filepath.Dir(filepath.Clean(dir))
+	probe, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dir))+".probe-")
+	if err != nil {
+		return usageErrorf("--out %s: cannot write in %s: %v", dir, parent, err)
+	}
+	return os.Remove(probe)
 }
 
 // writeReleaseDir writes answers.csv and release.json into a temporary

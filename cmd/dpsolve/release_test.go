@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"math"
@@ -15,6 +16,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
 
 // relFixture writes a small spec (a 3×4×2 domain: two marginals and a
@@ -102,7 +105,9 @@ func TestReleaseWritesAnswersAndRecord(t *testing.T) {
 	assert.Equal(t, "3", j["seed"])
 	assert.Equal(t, 1.0, j["epsilon"])
 	rows := readAnswers(t, filepath.Join(out, "answers.csv"))
-	assert.Equal(t, []string{"term", "query", "answer", "stddev", "a", "b", "c"}, rows[0])
+	// Seeded noise: a last column says every row is not private.
+	assert.Equal(t, []string{"term", "query", "answer", "stddev", "a", "b", "c", "private"}, rows[0])
+	assert.Equal(t, "false", rows[5][7])
 	require.Len(t, rows, 1+18)
 	// Marginal {a,c}: attribute columns a and c hold the query's values.
 	assert.Equal(t, []string{"m", "0", "0", ""}, []string{rows[1][0], rows[1][1], rows[1][4], rows[1][5]})
@@ -275,7 +280,7 @@ func TestReleaseAdultWalkthrough(t *testing.T) {
 	found := 0
 	for _, r := range rows[1:] {
 		n := 0
-		for _, c := range r[4:] {
+		for _, c := range r[4:18] { // the 14 attribute columns
 			if c != "" {
 				n++
 			}
@@ -302,7 +307,8 @@ func TestReleaseAdultWalkthrough(t *testing.T) {
 
 func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
 	// Three attributes of 4096 values (6.9·10¹⁰ cells, 550 GB as a
-	// histogram, as much again for least squares) under a Kronecker plan:
+	// histogram, twice as much again for the products and least squares)
+	// under a Kronecker plan:
 	// refused with both figures before the data is read. (1.1 TB exceeds
 	// any test machine's memory.)
 	dir := t.TempDir()
@@ -323,11 +329,110 @@ func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	code, _, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--plan", planDir, "--rho", "1", "--out", out)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "needs about 1.0 TiB")
+	assert.Contains(t, stderr, "needs about 1.5 TiB")
 	assert.Contains(t, stderr, "is available")
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err))
 	// The same workload as a marginals plan needs no histogram.
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", data, "--template", "marginals", "--rho", "1", "--out", out, "--insecure-seed", "1")
 	assert.Equal(t, 0, code, stderr)
+}
+
+func TestReleaseFromDpsolvePlan(t *testing.T) {
+	// dpsolve plan --out DIR, then release --plan DIR: the release's
+	// weighted expected error is the plan's objective times σ², and per
+	// term the plan's term error times σ²/w² (answers are unweighted).
+	dir, spec, data, _ := relFixture(t)
+	for _, tmpl := range []string{"kron", "union", "dense"} {
+		planDir := filepath.Join(dir, "plan-"+tmpl)
+		code, stdout, stderr := releaseCLI(t, "plan", "--spec", spec, "--template", tmpl, "--out", planDir, "--json")
+		require.Equal(t, 0, code, stderr)
+		var pj struct {
+			Objective float64 `json:"objective"`
+			Terms     []struct {
+				Term  string  `json:"term"`
+				Error float64 `json:"error"`
+			} `json:"terms"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(stdout), &pj))
+		code, stdout, stderr = releaseCLI(t, "release", "--spec", spec, "--plan", planDir, "--rho", "0.5", "--dry-run", "--json")
+		require.Equal(t, 0, code, stderr)
+		var rj struct {
+			Template string  `json:"template"`
+			Sigma    float64 `json:"sigma"`
+			Weighted float64 `json:"expected_weighted_error"`
+			Terms    []struct {
+				Name   string  `json:"name"`
+				Weight float64 `json:"weight"`
+				Err    float64 `json:"expected_squared_error"`
+			} `json:"terms"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rj))
+		assert.Equal(t, tmpl, rj.Template)
+		v := rj.Sigma * rj.Sigma
+		// The plan's objective (its own trace formula) and the release's
+		// per-query variance sums (factor-wise pseudo-inverses) are two
+		// computations of one number: 1e-8 relative.
+		assert.InDelta(t, pj.Objective*v, rj.Weighted, 1e-8*rj.Weighted, tmpl)
+		for i, te := range pj.Terms {
+			assert.Equal(t, te.Term, rj.Terms[i].Name)
+			w2 := rj.Terms[i].Weight * rj.Terms[i].Weight
+			assert.InDelta(t, te.Error*v/w2, rj.Terms[i].Err, 1e-8*rj.Terms[i].Err, "%s term %s", tmpl, te.Term)
+		}
+		out := filepath.Join(dir, "out-"+tmpl)
+		code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--plan", planDir, "--rho", "0.5", "--data", data, "--out", out, "--insecure-seed", "5")
+		require.Equal(t, 0, code, stderr)
+		assert.Len(t, readAnswers(t, filepath.Join(out, "answers.csv")), 19)
+	}
+}
+
+func TestReleasePureEpsilon(t *testing.T) {
+	// --eps alone is pure ε-DP: Laplace noise on a plan normalised to L1
+	// sensitivity 1 (dpsolve plan --privacy pure), per-value variance 2b².
+	dir, spec, data, _ := relFixture(t)
+	planDir := filepath.Join(dir, "plan-pure")
+	code, _, stderr := releaseCLI(t, "plan", "--spec", spec, "--template", "kron", "--privacy", "pure", "--out", planDir)
+	require.Equal(t, 0, code, stderr)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := releaseCLI(t, "release", "--spec", spec, "--plan", planDir, "--eps", "0.5", "--data", data, "--out", out, "--insecure-seed", "2", "--json")
+	require.Equal(t, 0, code, stderr)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j))
+	assert.Equal(t, "pure", j["privacy"])
+	assert.Equal(t, "L1", j["sensitivity_norm"])
+	assert.Contains(t, j["mechanism"], "Laplace")
+	sens := j["sensitivity"].(float64)
+	assert.InDelta(t, 1, sens, 1e-9, "the pure plan has L1 sensitivity 1")
+	b := j["noise_scale"].(float64)
+	// b = Δ₁'/ε with Δ₁' = Δ₁ + g·p, g ≈ b·2^-40: within 1e-9 of 2.
+	assert.InDelta(t, 2, b, 1e-9)
+	assert.InDelta(t, math.Sqrt2*b, j["sigma"].(float64), 1e-12)
+	_, ok := j["delta"]
+	assert.False(t, ok, "no delta under pure DP")
+}
+
+func TestWriteReleaseDirCancelledLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := &tables.Workload{Domain: []records.Attribute{{Name: "a", Size: 1}}, Terms: []tables.Term{{Name: "t", Weight: 1,
+		Products: []tables.Product{tables.Marginal([]records.Attribute{{Name: "a", Size: 1}}, []int{0})}}}}
+	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{})
+	assert.ErrorIs(t, err, context.Canceled)
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries, "neither the output nor a temporary directory remains")
+}
+
+func TestReleaseOutParentMissingRefusedFirst(t *testing.T) {
+	dir, spec, data, planDir := relFixture(t)
+	led := filepath.Join(dir, "budget.json")
+	require.NoError(t, os.WriteFile(led, []byte(`{"limit": {"rho": 1}}`), 0o644))
+	before, _ := os.ReadFile(led)
+	code, _, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--plan", planDir, "--rho", "0.5",
+		"--budget-file", led, "--out", filepath.Join(dir, "no", "such", "out"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "cannot write in")
+	after, _ := os.ReadFile(led)
+	assert.Equal(t, before, after, "nothing charged")
 }

@@ -81,6 +81,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		}
 		fmt.Fprintf(stderr, "dpsolve run: warning: optimization stopped with status %s at gap %.3g; releasing anyway (--allow-unconverged): privacy is unaffected, accuracy may be suboptimal\n", res.Status, res.Gap)
 	}
+	if ctx.Err() != nil {
+		return errCancelled(ctx) // interrupted after the solve: write nothing
+	}
 	if *outA != "" {
 		if err := matio.WriteMatrix(*outA, s.A); err != nil {
 			return err

@@ -12,11 +12,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
-	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
-	"github.com/dpsolve/dpsolve/newton"
 )
 
 func init() {
@@ -54,15 +51,8 @@ type sdpJSON struct {
 	Exact *sdpExactJSON `json:"exact,omitempty"`
 }
 
-type sdpExactJSON struct {
-	RelaxationValue   float64            `json:"relaxation_value"`
-	AL1Sensitivity    float64            `json:"a_l1_sensitivity"`
-	SDPStrategy       *float64           `json:"sdp_strategy_objective"`
-	SDPStrategyNote   string             `json:"sdp_strategy_note,omitempty"`
-	CholXStrategy     *float64           `json:"chol_x_strategy_objective"`
-	CholXStrategyNote string             `json:"chol_x_strategy_note,omitempty"`
-	Baselines         map[string]float64 `json:"baselines"`
-}
+// sdpExactJSON is the exact forms' report; mechanism/sdp computes it.
+type sdpExactJSON = sdp.ExactReport
 
 func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sdp", stderr)
@@ -163,44 +153,29 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 	if err != nil {
 		return err
 	}
-	pt, err := fm.Recover(res.Solution.Y)
-	if err != nil {
-		return err
-	}
-	// Independent feasibility check of CSDP's answer: the most negative
-	// eigenvalue of the slack Σ yᵢFᵢ − F₀ over all blocks.
-	slack, err := fm.Problem.Slack(res.Solution.Y)
-	if err != nil {
-		return err
-	}
-	worst := 0.0
-	for _, b := range slack {
-		ev, err := b.MinEigenvalue()
-		if err != nil {
-			return err
-		}
-		worst = math.Max(worst, -ev)
-	}
-
 	if !quiet {
-		fmt.Fprintln(stderr, "solving with the Newton optimizer for comparison...")
+		fmt.Fprintln(stderr, "checking the solution and solving with the Newton optimizer for comparison...")
 	}
-	nres, err := newton.Solve(ctx, v, nil)
+	ver, err := sdp.Verify(ctx, fm, v, res)
 	if err != nil {
-		return fmt.Errorf("newton: %w", err)
+		if ctx.Err() != nil {
+			return errCancelled(ctx) // an interrupted solve writes nothing
+		}
+		return err
 	}
-	rel := math.Abs(pt.Objective-nres.Objective) / math.Abs(nres.Objective)
+	pt := ver.Point
 	out.SDPObjective = ptr(pt.Objective)
 	if !math.IsNaN(res.LowerBound) {
 		out.SDPLowerBound = ptr(res.LowerBound)
 	}
-	out.NewtonObjective = ptr(nres.Objective)
-	out.RelativeDifference = ptr(rel)
+	out.NewtonObjective = ptr(ver.NewtonObjective)
+	out.RelativeDifference = ptr(ver.RelativeDifference)
 	out.Solver = res.Solver
 	out.Status = res.Status
 	out.Seconds = ptr(res.Seconds)
-	out.NewtonSeconds = ptr(nres.Seconds)
-	out.MaxInfeasibility = ptr(worst)
+	out.NewtonSeconds = ptr(ver.NewtonSeconds)
+	out.MaxInfeasibility = ptr(ver.MaxInfeasibility)
+	out.Exact = ver.Exact
 
 	var aOut *mat.Dense
 	if fm.Form == sdp.Approx {
@@ -214,7 +189,6 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 		}
 	} else {
 		aOut = pt.A
-		out.Exact = exactReport(ctx, v, pt)
 	}
 	if ctx.Err() != nil {
 		return errCancelled(ctx) // an interrupted solve writes nothing
@@ -230,63 +204,6 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 		}
 	}
 	return nil
-}
-
-// exactReport evaluates the ε-DP objective J₁ of the relaxation's strategy
-// A, of A = chol(X) (the rounding that uses the relaxation's X), and of the
-// baseline strategies, to set beside the relaxation value.
-func exactReport(ctx context.Context, v *mat.SymDense, pt *sdp.Point) *sdpExactJSON {
-	n := v.SymmetricDim()
-	rep := &sdpExactJSON{RelaxationValue: pt.Objective, Baselines: map[string]float64{}}
-	for j := 0; j < n; j++ {
-		s := 0.0
-		for k := 0; k < n; k++ {
-			s += math.Abs(pt.A.At(k, j))
-		}
-		rep.AL1Sensitivity = math.Max(rep.AL1Sensitivity, s)
-	}
-	eval := func(label string, a *mat.Dense) (*float64, string) {
-		st, err := strategy.FromMatrix(label, a)
-		if err != nil {
-			return nil, err.Error()
-		}
-		j, err := sdp.StrategyObjective(v, st, 1)
-		if err != nil {
-			return nil, err.Error()
-		}
-		return ptr(j), ""
-	}
-	rep.SDPStrategy, rep.SDPStrategyNote = eval("sdp-a", pt.A)
-	var ch mat.Cholesky
-	if ch.Factorize(pt.X) {
-		var u mat.TriDense
-		ch.UTo(&u)
-		rep.CholXStrategy, rep.CholXStrategyNote = eval("chol-x", mat.DenseCopyOf(&u))
-	} else {
-		rep.CholXStrategyNote = "X is not positive definite"
-	}
-	// The data-independent baselines of mechanism/strategy's registry.
-	for _, b := range strategy.Baselines() {
-		if b.NeedsGram {
-			continue
-		}
-		if s, err := b.Build(ctx, n, v, 0); err == nil {
-			if j, err := sdp.StrategyObjective(v, s, 1); err == nil {
-				rep.Baselines[b.Name] = j
-			}
-		}
-	}
-	// The Low-Rank Mechanism's L (columns in the unit ℓ1 ball) as a
-	// strategy with least-squares reconstruction; its own answers B·y cost
-	// at least this much.
-	if f, err := lrm.GramFactor(v); err == nil {
-		if res, err := lrm.Solve(ctx, f, &lrm.Options{Ball: lrm.L1}); err == nil { // ctx: Ctrl-C stops it too
-			if j, _ := eval("lrm", res.L); j != nil {
-				rep.Baselines["lrm"] = *j
-			}
-		}
-	}
-	return rep
 }
 
 func ptr(x float64) *float64 { return &x }

@@ -18,5 +18,9 @@
 // differently: once such a job may have drawn noise it is never re-run
 // automatically, because a second run would spend the privacy budget again.
 // Its "started" status is made durable before it is launched, and a job found
-// interrupted after that is marked [NeedsReview] for a person to decide.
+// interrupted after that, or that fails, is marked [NeedsReview] for a person
+// to decide — unless its failure provably came before any noise (a bad
+// command line, or dpsolve release refused by its budget ledger or unable to
+// open its inputs; see preNoise in prenoise.go for the proof), when it is
+// [Failed] and runs again on the next batch.
 package batch

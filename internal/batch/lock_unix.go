@@ -38,6 +38,19 @@ func tryLock(path string) (*jobLock, error) {
 	return &jobLock{f}, nil
 }
 
+// record replaces the lock file's content: the current attempt's "started"
+// record, which tells batch status that the job runs (or was interrupted)
+// without a second write of status.json. Writing in place is cheaper than
+// the temporary file and rename a status needs; a reader that catches it
+// half-written treats the job as running.
+func (l *jobLock) record(b []byte) error {
+	if err := l.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := l.f.WriteAt(b, 0)
+	return err
+}
+
 // unlock releases the lock.
 func (l *jobLock) unlock() { l.f.Close() }
 

@@ -12,19 +12,54 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 )
 
 // JobReport is one job folder of a batch's output, as found on disk.
 type JobReport struct {
 	ID     string
 	Dir    string
-	Status *Status // nil: the folder has no status yet
-	// Running is true for a "started" job whose batch process still runs
-	// on this host (a started job from another host counts as running too,
+	Status *Status // the last finished attempt (or a release job's start); nil: none
+	// Attempt is the latest attempt's start record from the lock file when
+	// that attempt has not finished (running or interrupted); nil otherwise.
+	Attempt *Status
+	// Running is true for an unfinished attempt whose batch process still
+	// runs on this host (one from another host counts as running too,
 	// since this host cannot tell).
 	Running bool
 	// Err is set when the status file cannot be read.
 	Err error
+}
+
+// ReadJob reports on the job folder out/id.
+func ReadJob(out, id string) JobReport {
+	host, _ := os.Hostname()
+	dir := filepath.Join(out, id)
+	st, err := ReadStatus(dir)
+	rep := JobReport{ID: id, Dir: dir, Status: st, Err: err}
+	if err != nil {
+		return rep
+	}
+	var att *Status
+	if b, err := os.ReadFile(filepath.Join(dir, LockFile)); err == nil && len(b) > 0 {
+		var a Status
+		if json.Unmarshal(b, &a) != nil {
+			// Caught mid-write: the attempt is starting right now.
+			a = Status{ID: id, State: Started, Exit: -1, Host: host, PID: os.Getpid(), Start: time.Now().UTC()}
+		}
+		att = &a
+	}
+	switch {
+	case st != nil && st.State == Started:
+		att = st // a release job's durable start
+	case att != nil && st != nil && !st.Start.Before(att.Start):
+		att = nil // the latest attempt finished: its status is st
+	}
+	if att != nil {
+		rep.Attempt = att
+		rep.Running = att.Host != host || processAlive(att.PID)
+	}
+	return rep
 }
 
 // Scan reads every job folder under out, sorted by id. With m non-nil, it
@@ -48,16 +83,9 @@ func Scan(out string, m *Manifest) ([]JobReport, error) {
 		}
 		sort.Strings(ids)
 	}
-	host, _ := os.Hostname()
 	reps := make([]JobReport, 0, len(ids))
 	for _, id := range ids {
-		dir := filepath.Join(out, id)
-		st, err := ReadStatus(dir)
-		rep := JobReport{ID: id, Dir: dir, Status: st, Err: err}
-		if st != nil && st.State == Started {
-			rep.Running = st.Host != host || processAlive(st.PID)
-		}
-		reps = append(reps, rep)
+		reps = append(reps, ReadJob(out, id))
 	}
 	return reps, nil
 }
@@ -68,12 +96,12 @@ func (r JobReport) Category() string {
 	switch {
 	case r.Err != nil:
 		return "unreadable"
+	case r.Attempt != nil && r.Running:
+		return "running"
+	case r.Attempt != nil:
+		return "interrupted"
 	case r.Status == nil:
 		return "not_started"
-	case r.Status.State == Started && r.Running:
-		return "running"
-	case r.Status.State == Started:
-		return "interrupted"
 	}
 	return string(r.Status.State)
 }
@@ -82,6 +110,9 @@ func (r JobReport) Category() string {
 func (r JobReport) Message() string {
 	if r.Err != nil {
 		return r.Err.Error()
+	}
+	if a := r.Attempt; a != nil && !r.Running && a.State == Started && a.Error == "" {
+		return fmt.Sprintf("interrupted: the batch that started it (pid %d on %s, %s) is gone; a rerun runs it again", a.PID, a.Host, a.Start.Format(time.RFC3339))
 	}
 	if r.Status != nil {
 		return r.Status.Error
@@ -107,7 +138,7 @@ func (r JobReport) Stdout() map[string]any {
 
 // preferredColumns come first in collect's CSV, in this order, when any job
 // reports them; other scalar fields follow alphabetically.
-var preferredColumns = []string{"workload", "n", "method", "objective", "lower_bound", "gap", "status", "iterations", "seconds", "expected_rmse", "mechanism", "epsilon", "delta", "rho"}
+var preferredColumns = []string{"workload", "spec", "template", "n", "cells", "queries", "method", "objective", "lower_bound", "gap", "status", "iterations", "seconds", "expected_rmse", "mechanism", "epsilon", "delta", "rho"}
 
 // CollectCSV writes one row per job to path (atomically): id, command,
 // state, exit, wall_seconds and error from its status, then the top-level

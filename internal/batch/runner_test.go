@@ -6,9 +6,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -284,7 +286,7 @@ func TestRunnerCancel(t *testing.T) {
 	go func() {
 		// Cancel once the slow job is running.
 		for {
-			if st, _ := ReadStatus(filepath.Join(f.out, "slow")); st != nil {
+			if ReadJob(f.out, "slow").Category() == "running" {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
@@ -346,6 +348,40 @@ func TestScanWithManifest(t *testing.T) {
 	}
 }
 
+func TestScanSeesUnfinishedAttempts(t *testing.T) {
+	f := newFixture(t)
+	lines := []string{job("a", "solve"), job("b", "solve", "--exit", "1")}
+	f.run(context.Background(), lines, 1)
+	if c := ReadJob(f.out, "a").Category(); c != "succeeded" {
+		t.Fatalf("a: %s", c)
+	}
+	// A later attempt's start record in the lock file, from a batch that
+	// is alive (this process) or gone.
+	host, _ := os.Hostname()
+	for _, id := range []string{"a", "b"} {
+		for pid, want := range map[int]string{os.Getpid(): "running", 1 << 30: "interrupted"} {
+			st := f.status(id)
+			rec := Status{ID: id, Command: "solve", State: Started, Exit: -1, Host: host, PID: pid, Start: st.Start.Add(time.Second)}
+			b, _ := json.Marshal(rec)
+			if err := os.WriteFile(filepath.Join(f.out, id, LockFile), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rep := ReadJob(f.out, id)
+			if rep.Category() != want {
+				t.Errorf("%s, pid %d: %s, want %s", id, pid, rep.Category(), want)
+			}
+			if want == "interrupted" && !strings.Contains(rep.Message(), "is gone") {
+				t.Errorf("%s: message %q", id, rep.Message())
+			}
+		}
+	}
+	// A half-written record means the attempt is starting now.
+	os.WriteFile(filepath.Join(f.out, "a", LockFile), []byte(`{"id":`), 0o644)
+	if c := ReadJob(f.out, "a").Category(); c != "running" {
+		t.Errorf("half-written record: %s", c)
+	}
+}
+
 func TestWriteStatusIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	st := &Status{ID: "a", State: Succeeded, Exit: 0, Hash: "h"}
@@ -404,4 +440,56 @@ func ExampleParseManifest() {
 	// Output:
 	// prefix-64 shard 0 of 2: solve --workload prefix --n 64 --json --out-a out/prefix-64/A.npy
 	// range-64 shard 1 of 2: solve --workload allrange --n 64 --json
+}
+
+func TestRunnerInProcess(t *testing.T) {
+	f := newFixture(t)
+	p := filepath.Join(f.dir, "m.jsonl")
+	lines := []string{job("a", "solve", "{out}/x"), job("b", "solve", "boom"), job("c", "compare", "--stdout", "child"), job("d", "answer", "--stdout", "child")}
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	var calls []string
+	var mu sync.Mutex
+	r := &Runner{Exe: exe, Manifest: m, Out: f.out, Workers: 2, Env: append(os.Environ(), "BATCH_TEST_CHILD=1"),
+		InProcess: func(cmd string, args []string, stdout, stderr io.Writer) (int, bool) {
+			mu.Lock()
+			calls = append(calls, cmd)
+			mu.Unlock()
+			if cmd != "solve" {
+				return 0, false
+			}
+			if args[0] == "boom" {
+				panic("boom")
+			}
+			fmt.Fprintln(stdout, "in-process", args[0])
+			return 0, true
+		}}
+	outs, err := r.Run(context.Background(), m.Jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := results(outs); got != "a:succeeded b:failed c:succeeded d:succeeded" {
+		t.Fatalf("got %s", got)
+	}
+	if got, want := f.read("a", StdoutFile), "in-process "+filepath.Join(f.out, "a", "x")+"\n"; got != want {
+		t.Errorf("a: stdout %q, want %q", got, want)
+	}
+	if st := f.status("b"); !strings.Contains(st.Error, "panicked in-process: boom") {
+		t.Errorf("b: %+v", st)
+	}
+	if got := f.read("c", StdoutFile); got != "child\n" {
+		t.Errorf("c: %q", got)
+	}
+	// Release jobs never reach InProcess.
+	for _, c := range calls {
+		if c == "answer" {
+			t.Error("a release job was offered to InProcess")
+		}
+	}
 }

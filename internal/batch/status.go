@@ -15,13 +15,18 @@ type State string
 
 // The states a status.json can record.
 const (
-	// Started: the job was launched and has not finished. Found by a later
-	// batch, it means the run was interrupted (or still runs elsewhere).
+	// Started: the job was launched and has not finished. Only jobs that
+	// release data write it to status.json (durably, before they start),
+	// so that a later batch never runs them again; every job records its
+	// start in its lock file too, for batch status.
 	Started State = "started"
 	// Succeeded: the job exited with status 0.
 	Succeeded State = "succeeded"
 	// Failed: the job exited with another status, was killed, or could not
-	// be launched; a rerun runs it again.
+	// be launched; a rerun runs it again. A job that releases data is
+	// marked Failed only when it provably drew no noise: exit status 2 (a
+	// bad command line), or dpsolve release refusing before sampling (the
+	// budget ledger's refusal, an unreadable records file or spec).
 	Failed State = "failed"
 	// NeedsReview: a job that releases private data ended without
 	// succeeding after it started, so it may have drawn noise; it is never
@@ -31,7 +36,8 @@ const (
 )
 
 // StatusFile, StdoutFile, StderrFile and LockFile are the names of a job's
-// bookkeeping files inside OUT/<id>.
+// bookkeeping files inside OUT/<id>. The lock file holds the latest
+// attempt's "started" record (a Status in JSON).
 const (
 	StatusFile = "status.json"
 	StdoutFile = "stdout"

@@ -145,3 +145,41 @@ func checkFinite(what string, s *mat.SymDense) error {
 	}
 	return nil
 }
+
+// TraceFactor returns tr(V X⁻¹) for X = RᵀR given the upper-triangular
+// factor R (a square strategy, or the R of a strategy's QR): it equals
+// tr(R⁻ᵀ V R⁻¹) = Σᵢⱼ (R⁻¹)ᵢⱼ (V R⁻¹)ᵢⱼ, computed from R⁻¹ without forming
+// X, which would square R's condition number. It is TraceGramPinv's
+// counterpart for a factored strategy (release's expected error uses it).
+func TraceFactor(v *mat.SymDense, r *mat.TriDense) (float64, error) {
+	if v == nil || r == nil || v.IsEmpty() || r.IsEmpty() {
+		return 0, inputerr.Errorf("accounting", "empty Gram matrix or factor")
+	}
+	n := v.SymmetricDim()
+	if rn, _ := r.Triangle(); rn != n {
+		return 0, inputerr.Errorf("accounting", "workload Gram is %d×%d but the factor is %d×%d", n, n, rn, rn)
+	}
+	if _, kind := r.Triangle(); kind != mat.Upper {
+		return 0, inputerr.Errorf("accounting", "the factor must be upper triangular")
+	}
+	var rinv mat.TriDense
+	if err := rinv.InverseTri(r); err != nil {
+		if _, ok := err.(mat.Condition); !ok {
+			return 0, fmt.Errorf("accounting: inverting the factor: %w", err)
+		}
+	}
+	ri := mat.DenseCopyOf(&rinv)
+	var vr mat.Dense
+	vr.Mul(v, ri)
+	var tr float64
+	for i := 0; i < n; i++ {
+		a, b := ri.RawRowView(i), vr.RawRowView(i)
+		for j := i; j < n; j++ { // R⁻¹ is upper triangular
+			tr += a[j] * b[j]
+		}
+	}
+	if math.IsNaN(tr) || math.IsInf(tr, 0) || tr < 0 {
+		return 0, fmt.Errorf("accounting: tr(V X⁻¹) is %v: strategy too ill-conditioned", tr)
+	}
+	return tr, nil
+}

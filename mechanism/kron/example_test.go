@@ -2,6 +2,7 @@ package kron_test
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -20,6 +21,9 @@ func Example() {
 	// Least squares through the pseudo-inverse, factor by factor.
 	pi, _ := a.PseudoInverse()
 	xhat, _ := pi.MulVec(y)
+	for i, v := range xhat {
+		xhat[i] = math.Round(v*1e3)/1e3 + 0 // a rounding-level −1e-16 would print as "-0.000"
+	}
 	fmt.Printf("%.3f\n", xhat)
 
 	// Per-query variance (per unit noise variance) of the totals per row.

@@ -125,8 +125,8 @@ func (p *Product) Factor(i int) *mat.Dense {
 	return mat.NewDense(g.Rows, g.Cols, append([]float64(nil), g.Data...))
 }
 
-// MulVec returns (⊗Aᵢ)x for x of length Πdᵢ, in two buffers of at most
-// the largest intermediate length (max over i of Πⱼ<ᵢmⱼ·Πⱼ≥ᵢdⱼ). x is not
+// MulVec returns (⊗Aᵢ)x for x of length Πdᵢ, in two buffers of the
+// largest intermediate length (max over i of Πⱼ≤ᵢmⱼ·Πⱼ>ᵢdⱼ). x is not
 // modified.
 func (p *Product) MulVec(x []float64) ([]float64, error) {
 	return p.apply(x, false)
@@ -146,7 +146,9 @@ func (p *Product) apply(x []float64, overwrite bool) ([]float64, error) {
 	if len(x) != p.cols {
 		return nil, errorf("vector has length %d but the product has %d columns", len(x), p.cols)
 	}
-	size, maxSize := p.cols, p.cols
+	// The buffers hold the steps' outputs (the input is x itself), so
+	// they need the largest output length, not the input's.
+	size, maxSize := p.cols, 0
 	for _, f := range p.factors {
 		size = size / f.Cols * f.Rows
 		maxSize = max(maxSize, size)

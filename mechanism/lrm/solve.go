@@ -296,6 +296,14 @@ type Bounds struct {
 // Solve computes the Low-Rank Mechanism's decomposition of W (m×n) by the
 // augmented-Lagrangian method of Yuan et al. (VLDB 2012) described in the
 // package documentation. opt may be nil.
+//
+// Cancellation follows dpsolve's one rule (as newton.Solve): when ctx is
+// cancelled during the computation, Solve returns the best exact
+// decomposition it has at that point — the p-Identity start if it finished,
+// else the exact SVD decomposition, or Identity when that is better — with
+// Converged false, AND ctx.Err(). A caller can use the result (it is a valid
+// W = BL) or discard it. A context cancelled before the work starts gives
+// that same fallback.
 func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	start := time.Now()
 	o, err := opt.withDefaults()
@@ -396,7 +404,8 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	}
 	var lt, pi, pidB, pidLt *mat.Dense
 	var phi0 float64
-	ra := r // rows of L in the iteration
+	var cancelErr error // ctx.Err() once cancelled: finish with the best exact pair
+	ra := r             // rows of L in the iteration
 	if strt == StartPIdentity {
 		p := o.PIdentityRows
 		switch {
@@ -411,8 +420,12 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 			prog = func(it int, f float64) { o.StartProgress(it, f*fro2) }
 		}
 		theta, its, err := pIdentityStart(ctx, &gram, p, o.Ball, o.PIdentityIters, rng, prog)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			return nil, err
+		}
+		if err != nil { // cancelled: no p-Identity pair; the SVD fallback below
+			cancelErr = ctx.Err()
+			theta = mat.NewDense(p, n, nil) // Θ = 0: the pair below is Identity, only a placeholder
 		}
 		var phiP float64
 		lt, pidB, pi, phiP = pIdentityPair(wr, theta, o.Ball)
@@ -430,7 +443,14 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	}
 	res.Start = strt
 
+	if cancelErr != nil {
+		pidB, pidLt = nil, nil // the interrupted start is not a result
+	}
 	maxOuter := o.MaxOuter
+	if cancelErr != nil || ctx.Err() != nil {
+		maxOuter = 0
+		cancelErr = ctx.Err()
+	}
 	if strt == StartPIdentity && !o.Refine {
 		maxOuter = 0 // return the exact start: no iteration workspaces
 	}
@@ -465,7 +485,8 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	var phi, rel float64
 	for outer := 1; outer <= maxOuter; outer++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			cancelErr = err
+			break
 		}
 		iters := o.MaxInner
 		if outer == 1 {
@@ -482,6 +503,10 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		}
 		done, err := st.run(ctx, vp, lt, iters)
 		res.InnerIterations += done
+		if err != nil && ctx.Err() != nil {
+			cancelErr = ctx.Err()
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -531,7 +556,9 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	}
 	res.ALResidual = rel
 	res.RelaxedObjective = phi * fro2
-	converged := rel <= o.Tol
+	// An interrupted iteration's pair is not a result (its last B-step may
+	// be missing): only the exact starts and fallbacks below are returned.
+	converged := rel <= o.Tol && cancelErr == nil && b != nil
 	if converged && !o.Relaxed && res.Iterations > 0 {
 		// Make the decomposition exact so the answers carry no structural
 		// (data-dependent) error (see polish).
@@ -598,7 +625,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		res.Evaluations, res.Gradients = vp.evals, vp.grads
 	}
 	res.Seconds = time.Since(start).Seconds()
-	return res, nil
+	return res, cancelErr
 }
 
 // checkWorkload rejects empty or non-finite W.

@@ -288,7 +288,7 @@ func negate(dst, x []float64) []float64 {
 	return dst
 }
 
-// boundaryStep returns the largest α ≤ 1/0 with x + α·dx ≥ 0 (+Inf if dx ≥ 0).
+// boundaryStep returns the largest α with x + α·dx ≥ 0 (+Inf when dx ≥ 0).
 func boundaryStep(x, dx []float64) float64 {
 	a := math.Inf(1)
 	for i := range x {

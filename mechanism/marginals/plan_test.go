@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -119,7 +123,11 @@ func TestFourToTheFiveAgainstNewton(t *testing.T) {
 	}
 	// A loose tolerance keeps it to a few iterations: the comparisons hold at
 	// any tolerance (bound ≤ optimum ≤ objective; the SVD bound is exact).
-	res, err := newton.Solve(context.Background(), denseGram(sizes, p.Sets), &newton.Options{Tol: 1e-3})
+	wm, err := workload.NewMarginals(sizes, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := newton.Solve(context.Background(), wm.Gram(), &newton.Options{Tol: 1e-3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,5 +355,138 @@ func TestNeedsLarge(t *testing.T) {
 	needs := p.Needs()
 	if len(needs) != 34220 || !equalInts(needs[0], []int{0, 1, 2}) || !equalInts(needs[len(needs)-1], []int{57, 58, 59}) {
 		t.Fatalf("%d needed tables, first %v", len(needs), needs[0])
+	}
+}
+
+// Random small workloads (sizes 1…4 including size-1 attributes, random
+// sets, duplicate sets, weights 0…3): both plans' per-cell variances equal
+// the dense diag(W_S (AᵀA)⁺ W_Sᵀ) of their explicit strategies (1e-9, as in
+// TestVariancesMatchDense), every strategy column has norm 1, the sum plan
+// equals its spectral bound and the max plan is certified.
+func TestRandomWorkloads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 25; trial++ {
+		k := 1 + rng.IntN(4)
+		sizes := make([]int, k)
+		for i := range sizes {
+			sizes[i] = 1 + rng.IntN(4)
+		}
+		var sets []Set
+		for j := 0; j < 1+rng.IntN(5); j++ {
+			var s []int
+			for a := 0; a < k; a++ {
+				if rng.IntN(2) == 0 {
+					s = append(s, a)
+				}
+			}
+			w := float64(rng.IntN(4))
+			if j == 0 {
+				w = 0.5 + rng.Float64()
+			}
+			sets = append(sets, Set{Attrs: s, Weight: w})
+		}
+		for _, obj := range []Objective{Sum, Max} {
+			p, err := NewPlan(sizes, sets, obj, nil)
+			if err != nil {
+				t.Fatalf("trial %d %s sizes %v sets %v: %v", trial, obj, sizes, sets, err)
+			}
+			checkSensitivity(t, p)
+			if obj == Sum && relDiff(p.Value, p.LowerBound) > 1e-12 {
+				t.Fatalf("trial %d: sum %.15g vs bound %.15g", trial, p.Value, p.LowerBound)
+			}
+			if p.Gap > 1e-8 {
+				t.Fatalf("trial %d %s: gap %.3g", trial, obj, p.Gap)
+			}
+			dv := denseCellVariances(p, pinvGram(t, strategyDense(p)))
+			for i, m := range p.Marginals {
+				if !m.Estimable {
+					continue
+				}
+				for _, v := range dv[i] {
+					if relDiff(v, m.CellVariance) > 1e-9 {
+						t.Fatalf("trial %d %s sizes %v: marginal %v dense %.15g plan %.15g", trial, obj, sizes, m.Attrs, v, m.CellVariance)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Covariance equals the dense W_{S₁} (AᵀA)⁺ W_{S₂}ᵀ for every pair of cells of
+// every pair of estimable marginals (1e-9 of the largest variance: the dense
+// route as in TestVariancesMatchDense).
+func TestCovarianceMatchesDense(t *testing.T) {
+	for _, obj := range []Objective{Sum, Max} {
+		p, _ := measureInstance(t, obj)
+		xp := pinvGram(t, strategyDense(p))
+		scale := 0.0
+		for _, m := range p.Marginals {
+			if m.Estimable {
+				scale = math.Max(scale, m.CellVariance)
+			}
+		}
+		for i := range p.Sets {
+			for j := range p.Sets {
+				if !p.Marginals[i].Estimable || !p.Marginals[j].Estimable {
+					if _, err := p.Covariance(i, make([]int, len(p.Sets[i].Attrs)), j, make([]int, len(p.Sets[j].Attrs))); !errors.Is(err, ErrInput) {
+						t.Fatalf("non-estimable pair (%d, %d): %v", i, j, err)
+					}
+					continue
+				}
+				wi, wj := marginalDense(p.Sizes, p.Sets[i].Attrs), marginalDense(p.Sizes, p.Sets[j].Attrs)
+				var tmp, c mat.Dense
+				tmp.Mul(wi, xp)
+				c.Mul(&tmp, wj.T())
+				ri, rj := c.Dims()
+				for a := 0; a < ri; a++ {
+					for b := 0; b < rj; b++ {
+						got, err := p.Covariance(i, cellOf(p, i, a), j, cellOf(p, j, b))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if math.Abs(got-c.At(a, b)) > 1e-9*scale {
+							t.Fatalf("%s: Cov(%v[%d], %v[%d]) = %.15g, dense %.15g", obj, p.Sets[i].Attrs, a, p.Sets[j].Attrs, b, got, c.At(a, b))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// cellOf returns the values of row r of marginal i's table (row-major).
+func cellOf(p *Plan, i, r int) []int {
+	attrs := p.Sets[i].Attrs
+	c := make([]int, len(attrs))
+	for k := len(attrs) - 1; k >= 0; k-- {
+		d := p.Sizes[attrs[k]]
+		c[k] = r % d
+		r /= d
+	}
+	return c
+}
+
+// The dense Grams the newton comparisons use agree with workload.Marginals'
+// closed form V_ij = C(agree(i,j), K) (summed over K for ≤K-way), an
+// independent construction.
+func TestDenseGramMatchesWorkload(t *testing.T) {
+	sizes := []int{2, 3, 4, 5}
+	sets, _ := UpTo(4, 2)
+	mine := denseGram(sizes, Weighted(sets, 1))
+	n := mine.SymmetricDim()
+	want := mat.NewSymDense(n, nil)
+	for k := 0; k <= 2; k++ {
+		w, err := workload.NewMarginals(sizes, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.AddSym(want, w.Gram())
+	}
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			if mine.At(i, j) != want.At(i, j) {
+				t.Fatalf("V[%d,%d] = %v, workload.Marginals %v", i, j, mine.At(i, j), want.At(i, j))
+			}
+		}
 	}
 }

@@ -39,7 +39,7 @@ type AttributeJSON struct {
 type ResidualJSON struct {
 	Attributes []string `json:"attributes"`
 	Coords     float64  `json:"coords"`
-	Variance   float64  `json:"noise_variance"`
+	Variance   float64  `json:"variance"`
 }
 
 // MarginalJSON is one workload marginal's planned error; CellVariance is

@@ -32,6 +32,18 @@ func init() {
 	}
 }
 
+// ParseObjective reads a command line's --objective: "sum" (or "") or
+// "max"; anything else is an error wrapping ErrInput.
+func ParseObjective(s string) (Objective, error) {
+	switch Objective(s) {
+	case "", Sum:
+		return Sum, nil
+	case Max:
+		return Max, nil
+	}
+	return "", errorf("objective must be %q or %q, got %q", Sum, Max, s)
+}
+
 // Name returns "marginals".
 func (Template) Name() string { return TemplateName }
 
@@ -111,5 +123,8 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 		res.TermErrors[terms[i]].Error += m.TotalSquaredError
 	}
 	res.Seconds = time.Since(start).Seconds()
+	if opt.Progress != nil {
+		opt.Progress(plan.Progress{Template: TemplateName, Objective: res.Objective, Seconds: res.Seconds, Done: true})
+	}
 	return res, nil
 }

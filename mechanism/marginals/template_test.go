@@ -127,3 +127,14 @@ func TestStrategyFile(t *testing.T) {
 		t.Errorf("cell variances %v / %v", ms[0], ms[5])
 	}
 }
+
+func TestParseObjective(t *testing.T) {
+	for in, want := range map[string]Objective{"": Sum, "sum": Sum, "max": Max} {
+		if got, err := ParseObjective(in); err != nil || got != want {
+			t.Errorf("ParseObjective(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseObjective("median"); !errors.Is(err, ErrInput) {
+		t.Errorf("median: %v", err)
+	}
+}

@@ -172,8 +172,9 @@ func groupsBlock(d int, classes [][]int, c []float64) *block {
 // (solveOnSupport); a Gram of disjoint groups Σᵣ cᵣ·J_{Sᵣ} — diagonal,
 // a total shared by every term, a partition into ranges — has the
 // certified optimum of groupsBlock, singular or not. Otherwise newton.Solve
-// (Gaussian) certifies the optimum; a singular G is regularized by newton
-// (θ reported; objective and bound are for G itself). For Pure privacy the
+// (Gaussian) certifies the optimum, exactly also for a singular G (then X
+// is singular with range(G) ⊆ range(X), and the factor keeps only the
+// Rank rows that measure something). For Pure privacy the
 // block is HDMM's p-Identity strategy optimized by lrm, and its lower bound
 // is newton's L2 certificate (the L1 unit ball lies inside the L2 one, so no
 // L1 strategy beats the L2 optimum).
@@ -204,9 +205,28 @@ func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, 
 		return pureBlock(ctx, g, res)
 	}
 	b := &block{x: res.X, obj: res.Objective, lb: res.LowerBound, theta: res.Regularization, how: "newton"}
-	b.a = mat.NewDense(d, d, nil)
-	b.a.Copy(res.A)
-	if b.pinv, err = inverse(res.X); err != nil {
+	// For a singular G only the first Rank rows of A are non-zero; the
+	// others measure nothing and are dropped.
+	rows := d
+	if res.Rank > 0 && res.Rank < d {
+		rows = res.Rank
+	}
+	b.a = mat.NewDense(rows, d, nil)
+	for i := 0; i < rows; i++ {
+		for j := i; j < d; j++ {
+			b.a.Set(i, j, res.A.At(i, j))
+		}
+	}
+	// A singular optimum has diag(X) ≤ 1, equal to 1 only up to the gap:
+	// scaling A to unit max column norm keeps sensitivity 1 and can only
+	// lower the error (X → X/s, X⁺ → s·X⁺).
+	if s := maxDiag(b.a); s > 0 && s < 1 {
+		b.a.Scale(1/math.Sqrt(s), b.a)
+		x := mat.NewSymDense(d, nil)
+		x.SymOuterK(1, b.a.T())
+		b.x = x
+	}
+	if b.pinv, err = inverse(b.x); err != nil {
 		return nil, err
 	}
 	// The objective for the caller's G from our own inverse (newton's raw
@@ -214,6 +234,20 @@ func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, 
 	// computed by one formula).
 	b.obj = b.trace(g)
 	return b, nil
+}
+
+// maxDiag returns the largest squared column norm of a.
+func maxDiag(a *mat.Dense) float64 {
+	r, c := a.Dims()
+	mx := 0.0
+	for j := 0; j < c; j++ {
+		s := 0.0
+		for i := 0; i < r; i++ {
+			s += a.At(i, j) * a.At(i, j)
+		}
+		mx = math.Max(mx, s)
+	}
+	return mx
 }
 
 // solveOnSupport solves a block whose Gram has zero rows (values no query

@@ -17,7 +17,9 @@
 //     grouping of terms chosen among a few candidates.
 //   - "dense": the full newton solve on the explicit Gram (small domains
 //     only), the certified reference.
-//   - "best": the portfolio of the above; it keeps the lowest error.
+//   - "best": the portfolio of the above and of every template another
+//     package registers (mechanism/marginals: "marginals") that applies to
+//     the workload; it keeps the lowest error.
 //
 // The unit of every objective is the unit of newton.Solve's: expected total
 // squared error of all queries per unit noise variance at sensitivity 1

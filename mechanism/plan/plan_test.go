@@ -188,8 +188,8 @@ func TestUnionTemplate(t *testing.T) {
 
 // An attribute that is "total" in every term: its factor is the exact 1×d
 // ones row (X = J, singular), with error factor exactly 1 per unit of its
-// Gram, certified; the plan matches the dense solve, which needs
-// regularization for the singular Gram (so only to its looser gap).
+// Gram, certified; the plan matches the dense solve, newton's exact solve
+// of the singular Gram (to its certified gap 1e-8).
 func TestTotalEverywhereIsExact(t *testing.T) {
 	w := spec(t, `{"domain": [{"name": "a", "size": 6}, {"name": "b", "size": 5}],
 	  "workload": [{"product": {"a": "prefix"}}, {"weight": 2, "product": {"a": "identity"}}]}`)
@@ -210,7 +210,7 @@ func TestTotalEverywhereIsExact(t *testing.T) {
 	dense, err := Dense{}.Plan(context.Background(), w, Options{})
 	require.NoError(t, err)
 	assert.LessOrEqual(t, dense.LowerBound, res.Objective*(1+1e-12))
-	assert.InDelta(t, dense.Objective, res.Objective, 1e-3*res.Objective, "dense regularized θ = 1e-9: gap ~√θ")
+	assert.InDelta(t, dense.Objective, res.Objective, 2e-8*res.Objective)
 }
 
 // The portfolio runs every template and keeps the best; Tried lists them.
@@ -317,9 +317,8 @@ func TestOneWayMarginalsClosedForms(t *testing.T) {
 		kronOpt = math.Min(kronOpt, 16/(1+7*b)*(7/(1-b)+1/(1+7*b)))
 	}
 	assert.InDelta(t, 32, byName["union"], 1e-12)
-	// The dense solve of this singular V is regularized (θ = 1e-9): it
-	// reaches the optimum to its gap, ~√θ.
-	assert.InDelta(t, opt, byName["dense"], 1e-4*opt)
+	// The dense solve of this singular V is exact to its certified gap 1e-8.
+	assert.InDelta(t, opt, byName["dense"], 2e-8*opt)
 	assert.LessOrEqual(t, res.LowerBound, opt*(1+1e-12))
 	// The grid's resolution (1e-6 in β near a smooth minimum) limits the
 	// closed form to ~1e-10 relative; newton's blocks are certified to 1e-12.
@@ -343,4 +342,39 @@ func TestCancelled(t *testing.T) {
 		_, err := Run(ctx, w, name, Options{})
 		assert.ErrorIs(t, err, context.Canceled, name)
 	}
+}
+
+// A zero-weight term costs nothing and gets no part of its own (a part of
+// weight 0 would have infinite error per unit weight).
+func TestUnionZeroWeightTerm(t *testing.T) {
+	w := spec(t, `{"domain": [{"name": "a", "size": 8}, {"name": "b", "size": 8}],
+	  "workload": [{"name": "A", "product": {"a": "identity"}}, {"name": "Z", "weight": 0, "product": {"a": "prefix"}},
+	               {"name": "B", "product": {"b": "identity"}}]}`)
+	u, err := Union{}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, 32, u.Objective, 1e-12)
+	require.Len(t, u.Strategy.Parts, 2)
+	n := 0
+	for _, p := range u.Strategy.Parts {
+		assert.Greater(t, p.Weight, 0.0)
+		n += len(p.Terms)
+	}
+	assert.Equal(t, 3, n, "every term is in a part")
+	for _, te := range u.TermErrors {
+		assert.False(t, math.IsNaN(te.Error), te.Term)
+	}
+	assert.Equal(t, 0.0, u.TermErrors[1].Error)
+}
+
+// The portfolio skips union when kron is certified optimal (a single
+// product term), and says so.
+func TestBestSkipsUnionWhenCertified(t *testing.T) {
+	w := spec(t, singleSpec)
+	res, err := Best{}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	require.Len(t, res.Tried, 3)
+	assert.Equal(t, "union", res.Tried[1].Template)
+	assert.Contains(t, res.Tried[1].Err, "certified optimal")
+	assert.Equal(t, "kron", res.Template)
+	assert.InDelta(t, res.DenseObjective, res.Objective, 2e-8*res.Objective)
 }

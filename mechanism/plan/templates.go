@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -195,6 +196,34 @@ func planUnion(ctx context.Context, s *solver) (*Result, error) {
 		}
 		bestG, bestE = nextG, nextE
 	}
+	// A part with no error (only zero-weight terms) would get weight 0: its
+	// terms join the part with the largest error instead (they cost nothing
+	// wherever they are answered).
+	big := 0
+	for gi, e := range bestE {
+		if e > bestE[big] {
+			big = gi
+		}
+	}
+	var keptG [][]int
+	var keptE []float64
+	for gi, g := range bestG {
+		if bestE[gi] > 0 || gi == big {
+			keptG, keptE = append(keptG, append([]int(nil), g...)), append(keptE, bestE[gi])
+		}
+	}
+	for gi, g := range bestG {
+		if !(bestE[gi] > 0) && gi != big {
+			for ki := range keptG {
+				if keptE[ki] == bestE[big] {
+					keptG[ki] = append(keptG[ki], g...)
+					sort.Ints(keptG[ki])
+					break
+				}
+			}
+		}
+	}
+	bestG, bestE = keptG, keptE
 	// Build the strategy from the chosen grouping.
 	weights := partWeights(bestE, s.o.Privacy)
 	per := map[*workload.Product]float64{}
@@ -390,6 +419,10 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 // Result.Tried.
 type Best struct{}
 
+// certifiedGap: a plan whose certified relative gap is at most this is
+// optimal for the portfolio's purposes (newton's default tolerance).
+const certifiedGap = 1e-8
+
 // BestDenseCells is the largest domain on which Best also runs the dense
 // template (about 1 s of newton at n = 1024 on a 2-core machine; n = 4096
 // takes minutes, so larger domains need --template dense explicitly).
@@ -432,7 +465,11 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 	if err := run("kron", func() (*Result, error) { return planKron(ctx, s) }); err != nil {
 		return nil, err
 	}
-	if err := run("union", func() (*Result, error) { return planUnion(ctx, s) }); err != nil {
+	if best != nil && best.LowerBound >= best.Objective*(1-certifiedGap) {
+		// kron is certified optimal over all strategies (a single product
+		// term): no template can do better.
+		tried = append(tried, Tried{Template: "union", Objective: math.NaN(), Err: "skipped: kron's plan is certified optimal"})
+	} else if err := run("union", func() (*Result, error) { return planUnion(ctx, s) }); err != nil {
 		return nil, err
 	}
 	var dense *Result
@@ -443,6 +480,29 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 			return r, err
 		}); err != nil {
 			return nil, err
+		}
+	}
+	// Templates registered by other packages (the marginals template) join
+	// the portfolio; one that does not apply to w (ErrInput) is left out
+	// of Tried.
+	for _, name := range Names() {
+		if name == "kron" || name == "union" || name == "dense" || name == "best" {
+			continue
+		}
+		t, lerr := Lookup(name)
+		if lerr != nil {
+			continue
+		}
+		notApplicable := false
+		if err := run(name, func() (*Result, error) {
+			r, err := t.Plan(ctx, w, opt)
+			notApplicable = err != nil && errors.Is(err, ErrInput) && ctx.Err() == nil
+			return r, err
+		}); err != nil {
+			return nil, err
+		}
+		if notApplicable {
+			tried = tried[:len(tried)-1]
 		}
 	}
 	if best == nil {

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/accounting"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -46,24 +45,9 @@ func (m *Mechanism) ExpectedError(w workload.Workload) (ExpectedError, error) {
 	if m.pinv != nil {
 		return m.expectedErrorPinv(w)
 	}
-	var rinv mat.TriDense
-	if err := rinv.InverseTri(m.r); err != nil {
-		if _, ok := err.(mat.Condition); !ok {
-			return ExpectedError{}, fmt.Errorf("release: inverting the strategy: %w", err)
-		}
-	}
-	ri := mat.DenseCopyOf(&rinv)
-	var vr mat.Dense
-	vr.Mul(w.Gram(), ri)
-	var tr float64
-	for i := 0; i < m.n; i++ {
-		a, b := ri.RawRowView(i), vr.RawRowView(i)
-		for j := i; j < m.n; j++ { // R⁻¹ is upper triangular
-			tr += a[j] * b[j]
-		}
-	}
-	if math.IsNaN(tr) || math.IsInf(tr, 0) || tr < 0 {
-		return ExpectedError{}, fmt.Errorf("release: expected error is %v: strategy too ill-conditioned", tr)
+	tr, err := accounting.TraceFactor(w.Gram(), m.r) // dpsolve's one tr(V X⁻¹), factored form
+	if err != nil {
+		return ExpectedError{}, fmt.Errorf("release: %w", err)
 	}
 	e := ExpectedError{TraceVXinv: tr, Total: m.cal.Variance * tr}
 	e.PerQuery = e.Total / float64(w.Queries())

@@ -53,9 +53,9 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	kernel "github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
@@ -309,7 +309,8 @@ func (m *Mechanism) Reconstruct(y []float64) ([]float64, error) {
 	// Back substitution R x̂ = rhs; R's diagonal was checked in New, so it
 	// cannot break down (no per-call condition estimate needed).
 	xhat := append([]float64(nil), rhs.RawVector().Data...)
-	blas64.Trsv(blas.NoTrans, m.r.RawTriangular(), blas64.Vector{N: m.n, Data: xhat, Inc: 1})
+	rt := m.r.RawTriangular()
+	kernel.Trsv(blas.Upper, blas.NoTrans, blas.NonUnit, kernel.General{Rows: rt.N, Cols: rt.N, Stride: rt.Stride, Data: rt.Data}, xhat)
 	for i, v := range xhat {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("release: reconstruction overflowed at cell %d", i)

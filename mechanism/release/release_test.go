@@ -49,12 +49,30 @@ func TestBadStrategies(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInput, "nil")
 	_, err = New(mat.NewDense(2, 3, []float64{1, 0, 0, 0, 1, 0}), gauss)
 	assert.ErrorIs(t, err, ErrInput, "fewer measurements")
-	// Rank deficient: two equal columns.
-	_, err = New(mat.NewDense(3, 2, []float64{1, 1, 2, 2, 0, 0}), gauss)
-	assert.ErrorIs(t, err, ErrInput, "full column rank")
-	// Singular triangular.
-	_, err = New(mat.NewDense(2, 2, []float64{1, 1, 0, 0}), gauss)
-	assert.ErrorIs(t, err, ErrInput, "full column rank")
+	// Rank deficient (two equal columns; a singular triangular A): accepted —
+	// such a strategy answers the workloads in its row space — but a
+	// workload outside it (identity) is refused rather than answered with
+	// bias, and one inside it (total) gets its closed-form error: A's row
+	// space is span(1,1), X = AᵀA = c·11ᵀ with c = 5 (resp. 1), X⁺ = 11ᵀ/(4c),
+	// tr(11ᵀ X⁺) = (1ᵀ1)²/(4c) = 1/c.
+	for _, tc := range []struct {
+		a *mat.Dense
+		c float64
+	}{
+		{mat.NewDense(3, 2, []float64{1, 1, 2, 2, 0, 0}), 5},
+		{mat.NewDense(2, 2, []float64{1, 1, 0, 0}), 1},
+	} {
+		m, err := New(tc.a, gauss)
+		require.NoError(t, err)
+		assert.Equal(t, 1, m.Rank())
+		id, _ := workload.NewIdentity(2)
+		_, err = m.ExpectedError(id)
+		assert.ErrorIs(t, err, ErrInput, "identity outside the row space")
+		tot, _ := workload.NewTotal(2)
+		e, err := m.ExpectedError(tot)
+		require.NoError(t, err)
+		assert.InDelta(t, 1/tc.c, e.TraceVXinv, 1e-14, "tr(V X⁺) for the total")
+	}
 	_, err = New(mat.NewDense(2, 2, []float64{1, math.NaN(), 0, 1}), gauss)
 	assert.ErrorIs(t, err, ErrInput, "NaN")
 }

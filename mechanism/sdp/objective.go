@@ -1,18 +1,20 @@
 package sdp
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/accounting"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 )
 
 // ErrUnsupported is returned by StrategyObjective when AᵀA is singular, so
 // the strategy cannot answer every query of a full-rank workload.
-var ErrUnsupported = inputerr.Errorf("sdp", "strategy does not support the workload (AᵀA is singular)")
+var ErrUnsupported = errors.New("sdp: strategy does not support the workload (AᵀA is singular)")
 
 // StrategyObjective returns the seed's objective J_p(A) = ‖A‖²_{p,∞} ·
 // tr(V (AᵀA)⁻¹) of strategy s for the workload Gram V: p = 1 is exact
@@ -44,17 +46,21 @@ func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, er
 	return sens * sens * t, nil
 }
 
-// traceVXinv returns tr(V X⁻¹) via a Cholesky factorization of X.
+// traceVXinv returns tr(V X⁻¹) through accounting.TraceGramPinv, dpsolve's
+// one implementation; a singular X is ErrUnsupported here (the seed's
+// objective needs X ≻ 0).
 func traceVXinv(v, x *mat.SymDense) (float64, error) {
 	var ch mat.Cholesky
 	if !ch.Factorize(x) {
 		return 0, ErrUnsupported
 	}
-	var z mat.Dense
-	if err := ch.SolveTo(&z, v); err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	t, err := accounting.TraceGramPinv(v, x)
+	if err != nil {
+		if errors.Is(err, accounting.ErrUnsupported) {
+			return 0, fmt.Errorf("%w: %v", ErrUnsupported, err)
+		}
+		return 0, err
 	}
-	t := mat.Trace(&z)
 	if math.IsNaN(t) || math.IsInf(t, 0) {
 		return 0, ErrUnsupported
 	}

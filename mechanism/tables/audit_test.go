@@ -74,7 +74,7 @@ func audit(t *testing.T, r *Release, x []float64, j int, delta, eps float64, nP,
 
 func TestPrivacyAuditDiscreteGaussianRho(t *testing.T) {
 	if testing.Short() {
-		t.Skip("1.6·10⁵ audited releases")
+		t.Skip("1.1·10⁵ audited releases")
 	}
 	// A 2×2 domain measured by H ⊗ H, H = [1 1; 1 0; 0 1]/√2 (unit column
 	// norms, Δ₂ = 1, 9 measurements): the audit sees the real path —
@@ -88,7 +88,7 @@ func TestPrivacyAuditDiscreteGaussianRho(t *testing.T) {
 	r, err := Prepare(w, kronStrategy(t, h, h), calibrate.ZCDP(rho))
 	require.NoError(t, err)
 	x := []float64{3, 7, 0, 12}
-	const nP, nQ = 60000, 20000
+	const nP, nQ = 40000, 15000
 	sens, _ := r.Sensitivity()
 	// The tight (ε,δ) curve of a ρ-zCDP Gaussian mechanism (Balle & Wang's
 	// profile; the discrete Gaussian's equals it up to exp(−Ω(s²)) with

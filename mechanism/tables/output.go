@@ -17,12 +17,17 @@ import (
 // blocks) the column of each identity attribute holds the query's value of
 // that attribute and the columns of summed-over attributes are empty; for
 // other products every attribute column is empty. Numbers are written in
-// the shortest form that reads back to the same double.
+// the shortest form that reads back to the same double. When the noise came
+// from a seeded simulator (res.Private is false) a last column "private"
+// says false on every row, so the file cannot pass for a private release.
 func WriteAnswersCSV(out io.Writer, w *Workload, res *Result) error {
 	bw := bufio.NewWriterSize(out, 1<<16)
 	header := "term,query,answer,stddev"
 	for _, a := range w.Domain {
 		header += "," + csvField(a.Name)
+	}
+	if !res.Private {
+		header += ",private"
 	}
 	bw.WriteString(header + "\n")
 	codes := make([]int, len(w.Domain))
@@ -53,6 +58,9 @@ func WriteAnswersCSV(out io.Writer, w *Workload, res *Result) error {
 					if labelled && p.Kinds[i] == Identity {
 						line = strconv.AppendInt(line, int64(codes[i]), 10)
 					}
+				}
+				if !res.Private {
+					line = append(line, ",false"...)
 				}
 				line = append(line, '\n')
 				if _, err := bw.Write(line); err != nil {

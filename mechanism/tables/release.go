@@ -65,7 +65,10 @@ func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
 	}
 	r := &Release{w: w, s: s, b: b, l1: pure(b)}
 	if ms, ok := s.(MarginalsStrategy); ok {
-		return r, r.prepareMarginals(ms)
+		if err := r.prepareMarginals(ms); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	vw := w // the workload the variances are computed on
 	if ds, ok := s.(DenseStrategy); ok {
@@ -409,8 +412,9 @@ func checkHistogram(x []float64, n int) error {
 
 // MemoryEstimate returns the bytes a Run needs beyond its input, before it
 // allocates: for Kronecker, union and dense strategies the measurements,
-// the least-squares buffers (one vector the size of the largest
-// intermediate per part) and the answers with their standard deviations;
+// the product and least-squares buffers (two vectors the size of the
+// largest part's rows or columns) and the answers with their standard
+// deviations;
 // for marginals plans the noisy residuals and the reconstructed tables.
 // Callers compare it, plus the data's own size, with the memory available
 // (records.AvailableMemory) and refuse before reading anything.
@@ -430,9 +434,14 @@ func (r *Release) MemoryEstimate() float64 {
 			parts = append(parts, p.A)
 		}
 	}
+	// The parts are measured and solved one at a time; each needs at
+	// most two buffers of its largest intermediate (the product's two
+	// ping-pong vectors, bounded by max(rows, cols) for the plans' square
+	// or tall factors).
+	worst := 0.0
 	for _, a := range parts {
 		rows, cols := a.Dims()
-		bytes += 8 * float64(max(rows, cols))
+		worst = math.Max(worst, 16*float64(max(rows, cols)))
 	}
-	return bytes
+	return bytes + worst
 }

@@ -21,12 +21,20 @@ import (
 // (issues 15 and 16). Keys this reader does not use (objective, bounds,
 // timings) are ignored.
 type strategyFile struct {
-	Template  string           `json:"template"`
-	Factors   []factorFile     `json:"factors"`
-	Parts     []partFile       `json:"parts"`
-	File      string           `json:"file"`      // dense: the n×n matrix
-	Objective string           `json:"objective"` // marginals: sum (default) or max
-	Residuals []residualRecord `json:"residuals"` // marginals: checked against the re-plan
+	Template           string           `json:"template"`
+	Factors            []factorFile     `json:"factors"`
+	Parts              []partFile       `json:"parts"`
+	Matrix             string           `json:"matrix"`    // dense: the strategy over all cells
+	File               string           `json:"file"`      // dense: accepted as a synonym of matrix
+	Objective          json.RawMessage  `json:"objective"` // the plan's objective value; for marginals also "sum" or "max"
+	MarginalsObjective string           `json:"marginals_objective"`
+	Residuals          []residualRecord `json:"residuals"` // marginals: checked against the re-plan
+	Domain             []domainRecord   `json:"domain"`    // when present, must equal the spec's domain
+}
+
+type domainRecord struct {
+	Name string `json:"name"`
+	Size int    `json:"size"`
 }
 
 type factorFile struct {
@@ -54,14 +62,15 @@ const maxStrategyJSON = 64 << 20
 //   - {"template": "kron", "factors": [{"attribute": "sex", "file": "A_sex.npy"}, …]}
 //     (one factor per attribute, in domain order);
 //   - {"template": "union", "parts": [{"weight": w, "terms": [...], "factors": [...]}, …]};
-//   - {"template": "dense", "file": "A.npy"} (an explicit strategy over all cells);
+//   - {"template": "dense", "matrix": "A.npy"} (an explicit strategy over all cells);
 //   - {"template": "marginals", "objective": "sum"|"max", "residuals": [...]}:
 //     the residual plan is recomputed from the workload (it is exact and
 //     takes milliseconds) and, when the file lists residual variances,
 //     checked against them.
 //
-// The sensitivity is always computed from the matrices read, never taken
-// from the file.
+// A "domain" list in the file (as dpsolve plan writes it) must equal the
+// spec's. The sensitivity is always computed from the matrices read, never
+// taken from the file.
 func ReadStrategyDir(dir string, w *Workload) (Strategy, error) {
 	path := filepath.Join(dir, "strategy.json")
 	b, err := os.ReadFile(path)
@@ -75,6 +84,11 @@ func ReadStrategyDir(dir string, w *Workload) (Strategy, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&f); err != nil {
 		return nil, errorf("%s: %v", path, err)
+	}
+	if f.Domain != nil {
+		if err := sameDomainRecords(f.Domain, w); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	switch f.Template {
 	case "kron":
@@ -97,18 +111,27 @@ func ReadStrategyDir(dir string, w *Workload) (Strategy, error) {
 		}
 		return u, nil
 	case "dense":
-		if f.File == "" {
-			return nil, errorf("%s: a dense strategy needs \"file\"", path)
+		name := f.Matrix
+		if name == "" {
+			name = f.File
 		}
-		a, err := readMatrix(dir, f.File)
+		if name == "" {
+			return nil, errorf("%s: a dense strategy needs \"matrix\"", path)
+		}
+		a, err := readMatrix(dir, name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return DenseStrategy{A: a}, nil
 	case "marginals":
-		ms := MarginalsStrategy{Objective: marginals.Objective(f.Objective)}
-		if f.Objective != "" && ms.Objective != marginals.Sum && ms.Objective != marginals.Max {
-			return nil, errorf("%s: unknown marginals objective %q", path, f.Objective)
+		obj := f.MarginalsObjective
+		var named string
+		if json.Unmarshal(f.Objective, &named) == nil {
+			obj = named // "objective": "sum" | "max"
+		}
+		ms := MarginalsStrategy{Objective: marginals.Objective(obj)}
+		if obj != "" && ms.Objective != marginals.Sum && ms.Objective != marginals.Max {
+			return nil, errorf("%s: unknown marginals objective %q", path, obj)
 		}
 		if len(f.Residuals) > 0 {
 			if err := checkResiduals(f.Residuals, w, ms); err != nil {
@@ -118,6 +141,20 @@ func ReadStrategyDir(dir string, w *Workload) (Strategy, error) {
 		return ms, nil
 	}
 	return nil, errorf("%s: unknown template %q (want kron, union, dense or marginals)", path, f.Template)
+}
+
+// sameDomainRecords checks that a plan was made for the spec's domain.
+func sameDomainRecords(d []domainRecord, w *Workload) error {
+	if len(d) != len(w.Domain) {
+		return errorf("the plan is for %d attributes but the spec has %d: was it made for another spec?", len(d), len(w.Domain))
+	}
+	for i, a := range d {
+		if a.Name != w.Domain[i].Name || a.Size != w.Domain[i].Size {
+			return errorf("the plan's attribute %d is %q of size %d but the spec's is %q of size %d: was it made for another spec?",
+				i+1, a.Name, a.Size, w.Domain[i].Name, w.Domain[i].Size)
+		}
+	}
+	return nil
 }
 
 // readFactors reads one factor per attribute, in domain order.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -282,9 +281,6 @@ func TestPostProcess(t *testing.T) {
 	assert.Equal(t, sumAC, sumB)
 }
 
-var _ io.Reader = (*countingReader)(nil)
-var _ = bytes.MinRead
-
 func TestDenseStrategyEqualsKron(t *testing.T) {
 	// The explicit product as a dense strategy over the flattened domain
 	// must give the same variances (one-factor route vs factor-wise route)
@@ -318,4 +314,35 @@ func TestDenseStrategyEqualsKron(t *testing.T) {
 	}
 	_, err = Prepare(w, DenseStrategy{A: mat.NewDense(3, 5, nil)}, zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
+}
+
+func TestSplit(t *testing.T) {
+	b, err := Split(calibrate.ZCDP(0.9), 3)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.3, b.Rho, 1e-16)
+	b, err = Split(calibrate.ApproxDP(1, 1e-6), 4)
+	require.NoError(t, err)
+	assert.Equal(t, calibrate.ApproxDP(0.25, 2.5e-7), b)
+	b, err = Split(calibrate.PureDP(2), 1)
+	require.NoError(t, err)
+	assert.Equal(t, calibrate.PureDP(2), b)
+	_, err = Split(calibrate.ZCDP(1), 0)
+	assert.ErrorIs(t, err, ErrInput)
+	_, err = Split(calibrate.ZCDP(-1), 2)
+	assert.ErrorIs(t, err, ErrInput)
+	// The ledger charge of each kind.
+	assert.Equal(t, "zcdp", Charge(calibrate.ZCDP(1)).Kind)
+	assert.Equal(t, "pure", Charge(calibrate.PureDP(1)).Kind)
+	assert.Equal(t, 1e-6, Charge(calibrate.ApproxDP(1, 1e-6)).Delta)
+}
+
+func TestWriteAnswersCSVQuotes(t *testing.T) {
+	dom := []records.Attribute{{Name: `x,"y"`, Size: 2}}
+	w := &Workload{Domain: dom, Terms: []Term{{Name: "a,b", Weight: 1, Products: []Product{Marginal(dom, []int{0})}}}}
+	var buf bytes.Buffer
+	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, -0}}, Std: [][]float64{{0.25, 0.25}}, Private: true}))
+	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\"\n\"a,b\",0,1.5,0.25,0\n\"a,b\",1,0,0.25,1\n", buf.String())
+	buf.Reset()
+	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, 2}}, Std: [][]float64{{0.25, 0.25}}}))
+	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\",private\n\"a,b\",0,1.5,0.25,0,false\n\"a,b\",1,2,0.25,1,false\n", buf.String())
 }

@@ -180,7 +180,7 @@ func (w *Workload) Validate() error {
 // Marginal returns the marginal on the attribute positions set (increasing)
 // as a Product of identity and total blocks.
 func Marginal(domain []records.Attribute, set []int) Product {
-	p := Product{Blocks: make([]*mat.Dense, len(domain)), Kinds: make([]BlockKind, len(domain)), Set: append([]int(nil), set...)}
+	p := Product{Blocks: make([]*mat.Dense, len(domain)), Kinds: make([]BlockKind, len(domain)), Set: append([]int{}, set...)}
 	in := map[int]bool{}
 	for _, a := range set {
 		in[a] = true

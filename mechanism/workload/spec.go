@@ -206,12 +206,19 @@ func (bp *blockParser) term(j int, raw json.RawMessage) (*Term, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewMarginalsTerm(name, weight, bp.domain, sets)
+	tm, err := NewMarginalsTerm(name, weight, bp.domain, sets)
+	if err != nil {
+		return nil, err
+	}
+	bp.shareTotals(tm)
+	return tm, nil
 }
 
-// shareTotals replaces the fresh total blocks NewProductTerm made with the
-// parser's shared ones, so equal blocks are one object (the error
-// evaluation and the planners cache per block).
+// shareTotals replaces the fresh blocks NewProductTerm (totals) and
+// NewMarginalsTerm (identities and totals) made with the parser's shared
+// ones, so equal blocks are one object (the error evaluation and the
+// planners cache per block, and an attribute with one block in every
+// product needs no descent).
 func (bp *blockParser) shareTotals(t *Term) {
 	for _, p := range t.Products {
 		for i, b := range p.Blocks {

@@ -64,9 +64,12 @@ func TestLoadSpecIssueExample(t *testing.T) {
 // evaluation and the planners cache per block).
 func TestEqualBlocksAreShared(t *testing.T) {
 	k, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}],
-	  "workload": [{"product": {"a": "prefix"}}, {"product": {"a": "Prefix ", "b": "identity"}}, {"product": {"b": "identity"}}]}`), "")
+	  "workload": [{"product": {"a": "prefix"}}, {"product": {"a": "Prefix ", "b": "identity"}}, {"product": {"b": "identity"}},
+	               {"marginals": {"sets": [["b"]]}}]}`), "")
 	require.NoError(t, err)
 	ts := k.Terms()
+	assert.Same(t, ts[1].Products[0].Blocks[1], ts[3].Products[0].Blocks[1], "a marginal's identity is the product terms' identity")
+	assert.Same(t, ts[2].Products[0].Blocks[0], ts[3].Products[0].Blocks[0], "and its total their total")
 	assert.Same(t, ts[0].Products[0].Blocks[0], ts[1].Products[0].Blocks[0])
 	assert.Equal(t, BlockTotal, ts[0].Products[0].Blocks[1].Kind)
 	assert.Same(t, ts[1].Products[0].Blocks[1], ts[2].Products[0].Blocks[1])
