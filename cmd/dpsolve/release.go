@@ -43,6 +43,7 @@ type tblFlags struct {
 	asJSON, dryRun                bool
 	nonneg, integer               bool
 	seed                          string
+	set                           map[string]bool // flags given on the command line
 }
 
 func (f *tblFlags) register(fs *flag.FlagSet) {
@@ -64,27 +65,67 @@ func (f *tblFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: seeded noise — the output is NOT private and says so")
 }
 
-// budget builds and validates the budget from --rho / --eps / --delta.
+// budget builds and validates the budget from --rho / --eps / --delta with
+// the ranges and rules run and answer apply (checkPrivacyFlags): which
+// flags are given selects the mechanism (--rho: zCDP; --eps with --delta:
+// (ε,δ); --eps alone: pure ε), a given flag must hold a value in its usable
+// range (0 included: "--rho 0" is an error, not a missing budget).
 func (f *tblFlags) budget() (calibrate.Budget, error) {
 	var b calibrate.Budget
+	given := func(name string) bool { return f.set[name] }
+	var mech string
 	switch {
-	case f.rho != 0 && (f.eps != 0 || f.delta != 0):
+	case given("rho") && (given("eps") || given("delta")):
 		return b, usageErrorf("give either --rho or --eps [--delta], not both")
-	case f.rho != 0:
-		b = calibrate.ZCDP(f.rho)
-	case f.eps != 0 && f.delta != 0:
-		b = calibrate.ApproxDP(f.eps, f.delta)
-	case f.eps != 0:
-		b = calibrate.PureDP(f.eps)
-	case f.delta != 0:
+	case given("rho"):
+		mech, b = "zcdp", calibrate.ZCDP(f.rho)
+		if err := checkRange("--rho", f.rho, rhoMin, rhoMax); err != nil {
+			return b, err
+		}
+	case given("eps") && given("delta"):
+		mech, b = "gaussian", calibrate.ApproxDP(f.eps, f.delta)
+		if math.IsNaN(f.delta) || f.delta <= 0 || f.delta >= 1 {
+			return b, usageErrorf("--delta must lie in (0,1), got %v (omit --delta for pure ε-DP)", f.delta)
+		}
+	case given("eps"):
+		mech, b = "laplace", calibrate.PureDP(f.eps)
+	case given("delta"):
 		return b, usageErrorf("--delta needs --eps")
 	default:
 		return b, usageErrorf("give a budget: --rho R, or --eps E [--delta D]")
+	}
+	if mech != "zcdp" {
+		if err := checkRange("--eps", f.eps, epsMin, epsMax); err != nil {
+			return b, err
+		}
+	}
+	// The shared rules of run and answer (ranges, δ in (0,1)).
+	if err := checkPrivacyFlags(mech, f.eps, f.delta, f.rho); err != nil {
+		return b, err
 	}
 	if err := b.Validate(); err != nil {
 		return b, usageErrorf("%v", err)
 	}
 	return b, nil
+}
+
+// checkSplitRange refuses a split that leaves each part a budget outside
+// the usable range (the calibration's limits apply to what is spent).
+func checkSplitRange(b calibrate.Budget, n int, what string) error {
+	if n <= 1 {
+		return nil
+	}
+	switch b.Kind {
+	case calibrate.Concentrated:
+		if b.Rho < rhoMin {
+			return usageErrorf("--split %s leaves ρ = %.4g for each part, below the usable range [%g, %g]", what, b.Rho, rhoMin, rhoMax)
+		}
+	default:
+		if b.Epsilon < epsMin {
+			return usageErrorf("--split %s leaves ε = %.4g for each part, below the usable range [%g, %g]", what, b.Epsilon, epsMin, epsMax)
+		}
+	}
+	return nil
 }
 
 // check validates the flags that need no files.
@@ -113,7 +154,11 @@ func (f *tblFlags) check() (calibrate.Budget, error) {
 	if err != nil {
 		return b, err
 	}
-	return tables.Split(b, f.split)
+	part, err := tables.Split(b, f.split)
+	if err != nil {
+		return part, err
+	}
+	return part, checkSplitRange(part, f.split, strconv.Itoa(f.split))
 }
 
 // tblTermJSON is one term's planned error.
@@ -181,6 +226,9 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	// Budget flags first: before any file is read or planned.
 	b, err := f.check()
 	if err != nil {
 		return err

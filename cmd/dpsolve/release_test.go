@@ -167,7 +167,8 @@ func TestReleaseBadInput(t *testing.T) {
 		{"out of range", 1, []string{"--data", write("h2.csv", "a,b,c\n0,0,0\n3,0,0\n"), "--rho", "1"}, `record 2 (line 3), column "a": value "3"`},
 		{"non-integer", 1, []string{"--data", write("h3.csv", "a,b,c\n0,1.5,0\n"), "--rho", "1"}, `value "1.5"`},
 		{"empty csv", 1, []string{"--data", write("h4.csv", ""), "--rho", "1"}, "empty"},
-		{"rho zero", 2, []string{"--data", data, "--rho", "0"}, "give a budget"},
+		{"rho zero", 2, []string{"--data", data, "--rho", "0"}, "--rho must be positive, got 0"},
+		{"no budget", 2, []string{"--data", data}, "give a budget"},
 		{"rho negative", 2, []string{"--data", data, "--rho", "-1"}, "rho must be positive"},
 		{"rho and eps", 2, []string{"--data", data, "--rho", "1", "--eps", "1"}, "not both"},
 		{"delta alone", 2, []string{"--data", data, "--delta", "1e-6"}, "--delta needs --eps"},
@@ -435,4 +436,45 @@ func TestReleaseOutParentMissingRefusedFirst(t *testing.T) {
 	assert.Contains(t, stderr, "cannot write in")
 	after, _ := os.ReadFile(led)
 	assert.Equal(t, before, after, "nothing charged")
+}
+
+// The budget flags follow run's and answer's rules (checkPrivacyFlags: the
+// usable ranges, δ in (0,1), a given 0 is an error) and are checked before
+// anything else is read: the spec, plan and data named here do not exist,
+// so any other order would report them instead.
+func TestReleaseBudgetRangesCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	missing := func(name string) string { return filepath.Join(dir, name) }
+	base := []string{"release", "--spec", missing("spec.json"), "--plan", missing("plan"), "--data", missing("r.csv"), "--out", missing("out")}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"eps 1e6", []string{"--eps", "1e6", "--delta", "1e-6"}, "--eps 1e+06 is outside the usable range [1e-06, 10000]"},
+		{"eps 1e155 pure", []string{"--eps", "1e155"}, "--eps 1e+155 is outside the usable range"},
+		{"eps tiny", []string{"--eps", "1e-9"}, "--eps 1e-09 is outside the usable range"},
+		{"eps NaN", []string{"--eps", "NaN", "--delta", "1e-6"}, "--eps must be positive, got NaN"},
+		{"eps zero with delta", []string{"--eps", "0", "--delta", "1e-6"}, "--eps must be positive, got 0"},
+		{"rho huge", []string{"--rho", "1e8"}, "--rho 1e+08 is outside the usable range [1e-12, 5e+07]"},
+		{"rho zero", []string{"--rho", "0"}, "--rho must be positive, got 0"},
+		{"delta zero", []string{"--eps", "1", "--delta", "0"}, "--delta must lie in (0,1), got 0"},
+		{"delta one", []string{"--eps", "1", "--delta", "1"}, "--delta must lie in (0,1), got 1"},
+		{"missing eps", []string{"--delta", "1e-6"}, "--delta needs --eps"},
+		{"missing budget", nil, "give a budget"},
+		{"both", []string{"--rho", "0", "--eps", "1"}, "not both"},
+		{"split below range", []string{"--eps", "1e-5", "--split", "100"}, "--split 100 leaves ε = 1e-07 for each part"},
+		{"split rho below range", []string{"--rho", "1e-11", "--split", "100"}, "--split 100 leaves ρ = 1e-13 for each part"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := releaseCLI(t, append(append([]string{}, base...), c.args...)...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, c.want)
+		})
+	}
+	// With a valid budget the same command gets as far as the missing spec.
+	code, _, stderr := releaseCLI(t, append(append([]string{}, base...), "--eps", "1e4", "--delta", "1e-6")...)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "spec")
 }
