@@ -151,7 +151,7 @@ func (nz Noise) valid() error {
 		return inputerr.Errorf("accounting", "unknown mechanism %q", nz.Mechanism)
 	}
 	if !(nz.Scale > 0) || math.IsInf(nz.Scale, 0) {
-		return inputerr.Errorf("accounting", "noise scale must be positive and finite, got %v (use GaussianNoise or LaplaceNoise)", nz.Scale)
+		return inputerr.Errorf("accounting", "noise scale must be positive and finite, got %v (derive it from the privacy budget: Gaussian σ or Laplace b)", nz.Scale)
 	}
 	return nil
 }
