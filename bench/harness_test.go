@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/internal/reference"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // fakeSolver returns a fixed feasible X (the identity, or the equal-
@@ -139,7 +141,7 @@ func TestCompareCancelled(t *testing.T) {
 
 // dpsolve's own methods through the harness: the certified gap of the
 // default method meets the tolerance on a reference problem (Prefix n = 32,
-// optimum 114.5597028 from BRIEF.md's interior-point value).
+// certified optimum internal/reference.PrefixN32).
 func TestCompareNewtonReference(t *testing.T) {
 	c, err := Compare(context.Background(), Config{Workloads: []string{"prefix"}, Ns: []int{32}, Repeat: 1,
 		DGEMMSamples: 1, Methods: []Solver{Newton{Method: "newton"}}})
@@ -148,8 +150,8 @@ func TestCompareNewtonReference(t *testing.T) {
 	r := c.Runs[0]
 	require.Empty(t, r.Error)
 	assert.LessOrEqual(t, float64(r.Gap), 1e-8)
-	// |F − ref| ≤ gap·F + the reference's rounding (5e-10 relative)
-	assert.InDelta(t, 114.5597028, float64(r.Objective), 114.5597028*(1e-8+5e-10))
+	// |F − ref| ≤ gap·F + the reference's rounding (5e-13 relative)
+	assert.InDelta(t, reference.PrefixN32, float64(r.Objective), reference.PrefixN32*(1e-8+5e-13))
 	assert.NotEmpty(t, r.Trace)
 	assert.True(t, r.DGEMMEquivalents.Valid())
 	assert.False(t, math.IsNaN(float64(r.Trace[len(r.Trace)-1].GapBest)))

@@ -2,9 +2,13 @@
 // dispatches to a Backend: OpenBLAS/LAPACKE through package native when cgo
 // is available (the default), or gonum's pure-Go BLAS and LAPACK under the
 // build tag purego or with CGO_ENABLED=0. The choice can be changed at run
-// time with Use, in the manner of gonum's blas64.Use; Use also routes gonum's
-// own blas64 (and so gonum/mat and gonum's pure-Go LAPACK) through the
-// chosen backend's BLAS, so code built on gonum/mat speeds up too.
+// time with Use, in the manner of gonum's blas64.Use.
+//
+// Importing this package changes nothing outside dpsolve: gonum's global
+// blas64 dispatch (which gonum/mat and gonum's pure-Go LAPACK use) keeps the
+// host program's setting. A program that wants gonum/mat routed through the
+// chosen backend too asks for it explicitly with Use (or UseForGonum); the
+// dpsolve command does so at start-up.
 //
 // All matrices are row-major blas64.General values. Symmetric matrices are
 // read from and written to their upper triangle unless a function says
@@ -59,10 +63,14 @@ var (
 	current Backend
 )
 
-func init() { Use(Default()) }
+// init selects the default backend for dpsolve's own kernels only; it does
+// not touch gonum's global blas64 dispatch (see the package doc).
+func init() { current = Default() }
 
-// Use makes b the backend for all subsequent kernel calls, including gonum's
-// blas64 dispatch. It must not be called while kernels are running.
+// Use makes b the backend for all subsequent kernel calls and, explicitly,
+// for gonum's global blas64 dispatch (blas64.Use(b.BLAS())), so gonum/mat
+// code in the whole program runs on b too. It must not be called while
+// kernels are running.
 func Use(b Backend) {
 	mu.Lock()
 	defer mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"math"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Operator computes dst = A(src) for a symmetric positive definite A. It
@@ -64,12 +65,25 @@ func dot(a, b blas.General) float64 {
 
 // Solve runs CG from the initial guess in x (overwritten with the solution)
 // for A(x) = b. x should satisfy the constraint (Project(x) = x).
+//
+// b and x must be contiguous (Stride == Cols, len(Data) == Rows·Cols): the
+// iteration works on the flat Data slices (inner products, updates), which
+// for a strided view would include the padding between rows. A strided
+// argument is an error, not a silent wrong answer; copy it first.
 func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 	if opt.MaxIter <= 0 {
-		return Result{}, errors.New("cg: MaxIter must be positive")
+		return Result{}, inputerr.Errorf("cg", "the iteration limit must be positive")
 	}
 	if b.Rows != x.Rows || b.Cols != x.Cols {
-		return Result{}, errors.New("cg: b and x shapes differ")
+		return Result{}, inputerr.Errorf("cg", "b and x shapes differ")
+	}
+	for _, m := range []struct {
+		name string
+		g    blas.General
+	}{{"b", b}, {"x", x}} {
+		if m.g.Rows > 0 && m.g.Cols > 0 && (m.g.Stride != m.g.Cols || len(m.g.Data) != m.g.Rows*m.g.Cols) {
+			return Result{}, inputerr.Errorf("cg", "%s must be contiguous (stride %d, %d columns, %d values for %d×%d)", m.name, m.g.Stride, m.g.Cols, len(m.g.Data), m.g.Rows, m.g.Cols)
+		}
 	}
 	dot := dot
 	if opt.Inner != nil {

@@ -1,6 +1,7 @@
 package cg_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -142,4 +143,24 @@ func TestCapAndErrors(t *testing.T) {
 	}
 	_, err = cg.Solve(neg, b, blas.NewSquare(8), cg.Options{MaxIter: 5, Tol: 1e-9})
 	require.ErrorIs(t, err, cg.ErrNotPositiveDefinite)
+}
+
+// A strided view would make the flat-slice iteration read row padding: it
+// is rejected as bad input rather than solved wrongly.
+func TestRejectsStridedViews(t *testing.T) {
+	id := func(dst, src blas.General) { blas.Copy(dst, src) }
+	full := blas.NewGeneral(2, 3)
+	view := blas.General{Rows: 2, Cols: 2, Stride: 3, Data: full.Data[:5]}
+	x := blas.NewGeneral(2, 2)
+	if _, err := cg.Solve(id, view, x, cg.Options{MaxIter: 3}); !errors.Is(err, cg.ErrInput) {
+		t.Fatalf("strided b: %v, want ErrInput", err)
+	}
+	b := blas.NewGeneral(2, 2)
+	b.Data[0] = 1
+	if _, err := cg.Solve(id, b, view, cg.Options{MaxIter: 3}); !errors.Is(err, cg.ErrInput) {
+		t.Fatalf("strided x: %v, want ErrInput", err)
+	}
+	if _, err := cg.Solve(id, b, x, cg.Options{MaxIter: 3, Tol: 1e-12}); err != nil || x.Data[0] != 1 {
+		t.Fatalf("contiguous: %v, x = %v", err, x.Data)
+	}
 }

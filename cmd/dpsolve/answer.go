@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -39,6 +41,8 @@ type releaseFlags struct {
 	round      bool
 	seed       string
 	asJSON     bool
+	// allowFractional accepts non-integer cells (inputs.go, checkCounts).
+	allowFractional bool
 }
 
 func (f *releaseFlags) register(fs *flag.FlagSet) {
@@ -55,31 +59,63 @@ func (f *releaseFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.round, "round", false, "post-process: round x̂ to integers before answering (biases the answers)")
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: draw noise from a seeded generator — the output is NOT private")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
+	fs.BoolVar(&f.allowFractional, "allow-fractional", false, "accept non-integer cells; the guarantee then assumes one person changes one cell by at most 1")
 }
 
 // budget converts the privacy flags into a validated budget.
-func (f *releaseFlags) budget() (release.Budget, error) {
-	b := release.Budget{Kind: release.Kind(f.mechanism), Epsilon: f.eps, Delta: f.delta, Rho: f.rho}
+func (f *releaseFlags) budget() (calibrate.Budget, error) {
+	if err := checkPrivacyFlags(f.mechanism, f.eps, f.delta, f.rho); err != nil {
+		return calibrate.Budget{}, err
+	}
+	k, err := calibrate.ParseKind(f.mechanism)
+	if err != nil {
+		return calibrate.Budget{}, usageErrorf("%v", err)
+	}
+	b := calibrate.Budget{Kind: k, Epsilon: f.eps, Delta: f.delta, Rho: f.rho}
 	if err := b.Validate(); err != nil {
 		return b, usageErrorf("%v", err)
 	}
 	return b, nil
 }
 
+// mechanismName names the noise of a budget as the --mechanism flag does:
+// laplace (ε-DP), gaussian ((ε,δ)-DP) or zcdp (ρ-zCDP Gaussian).
+func mechanismName(b calibrate.Budget) string {
+	switch b.Kind {
+	case calibrate.Pure:
+		return "laplace"
+	case calibrate.Concentrated:
+		return "zcdp"
+	}
+	return "gaussian"
+}
+
+// describeBudget prints a budget with its mechanism, e.g.
+// "gaussian(eps=1, delta=1e-06)", "laplace(eps=1)", "zcdp(rho=0.5)".
+func describeBudget(b calibrate.Budget) string {
+	switch b.Kind {
+	case calibrate.Pure:
+		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon)
+	case calibrate.Concentrated:
+		return fmt.Sprintf("zcdp(rho=%g)", b.Rho)
+	}
+	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon, b.Delta)
+}
+
 // check validates the flags that do not need files.
-func (f *releaseFlags) check() (release.Budget, error) {
+func (f *releaseFlags) check() (calibrate.Budget, error) {
 	if f.data == "" {
-		return release.Budget{}, usageErrorf("--data is required")
+		return calibrate.Budget{}, usageErrorf("--data is required")
 	}
 	if f.out == "" {
-		return release.Budget{}, usageErrorf("--out is required")
+		return calibrate.Budget{}, usageErrorf("--out is required")
 	}
 	if (f.spec == "") == (f.wfile == "") {
-		return release.Budget{}, usageErrorf("give exactly one of --workload and --w")
+		return calibrate.Budget{}, usageErrorf("give exactly one of --workload and --w")
 	}
 	if f.seed != "" {
 		if _, err := strconv.ParseUint(f.seed, 10, 64); err != nil {
-			return release.Budget{}, usageErrorf("--insecure-seed must be a non-negative integer, got %q", f.seed)
+			return calibrate.Budget{}, usageErrorf("--insecure-seed must be a non-negative integer, got %q", f.seed)
 		}
 	}
 	return f.budget()
@@ -97,28 +133,18 @@ func (f *releaseFlags) loadData() ([]float64, error) {
 	return x, nil
 }
 
-// loadWorkload builds the workload to answer over n cells.
+// loadWorkload builds the workload to answer over n cells (the data's).
 func (f *releaseFlags) loadWorkload(n int) (workload.Workload, error) {
+	src := workload.Source{WFile: f.wfile}
 	if f.spec != "" {
-		w, err := workload.Parse(f.spec, n)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		if w.Domain() != n {
-			return nil, fmt.Errorf("workload %s has domain %d but the data has %d cells", w.Name(), w.Domain(), n)
-		}
-		return w, nil
+		src = workload.Source{Spec: f.spec, N: n}
 	}
-	d, err := matio.ReadMatrix(f.wfile)
+	w, err := loadWorkload(src)
 	if err != nil {
 		return nil, err
 	}
-	w, err := workload.FromMatrix(f.wfile, d)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.wfile, err)
-	}
 	if w.Domain() != n {
-		return nil, fmt.Errorf("%s: workload has %d columns but the data has %d cells", f.wfile, w.Domain(), n)
+		return nil, fmt.Errorf("workload %s has domain %d but the data has %d cells", w.Name(), w.Domain(), n)
 	}
 	return w, nil
 }
@@ -165,24 +191,30 @@ type releaseJSON struct {
 
 // doRelease runs the mechanism for strategy a on x, answers w, writes the
 // outputs and reports. extra (may be nil) adds fields to the JSON.
-func doRelease(f *releaseFlags, b release.Budget, a mat.Matrix, x []float64, w workload.Workload,
+func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload,
 	stdout, stderr io.Writer, extra func(*releaseJSON)) error {
-	m, err := release.New(a, b)
+	// The factorization and the expected error are O(n³): return at once
+	// when interrupted (signals.go).
+	m, err := untilCancelled(ctx, func() (*release.Mechanism, error) { return release.New(a, b) })
 	if err != nil {
 		return err
 	}
 	if err := m.CheckData(x); err != nil {
 		return fmt.Errorf("%s: %w", f.data, err)
 	}
-	exp, err := m.ExpectedError(w)
+	exp, err := untilCancelled(ctx, func() (release.ExpectedError, error) { return m.ExpectedError(w) })
 	if err != nil {
 		return err
+	}
+	if err := beforeSampling(ctx, m, a, x, b); err != nil {
+		return err // no noise drawn: the budget is unspent
 	}
 	s := f.sampler(stderr)
 	y, err := m.Measure(x, s)
 	if err != nil {
 		return err
 	}
+	defer enterCritical()() // the budget is spent: the answers must reach the disk
 	// From here on everything is post-processing of the private y.
 	xhat, err := m.Reconstruct(y)
 	if err != nil {
@@ -213,11 +245,11 @@ func doRelease(f *releaseFlags, b release.Budget, a mat.Matrix, x []float64, w w
 		post = "round"
 	}
 	norm := "L2"
-	if b.Kind == release.Laplace {
+	if b.Kind == calibrate.Pure {
 		norm = "L1"
 	}
 	out := releaseJSON{
-		Mechanism: string(b.Kind), Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
+		Mechanism: mechanismName(b), Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
 		Sigma: m.Sigma(), NoiseScale: m.Scale(),
 		Sensitivity: m.Sensitivity(), SensitivityNorm: norm,
 		SnappedSensitivity: m.SnappedSensitivity(), Grid: m.Grid(),
@@ -228,15 +260,15 @@ func doRelease(f *releaseFlags, b release.Budget, a mat.Matrix, x []float64, w w
 	if extra != nil {
 		extra(&out)
 	}
-	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(answers), w.Name(), f.out, b)
+	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(answers), w.Name(), f.out, describeBudget(b))
 	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(stdout, "mechanism      %s, strategy %d×%d\n", b, m.Rows(), m.Domain())
+	fmt.Fprintf(stdout, "mechanism      %s, strategy %d×%d\n", describeBudget(b), m.Rows(), m.Domain())
 	fmt.Fprintf(stdout, "sensitivity    %.6g (%s, largest column norm of A)\n", m.Sensitivity(), norm)
-	if b.Kind == release.Laplace {
+	if b.Kind == calibrate.Pure {
 		fmt.Fprintf(stdout, "sigma          %.6g (noise standard deviation; Laplace scale b = %.6g)\n", m.Sigma(), m.Scale())
 	} else {
 		fmt.Fprintf(stdout, "sigma          %.6g\n", m.Sigma())
@@ -250,11 +282,12 @@ func doRelease(f *releaseFlags, b release.Budget, a mat.Matrix, x []float64, w w
 	return nil
 }
 
-func runAnswer(args []string, stdout, stderr io.Writer) error {
+func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("answer", stderr)
 	var f releaseFlags
 	f.register(fs)
 	strategyPath := fs.String("strategy", "", "strategy matrix A (p×n), .npy or .csv (required), e.g. from dpsolve solve --out-a")
+	outW := registerOutW(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -265,12 +298,21 @@ func runAnswer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([]string{f.data, f.wfile, *strategyPath}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-w", *outW)); err != nil {
+		return err
+	}
 	a, err := matio.ReadMatrix(*strategyPath)
 	if err != nil {
 		return err
 	}
 	x, err := f.loadData()
 	if err != nil {
+		return err
+	}
+	if err := checkCounts(x, f.data, f.allowFractional, stderr); err != nil {
+		return err
+	}
+	if err := checkSpecMemory("answer", f.spec, len(x), memAnswer, false, true); err != nil {
 		return err
 	}
 	if _, n := a.Dims(); n != len(x) {
@@ -280,7 +322,11 @@ func runAnswer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return doRelease(&f, b, a, x, w, stdout, stderr, nil)
+	warnLaplaceMismatch(a, w, b, stderr, false)
+	if err := doRelease(ctx, &f, b, a, x, w, stdout, stderr, nil); err != nil {
+		return err
+	}
+	return writeOutW(*outW, w) // after the answers: they matter more
 }
 
 // finite reports whether v is a finite float (for JSON-safe optional fields).

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
@@ -70,7 +71,7 @@ func TestAnswerJSONMatchesLibrary(t *testing.T) {
 	// same numbers and the same answers, bit for bit.
 	a, err := matio.ReadMatrix(aPath)
 	require.NoError(t, err)
-	m, err := release.New(a, release.Budget{Kind: release.Gaussian, Epsilon: 1, Delta: 1e-6})
+	m, err := release.New(a, calibrate.ApproxDP(1, 1e-6))
 	require.NoError(t, err)
 	w, _ := workload.NewPrefix(16)
 	exp, err := m.ExpectedError(w)
@@ -167,12 +168,12 @@ func TestAnswerErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"eps zero", base("--eps", "0", "--delta", "1e-6"), 2, "epsilon must be positive"},
-		{"eps negative", base("--eps", "-1", "--delta", "1e-6"), 2, "epsilon must be positive"},
-		{"delta zero", base("--eps", "1"), 2, "delta must lie in (0,1)"},
+		{"eps zero", base("--eps", "0", "--delta", "1e-6"), 2, "--eps is missing or 0"},
+		{"eps negative", base("--eps", "-1", "--delta", "1e-6"), 2, "--eps must be positive"},
+		{"delta zero", base("--eps", "1"), 2, "--delta is missing or 0"},
 		{"delta one", base("--eps", "1", "--delta", "1"), 2, "delta must lie in (0,1)"},
 		{"laplace delta", base("--mechanism", "laplace", "--eps", "1", "--delta", "1e-6"), 2, "delta must be 0"},
-		{"zcdp rho", base("--mechanism", "zcdp"), 2, "rho must be positive"},
+		{"zcdp rho", base("--mechanism", "zcdp"), 2, "--rho is missing or 0"},
 		{"unknown mechanism", base("--mechanism", "exponential", "--eps", "1"), 2, "unknown mechanism"},
 		{"bad seed", base("--eps", "1", "--delta", "1e-6", "--insecure-seed", "x"), 2, "insecure-seed"},
 		{"no out", []string{"answer", "--strategy", aPath, "--data", xPath, "--workload", "prefix", "--eps", "1", "--delta", "1e-6"}, 2, "--out is required"},

@@ -43,20 +43,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
-	"github.com/dpsolve/dpsolve/newton"
 )
 
 func init() {
@@ -65,35 +60,27 @@ func init() {
 		summary: "compare the expected error of strategies (identity, H2, wavelet, optimized, ...) on a workload",
 		run:     runCompare,
 	})
-	registerCompareStrategy(compareStrategy{
-		Name: "identity", Summary: "measure every cell", Default: true,
-		Build: func(env *compareEnv) (*compareOutcome, error) {
-			s, err := strategy.NewIdentity(env.Workload.Domain())
-			return &compareOutcome{Strategy: s}, err
-		},
-	})
-	registerCompareStrategy(compareStrategy{
-		Name: "h2", Summary: "binary hierarchical tree with root, unit weights (hB for branching B)", Default: true,
-		Build: hierarchicalBuilder(2),
-	})
-	registerCompareStrategy(compareStrategy{
-		Name: "wavelet", Summary: "Haar wavelet (Privelet), unweighted", Default: true,
-		Build: func(env *compareEnv) (*compareOutcome, error) {
-			s, err := strategy.NewWavelet(env.Workload.Domain())
-			return &compareOutcome{Strategy: s}, err
-		},
-	})
-	registerCompareStrategy(compareStrategy{
-		Name: "optimized", Summary: "Newton-optimized Gaussian strategy (certified)", Default: true,
-		Build: func(env *compareEnv) (*compareOutcome, error) {
-			s, err := strategy.Optimize(env.Ctx, env.Gram, &newton.Options{Tol: env.Tol})
-			if err != nil {
-				return nil, err
-			}
-			r := s.Result
-			return &compareOutcome{Strategy: s, Note: fmt.Sprintf("%s after %d iterations, certified gap %.2g", r.Status, r.Iterations, r.Gap)}, nil
-		},
-	})
+	// The matrix-mechanism baselines are mechanism/strategy's registry; this
+	// file only adds the optimizer's note. Other files add rows (lrm).
+	for _, b := range strategy.Baselines() {
+		registerCompareStrategy(compareStrategy{Name: b.Name, Summary: b.Summary, Default: b.Default, Build: baselineBuilder(b)})
+	}
+}
+
+// baselineBuilder wraps a registered strategy as a compare row.
+func baselineBuilder(b strategy.Baseline) func(env *compareEnv) (*compareOutcome, error) {
+	return func(env *compareEnv) (*compareOutcome, error) {
+		s, err := b.Build(env.Ctx, env.Workload.Domain(), env.Gram, env.Tol)
+		if err != nil {
+			return nil, err
+		}
+		oc := &compareOutcome{Strategy: s}
+		if o, ok := s.(*strategy.Optimized); ok {
+			r := o.Result
+			oc.Note = fmt.Sprintf("%s after %d iterations, certified gap %.2g", r.Status, r.Iterations, r.Gap)
+		}
+		return oc, nil
+	}
 }
 
 // compareEnv is what a strategy builder receives. Builders must not modify
@@ -154,31 +141,23 @@ func registerCompareStrategy(s compareStrategy) {
 	compareStrategies = append(compareStrategies, s)
 }
 
-func hierarchicalBuilder(b int) func(env *compareEnv) (*compareOutcome, error) {
-	return func(env *compareEnv) (*compareOutcome, error) {
-		s, err := strategy.NewHierarchical(env.Workload.Domain(), b)
-		return &compareOutcome{Strategy: s}, err
-	}
-}
-
-// lookupCompareStrategy resolves a --strategies name: a registered one, or
-// hB (B ≥ 2) for the B-ary hierarchical strategy.
+// lookupCompareStrategy resolves a --strategies name: a registered row, or
+// any name strategy.Lookup knows (hB for the B-ary tree).
 func lookupCompareStrategy(name string) (compareStrategy, error) {
 	for _, c := range compareStrategies {
 		if c.Name == name {
 			return c, nil
 		}
 	}
-	if strings.HasPrefix(name, "h") {
-		if b, err := strconv.Atoi(name[1:]); err == nil && b >= 2 {
-			return compareStrategy{Name: name, Build: hierarchicalBuilder(b)}, nil
+	b, err := strategy.Lookup(name)
+	if err != nil {
+		names := make([]string, 0, len(compareStrategies))
+		for _, c := range compareStrategies {
+			names = append(names, c.Name)
 		}
+		return compareStrategy{}, usageErrorf("unknown strategy %q (want %s, or hB for a B-ary tree)", name, strings.Join(names, ", "))
 	}
-	names := make([]string, 0, len(compareStrategies))
-	for _, c := range compareStrategies {
-		names = append(names, c.Name)
-	}
-	return compareStrategy{}, usageErrorf("unknown strategy %q (want %s, or hB for a B-ary tree)", name, strings.Join(names, ", "))
+	return compareStrategy{Name: b.Name, Summary: b.Summary, Build: baselineBuilder(b)}, nil
 }
 
 // compareRow is one strategy's line of output.
@@ -232,7 +211,7 @@ func compareNum(x float64) *float64 {
 	return &x
 }
 
-func runCompare(args []string, stdout, stderr io.Writer) error {
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -246,6 +225,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	asCSV := fs.Bool("csv", false, "print CSV on stdout")
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	outW := registerOutW(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism gaussian|laplace] [--eps 1 --delta 1e-6] [--csv|--json]")
 		fs.PrintDefaults()
@@ -262,6 +242,12 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	if !(*tol > 0) {
 		return usageErrorf("--tol must be positive, got %g", *tol)
+	}
+	if err := checkPrivacyFlags(*mech, *eps, *delta, 0); err != nil {
+		return err
+	}
+	if err := preflight("compare", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memCompare, false, false, matOut("--out-w", *outW)); err != nil {
+		return err
 	}
 	var noise accounting.Noise
 	var err error
@@ -280,6 +266,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSizeMemory("compare", w.Domain(), w.Queries(), memCompare, false); err != nil {
+		return err
+	}
 	var rows []compareStrategy
 	if strings.TrimSpace(*list) == "" {
 		for _, c := range compareStrategies {
@@ -291,7 +280,10 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		seen := map[string]bool{}
 		for _, name := range strings.Split(*list, ",") {
 			name = strings.ToLower(strings.TrimSpace(name))
-			if name == "" || seen[name] {
+			if name == "" {
+				return usageErrorf("--strategies %q has an empty entry", *list)
+			}
+			if seen[name] {
 				continue
 			}
 			seen[name] = true
@@ -306,8 +298,6 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if *quiet {
 		progress = io.Discard
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
 	t0 := time.Now()
 	v := w.Gram()
@@ -328,7 +318,10 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		}
 		row := compareRow{Strategy: c.Name, RatioSVD: math.NaN(), RatioOptimized: math.NaN()}
 		start := time.Now()
-		oc, err := c.Build(env)
+		oc, err := untilCancelled(ctx, func() (*compareOutcome, error) { return c.Build(env) })
+		if interrupted(ctx, err) {
+			return errCancelled(ctx)
+		}
 		row.Seconds = time.Since(start).Seconds()
 		switch {
 		case errors.Is(err, errCompareSkip):
@@ -352,74 +345,37 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		}
 		out = append(out, row)
 	}
-	for i := range out {
-		if out[i].Strategy == "optimized" && out[i].Err == nil {
-			for j := range out {
-				if out[j].Err == nil {
-					out[j].RatioOptimized = out[j].Report.RMSE / out[i].Report.RMSE
-				}
-			}
-		}
+	if err := ctx.Err(); err != nil {
+		return errCancelled(ctx)
 	}
+	setCompareReference(out, noise)
+	if err := writeOutW(*outW, w); err != nil {
+		return err
+	}
+	var werr error
 	switch {
 	case *asJSON:
-		return writeCompareJSON(stdout, w, noise, bound, out)
+		werr = writeCompareJSON(stdout, w, noise, bound, out)
 	case *asCSV:
-		return writeCompareCSV(stdout, bound, out)
+		werr = writeCompareCSV(stdout, bound, out)
 	default:
-		return writeCompareTable(stdout, w, noise, bound, out)
+		werr = writeCompareTable(stdout, w, noise, bound, out)
 	}
+	if werr != nil {
+		return werr
+	}
+	return compareRowsError(out)
 }
 
 // loadCompareWorkload builds the workload from the shared workload flags
 // (--workload/--n, --w, or --gram with --m).
 func loadCompareWorkload(wf *workloadFlags, m int) (workload.Workload, error) {
-	set := 0
-	for _, s := range []string{wf.spec, wf.gram, wf.wfile} {
-		if s != "" {
-			set++
-		}
+	if wf.gram != "" && m <= 0 && wf.spec == "" && wf.wfile == "" {
+		return nil, usageErrorf("--gram needs --m, the number of queries (positive), got %d", m)
 	}
-	if set != 1 {
-		return nil, usageErrorf("give exactly one of --workload, --gram, --w")
-	}
-	if m != 0 && wf.gram == "" {
-		return nil, usageErrorf("--m is only for --gram (other workloads know their number of queries)")
-	}
-	switch {
-	case wf.spec != "":
-		if wf.n < 0 || (wf.n == 0 && !strings.HasPrefix(strings.TrimSpace(strings.ToLower(wf.spec)), "marginal")) {
-			return nil, usageErrorf("--workload needs a positive --n, got %d", wf.n)
-		}
-		w, err := workload.Parse(wf.spec, wf.n)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		return w, nil
-	case wf.wfile != "":
-		d, err := matio.ReadMatrix(wf.wfile)
-		if err != nil {
-			return nil, err
-		}
-		w, err := workload.FromMatrix("w:"+wf.wfile, d)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", wf.wfile, err)
-		}
-		return w, nil
-	default:
-		if m <= 0 {
-			return nil, usageErrorf("--gram needs --m, the number of queries (positive), got %d", m)
-		}
-		d, err := matio.ReadMatrix(wf.gram)
-		if err != nil {
-			return nil, err
-		}
-		w, err := workload.FromGramDense("gram:"+wf.gram, d, m)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", wf.gram, err)
-		}
-		return w, nil
-	}
+	src := wf.source()
+	src.Queries = m
+	return loadWorkload(src)
 }
 
 func describeNoise(nz accounting.Noise) string {
@@ -485,7 +441,7 @@ func writeCompareTable(stdout io.Writer, w workload.Workload, nz accounting.Nois
 	fmt.Fprintf(stdout, "workload  %s: n = %d, m = %d\n", w.Name(), w.Domain(), w.Queries())
 	fmt.Fprintf(stdout, "noise     %s\n\n", describeNoise(nz))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\tRMSE\ttotal error\t× SVD bound\t× optimized\tunit RMSE\tseconds\t")
+	fmt.Fprintf(tw, "strategy\tRMSE\ttotal error\t× SVD bound\t%s\tunit RMSE\tseconds\t\n", compareReferenceHeader(nz))
 	for _, r := range rows {
 		if r.Err != nil {
 			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%.2f\t\n", r.Strategy, "error", r.Seconds)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 )
 
@@ -40,7 +41,7 @@ func buildCompareLRM(env *compareEnv) (*compareOutcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, err := res.ExpectedNoiseError(lrm.Budget{Epsilon: env.Noise.Epsilon})
+	total, err := res.ExpectedNoiseError(calibrate.PureDP(env.Noise.Epsilon))
 	if err != nil {
 		return nil, err
 	}

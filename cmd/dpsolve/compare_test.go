@@ -199,7 +199,13 @@ func init() {
 }
 
 func TestCompareExtensionPoint(t *testing.T) {
-	o := compareJSONRun(t, "--workload", "prefix", "--n", "8", "--strategies", "identity,test-report,test-skip,test-fail,test-empty,optimized", "--quiet")
+	// Failed rows are shown (the JSON still lists every row) and then make
+	// the command fail: a comparison missing a row is not a success.
+	code, stdout, errOut := compareCLI(t, "--workload", "prefix", "--n", "8", "--strategies", "identity,test-report,test-skip,test-fail,test-empty,optimized", "--quiet", "--json")
+	require.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "2 row(s) failed: test-fail: boom")
+	var o compareOut
+	require.NoError(t, json.Unmarshal([]byte(stdout), &o), stdout)
 	names := []string{}
 	for _, r := range o.Rows {
 		names = append(names, r.Strategy)
@@ -224,9 +230,9 @@ func TestCompareBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--workload", "allrange", "--n", "8", "--eps", "0"}, "epsilon"},
-		{[]string{"--workload", "allrange", "--n", "8", "--eps", "-1"}, "epsilon"},
-		{[]string{"--workload", "allrange", "--n", "8", "--mechanism", "laplace", "--eps", "0"}, "epsilon"},
+		{[]string{"--workload", "allrange", "--n", "8", "--eps", "0"}, "--eps is missing or 0"},
+		{[]string{"--workload", "allrange", "--n", "8", "--eps", "-1"}, "--eps must be positive"},
+		{[]string{"--workload", "allrange", "--n", "8", "--mechanism", "laplace", "--eps", "0"}, "--eps is missing or 0"},
 		{[]string{"--workload", "allrange", "--n", "8", "--delta", "0"}, "delta"},
 		{[]string{"--workload", "allrange", "--n", "8", "--delta", "1"}, "delta"},
 		{[]string{"--workload", "allrange", "--n", "8", "--delta", "1.5"}, "delta"},
@@ -237,14 +243,14 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{"--workload", "allrange", "--n", "8", "--strategies", "h1"}, "unknown strategy"},
 		{[]string{"--workload", "allrange", "--n", "8", "--csv", "--json"}, "at most one"},
 		{[]string{"--workload", "allrange", "--n", "8", "--tol", "0"}, "--tol"},
-		{[]string{"--workload", "allrange"}, "positive --n"},
-		{[]string{"--workload", "allrange", "--n", "-3"}, "positive --n"},
+		{[]string{"--workload", "allrange"}, "domain size n must be positive"},
+		{[]string{"--workload", "allrange", "--n", "-3"}, "domain size n must be positive"},
 		{[]string{"--n", "8"}, "exactly one"},
 		{[]string{"--workload", "width:k=9", "--n", "8"}, "range width"},
 		{[]string{"--workload", "wrange:m=0", "--n", "8"}, "number of queries"},
 		{[]string{"--workload", "wdiscrete:m=4,pneg=-0.1", "--n", "8"}, "probabilities"},
 		{[]string{"--workload", "marginals:dims=4x0x2"}, "size 0"},
-		{[]string{"--workload", "allrange", "--n", "8", "--m", "3"}, "--m is only for --gram"},
+		{[]string{"--workload", "allrange", "--n", "8", "--m", "3"}, "number of queries is only for a Gram file"},
 		{[]string{"--gram", "whatever.csv"}, "--gram needs --m"},
 		{[]string{"--gram", "whatever.csv", "--m", "-1"}, "--gram needs --m"},
 		{[]string{"--workload", "allrange", "--n", "8", "extra"}, "unexpected arguments"},

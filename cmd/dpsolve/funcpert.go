@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 
@@ -64,7 +62,7 @@ func degreeForCoeffs(n int) (int, error) {
 	return 0, usageErrorf("--coeffs: %d is not a 2-D basis size (K+1)(K+2)/2 for K ≤ 30 (e.g. 15, 28, 120)", n)
 }
 
-func runFuncpert(args []string, stdout, stderr io.Writer) error {
+func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := experiment.DefaultConfig()
 	fs := newFlagSet("funcpert", stderr)
 	out := fs.String("out", "", "write the results to this CSV file (columns eps,coeffs,method,rep,error; method functional or message, whose rows have coeffs 0)")
@@ -157,24 +155,20 @@ func runFuncpert(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
 		len(cfg.Eps), *epsMin, *epsMax, *coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
+	if err := checkOutputs(nil, fileOut("--out", *out), fileOut("--plot", *plotPath)); err != nil {
+		return err
+	}
 	res, err := experiment.Run(ctx, cfg, stderr)
+	if err == nil && ctx.Err() != nil {
+		err = errCancelled(ctx) // an interrupted experiment writes nothing
+	}
 	if err != nil {
 		return err
 	}
 	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return err
-		}
-		if err := experiment.WriteCSV(f, res.Rows); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := writeFileAtomic(*out, func(w io.Writer) error { return experiment.WriteCSV(w, res.Rows) }); err != nil {
 			return err
 		}
 	}

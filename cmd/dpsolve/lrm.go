@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -75,7 +73,7 @@ type lrmJSON struct {
 	Perturbations       int     `json:"perturbations"`
 }
 
-func runLRM(args []string, stdout, stderr io.Writer) error {
+func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("lrm", stderr)
 	wfile := fs.String("w", "", "workload matrix W (m×n) from a .npy or .csv file")
 	spec := fs.String("workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
@@ -85,6 +83,7 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	delta := fs.Float64("delta", 0, "privacy parameter δ in (0,1), gaussian only")
 	outB := fs.String("out-b", "", "write B (m×r) to this .npy or .csv file")
 	outL := fs.String("out-l", "", "write L (r×n) to this .npy or .csv file")
+	outW := registerOutW(fs)
 	data := fs.String("data", "", "histogram x (.npy/.csv, n counts) to include the data-dependent structural error (for analysis only: it depends on private data)")
 	rankFactor := fs.Float64("rank-factor", 1.2, "r = ⌈rank-factor·rank(W)⌉ rows of L")
 	rank := fs.Int("rank", 0, "explicit r (overrides --rank-factor)")
@@ -106,32 +105,21 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// The budget is checked by calibrate and everything else by lrm.Solve
+	// (its errors wrap ErrInput and exit 1): no second copy of the checks here.
 	ball := lrm.L1
-	bud := lrm.Budget{Epsilon: *eps, Delta: *delta}
+	var bud calibrate.Budget
 	switch *mech {
 	case "laplace":
-		if *delta != 0 {
-			return usageErrorf("--delta is for --mechanism gaussian; Laplace noise is ε-DP with δ = 0")
-		}
+		bud = calibrate.Budget{Kind: calibrate.Pure, Epsilon: *eps, Delta: *delta}
 	case "gaussian":
 		ball = lrm.L2
-		if !(*delta > 0 && *delta < 1) {
-			return usageErrorf("--mechanism gaussian needs --delta in (0, 1), got %g", *delta)
-		}
+		bud = calibrate.ApproxDP(*eps, *delta)
 	default:
 		return usageErrorf("--mechanism must be laplace or gaussian, got %q", *mech)
 	}
-	if math.IsNaN(*eps) || math.IsInf(*eps, 0) || *eps <= 0 {
-		return usageErrorf("--eps must be positive and finite, got %g", *eps)
-	}
-	if !(*tol > 0 && *tol < 1) {
-		return usageErrorf("--tol must be in (0, 1), got %g", *tol)
-	}
-	if !(*rankFactor >= 1) || math.IsInf(*rankFactor, 0) {
-		return usageErrorf("--rank-factor must be at least 1, got %g", *rankFactor)
-	}
-	if *rank < 0 || *maxOuter < 0 || *maxInner < 0 || *pRows < 0 || *pIters < 0 {
-		return usageErrorf("--rank, --max-outer, --max-inner, --pidentity-rows and --pidentity-iters must be non-negative")
+	if err := bud.Validate(); err != nil {
+		return usageErrorf("--mechanism %s --eps %g --delta %g: %v", *mech, *eps, *delta, err)
 	}
 	var start lrm.Start
 	switch *startFlag {
@@ -147,11 +135,20 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 	if *seed == 0 {
 		return usageErrorf("--seed must be positive")
 	}
+	if err := checkRange("--eps", *eps, epsMin, epsMax); err != nil {
+		return err
+	}
+	if err := preflight("lrm", []string{*wfile, *data}, *spec, *nFlag, memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL), matOut("--out-w", *outW)); err != nil {
+		return err
+	}
 	w, label, err := loadLRMWorkload(*wfile, *spec, *nFlag)
 	if err != nil {
 		return err
 	}
 	m, n := w.Dims()
+	if err := checkSizeMemory("lrm", n, m, memLRM, true); err != nil {
+		return err
+	}
 	var x []float64
 	if *data != "" {
 		if x, err = matio.ReadVector(*data); err != nil {
@@ -162,8 +159,6 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
 		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
 		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine}
@@ -201,11 +196,12 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	res, err := lrm.Solve(ctx, w, opt)
+	// An interrupted solve returns at once and writes nothing.
+	res, err := untilCancelled(ctx, func() (*lrm.Result, error) { return lrm.Solve(ctx, w, opt) })
 	if err != nil {
 		return err
 	}
-	if err := writeMatrices(outFile{*outB, res.B}, outFile{*outL, res.L}); err != nil {
+	if err := writeMatrices(outFile{*outB, res.B}, outFile{*outL, res.L}, outFile{*outW, w}); err != nil {
 		return err
 	}
 	noiseErr, err := res.ExpectedNoiseError(bud)
@@ -276,7 +272,7 @@ func runLRM(args []string, stdout, stderr io.Writer) error {
 
 // unitVariance is the per-measurement noise variance at unit sensitivity:
 // the factor that turns Φ-scale quantities into errors.
-func unitVariance(res *lrm.Result, b lrm.Budget) (float64, error) {
+func unitVariance(res *lrm.Result, b calibrate.Budget) (float64, error) {
 	v, err := res.NoiseVariance(b)
 	if err != nil {
 		return 0, err
@@ -285,31 +281,15 @@ func unitVariance(res *lrm.Result, b lrm.Budget) (float64, error) {
 }
 
 // loadLRMWorkload reads W from a file or builds an explicit built-in
-// workload.
+// workload, through the shared loader.
 func loadLRMWorkload(wfile, spec string, n int) (*mat.Dense, string, error) {
-	if (wfile == "") == (spec == "") {
-		return nil, "", usageErrorf("give exactly one of --w and --workload")
-	}
-	if wfile != "" {
-		if n != 0 {
-			return nil, "", usageErrorf("--n is for --workload")
-		}
-		w, err := matio.ReadMatrix(wfile)
-		if err != nil {
-			return nil, "", err
-		}
-		return w, "w:" + wfile, nil
-	}
-	if n <= 0 && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(spec)), "marginal") {
-		return nil, "", usageErrorf("--workload needs a positive --n, got %d", n)
-	}
-	wl, err := workload.Parse(spec, n)
+	w, err := loadWorkload(workload.Source{Spec: spec, N: n, WFile: wfile})
 	if err != nil {
-		return nil, "", usageErrorf("%v", err)
+		return nil, "", err
 	}
-	ex, ok := wl.(workload.Explicit)
+	ex, ok := w.(workload.Explicit)
 	if !ok {
-		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", wl.Name())
+		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", w.Name())
 	}
-	return ex.Matrix(), wl.Name(), nil
+	return ex.Matrix(), w.Name(), nil
 }

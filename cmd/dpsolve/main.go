@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +22,10 @@ type command struct {
 	summary string
 	// run executes the subcommand with its arguments (without the name).
 	// It returns errUsage (possibly wrapped) for bad flags or arguments.
-	run func(args []string, stdout, stderr io.Writer) error
+	// ctx is cancelled by the first SIGINT or SIGTERM (see signals.go): the
+	// command then stops, writes nothing the interrupted work would have
+	// produced, and returns an error wrapping ctx.Err() (exit status 130).
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var commands = map[string]*command{}
@@ -98,12 +102,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printUsage(stderr)
 		return 2
 	}
-	err := c.run(args[1:], stdout, stderr)
+	ctx, stop := signalContext(context.Background(), stderr, c.name)
+	defer stop()
+	err := runGuarded(ctx, c, args[1:], stdout, stderr)
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case interrupted(ctx, err):
+		fmt.Fprintf(stderr, "dpsolve %s: interrupted; no output of the interrupted work was written\n", c.name)
+		return exitInterrupted
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "dpsolve %s: %v\n", c.name, err)
 		return 2

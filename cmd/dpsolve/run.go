@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/newton"
 )
@@ -22,13 +19,16 @@ func init() {
 	})
 }
 
-func runRun(args []string, stdout, stderr io.Writer) error {
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("run", stderr)
 	var f releaseFlags
 	f.register(fs)
 	tol := fs.Float64("tol", 1e-8, "target certified relative duality gap of the strategy optimization")
 	outA := fs.String("out-a", "", "also write the optimized strategy A (upper triangular) to this .npy or .csv file")
 	quiet := fs.Bool("quiet", false, "no optimization progress on stderr")
+	outW := registerOutW(fs)
+	maxIter := fs.Int("max-iter", 0, "iteration cap of the strategy optimization (0: the solver's default)")
+	allowUnconverged := fs.Bool("allow-unconverged", false, "release even if the optimization stops before its certified gap (the strategy is valid but may be suboptimal)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -39,40 +39,63 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([]string{f.data, f.wfile}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-a", *outA), matOut("--out-w", *outW)); err != nil {
+		return err
+	}
 	x, err := f.loadData()
 	if err != nil {
+		return err
+	}
+	if err := checkCounts(x, f.data, f.allowFractional, stderr); err != nil {
+		return err
+	}
+	if err := checkSizeMemory("run", len(x), 0, memRun, false); err != nil {
+		return err
+	}
+	if err := checkSpecMemory("run", f.spec, len(x), memRun, false, true); err != nil {
 		return err
 	}
 	w, err := f.loadWorkload(len(x))
 	if err != nil {
 		return err
 	}
-	if b.Kind == release.Laplace {
-		fmt.Fprintf(stderr, "dpsolve run: note: the optimized strategy minimizes Gaussian-noise error; under Laplace noise it is valid but not optimal\n")
+	if *maxIter < 0 {
+		return usageErrorf("--max-iter must be non-negative, got %d", *maxIter)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	opt := &newton.Options{Tol: *tol}
+	opt := &newton.Options{Tol: *tol, MaxIter: *maxIter}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve run: optimizing the strategy for %s (n = %d)\n", w.Name(), len(x))
 		opt.Progress = func(it newton.Iteration) {
 			fmt.Fprintf(stderr, "  iter %3d  objective %.10g  gap %s  %.2fs\n", it.Iter, it.Objective, fmtMaybe(it.Gap, "%.3g"), it.Seconds)
 		}
 	}
-	s, err := strategy.Optimize(ctx, w.Gram(), opt)
+	// Interrupted: return at once and release nothing.
+	s, err := untilCancelled(ctx, func() (*strategy.Optimized, error) { return strategy.Optimize(ctx, w.Gram(), opt) })
 	if err != nil {
 		return err
 	}
 	res := s.Result
 	if res.Status != newton.Converged {
-		fmt.Fprintf(stderr, "dpsolve run: warning: optimization stopped with status %s at gap %.3g; the strategy is valid (privacy is unaffected) but may be suboptimal\n", res.Status, res.Gap)
+		if !*allowUnconverged {
+			return fmt.Errorf("the strategy optimization stopped with status %s at certified gap %.3g (asked for %g); nothing was released and no budget spent: raise --tol or --max-iter, or pass --allow-unconverged to release with this valid but possibly suboptimal strategy", res.Status, res.Gap, *tol)
+		}
+		fmt.Fprintf(stderr, "dpsolve run: warning: optimization stopped with status %s at gap %.3g; releasing anyway (--allow-unconverged): privacy is unaffected, accuracy may be suboptimal\n", res.Status, res.Gap)
+	}
+	if ctx.Err() != nil {
+		return errCancelled(ctx) // interrupted after the solve: write nothing
 	}
 	if *outA != "" {
 		if err := matio.WriteMatrix(*outA, s.A); err != nil {
 			return err
 		}
 	}
-	return doRelease(&f, b, s.A, x, w, stdout, stderr, func(j *releaseJSON) {
+	a := warnLaplaceMismatch(s.A, w, b, stderr, true)
+	defer func() {
+		if err == nil {
+			err = writeOutW(*outW, w) // after the answers: they matter more
+		}
+	}()
+	return doRelease(ctx, &f, b, a, x, w, stdout, stderr, func(j *releaseJSON) {
 		obj, gap, secs := res.Objective, res.Gap, res.Seconds
 		j.Objective, j.SolveStatus, j.SolveSeconds = &obj, string(res.Status), &secs
 		if finite(gap) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
@@ -39,9 +40,9 @@ func TestRunOptimizesAndAnswers(t *testing.T) {
 		Queries      int     `json:"queries"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
-	// The optimum for Prefix n = 32 is 114.559696 (BRIEF: interior-point
-	// SDP); the solver certifies a gap ≤ 1e-8, the SDP value has 9 digits.
-	assert.InDelta(t, 114.559696, got.Objective, 2e-6*114.56)
+	// The certified optimum for Prefix n = 32 (internal/reference); the
+	// solver certifies a gap ≤ 1e-8.
+	assert.InEpsilon(t, reference.PrefixN32, got.Objective, 1e-8)
 	assert.LessOrEqual(t, got.Gap, 1e-8)
 	// Optimized strategies have unit columns: Δ₂ = 1.
 	assert.InDelta(t, 1, got.Sensitivity, 1e-9)

@@ -7,19 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
-	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
-	"github.com/dpsolve/dpsolve/newton"
 )
 
 func init() {
@@ -57,17 +51,10 @@ type sdpJSON struct {
 	Exact *sdpExactJSON `json:"exact,omitempty"`
 }
 
-type sdpExactJSON struct {
-	RelaxationValue   float64            `json:"relaxation_value"`
-	AL1Sensitivity    float64            `json:"a_l1_sensitivity"`
-	SDPStrategy       *float64           `json:"sdp_strategy_objective"`
-	SDPStrategyNote   string             `json:"sdp_strategy_note,omitempty"`
-	CholXStrategy     *float64           `json:"chol_x_strategy_objective"`
-	CholXStrategyNote string             `json:"chol_x_strategy_note,omitempty"`
-	Baselines         map[string]float64 `json:"baselines"`
-}
+// sdpExactJSON is the exact forms' report; mechanism/sdp computes it.
+type sdpExactJSON = sdp.ExactReport
 
-func runSDP(args []string, stdout, stderr io.Writer) error {
+func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sdp", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -96,14 +83,16 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 	if *tol < 0 || math.IsNaN(*tol) {
 		return usageErrorf("--tol must be non-negative, got %g", *tol)
 	}
-	v, label, err := wf.load()
+	if err := preflight("sdp", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSDP, true, false,
+		fileOut("--export", *export), matOut("--out-x", *outX), matOut("--out-a", *outA)); err != nil {
+		return err
+	}
+	wl, err := loadWorkload(wf.source())
 	if err != nil {
 		return err
 	}
-	w, err := sdpWorkloadMatrix(&wf, v.SymmetricDim())
-	if err != nil {
-		return err
-	}
+	v, label := wl.Gram(), wl.Name()
+	w := sdpWorkloadMatrix(wl)
 	var fm *sdp.Formulation
 	src := "matrix"
 	if w != nil {
@@ -128,8 +117,6 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 			*export, form, label, fm.NumVars(), fm.Problem.Blocks)
 	}
 	if *solve {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
 		if err := solveSDP(ctx, fm, v, &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
 			return err
 		}
@@ -145,49 +132,15 @@ func runSDP(args []string, stdout, stderr io.Writer) error {
 // matrix with m ≤ n, so the exported program is literally the seed's; for
 // m > n (or a Gram-only workload) it returns nil and the program uses an n×n
 // factor of V, which has the same optimum and a smaller block.
-func sdpWorkloadMatrix(wf *workloadFlags, n int) (*mat.Dense, error) {
-	var w *mat.Dense
-	switch {
-	case wf.wfile != "":
-		d, err := matio.ReadMatrix(wf.wfile)
-		if err != nil {
-			return nil, err
-		}
-		w = d
-	case wf.spec != "":
-		wl, err := workload.Parse(wf.spec, wf.n)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		if e, ok := wl.(workload.Explicit); ok && wl.Queries() <= n {
-			w = e.Matrix()
-		}
-	}
-	if w != nil {
-		if m, _ := w.Dims(); m > n {
-			return nil, nil
-		}
-	}
-	return w, nil
-}
-
-func writeSDPAFile(path string, p *sdp.Problem) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	if err := sdp.WriteSDPA(f, p); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+func sdpWorkloadMatrix(wl workload.Workload) *mat.Dense {
+	if e, ok := wl.(workload.Explicit); ok && wl.Queries() <= wl.Domain() {
+		return e.Matrix()
 	}
 	return nil
+}
+
+func writeSDPAFile(path string, p *sdp.Problem) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return sdp.WriteSDPA(w, p) })
 }
 
 func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sdpJSON, opt *sdp.Options,
@@ -200,44 +153,29 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 	if err != nil {
 		return err
 	}
-	pt, err := fm.Recover(res.Solution.Y)
-	if err != nil {
-		return err
-	}
-	// Independent feasibility check of CSDP's answer: the most negative
-	// eigenvalue of the slack Σ yᵢFᵢ − F₀ over all blocks.
-	slack, err := fm.Problem.Slack(res.Solution.Y)
-	if err != nil {
-		return err
-	}
-	worst := 0.0
-	for _, b := range slack {
-		ev, err := b.MinEigenvalue()
-		if err != nil {
-			return err
-		}
-		worst = math.Max(worst, -ev)
-	}
-
 	if !quiet {
-		fmt.Fprintln(stderr, "solving with the Newton optimizer for comparison...")
+		fmt.Fprintln(stderr, "checking the solution and solving with the Newton optimizer for comparison...")
 	}
-	nres, err := newton.Solve(ctx, v, nil)
+	ver, err := sdp.Verify(ctx, fm, v, res)
 	if err != nil {
-		return fmt.Errorf("newton: %w", err)
+		if ctx.Err() != nil {
+			return errCancelled(ctx) // an interrupted solve writes nothing
+		}
+		return err
 	}
-	rel := math.Abs(pt.Objective-nres.Objective) / math.Abs(nres.Objective)
+	pt := ver.Point
 	out.SDPObjective = ptr(pt.Objective)
 	if !math.IsNaN(res.LowerBound) {
 		out.SDPLowerBound = ptr(res.LowerBound)
 	}
-	out.NewtonObjective = ptr(nres.Objective)
-	out.RelativeDifference = ptr(rel)
+	out.NewtonObjective = ptr(ver.NewtonObjective)
+	out.RelativeDifference = ptr(ver.RelativeDifference)
 	out.Solver = res.Solver
 	out.Status = res.Status
 	out.Seconds = ptr(res.Seconds)
-	out.NewtonSeconds = ptr(nres.Seconds)
-	out.MaxInfeasibility = ptr(worst)
+	out.NewtonSeconds = ptr(ver.NewtonSeconds)
+	out.MaxInfeasibility = ptr(ver.MaxInfeasibility)
+	out.Exact = ver.Exact
 
 	var aOut *mat.Dense
 	if fm.Form == sdp.Approx {
@@ -251,7 +189,9 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 		}
 	} else {
 		aOut = pt.A
-		out.Exact = exactReport(v, pt)
+	}
+	if ctx.Err() != nil {
+		return errCancelled(ctx) // an interrupted solve writes nothing
 	}
 	if outX != "" {
 		if err := matio.WriteMatrix(outX, pt.X); err != nil {
@@ -264,67 +204,6 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 		}
 	}
 	return nil
-}
-
-// exactReport evaluates the ε-DP objective J₁ of the relaxation's strategy
-// A, of A = chol(X) (the rounding that uses the relaxation's X), and of the
-// baseline strategies, to set beside the relaxation value.
-func exactReport(v *mat.SymDense, pt *sdp.Point) *sdpExactJSON {
-	n := v.SymmetricDim()
-	rep := &sdpExactJSON{RelaxationValue: pt.Objective, Baselines: map[string]float64{}}
-	for j := 0; j < n; j++ {
-		s := 0.0
-		for k := 0; k < n; k++ {
-			s += math.Abs(pt.A.At(k, j))
-		}
-		rep.AL1Sensitivity = math.Max(rep.AL1Sensitivity, s)
-	}
-	eval := func(label string, a *mat.Dense) (*float64, string) {
-		st, err := strategy.FromMatrix(label, a)
-		if err != nil {
-			return nil, err.Error()
-		}
-		j, err := sdp.StrategyObjective(v, st, 1)
-		if err != nil {
-			return nil, err.Error()
-		}
-		return ptr(j), ""
-	}
-	rep.SDPStrategy, rep.SDPStrategyNote = eval("sdp-a", pt.A)
-	var ch mat.Cholesky
-	if ch.Factorize(pt.X) {
-		var u mat.TriDense
-		ch.UTo(&u)
-		rep.CholXStrategy, rep.CholXStrategyNote = eval("chol-x", mat.DenseCopyOf(&u))
-	} else {
-		rep.CholXStrategyNote = "X is not positive definite"
-	}
-	var baselines []strategy.Strategy
-	if s, err := strategy.NewIdentity(n); err == nil {
-		baselines = append(baselines, s)
-	}
-	if s, err := strategy.NewH2(n); err == nil {
-		baselines = append(baselines, s)
-	}
-	if s, err := strategy.NewWavelet(n); err == nil {
-		baselines = append(baselines, s)
-	}
-	for _, s := range baselines {
-		if j, err := sdp.StrategyObjective(v, s, 1); err == nil {
-			rep.Baselines[strings.SplitN(s.Name(), "(", 2)[0]] = j
-		}
-	}
-	// The Low-Rank Mechanism's L (columns in the unit ℓ1 ball) as a
-	// strategy with least-squares reconstruction; its own answers B·y cost
-	// at least this much.
-	if f, err := lrm.GramFactor(v); err == nil {
-		if res, err := lrm.Solve(context.Background(), f, &lrm.Options{Ball: lrm.L1}); err == nil {
-			if j, _ := eval("lrm", res.L); j != nil {
-				rep.Baselines["lrm"] = *j
-			}
-		}
-	}
-	return rep
 }
 
 func ptr(x float64) *float64 { return &x }

@@ -74,9 +74,10 @@ func TestSDPUsageErrors(t *testing.T) {
 		assert.Equal(t, 2, code, "%v", tc.args)
 		assert.Contains(t, errOut, tc.msg, "%v", tc.args)
 	}
+	// A missing output directory is found before any work (preflight.go).
 	code, _, errOut := runCLI(t, "sdp", "--workload", "prefix", "--n", "4", "--export", filepath.Join(t.TempDir(), "no", "such", "dir.dat-s"))
-	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "no such file or directory")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "does not exist")
 }
 
 func TestSDPMissingSolver(t *testing.T) {

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -65,53 +62,14 @@ func (f *workloadFlags) register(fs interface {
 
 // load returns the workload's Gram matrix and a label for it.
 func (f *workloadFlags) load() (*mat.SymDense, string, error) {
-	set := 0
-	for _, s := range []string{f.spec, f.gram, f.wfile} {
-		if s != "" {
-			set++
-		}
+	w, err := loadWorkload(f.source())
+	if err != nil {
+		return nil, "", err
 	}
-	if set != 1 {
-		return nil, "", usageErrorf("give exactly one of --workload, --gram, --w")
-	}
-	switch {
-	case f.spec != "":
-		if f.n < 0 || (f.n == 0 && !isMarginals(f.spec)) {
-			return nil, "", usageErrorf("--workload needs a positive --n, got %d", f.n)
-		}
-		w, err := workload.Parse(f.spec, f.n)
-		if err != nil {
-			return nil, "", usageErrorf("%v", err)
-		}
-		return w.Gram(), w.Name(), nil
-	case f.gram != "":
-		d, err := matio.ReadMatrix(f.gram)
-		if err != nil {
-			return nil, "", err
-		}
-		v, err := newton.GramFromDense(d)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", f.gram, err)
-		}
-		return v, "gram:" + f.gram, nil
-	default:
-		d, err := matio.ReadMatrix(f.wfile)
-		if err != nil {
-			return nil, "", err
-		}
-		v, err := newton.GramFromWorkload(d)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", f.wfile, err)
-		}
-		return v, "w:" + f.wfile, nil
-	}
+	return w.Gram(), w.Name(), nil
 }
 
-func isMarginals(spec string) bool {
-	return len(spec) >= 9 && spec[:9] == "marginals"
-}
-
-func runSolve(args []string, stdout, stderr io.Writer) error {
+func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("solve", stderr)
 	var wf workloadFlags
 	wf.register(fs)
@@ -122,8 +80,10 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("threads", 0, "kernel threads (0: backend default)")
 	outA := fs.String("out-a", "", "write the strategy A (upper triangular, AᵀA = X) to this .npy or .csv file")
 	outX := fs.String("out-x", "", "write X = AᵀA to this .npy or .csv file")
+	outW := registerOutW(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no per-iteration progress on stderr")
+	withAnswerOrder(fs, "usage: dpsolve solve (--workload SPEC --n N | --w FILE | --gram FILE) [flags]", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -139,15 +99,20 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if *method != string(newton.MethodNewton) && *method != string(newton.MethodYuan2016) {
 		return usageErrorf("--method must be newton or yuan2016, got %q", *method)
 	}
+	if err := preflight("solve", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSolve, false, false,
+		matOut("--out-a", *outA), matOut("--out-x", *outX), matOut("--out-w", *outW)); err != nil {
+		return err
+	}
 	v, label, err := wf.load()
 	if err != nil {
+		return err
+	}
+	if err := checkSizeMemory("solve", v.SymmetricDim(), 0, memSolve, false); err != nil {
 		return err
 	}
 	if *threads > 0 {
 		blas.Current().SetThreads(*threads)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
 	n := v.SymmetricDim()
 	if !*quiet {
@@ -160,14 +125,22 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%5d %20.12g %20s %10s %4d %8.3g %9.3f\n", it.Iter, it.Objective, fmtMaybe(it.LowerBound, "%.12g"), fmtMaybe(it.Gap, "%.3g"), it.CGSteps, it.Step, it.Seconds)
 		}
 	}
-	// On cancellation newton returns the best strategy so far and the
-	// context's error: report and write that strategy, then fail (exit 1).
-	res, solveErr := newton.Solve(ctx, v, opt)
-	if res == nil {
-		return solveErr
+	// An interrupted solve returns at once and writes nothing.
+	res, err := untilCancelled(ctx, func() (*newton.Result, error) { return newton.Solve(ctx, v, opt) })
+	if err != nil {
+		return err
 	}
 	if err := writeMatrices(outFile{*outA, res.A}, outFile{*outX, res.X}); err != nil {
 		return err
+	}
+	if *outW != "" {
+		w, err := solveWorkload(&wf)
+		if err == nil {
+			err = writeOutW(*outW, w)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	be := blas.Current()
 	out := solveJSON{
@@ -183,7 +156,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
-		return solveErr
+		return nil
 	}
 	fmt.Fprintf(stdout, "workload      %s (n = %d)\n", label, n)
 	fmt.Fprintf(stdout, "method        %s, backend %s\n", res.Method, blas.Describe())
@@ -193,10 +166,10 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "gap           %.3g\n", res.Gap)
 	fmt.Fprintf(stdout, "SVD bound     %.12g\n", res.SVDBound)
 	if res.Regularization > 0 {
-		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V): V is singular, so the solver minimized tr((V+θ·mean(diag V)·I) X⁻¹) = %.12g\n", res.Regularization, res.RegularizedObjective)
+		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V): %s, so the solver minimized tr((V+θ·mean(diag V)·I) X⁻¹) = %.12g\n", res.Regularization, regularizationReason(res.Method, *reg), res.RegularizedObjective)
 		fmt.Fprintf(stdout, "              (status refers to that problem; the objective, bound and gap above are for your V — lower --regularization to narrow the gap)\n")
 	}
-	return solveErr
+	return nil
 }
 
 // outFile is an optional output file: a path (empty: not requested) and

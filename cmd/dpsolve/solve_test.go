@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -24,7 +25,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 // TestSolveJSON: the JSON output has the documented keys, reproduces the
-// reference optimum Prefix n = 32 → 114.5597028 (BRIEF, interior-point SDP)
+// certified reference optimum Prefix n = 32 (internal/reference)
 // and writes A and X files consistent with each other.
 func TestSolveJSON(t *testing.T) {
 	dir := t.TempDir()
@@ -36,7 +37,7 @@ func TestSolveJSON(t *testing.T) {
 	for _, k := range []string{"objective", "lower_bound", "gap", "svd_bound", "iterations", "cg_steps", "seconds", "status", "backend", "n"} {
 		require.Contains(t, got, k)
 	}
-	assert.InEpsilon(t, 114.5597028, got["objective"].(float64), 1e-7)
+	assert.InEpsilon(t, reference.PrefixN32, got["objective"].(float64), 1e-8) // the certified gap
 	assert.LessOrEqual(t, got["gap"].(float64), 1e-8)
 	assert.Equal(t, "converged", got["status"])
 	assert.Contains(t, errOut, "lower bound", "progress header on stderr")
@@ -83,7 +84,7 @@ func TestSolveErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"solve"}, 2, "exactly one of"},
-		{[]string{"solve", "--workload", "prefix"}, 2, "positive --n"},
+		{[]string{"solve", "--workload", "prefix"}, 2, "domain size n must be positive"},
 		{[]string{"solve", "--workload", "bogus", "--n", "4"}, 2, "bogus"},
 		{[]string{"solve", "--workload", "prefix", "--n", "4", "--tol", "-1"}, 2, "--tol"},
 		{[]string{"solve", "--workload", "prefix", "--n", "4", "--method", "x"}, 2, "--method"},

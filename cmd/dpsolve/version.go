@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,7 +19,7 @@ func init() {
 	register(&command{name: "version", summary: "print the version, kernel backend, OpenBLAS core and thread count", run: runVersion})
 }
 
-func runVersion(args []string, stdout, stderr io.Writer) error {
+func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	if err := parseFlags(fs, args); err != nil {

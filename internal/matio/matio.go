@@ -35,6 +35,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Format is an on-disk matrix format.
@@ -59,23 +61,49 @@ func (f Format) String() string {
 	return fmt.Sprintf("Format(%d)", int(f))
 }
 
-// Error categories. Errors returned by this package wrap exactly one of them.
+// ErrInput is wrapped by every error this package returns for a file the
+// caller can fix (a missing or unreadable file, a malformed one): it is the
+// one dpsolve-wide sentinel (internal/inputerr). Every error category below
+// satisfies errors.Is(err, ErrInput) too.
+var ErrInput = inputerr.ErrInput
+
+// category is an error category that is also a bad-input error: errors.Is
+// matches both the category itself and ErrInput.
+type category struct{ msg string }
+
+func (c *category) Error() string        { return c.msg }
+func (c *category) Is(target error) bool { return target == inputerr.ErrInput }
+
+// ioInputError is an operating-system error on an input file (missing,
+// unreadable): bad input the caller can fix. It reads as before
+// ("matio: open x.npy: no such file or directory") and matches both
+// ErrInput and the OS error (errors.Is(err, fs.ErrNotExist)).
+type ioInputError struct {
+	prefix string
+	err    error
+}
+
+func (e *ioInputError) Error() string   { return e.prefix + e.err.Error() }
+func (e *ioInputError) Unwrap() []error { return []error{inputerr.ErrInput, e.err} }
+
+// Error categories. Errors returned for bad input wrap exactly one of them
+// (and so ErrInput).
 var (
 	// ErrFormat: unknown extension or input that is not well-formed npy/CSV.
-	ErrFormat = errors.New("malformed or unsupported file")
+	ErrFormat error = &category{"malformed or unsupported file"}
 	// ErrTruncated: the data ends before the header's shape says it should.
-	ErrTruncated = errors.New("truncated data")
+	ErrTruncated error = &category{"truncated data"}
 	// ErrEmpty: the file or array holds no numbers.
-	ErrEmpty = errors.New("empty")
+	ErrEmpty error = &category{"empty"}
 	// ErrDType: the npy element type is not a real float or integer type.
-	ErrDType = errors.New("unsupported dtype")
+	ErrDType error = &category{"unsupported dtype"}
 	// ErrShape: ragged text rows or a shape inconsistent with the data.
-	ErrShape = errors.New("shape mismatch")
+	ErrShape error = &category{"shape mismatch"}
 	// ErrDims: the array has the wrong number of dimensions for the request
 	// (a 1-D array for ReadMatrix, a genuine matrix for ReadVector, ...).
-	ErrDims = errors.New("wrong dimensionality")
+	ErrDims error = &category{"wrong dimensionality"}
 	// ErrNonFinite: a NaN or infinite entry.
-	ErrNonFinite = errors.New("non-finite value")
+	ErrNonFinite error = &category{"non-finite value"}
 )
 
 // FormatOf returns the format implied by path's extension: .npy → NPY,
@@ -112,12 +140,15 @@ func readFile[T any](path string, read func(io.Reader, Format) (T, error)) (T, e
 		return zero, err
 	}
 	fh, err := os.Open(path)
-	if err != nil {
-		return zero, fmt.Errorf("matio: %w", err)
+	if err != nil { // a missing or unreadable input file is the caller's to fix
+		return zero, &ioInputError{"matio: ", err}
 	}
 	defer fh.Close()
 	v, err := read(fh, f)
 	if err != nil {
+		if !errors.Is(err, ErrInput) { // an I/O failure while reading the file
+			err = &ioInputError{"", err}
+		}
 		return zero, fmt.Errorf("matio: %s: %w", path, err)
 	}
 	return v, nil

@@ -33,23 +33,26 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"gonum.org/v1/gonum/mat"
 )
 
 // ErrUnsupported reports a strategy whose row space does not contain the
 // workload: some query cannot be reconstructed from its measurements.
 var ErrUnsupported = errors.New("strategy does not support the workload")
 
-// Mechanism names the noise distribution.
-type Mechanism string
+// Mechanism names the noise distribution: calibrate's NoiseKind, the one
+// vocabulary (Gaussian for (ε,δ)-DP and zCDP, Laplace for pure ε-DP).
+type Mechanism = calibrate.NoiseKind
 
 const (
 	// Gaussian noise, (ε,δ)-DP, calibrated to L2 sensitivity.
-	Gaussian Mechanism = "gaussian"
+	Gaussian = calibrate.Gaussian
 	// Laplace noise, ε-DP, calibrated to L1 sensitivity.
-	Laplace Mechanism = "laplace"
+	Laplace = calibrate.Laplace
 )
 
 // Calibration selects how the Gaussian σ is computed.
@@ -65,6 +68,9 @@ const (
 
 // Noise is a calibrated noise distribution at unit sensitivity.
 type Noise struct {
+	// Budget is the privacy budget the noise meets (calibrate's one budget
+	// type); Epsilon and Delta repeat its fields for reports.
+	Budget      calibrate.Budget
 	Mechanism   Mechanism
 	Epsilon     float64
 	Delta       float64     // 0 for Laplace
@@ -85,12 +91,12 @@ func GaussianNoise(eps, delta float64, cal Calibration) (Noise, error) {
 	case Classic:
 		sigma, err = calibrate.ClassicGaussianSigma(eps, delta, 1)
 	default:
-		return Noise{}, fmt.Errorf("accounting: unknown Gaussian calibration %q (want analytic or classic)", cal)
+		return Noise{}, inputerr.Errorf("accounting", "unknown Gaussian calibration %q (want analytic or classic)", cal)
 	}
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Mechanism: Gaussian, Epsilon: eps, Delta: delta, Calibration: cal, Scale: sigma}, nil
+	return Noise{Budget: calibrate.ApproxDP(eps, delta), Mechanism: Gaussian, Epsilon: eps, Delta: delta, Calibration: cal, Scale: sigma}, nil
 }
 
 // LaplaceNoise returns the ε-DP Laplace noise at unit L1 sensitivity.
@@ -99,7 +105,27 @@ func LaplaceNoise(eps float64) (Noise, error) {
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Mechanism: Laplace, Epsilon: eps, Scale: b}, nil
+	return Noise{Budget: calibrate.PureDP(eps), Mechanism: Laplace, Epsilon: eps, Scale: b}, nil
+}
+
+// NoiseFor returns the unit-sensitivity noise that meets budget b: Laplace
+// for pure ε-DP, Gaussian with calibration cal ("" or Analytic, or Classic)
+// for (ε,δ)-DP, and the zCDP Gaussian σ = 1/√(2ρ) for ρ-zCDP.
+func NoiseFor(b calibrate.Budget, cal Calibration) (Noise, error) {
+	if err := b.Validate(); err != nil {
+		return Noise{}, err
+	}
+	switch b.Kind {
+	case calibrate.Pure:
+		return LaplaceNoise(b.Epsilon)
+	case calibrate.Approx:
+		return GaussianNoise(b.Epsilon, b.Delta, cal)
+	}
+	sigma, err := calibrate.ZCDPSigma(b.Rho, 1)
+	if err != nil {
+		return Noise{}, err
+	}
+	return Noise{Budget: b, Mechanism: Gaussian, Scale: sigma}, nil
 }
 
 // UnitVariance is the noise variance per measurement at unit sensitivity:
@@ -122,10 +148,10 @@ func (nz Noise) Sensitivity(s strategy.Strategy) float64 {
 
 func (nz Noise) valid() error {
 	if nz.Mechanism != Gaussian && nz.Mechanism != Laplace {
-		return fmt.Errorf("accounting: unknown mechanism %q", nz.Mechanism)
+		return inputerr.Errorf("accounting", "unknown mechanism %q", nz.Mechanism)
 	}
 	if !(nz.Scale > 0) || math.IsInf(nz.Scale, 0) {
-		return fmt.Errorf("accounting: noise scale must be positive and finite, got %v (use GaussianNoise or LaplaceNoise)", nz.Scale)
+		return inputerr.Errorf("accounting", "noise scale must be positive and finite, got %v (derive it from the privacy budget: Gaussian σ or Laplace b)", nz.Scale)
 	}
 	return nil
 }
@@ -157,10 +183,10 @@ func (r *Report) RatioTo(o *Report) float64 { return r.RMSE / o.RMSE }
 // squares), given its expected total squared error on m queries.
 func NewReport(name string, n, m int, totalError float64) (*Report, error) {
 	if m <= 0 || n <= 0 {
-		return nil, fmt.Errorf("accounting: n and m must be positive, got n=%d, m=%d", n, m)
+		return nil, inputerr.Errorf("accounting", "n and m must be positive, got n=%d, m=%d", n, m)
 	}
 	if math.IsNaN(totalError) || math.IsInf(totalError, 0) || totalError < 0 {
-		return nil, fmt.Errorf("accounting: total error must be finite and non-negative, got %v", totalError)
+		return nil, inputerr.Errorf("accounting", "total error must be finite and non-negative, got %v", totalError)
 	}
 	return &Report{Strategy: name, N: n, M: m, Trace: math.NaN(), L2Sensitivity: math.NaN(),
 		L1Sensitivity: math.NaN(), UnitRMSE: math.NaN(), TotalError: totalError,
@@ -174,17 +200,17 @@ func Evaluate(v *mat.SymDense, m int, s strategy.Strategy, nz Noise) (*Report, e
 		return nil, err
 	}
 	if m <= 0 {
-		return nil, fmt.Errorf("accounting: number of queries m must be positive, got %d", m)
+		return nil, inputerr.Errorf("accounting", "number of queries m must be positive, got %d", m)
 	}
 	if v == nil || v.IsEmpty() {
-		return nil, fmt.Errorf("accounting: empty workload Gram")
+		return nil, inputerr.Errorf("accounting", "empty workload Gram")
 	}
 	if s.Domain() != v.SymmetricDim() {
-		return nil, fmt.Errorf("accounting: strategy %s has n=%d cells but the workload has n=%d", s.Name(), s.Domain(), v.SymmetricDim())
+		return nil, inputerr.Errorf("accounting", "strategy %s has n=%d cells but the workload has n=%d", s.Name(), s.Domain(), v.SymmetricDim())
 	}
 	tr, err := TraceGramPinv(v, s.Gram())
 	if err != nil {
-		return nil, fmt.Errorf("accounting: %s: %w", s.Name(), err)
+		return nil, inputerr.Errorf("accounting", "%s: %w", s.Name(), err)
 	}
 	l2, l1 := s.L2Sensitivity(), s.L1Sensitivity()
 	sens := l2
@@ -222,7 +248,7 @@ func LowerBound(v *mat.SymDense, m int, nz Noise) (*Bound, error) {
 		return nil, err
 	}
 	if m <= 0 {
-		return nil, fmt.Errorf("accounting: number of queries m must be positive, got %d", m)
+		return nil, inputerr.Errorf("accounting", "number of queries m must be positive, got %d", m)
 	}
 	svd, err := SVDBound(v)
 	if err != nil {

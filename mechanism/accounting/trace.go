@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // condLimit is the largest estimated condition number of X for which the
@@ -26,11 +28,11 @@ const condLimit = 1e12
 // ErrUnsupported.
 func TraceGramPinv(v, x *mat.SymDense) (float64, error) {
 	if v == nil || x == nil || v.IsEmpty() || x.IsEmpty() {
-		return 0, fmt.Errorf("empty Gram matrix")
+		return 0, inputerr.Errorf("accounting", "empty Gram matrix")
 	}
 	n := v.SymmetricDim()
 	if x.SymmetricDim() != n {
-		return 0, fmt.Errorf("workload Gram is %d×%d but strategy Gram is %d×%d", n, n, x.SymmetricDim(), x.SymmetricDim())
+		return 0, inputerr.Errorf("accounting", "workload Gram is %d×%d but strategy Gram is %d×%d", n, n, x.SymmetricDim(), x.SymmetricDim())
 	}
 	if err := checkFinite("workload Gram", v); err != nil {
 		return 0, err
@@ -67,7 +69,7 @@ func tracePinvEigen(v, x *mat.SymDense) (float64, error) {
 	tol := float64(n) * 0x1p-52 * lmax
 	for _, l := range lam {
 		if l < -tol {
-			return 0, fmt.Errorf("strategy Gram is not positive semidefinite (eigenvalue %g)", l)
+			return 0, inputerr.Errorf("accounting", "strategy Gram is not positive semidefinite (eigenvalue %g)", l)
 		}
 	}
 	// d_k = q_kᵀ V q_k from T = V·Q.
@@ -102,7 +104,7 @@ func tracePinvEigen(v, x *mat.SymDense) (float64, error) {
 // is an error.
 func SVDBound(v *mat.SymDense) (float64, error) {
 	if v == nil || v.IsEmpty() {
-		return 0, fmt.Errorf("accounting: empty workload Gram")
+		return 0, inputerr.Errorf("accounting", "empty workload Gram")
 	}
 	if err := checkFinite("workload Gram", v); err != nil {
 		return 0, fmt.Errorf("accounting: %w", err)
@@ -123,7 +125,7 @@ func SVDBound(v *mat.SymDense) (float64, error) {
 	sum := 0.0
 	for _, l := range lam {
 		if l < -1e-10*lmax {
-			return 0, fmt.Errorf("accounting: workload Gram is not positive semidefinite (eigenvalue %g, largest %g)", l, lmax)
+			return 0, inputerr.Errorf("accounting", "workload Gram is not positive semidefinite (eigenvalue %g, largest %g)", l, lmax)
 		}
 		if l > zero {
 			sum += math.Sqrt(l)
@@ -137,9 +139,47 @@ func checkFinite(what string, s *mat.SymDense) error {
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			if x := s.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("%s entry (%d,%d) is %v; entries must be finite", what, i, j, x)
+				return inputerr.Errorf("accounting", "%s entry (%d,%d) is %v; entries must be finite", what, i, j, x)
 			}
 		}
 	}
 	return nil
+}
+
+// TraceFactor returns tr(V X⁻¹) for X = RᵀR given the upper-triangular
+// factor R (a square strategy, or the R of a strategy's QR): it equals
+// tr(R⁻ᵀ V R⁻¹) = Σᵢⱼ (R⁻¹)ᵢⱼ (V R⁻¹)ᵢⱼ, computed from R⁻¹ without forming
+// X, which would square R's condition number. It is TraceGramPinv's
+// counterpart for a factored strategy (release's expected error uses it).
+func TraceFactor(v *mat.SymDense, r *mat.TriDense) (float64, error) {
+	if v == nil || r == nil || v.IsEmpty() || r.IsEmpty() {
+		return 0, inputerr.Errorf("accounting", "empty Gram matrix or factor")
+	}
+	n := v.SymmetricDim()
+	if rn, _ := r.Triangle(); rn != n {
+		return 0, inputerr.Errorf("accounting", "workload Gram is %d×%d but the factor is %d×%d", n, n, rn, rn)
+	}
+	if _, kind := r.Triangle(); kind != mat.Upper {
+		return 0, inputerr.Errorf("accounting", "the factor must be upper triangular")
+	}
+	var rinv mat.TriDense
+	if err := rinv.InverseTri(r); err != nil {
+		if _, ok := err.(mat.Condition); !ok {
+			return 0, fmt.Errorf("accounting: inverting the factor: %w", err)
+		}
+	}
+	ri := mat.DenseCopyOf(&rinv)
+	var vr mat.Dense
+	vr.Mul(v, ri)
+	var tr float64
+	for i := 0; i < n; i++ {
+		a, b := ri.RawRowView(i), vr.RawRowView(i)
+		for j := i; j < n; j++ { // R⁻¹ is upper triangular
+			tr += a[j] * b[j]
+		}
+	}
+	if math.IsNaN(tr) || math.IsInf(tr, 0) || tr < 0 {
+		return 0, fmt.Errorf("accounting: tr(V X⁻¹) is %v: strategy too ill-conditioned", tr)
+	}
+	return tr, nil
 }

@@ -36,16 +36,17 @@
 package calibrate
 
 import (
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/integrate/quad"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // checkEps validates ε.
 func checkEps(eps float64) error {
 	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
-		return fmt.Errorf("calibrate: epsilon must be positive and finite, got %v", eps)
+		return inputerr.Errorf("calibrate", "epsilon must be positive and finite, got %v", eps)
 	}
 	return nil
 }
@@ -53,7 +54,7 @@ func checkEps(eps float64) error {
 // checkDelta validates δ for approximate DP.
 func checkDelta(delta float64) error {
 	if math.IsNaN(delta) || delta <= 0 || delta >= 1 {
-		return fmt.Errorf("calibrate: delta must lie in the open interval (0,1), got %v", delta)
+		return inputerr.Errorf("calibrate", "delta must lie in the open interval (0,1), got %v", delta)
 	}
 	return nil
 }
@@ -61,7 +62,7 @@ func checkDelta(delta float64) error {
 // checkSens validates a sensitivity.
 func checkSens(name string, s float64) error {
 	if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
-		return fmt.Errorf("calibrate: %s sensitivity must be positive and finite, got %v", name, s)
+		return inputerr.Errorf("calibrate", "%s sensitivity must be positive and finite, got %v", name, s)
 	}
 	return nil
 }
@@ -145,7 +146,7 @@ func GaussianDelta(sigma, eps, l2Sensitivity float64) (float64, error) {
 		return 0, err
 	}
 	if math.IsNaN(sigma) || math.IsInf(sigma, 0) || sigma <= 0 {
-		return 0, fmt.Errorf("calibrate: sigma must be positive and finite, got %v", sigma)
+		return 0, inputerr.Errorf("calibrate", "sigma must be positive and finite, got %v", sigma)
 	}
 	return math.Exp(logGaussianDeltaUnit(sigma/l2Sensitivity, eps)), nil
 }
@@ -178,7 +179,7 @@ func GaussianSigma(eps, delta, l2Sensitivity float64) (float64, error) {
 		lo, flo = hi, fhi
 		hi *= 2
 		if hi > 1e300 {
-			return 0, fmt.Errorf("calibrate: no finite sigma reaches delta=%v at epsilon=%v", delta, eps)
+			return 0, inputerr.Errorf("calibrate", "no finite sigma reaches delta=%v at epsilon=%v", delta, eps)
 		}
 		fhi = f(hi)
 	}
@@ -187,7 +188,7 @@ func GaussianSigma(eps, delta, l2Sensitivity float64) (float64, error) {
 			hi, fhi = lo, flo
 			lo /= 2
 			if lo < 1e-300 {
-				return 0, fmt.Errorf("calibrate: sigma underflows for delta=%v at epsilon=%v", delta, eps)
+				return 0, inputerr.Errorf("calibrate", "sigma underflows for delta=%v at epsilon=%v", delta, eps)
 			}
 			flo = f(lo)
 		}
@@ -218,6 +219,12 @@ func GaussianSigma(eps, delta, l2Sensitivity float64) (float64, error) {
 			side = +1
 		}
 	}
+	// The privacy-loss profile is evaluated in floating point; at extreme
+	// ε (≳ 1e150) it is NaN and the bracketing above ends at an arbitrary
+	// σ. Verify the root rather than return a σ that was never checked.
+	if d := logGaussianDeltaUnit(hi, eps); math.IsNaN(d) || d > math.Log(delta) {
+		return 0, inputerr.Errorf("calibrate", "epsilon=%v is outside the range where the Gaussian calibration can be evaluated", eps)
+	}
 	// Round the scaling up so that the scaled σ never falls below the root.
 	return math.Nextafter(hi*l2Sensitivity, math.Inf(1)), nil
 }
@@ -231,7 +238,7 @@ func ClassicGaussianSigma(eps, delta, l2Sensitivity float64) (float64, error) {
 		return 0, err
 	}
 	if eps >= 1 {
-		return 0, fmt.Errorf("calibrate: the classic Gaussian calibration is proven only for epsilon < 1, got %v (use GaussianSigma)", eps)
+		return 0, inputerr.Errorf("calibrate", "the classic Gaussian calibration is proven only for epsilon < 1, got %v (use the analytic calibration, valid for every epsilon)", eps)
 	}
 	if err := checkDelta(delta); err != nil {
 		return 0, err
@@ -247,7 +254,7 @@ func ClassicGaussianSigma(eps, delta, l2Sensitivity float64) (float64, error) {
 // (σ² = Δ₂²/(2ρ); Bun & Steinke 2016, Proposition 1.6).
 func ZCDPSigma(rho, l2Sensitivity float64) (float64, error) {
 	if math.IsNaN(rho) || math.IsInf(rho, 0) || rho <= 0 {
-		return 0, fmt.Errorf("calibrate: rho must be positive and finite, got %v", rho)
+		return 0, inputerr.Errorf("calibrate", "rho must be positive and finite, got %v", rho)
 	}
 	if err := checkSens("L2", l2Sensitivity); err != nil {
 		return 0, err

@@ -124,36 +124,36 @@ func TestBadInputs(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	for _, eps := range []float64{0, -1, nan, inf} {
 		_, err := GaussianSigma(eps, 1e-6, 1)
-		assert.ErrorContains(t, err, "epsilon", "eps=%v", eps)
+		assert.ErrorIs(t, err, ErrInput, "epsilon", "eps=%v", eps)
 		_, err = ClassicGaussianSigma(eps, 1e-6, 1)
-		assert.ErrorContains(t, err, "epsilon")
+		assert.ErrorIs(t, err, ErrInput, "epsilon")
 		_, err = LaplaceScale(eps, 1)
-		assert.ErrorContains(t, err, "epsilon")
+		assert.ErrorIs(t, err, ErrInput, "epsilon")
 		_, err = GaussianDelta(1, eps, 1)
-		assert.ErrorContains(t, err, "epsilon")
+		assert.ErrorIs(t, err, ErrInput, "epsilon")
 	}
 	for _, delta := range []float64{0, 1, -0.1, 1.5, nan} {
 		_, err := GaussianSigma(1, delta, 1)
-		assert.ErrorContains(t, err, "delta", "delta=%v", delta)
+		assert.ErrorIs(t, err, ErrInput, "delta", "delta=%v", delta)
 		_, err = ClassicGaussianSigma(0.5, delta, 1)
-		assert.ErrorContains(t, err, "delta")
+		assert.ErrorIs(t, err, ErrInput, "delta")
 	}
 	for _, rho := range []float64{0, -1, nan, inf} {
 		_, err := ZCDPSigma(rho, 1)
-		assert.ErrorContains(t, err, "rho")
+		assert.ErrorIs(t, err, ErrInput, "rho")
 	}
 	for _, s := range []float64{0, -2, nan, inf} {
 		_, err := GaussianSigma(1, 1e-6, s)
-		assert.ErrorContains(t, err, "sensitivity")
+		assert.ErrorIs(t, err, ErrInput, "sensitivity")
 		_, err = ZCDPSigma(1, s)
-		assert.ErrorContains(t, err, "sensitivity")
+		assert.ErrorIs(t, err, ErrInput, "sensitivity")
 		_, err = LaplaceScale(1, s)
-		assert.ErrorContains(t, err, "sensitivity")
+		assert.ErrorIs(t, err, ErrInput, "sensitivity")
 	}
 	_, err := ClassicGaussianSigma(1, 1e-6, 1)
-	assert.ErrorContains(t, err, "epsilon < 1")
+	assert.ErrorIs(t, err, ErrInput, "epsilon < 1")
 	_, err = GaussianDelta(0, 1, 1)
-	assert.ErrorContains(t, err, "sigma")
+	assert.ErrorIs(t, err, ErrInput, "sigma")
 }
 
 func TestProfileQuadratureMatchesClosedForm(t *testing.T) {

@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 func box2(t *testing.T) basis.Box {
@@ -232,7 +234,7 @@ func TestConvergesToPerturbedMinimizer(t *testing.T) {
 	for i, a := range agents {
 		c, err := b.Coefficients(func(x []float64) float64 { return a.Eval(x, nil, nil) }, 36)
 		require.NoError(t, err)
-		m, err := functional.New(functional.Params{Epsilon: 1, Gamma: 1, Q: 2, P: 1}, b.Len(), functional.NewSeededInsecure(uint64(100+i)))
+		m, err := functional.New(functional.Params{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1}, b.Len(), noise.NewSeededInsecure(uint64(100+i)))
 		require.NoError(t, err)
 		y, err := m.Release(c)
 		require.NoError(t, err)
@@ -313,9 +315,9 @@ func TestMessagePerturbationPrivacy(t *testing.T) {
 	require.NoError(t, err)
 	scale := func(k int) float64 { return b0 * math.Pow(q, float64(k)) }
 	for rep := 0; rep < 20; rep++ {
-		srcs := make([]functional.Noise, 10)
+		srcs := make([]noise.Source, 10)
 		for i := range srcs {
-			srcs[i] = functional.NewSeededInsecure(uint64(1000*rep + i))
+			srcs[i] = noise.NewSeededInsecure(uint64(1000*rep + i))
 		}
 		msgs := make([][][]float64, T)
 		for k := range msgs {

@@ -1,17 +1,19 @@
 package distributed
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // ErrInput is wrapped by every error caused by invalid arguments.
-var ErrInput = errors.New("distributed: invalid input")
+// It is the one dpsolve-wide sentinel (internal/inputerr), so
+// errors.Is(err, ErrInput) holds for every package's bad-input errors.
+var ErrInput = inputerr.ErrInput
 
 func inputErrorf(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
+	return inputerr.Errorf("distributed", format, a...)
 }
 
 // Graph is an undirected communication graph on agents 0..N−1.

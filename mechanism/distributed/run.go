@@ -6,7 +6,6 @@ import (
 	"math"
 	"sync"
 
-	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
@@ -38,7 +37,7 @@ func Geometric(s0, rho float64) (StepSize, error) {
 // coordinate of ηᵢ(k) ~ Laplace(Scale(k)), drawn from Sources[i].
 type MessageNoise struct {
 	Scale   func(k int) float64
-	Sources []functional.Noise
+	Sources []noise.Source
 }
 
 // Config configures Run.
@@ -121,6 +120,13 @@ func Run(ctx context.Context, fs []Objective, cfg Config) (*Result, error) {
 	if cfg.Noise != nil && (cfg.Noise.Scale == nil || len(cfg.Noise.Sources) != n) {
 		return nil, inputErrorf("message noise needs a scale and one source per agent")
 	}
+	if cfg.Noise != nil {
+		for i, s := range cfg.Noise.Sources {
+			if noise.Missing(s) {
+				return nil, inputErrorf("agent %d has no noise source", i)
+			}
+		}
+	}
 	W := g.MetropolisWeights()
 	// ch[i][a] carries i's messages to its a-th neighbour; buffer 1 lets every
 	// agent send round k before anyone receives it, and keeps agents within one
@@ -180,16 +186,14 @@ func Run(ctx context.Context, fs []Objective, cfg Config) (*Result, error) {
 				copy(y, x)
 				if cfg.Noise != nil {
 					b := cfg.Noise.Scale(k)
-					grid, err := noise.Grid(b)
+					grid, err := messageGrid(b, y)
 					if err != nil {
 						fail(fmt.Errorf("distributed: agent %d round %d: %w", i, k, err))
 						return
 					}
-					for r := range y {
-						if y[r], err = cfg.Noise.Sources[i].AddLaplace(x[r], b, grid); err != nil {
-							fail(fmt.Errorf("distributed: agent %d round %d: %w", i, k, err))
-							return
-						}
+					if _, err := cfg.Noise.Sources[i].AddLaplace(y, b, grid); err != nil {
+						fail(fmt.Errorf("distributed: agent %d round %d: %w", i, k, err))
+						return
 					}
 				}
 				if cfg.Observe != nil {
@@ -266,4 +270,29 @@ func MessageScale(eps, delta, s0, p, q float64, T, d int) (float64, error) {
 		return 0, inputErrorf("ε = %v is too small for %d rounds of snapped noise", eps, T)
 	}
 	return s0 * delta / ((eps - S) * (q - p)), nil
+}
+
+// messageGrid returns the snapping grid for message noise of scale b on y:
+// noise.Grid(b), coarsened to the smallest power of two on which every
+// |y_r|/g stays below 2⁶¹ (the samplers' integer range). Geometric schedules
+// shrink b by many orders of magnitude while the iterates stay O(1), so the
+// default grid (b·2⁻⁴⁰) would overflow late in a run; the coarser grid only
+// rounds the message more finely than its noise, and a grid above b itself
+// is an error.
+func messageGrid(b float64, y []float64) (float64, error) {
+	g, err := noise.Grid(b)
+	if err != nil {
+		return 0, err
+	}
+	var big float64
+	for _, v := range y {
+		big = math.Max(big, math.Abs(v))
+	}
+	for big/g >= 0x1p61 {
+		g *= 2
+	}
+	if g > b {
+		return 0, inputErrorf("message noise scale %v is too small for values of size %v", b, big)
+	}
+	return g, nil
 }

@@ -94,13 +94,14 @@
 // # Randomness
 //
 // Released noise must come from a cryptographically secure source sampled so
-// that floating-point artifacts do not leak the input (Mironov 2012): Secure uses
-// package mechanism/noise, which snaps each coefficient to a power-of-two grid
+// that floating-point artifacts do not leak the input (Mironov 2012): the
+// mechanism draws through noise.Source, and noise.NewSecure snaps each coefficient to a power-of-two grid
 // g_k and adds exactly sampled discrete Laplace noise drawn from crypto/rand.
 // Snapping can move adjacent inputs apart by g_k per coordinate; the mechanism
 // pays for it by inflating every scale by the factor 1+τ of Mechanism (τ ≈
 // K·2⁻⁴⁰/ε), so the released vector is exactly ε-DP. Coefficients are clamped to
 // the public bound ±CoefficientBound first (a contraction: privacy unchanged).
-// NewSeededInsecure is a reproducible math/rand source for simulations and
-// tests only; it is not private.
+// noise.NewSeededInsecure is the one reproducible simulator (the same
+// discrete sampler on a seeded bit stream) for simulations and tests only; it
+// is not private.
 package functional

@@ -4,19 +4,21 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 // Release f(x, y) = x² + y² on [−1, 1]² through the functional Laplace mechanism
 // with 6 coefficients (total degree ≤ 2). The seeded source is for this example
-// only; real releases use functional.Secure().
+// only; real releases use noise.NewSecure().
 func Example() {
 	box, _ := basis.Cube(2, -1, 1)
 	b, _ := basis.New(box, 2)
 	coef, _ := b.Coefficients(func(x []float64) float64 { return x[0]*x[0] + x[1]*x[1] }, 3)
-	p := functional.Params{Epsilon: 1, Gamma: 0.1, Q: 2, P: 1}
-	m, _ := functional.New(p, b.Len(), functional.NewSeededInsecure(1))
+	p := functional.Params{Budget: calibrate.PureDP(1), Gamma: 0.1, Q: 2, P: 1}
+	m, _ := functional.New(p, b.Len(), noise.NewSeededInsecure(1))
 	for k, s := range m.Scales() {
 		fmt.Printf("b_%d = %.4f\n", k+1, s)
 	}

@@ -1,22 +1,25 @@
 package functional
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
-// ErrInput is wrapped by every error caused by invalid arguments.
-var ErrInput = errors.New("functional: invalid input")
+// ErrInput is wrapped by every error caused by invalid arguments; it is the
+// one dpsolve-wide sentinel (internal/inputerr).
+var ErrInput = inputerr.ErrInput
 
-func inputErrorf(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
-}
+func inputErrorf(format string, a ...any) error { return inputerr.Errorf("functional", format, a...) }
 
 // Params are the privacy parameters of the functional Laplace mechanism.
 type Params struct {
-	// Epsilon is the privacy level ε > 0.
-	Epsilon float64
+	// Budget is the privacy budget: pure ε-DP (calibrate.PureDP(ε)), the
+	// only notion the functional Laplace mechanism meets.
+	Budget calibrate.Budget
 	// Gamma is the adjacency radius γ > 0: f and f′ are adjacent when
 	// (Σ_k (k^Q (c_k − c′_k))²)^{1/2} ≤ γ.
 	Gamma float64
@@ -29,9 +32,12 @@ type Params struct {
 // Validate reports why p cannot parameterize an ε-DP mechanism, or nil.
 func (p Params) Validate() error {
 	fin := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if err := p.Budget.Validate(); err != nil {
+		return err
+	}
 	switch {
-	case !fin(p.Epsilon) || p.Epsilon <= 0:
-		return inputErrorf("ε must be positive and finite, got %v", p.Epsilon)
+	case p.Budget.Kind != calibrate.Pure:
+		return inputErrorf("the functional Laplace mechanism needs a pure ε-DP budget, got %v", p.Budget)
 	case !fin(p.Gamma) || p.Gamma <= 0:
 		return inputErrorf("γ must be positive and finite, got %v", p.Gamma)
 	case !fin(p.Q) || p.Q <= 1:
@@ -77,7 +83,7 @@ func Scales(p Params, K int) ([]float64, error) {
 	C := ScaleConstant(p.Q, p.P, K)
 	b := make([]float64, K)
 	for k := 1; k <= K; k++ {
-		b[k-1] = p.Gamma * C / (p.Epsilon * math.Pow(float64(k), p.P))
+		b[k-1] = p.Gamma * C / (p.Budget.Epsilon * math.Pow(float64(k), p.P))
 	}
 	return b, nil
 }
@@ -118,37 +124,27 @@ type Mechanism struct {
 	nominal []float64 // b_k
 	scales  []float64 // b_k(1+τ), used
 	grids   []float64 // g_k
-	noise   Noise
+	noise   noise.Source
 }
 
 // New returns the mechanism releasing K coefficients with parameters p and
-// noise source src (Secure() for real releases).
-func New(p Params, K int, src Noise) (*Mechanism, error) {
+// noise source src (noise.NewSecure() for real releases;
+// noise.NewSeededInsecure for reproducible simulations that are NOT private).
+func New(p Params, K int, src noise.Source) (*Mechanism, error) {
 	b, err := Scales(p, K)
 	if err != nil {
 		return nil, err
 	}
-	if src == nil {
+	if noise.Missing(src) {
 		return nil, inputErrorf("nil noise source")
 	}
-	m := &Mechanism{params: p, nominal: b, scales: make([]float64, K), grids: make([]float64, K), noise: src}
-	S := 0.0
-	for k, bk := range b {
-		_, e := math.Frexp(bk) // bk = f·2^e, f ∈ [1/2, 1): 2^(e−41) ≤ bk·2⁻⁴⁰
-		g := math.Max(math.Ldexp(1, e-41), minGrid)
-		if g > bk/2 {
-			return nil, inputErrorf("noise scale b_%d = %v is below the sampler's resolution", k+1, bk)
-		}
-		m.grids[k] = g
-		S += g / bk
+	// The snapping allowance (the 1+τ of the type's doc) is the shared
+	// calibration step for per-coordinate Laplace scales.
+	c, err := calibrate.CalibrateScaled(p.Budget, b, minGrid)
+	if err != nil {
+		return nil, err
 	}
-	if S >= p.Epsilon/2 {
-		return nil, inputErrorf("ε = %v is too small for the sampler's resolution (snapping costs %v)", p.Epsilon, S)
-	}
-	tau := S / (p.Epsilon - S)
-	for k, bk := range b {
-		m.scales[k] = bk * (1 + tau)
-	}
+	m := &Mechanism{params: p, nominal: b, scales: c.Scales, grids: c.Grids, noise: src}
 	return m, nil
 }
 
@@ -188,12 +184,10 @@ func (m *Mechanism) Release(coef []float64) ([]float64, error) {
 		if math.IsNaN(c) || math.IsInf(c, 0) {
 			return nil, inputErrorf("coefficient %d is not finite: %v", k, c)
 		}
-		c = clamp(c)
-		v, err := m.noise.AddLaplace(c, m.scales[k], m.grids[k])
-		if err != nil {
+		y[k] = clamp(c)
+		if _, err := m.noise.AddLaplace(y[k:k+1], m.scales[k], m.grids[k]); err != nil {
 			return nil, fmt.Errorf("functional: noise for coefficient %d: %w", k, err)
 		}
-		y[k] = v
 	}
 	return y, nil
 }

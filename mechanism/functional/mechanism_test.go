@@ -8,31 +8,36 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 func TestParamsValidate(t *testing.T) {
-	good := Params{Epsilon: 1, Gamma: 2, Q: 2, P: 1}
+	good := Params{Budget: calibrate.PureDP(1), Gamma: 2, Q: 2, P: 1}
 	require.NoError(t, good.Validate())
 	bad := []Params{
-		{Epsilon: 0, Gamma: 1, Q: 2, P: 1},
-		{Epsilon: -1, Gamma: 1, Q: 2, P: 1},
-		{Epsilon: math.NaN(), Gamma: 1, Q: 2, P: 1},
-		{Epsilon: math.Inf(1), Gamma: 1, Q: 2, P: 1},
-		{Epsilon: 1, Gamma: 0, Q: 2, P: 1},
-		{Epsilon: 1, Gamma: 1, Q: 1, P: 0.5},
-		{Epsilon: 1, Gamma: 1, Q: 2, P: 0.5}, // noise not square-summable
-		{Epsilon: 1, Gamma: 1, Q: 2, P: 1.5}, // C diverges
-		{Epsilon: 1, Gamma: 1, Q: 2, P: 0.2}, // below range
-		{Epsilon: 1, Gamma: 1, Q: 2, P: 3},   // above range
-		{Epsilon: 1, Gamma: 1, Q: 2, P: math.NaN()},
+		{Budget: calibrate.PureDP(0), Gamma: 1, Q: 2, P: 1},
+		{Budget: calibrate.PureDP(-1), Gamma: 1, Q: 2, P: 1},
+		{Budget: calibrate.PureDP(math.NaN()), Gamma: 1, Q: 2, P: 1},
+		{Budget: calibrate.PureDP(math.Inf(1)), Gamma: 1, Q: 2, P: 1},
+		{Budget: calibrate.ApproxDP(1, 1e-6), Gamma: 1, Q: 2, P: 1}, // not pure ε-DP
+		{Gamma: 1, Q: 2, P: 1}, // no budget
+		{Budget: calibrate.PureDP(1), Gamma: 0, Q: 2, P: 1},
+		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 1, P: 0.5},
+		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 0.5}, // noise not square-summable
+		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1.5}, // C diverges
+		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 0.2}, // below range
+		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 3},   // above range
+		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: math.NaN()},
 	}
 	for _, p := range bad {
 		err := p.Validate()
 		require.ErrorIs(t, err, ErrInput, "%+v", p)
-		_, err = New(p, 10, NewSeededInsecure(1))
+		_, err = New(p, 10, noise.NewSeededInsecure(1))
 		require.ErrorIs(t, err, ErrInput)
 	}
-	_, err := New(good, 0, NewSeededInsecure(1))
+	_, err := New(good, 0, noise.NewSeededInsecure(1))
 	require.ErrorIs(t, err, ErrInput)
 	_, err = New(good, 5, nil)
 	require.ErrorIs(t, err, ErrInput)
@@ -48,7 +53,7 @@ func TestScaleConstant(t *testing.T) {
 	// Finite K: explicit sums.
 	assert.InDelta(t, math.Sqrt(1+0.25+1.0/9), ScaleConstant(2, 1, 3), 1e-15)
 	assert.Less(t, ScaleConstant(2, 1, 120), ScaleConstant(2, 1, 0))
-	b, err := Scales(Params{Epsilon: 0.5, Gamma: 3, Q: 2, P: 1}, 4)
+	b, err := Scales(Params{Budget: calibrate.PureDP(0.5), Gamma: 3, Q: 2, P: 1}, 4)
 	require.NoError(t, err)
 	C := ScaleConstant(2, 1, 4)
 	for k := 1; k <= 4; k++ {
@@ -124,12 +129,12 @@ func maxLoss(t *testing.T, m *Mechanism, c, delta []float64, samples int) float6
 func TestPrivacyLogDensityRatio(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, p := range []Params{
-		{Epsilon: 1, Gamma: 1, Q: 2, P: 1},
-		{Epsilon: 0.1, Gamma: 5, Q: 3, P: 0.8},
-		{Epsilon: 10, Gamma: 0.3, Q: 1.8, P: 0.6},
+		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1},
+		{Budget: calibrate.PureDP(0.1), Gamma: 5, Q: 3, P: 0.8},
+		{Budget: calibrate.PureDP(10), Gamma: 0.3, Q: 1.8, P: 0.6},
 	} {
 		for _, K := range []int{15, 28} {
-			m, err := New(p, K, NewSeededInsecure(rng.Uint64()))
+			m, err := New(p, K, noise.NewSeededInsecure(rng.Uint64()))
 			require.NoError(t, err)
 			c := make([]float64, K)
 			for k := range c {
@@ -138,10 +143,10 @@ func TestPrivacyLogDensityRatio(t *testing.T) {
 			pairs := adjacentPairs(t, rng, p, K, 12)
 			for i, d := range pairs {
 				l := maxLoss(t, m, c, d, 2000)
-				require.LessOrEqual(t, l, p.Epsilon*(1+1e-12), "params %+v K=%d pair %d", p, K, i)
+				require.LessOrEqual(t, l, p.Budget.Epsilon*(1+1e-12), "params %+v K=%d pair %d", p, K, i)
 				if i == 0 {
 					// Samples come close to ε (observed ≥ 0.96ε with 2000 draws)…
-					assert.Greater(t, l, 0.9*p.Epsilon, "worst-case pair should nearly attain ε")
+					assert.Greater(t, l, 0.9*p.Budget.Epsilon, "worst-case pair should nearly attain ε")
 					// …and ε is attained exactly at outputs beyond c on the side away
 					// from c+δ (δ > 0 here): the bound is tight.
 					y := make([]float64, K)
@@ -153,18 +158,18 @@ func TestPrivacyLogDensityRatio(t *testing.T) {
 					exact, err := m.PrivacyLoss(y, c, c2)
 					require.NoError(t, err)
 					// Equal to ε/(1+τ), τ ≈ K·2⁻⁴⁰/ε the snapping allowance (< 1e-9).
-					require.InDelta(t, p.Epsilon, exact, 1e-9*p.Epsilon)
-					require.LessOrEqual(t, exact, p.Epsilon)
+					require.InDelta(t, p.Budget.Epsilon, exact, 1e-9*p.Budget.Epsilon)
+					require.LessOrEqual(t, exact, p.Budget.Epsilon)
 				}
 			}
 			// A mechanism with scales 10% too small fails the same check.
-			small := &Mechanism{params: p, scales: m.Scales(), grids: m.grids, noise: NewSeededInsecure(rng.Uint64())}
+			small := &Mechanism{params: p, scales: m.Scales(), grids: m.grids, noise: noise.NewSeededInsecure(rng.Uint64())}
 			for k := range small.scales {
 				small.scales[k] *= 0.9
 			}
 			failed := false
 			for _, d := range pairs {
-				if maxLoss(t, small, c, d, 2000) > p.Epsilon*(1+1e-12) {
+				if maxLoss(t, small, c, d, 2000) > p.Budget.Epsilon*(1+1e-12) {
 					failed = true
 					break
 				}
@@ -192,43 +197,54 @@ func ksLaplace(samples []float64, b float64) float64 {
 	return d
 }
 
-// Both sources draw Laplace(b): KS test at level 0.001 (critical value 1.95/√n),
-// deterministic for the seeded source; for the secure source the test fails
-// by chance with probability 0.001.
+// add1 adds noise to one value through the shared noise.Source.
+func add1(src noise.Source, x, scale, grid float64) (float64, error) {
+	v := []float64{x}
+	_, err := src.AddLaplace(v, scale, grid)
+	return v[0], err
+}
+
+// Both sources the mechanism is given (package noise's secure sampler and its
+// seeded simulator) draw Laplace(b) through Release: KS test at level 0.001
+// (critical value 1.95/√n), deterministic for the seeded source; for the
+// secure source the test fails by chance with probability 0.001.
 func TestNoiseSourcesAreLaplace(t *testing.T) {
 	const b = 2.5
-	for name, src := range map[string]Noise{"seeded": NewSeededInsecure(42), "secure": Secure()} {
+	for name, src := range map[string]noise.Source{"seeded": noise.NewSeededInsecure(42), "secure": noise.NewSecure()} {
 		n := 20000
 		xs := make([]float64, n)
 		for i := range xs {
-			v, err := src.AddLaplace(3, b, 0x1p-40)
+			v, err := add1(src, 3, b, 0x1p-40)
 			require.NoError(t, err)
 			xs[i] = v - 3
 		}
 		assert.Less(t, ksLaplace(xs, b), 1.95/math.Sqrt(float64(n)), name)
-		_, err := src.AddLaplace(1, 0, 0x1p-40)
+		_, err := add1(src, 1, 0, 0x1p-40)
 		require.ErrorIs(t, err, ErrInput, name)
-		_, err = src.AddLaplace(math.NaN(), 1, 0x1p-40)
+		_, err = add1(src, math.NaN(), 1, 0x1p-40)
 		require.ErrorIs(t, err, ErrInput, name)
-		_, err = src.AddLaplace(1, 1, 2) // grid coarser than the scale
+		_, err = add1(src, 1, 1, 2) // grid coarser than the scale
 		require.ErrorIs(t, err, ErrInput, name)
 	}
 	// The seeded source is reproducible, the secure one is not.
-	a, _ := NewSeededInsecure(9).AddLaplace(0, 1, 0x1p-40)
-	b2, _ := NewSeededInsecure(9).AddLaplace(0, 1, 0x1p-40)
+	a, _ := add1(noise.NewSeededInsecure(9), 0, 1, 0x1p-40)
+	b2, _ := add1(noise.NewSeededInsecure(9), 0, 1, 0x1p-40)
 	assert.Equal(t, a, b2)
-	s1, _ := Secure().AddLaplace(0, 1, 0x1p-40)
-	s2, _ := Secure().AddLaplace(0, 1, 0x1p-40)
+	s1, _ := add1(noise.NewSecure(), 0, 1, 0x1p-40)
+	s2, _ := add1(noise.NewSecure(), 0, 1, 0x1p-40)
 	assert.NotEqual(t, s1, s2)
-	// The secure output lies on the grid: snapped, not x + float noise.
+	// Both outputs lie on the grid: snapped, not x + float noise (the seeded
+	// simulator is the same discrete sampler on a seeded bit stream).
 	g := 0x1p-20
-	v, err := Secure().AddLaplace(math.Pi, 1, g)
-	require.NoError(t, err)
-	assert.Equal(t, math.Round(v/g)*g, v)
+	for _, src := range []noise.Source{noise.NewSecure(), noise.NewSeededInsecure(3)} {
+		v, err := add1(src, math.Pi, 1, g)
+		require.NoError(t, err)
+		assert.Equal(t, math.Round(v/g)*g, v)
+	}
 }
 
 func TestReleaseInput(t *testing.T) {
-	m, err := New(Params{Epsilon: 1, Gamma: 1, Q: 2, P: 1}, 3, NewSeededInsecure(1))
+	m, err := New(Params{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1}, 3, noise.NewSeededInsecure(1))
 	require.NoError(t, err)
 	_, err = m.Release([]float64{1, 2})
 	require.ErrorIs(t, err, ErrInput)

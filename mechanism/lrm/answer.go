@@ -1,60 +1,53 @@
 package lrm
 
 import (
-	"errors"
-	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"gonum.org/v1/gonum/mat"
 )
 
-// Budget is a privacy budget: Epsilon > 0 always; Delta in (0, 1) for the
-// ℓ2 ball (Gaussian noise, (ε,δ)-DP) and Delta = 0 for the ℓ1 ball (Laplace
-// noise, ε-DP).
-type Budget struct {
-	Epsilon, Delta float64
-}
-
-func (r *Result) checkBudget(b Budget) error {
-	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon <= 0 {
-		return fmt.Errorf("lrm: ε must be positive and finite, got %v", b.Epsilon)
+// checkBudget checks b against the decomposition's ball: the ℓ1 ball
+// (Laplace noise) needs a pure ε-DP budget, the ℓ2 ball (Gaussian noise) an
+// (ε,δ)-DP or ρ-zCDP budget.
+func (r *Result) checkBudget(b calibrate.Budget) error {
+	if err := b.Validate(); err != nil {
+		return err
 	}
 	switch r.Ball {
 	case L1:
-		if b.Delta != 0 {
-			return fmt.Errorf("lrm: the ℓ1 (Laplace, ε-DP) mechanism takes δ = 0, got %v", b.Delta)
+		if b.Kind != calibrate.Pure {
+			return inputerr.Errorf("lrm", "the ℓ1 (Laplace) decomposition needs a pure ε-DP budget, got %v", b)
 		}
 	case L2:
-		if math.IsNaN(b.Delta) || b.Delta <= 0 || b.Delta >= 1 {
-			return fmt.Errorf("lrm: the ℓ2 (Gaussian) mechanism needs δ in (0, 1), got %v", b.Delta)
+		if b.Kind == calibrate.Pure {
+			return inputerr.Errorf("lrm", "the ℓ2 (Gaussian) decomposition needs an (ε,δ)-DP or zCDP budget, got %v", b)
 		}
 	default:
-		return fmt.Errorf("lrm: unknown ball %d", int(r.Ball))
+		return inputerr.Errorf("lrm", "unknown ball %d", int(r.Ball))
 	}
 	return nil
 }
 
 // NoiseVariance returns the variance of each measurement's noise for budget
 // b at the decomposition's sensitivity Δ(L): 2(Δ₁/ε)² for Laplace, σ² with
-// σ the analytic Gaussian scale for Δ₂ (Balle & Wang 2018) for Gaussian.
+// σ the analytic Gaussian (Balle & Wang 2018) or zCDP scale for Δ₂ for
+// Gaussian (calibrate.Scale).
 // (Answer calibrates to the snapped sensitivity, larger by a relative
 // ~2⁻⁴⁰·r; its Release reports the variance actually used.)
-func (r *Result) NoiseVariance(b Budget) (float64, error) {
+func (r *Result) NoiseVariance(b calibrate.Budget) (float64, error) {
 	if err := r.checkBudget(b); err != nil {
 		return 0, err
 	}
-	if r.Ball == L1 {
-		s, err := calibrate.LaplaceScale(b.Epsilon, r.Sensitivity)
-		if err != nil {
-			return 0, err
-		}
-		return 2 * s * s, nil
-	}
-	s, err := calibrate.GaussianSigma(b.Epsilon, b.Delta, r.Sensitivity)
+	s, err := calibrate.Scale(b, r.Sensitivity)
 	if err != nil {
 		return 0, err
+	}
+	if r.Ball == L1 {
+		return 2 * s * s, nil
 	}
 	return s * s, nil
 }
@@ -62,7 +55,7 @@ func (r *Result) NoiseVariance(b Budget) (float64, error) {
 // ExpectedNoiseError returns the expected total squared error of the m
 // answers caused by the noise, NoiseVariance·Φ: the whole expected error when
 // W = BL exactly. It does not depend on the data.
-func (r *Result) ExpectedNoiseError(b Budget) (float64, error) {
+func (r *Result) ExpectedNoiseError(b calibrate.Budget) (float64, error) {
 	v, err := r.NoiseVariance(b)
 	if err != nil {
 		return 0, err
@@ -75,7 +68,7 @@ func (r *Result) ExpectedNoiseError(b Budget) (float64, error) {
 // never publish it.
 func (r *Result) StructuralError(x []float64) (float64, error) {
 	if r.w == nil {
-		return 0, errors.New("lrm: result carries no workload (build it with Solve)")
+		return 0, inputerr.Errorf("lrm", "result carries no workload (build it with Solve)")
 	}
 	if err := checkData(x, r.L); err != nil {
 		return 0, err
@@ -98,7 +91,7 @@ func (r *Result) StructuralError(x []float64) (float64, error) {
 // StructuralBound·‖x‖²₂ for every x (the seed's Cauchy–Schwarz bound).
 func (r *Result) StructuralBound() (float64, error) {
 	if r.w == nil {
-		return 0, errors.New("lrm: result carries no workload (build it with Solve)")
+		return 0, inputerr.Errorf("lrm", "result carries no workload (build it with Solve)")
 	}
 	var d mat.Dense
 	d.Mul(r.B, r.L)
@@ -111,7 +104,7 @@ func (r *Result) StructuralBound() (float64, error) {
 // data x, ExpectedNoiseError + StructuralError(x) (the seed's relaxed-
 // decomposition theorem with the structural part computed exactly). Like
 // StructuralError it depends on the private data.
-func (r *Result) ExpectedError(b Budget, x []float64) (float64, error) {
+func (r *Result) ExpectedError(b calibrate.Budget, x []float64) (float64, error) {
 	e, err := r.ExpectedNoiseError(b)
 	if err != nil {
 		return 0, err
@@ -148,12 +141,12 @@ type Release struct {
 // calibrated to L's sensitivity for budget b, and returns the answers B·y.
 // Use noise.NewSecure() for a real release; noise.NewSeededInsecure gives
 // reproducible, NOT private, noise for simulations and tests.
-func (r *Result) Answer(x []float64, b Budget, s *noise.Sampler) (*Release, error) {
+func (r *Result) Answer(x []float64, b calibrate.Budget, s noise.Source) (*Release, error) {
 	if err := r.checkBudget(b); err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return nil, errors.New("lrm: nil noise sampler")
+	if noise.Missing(s) {
+		return nil, inputerr.Errorf("lrm", "nil noise source")
 	}
 	if err := checkData(x, r.L); err != nil {
 		return nil, err
@@ -162,46 +155,14 @@ func (r *Result) Answer(x []float64, b Budget, s *noise.Sampler) (*Release, erro
 	y := make([]float64, rows)
 	yv := mat.NewVecDense(rows, y)
 	yv.MulVec(r.L, mat.NewVecDense(len(x), x))
-	rel := &Release{}
-	if r.Ball == L1 {
-		b0, err := calibrate.LaplaceScale(b.Epsilon, r.Sensitivity)
-		if err != nil {
-			return nil, err
-		}
-		g, err := noise.Grid(b0)
-		if err != nil {
-			return nil, err
-		}
-		sens := noise.SnappedL1Sensitivity(r.Sensitivity, g, rows)
-		scale, err := calibrate.LaplaceScale(b.Epsilon, sens)
-		if err != nil {
-			return nil, err
-		}
-		used, err := s.AddLaplace(y, scale, g)
-		if err != nil {
-			return nil, err
-		}
-		*rel = Release{Mechanism: "laplace", Sensitivity: sens, Scale: used, Grid: g, Variance: 2 * used * used}
-	} else {
-		s0, err := calibrate.GaussianSigma(b.Epsilon, b.Delta, r.Sensitivity)
-		if err != nil {
-			return nil, err
-		}
-		g, err := noise.Grid(s0)
-		if err != nil {
-			return nil, err
-		}
-		sens := noise.SnappedL2Sensitivity(r.Sensitivity, g, rows)
-		sigma, err := calibrate.GaussianSigma(b.Epsilon, b.Delta, sens)
-		if err != nil {
-			return nil, err
-		}
-		used, err := s.AddGaussian(y, sigma, g)
-		if err != nil {
-			return nil, err
-		}
-		*rel = Release{Mechanism: "gaussian", Sensitivity: sens, Scale: used, Grid: g, Variance: used * used}
+	c, err := calibrate.Calibrate(b, r.Sensitivity, rows)
+	if err != nil {
+		return nil, err
 	}
+	if err := c.Add(s, y); err != nil {
+		return nil, err
+	}
+	rel := &Release{Mechanism: string(c.Noise), Sensitivity: c.SnappedSensitivity, Scale: c.Scale, Grid: c.Grid, Variance: c.Variance}
 	m, _ := r.B.Dims()
 	ans := mat.NewVecDense(m, nil)
 	ans.MulVec(r.B, yv)
@@ -215,15 +176,20 @@ func (r *Result) Answer(x []float64, b Budget, s *noise.Sampler) (*Release, erro
 func checkData(x []float64, l *mat.Dense) error {
 	_, n := l.Dims()
 	if len(x) != n {
-		return fmt.Errorf("lrm: data has %d cells, the workload has n = %d", len(x), n)
+		return inputerr.Errorf("lrm", "data has %d cells, the workload has n = %d", len(x), n)
 	}
 	for i, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("lrm: data cell %d is %v, not finite", i, v)
+			return inputerr.Errorf("lrm", "data cell %d is %v, not finite", i, v)
 		}
 		if v < 0 {
-			return fmt.Errorf("lrm: data cell %d is %v, a negative count", i, v)
+			return inputerr.Errorf("lrm", "data cell %d is %v, a negative count", i, v)
 		}
 	}
 	return nil
 }
+
+// ErrInput is wrapped by every error this package returns for bad input
+// (workload, options, budget, data); it is the one dpsolve-wide sentinel
+// (internal/inputerr), so the command line needs no checks of its own.
+var ErrInput = inputerr.ErrInput

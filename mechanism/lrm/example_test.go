@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -20,7 +21,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	bud := lrm.Budget{Epsilon: 1}
+	bud := calibrate.PureDP(1)
 	lrmErr, _ := res.ExpectedNoiseError(bud)
 	identityErr := 2 * res.FrobeniusW2 / (bud.Epsilon * bud.Epsilon)
 	fmt.Printf("rank(W) = %d, r = %d rows of L, %v start\n", res.WorkloadRank, res.Rank, res.Start)

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	kernel "github.com/dpsolve/dpsolve/blas"
 )
 
 // pIdentity evaluates the p-Identity family of strategies of HDMM (McKenna,
@@ -37,7 +37,7 @@ import (
 type pIdentity struct {
 	n, p  int
 	ball  Ball
-	g     blas64.General // G (n×n, both triangles: GEMM took a fifth less time than SYMM at p = n/16)
+	g     kernel.General // G (n×n, both triangles: GEMM took a fifth less time than SYMM at p = n/16)
 	gdiag []float64
 
 	d, dg    []float64
@@ -75,17 +75,17 @@ func (e *pIdentity) factor() bool {
 		return false
 	}
 	raw := e.s.RawSymmetric()
-	blas64.Syrk(blas.NoTrans, 1, e.theta.RawMatrix(), 0, raw)
+	u := kernel.General{Rows: raw.N, Cols: raw.N, Stride: raw.Stride, Data: raw.Data}
+	kernel.Syrk(blas.NoTrans, 1, e.theta.RawMatrix(), 0, u)
 	for i := 0; i < p; i++ {
 		raw.Data[i*raw.Stride+i]++
 	}
-	u, ok := lapack64.Potrf(raw)
-	if !ok {
+	if !kernel.Cholesky(u) {
 		return false
 	}
 	// Z = (I + ΘΘᵀ)⁻¹Θ.
 	e.z.Copy(e.theta)
-	lapack64.Potrs(u, e.z.RawMatrix())
+	kernel.CholSolve(u, e.z.RawMatrix())
 	return true
 }
 
@@ -100,7 +100,7 @@ func (e *pIdentity) eval(x, grad []float64) float64 {
 	n, p := e.n, e.p
 	scaleCols(e.td, e.theta, e.d)
 	// H = (Θ D) G (p×n): G symmetric, so H = (G D Θᵀ)ᵀ.
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, e.td.RawMatrix(), e.g, 0, e.h.RawMatrix())
+	kernel.Gemm(blas.NoTrans, blas.NoTrans, 1, e.td.RawMatrix(), e.g, 0, e.h.RawMatrix())
 	var f float64
 	for j := 0; j < n; j++ {
 		f += e.d[j] * e.d[j] * e.gdiag[j]
@@ -116,11 +116,11 @@ func (e *pIdentity) eval(x, grad []float64) float64 {
 	}
 	// Q = D (Z D) G = (M Zᵀ)ᵀ.
 	scaleCols(e.zd, e.z, e.d)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, e.zd.RawMatrix(), e.g, 0, e.q.RawMatrix())
+	kernel.Gemm(blas.NoTrans, blas.NoTrans, 1, e.zd.RawMatrix(), e.g, 0, e.q.RawMatrix())
 	scaleCols(e.q, e.q, e.d)
 	// Θ X⁻¹ M X⁻¹ = Q − (Z Qᵀ) Θ, stored in q.
 	e.pq.Mul(e.z, e.q.T())
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, e.pq.RawMatrix(), e.theta.RawMatrix(), 1, e.q.RawMatrix())
+	kernel.Gemm(blas.NoTrans, blas.NoTrans, -1, e.pq.RawMatrix(), e.theta.RawMatrix(), 1, e.q.RawMatrix())
 	// diag(G D X⁻¹)ⱼ = Gⱼⱼdⱼ − Σᵢ HᵢⱼZᵢⱼ.
 	dg := e.dg
 	for j := 0; j < n; j++ {

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Ball is the unit ball the columns of L are constrained to; it fixes the
@@ -150,41 +151,41 @@ func (o *Options) withDefaults() (Options, error) {
 		d.Ball = L1
 	}
 	if d.Ball != L1 && d.Ball != L2 {
-		return d, fmt.Errorf("lrm: unknown ball %d (want L1 or L2)", int(d.Ball))
+		return d, inputerr.Errorf("lrm", "unknown ball %d (want L1 or L2)", int(d.Ball))
 	}
 	checks := []struct {
 		name string
 		v    *float64
 		def  float64
 	}{
-		{"RankFactor", &d.RankFactor, 1.2},
-		{"RankTol", &d.RankTol, 0},
-		{"Tol", &d.Tol, 1e-3},
-		{"Beta0", &d.Beta0, 0.5},
-		{"BetaGrowth", &d.BetaGrowth, 2},
+		{"rank factor", &d.RankFactor, 1.2},
+		{"rank tolerance", &d.RankTol, 0},
+		{"tolerance", &d.Tol, 1e-3},
+		{"initial penalty β₀", &d.Beta0, 0.5},
+		{"penalty growth factor", &d.BetaGrowth, 2},
 	}
 	for _, c := range checks {
 		if math.IsNaN(*c.v) || math.IsInf(*c.v, 0) || *c.v < 0 {
-			return d, fmt.Errorf("lrm: option %s must be finite and non-negative, got %v", c.name, *c.v)
+			return d, inputerr.Errorf("lrm", "the %s must be finite and non-negative, got %v", c.name, *c.v)
 		}
 		if *c.v == 0 {
 			*c.v = c.def
 		}
 	}
 	if d.RankFactor < 1 {
-		return d, fmt.Errorf("lrm: RankFactor must be at least 1, got %v", d.RankFactor)
+		return d, inputerr.Errorf("lrm", "the rank factor (rows of L per rank of W) must be at least 1, got %v", d.RankFactor)
 	}
 	if d.BetaGrowth < 1 {
-		return d, fmt.Errorf("lrm: BetaGrowth must be at least 1, got %v", d.BetaGrowth)
+		return d, inputerr.Errorf("lrm", "the penalty growth factor must be at least 1, got %v", d.BetaGrowth)
 	}
 	if d.Tol >= 1 {
-		return d, fmt.Errorf("lrm: Tol must be below 1, got %v", d.Tol)
+		return d, inputerr.Errorf("lrm", "the tolerance must be below 1, got %v", d.Tol)
 	}
 	if d.Rank < 0 || d.MaxOuter < 0 || d.MaxInner < 0 || d.FirstInner < 0 || d.PIdentityRows < 0 || d.PIdentityIters < 0 {
-		return d, fmt.Errorf("lrm: Rank, MaxOuter, MaxInner, FirstInner, PIdentityRows and PIdentityIters must not be negative")
+		return d, inputerr.Errorf("lrm", "the rank, the iteration limits and the p-Identity rows and iterations must not be negative")
 	}
 	if d.Start < StartAuto || d.Start > StartPIdentity {
-		return d, fmt.Errorf("lrm: unknown start %d", int(d.Start))
+		return d, inputerr.Errorf("lrm", "unknown starting point %d", int(d.Start))
 	}
 	if d.PIdentityIters == 0 {
 		d.PIdentityIters = 500
@@ -295,6 +296,14 @@ type Bounds struct {
 // Solve computes the Low-Rank Mechanism's decomposition of W (m×n) by the
 // augmented-Lagrangian method of Yuan et al. (VLDB 2012) described in the
 // package documentation. opt may be nil.
+//
+// Cancellation follows dpsolve's one rule (as newton.Solve): when ctx is
+// cancelled during the computation, Solve returns the best exact
+// decomposition it has at that point — the p-Identity start if it finished,
+// else the exact SVD decomposition, or Identity when that is better — with
+// Converged false, AND ctx.Err(). A caller can use the result (it is a valid
+// W = BL) or discard it. A context cancelled before the work starts gives
+// that same fallback.
 func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	start := time.Now()
 	o, err := opt.withDefaults()
@@ -313,11 +322,11 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	// faster than an SVD of W, especially for tall W. λᵢ(V) = σᵢ(W)².
 	switch {
 	case fro == 0:
-		return nil, errors.New("lrm: W has rank 0 (every entry is zero): no query to answer")
+		return nil, inputerr.Errorf("lrm", "W has rank 0 (every entry is zero): no query to answer")
 	case math.IsInf(fro2, 0):
-		return nil, fmt.Errorf("lrm: W is too large: ‖W‖²_F = %g² overflows float64", fro)
+		return nil, inputerr.Errorf("lrm", "W is too large: ‖W‖²_F = %g² overflows float64", fro)
 	case fro2 < 0x1p-1022:
-		return nil, fmt.Errorf("lrm: W is too small: ‖W‖²_F = %g² underflows float64", fro)
+		return nil, inputerr.Errorf("lrm", "W is too small: ‖W‖²_F = %g² underflows float64", fro)
 	}
 	// The Gram of W/‖W‖_F, so that its entries are O(1) at any scale.
 	ws := mat.DenseCopyOf(w)
@@ -338,14 +347,14 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		}
 	}
 	if !(lamAll[0] > 0) || k == 0 {
-		return nil, errors.New("lrm: W has rank 0 (every singular value is zero): no query to answer")
+		return nil, inputerr.Errorf("lrm", "W has rank 0 (every singular value is zero): no query to answer")
 	}
 	r := o.Rank
 	if r == 0 {
 		r = int(math.Ceil(o.RankFactor*float64(k) - 1e-9))
 	}
 	if r < k {
-		return nil, fmt.Errorf("lrm: rank r = %d is below rank(W) = %d; W = BL needs r ≥ rank(W)", r, k)
+		return nil, inputerr.Errorf("lrm", "rank r = %d is below rank(W) = %d; W = BL needs r ≥ rank(W)", r, k)
 	}
 	lam := make([]float64, k) // σᵢ(W)
 	for i := range lam {
@@ -391,11 +400,12 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		}
 	}
 	if strt == StartPIdentity && o.Rank > 0 && o.Rank <= n {
-		return nil, fmt.Errorf("lrm: the p-Identity start has n + p > n = %d rows; Rank = %d asks for fewer", n, o.Rank)
+		return nil, inputerr.Errorf("lrm", "the p-Identity start has n + p > n = %d rows; Rank = %d asks for fewer", n, o.Rank)
 	}
 	var lt, pi, pidB, pidLt *mat.Dense
 	var phi0 float64
-	ra := r // rows of L in the iteration
+	var cancelErr error // ctx.Err() once cancelled: finish with the best exact pair
+	ra := r             // rows of L in the iteration
 	if strt == StartPIdentity {
 		p := o.PIdentityRows
 		switch {
@@ -410,8 +420,12 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 			prog = func(it int, f float64) { o.StartProgress(it, f*fro2) }
 		}
 		theta, its, err := pIdentityStart(ctx, &gram, p, o.Ball, o.PIdentityIters, rng, prog)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			return nil, err
+		}
+		if err != nil { // cancelled: no p-Identity pair; the SVD fallback below
+			cancelErr = ctx.Err()
+			theta = mat.NewDense(p, n, nil) // Θ = 0: the pair below is Identity, only a placeholder
 		}
 		var phiP float64
 		lt, pidB, pi, phiP = pIdentityPair(wr, theta, o.Ball)
@@ -429,7 +443,14 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	}
 	res.Start = strt
 
+	if cancelErr != nil {
+		pidB, pidLt = nil, nil // the interrupted start is not a result
+	}
 	maxOuter := o.MaxOuter
+	if cancelErr != nil || ctx.Err() != nil {
+		maxOuter = 0
+		cancelErr = ctx.Err()
+	}
 	if strt == StartPIdentity && !o.Refine {
 		maxOuter = 0 // return the exact start: no iteration workspaces
 	}
@@ -464,7 +485,8 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	var phi, rel float64
 	for outer := 1; outer <= maxOuter; outer++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			cancelErr = err
+			break
 		}
 		iters := o.MaxInner
 		if outer == 1 {
@@ -481,6 +503,10 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		}
 		done, err := st.run(ctx, vp, lt, iters)
 		res.InnerIterations += done
+		if err != nil && ctx.Err() != nil {
+			cancelErr = ctx.Err()
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -530,7 +556,9 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	}
 	res.ALResidual = rel
 	res.RelaxedObjective = phi * fro2
-	converged := rel <= o.Tol
+	// An interrupted iteration's pair is not a result (its last B-step may
+	// be missing): only the exact starts and fallbacks below are returned.
+	converged := rel <= o.Tol && cancelErr == nil && b != nil
 	if converged && !o.Relaxed && res.Iterations > 0 {
 		// Make the decomposition exact so the answers carry no structural
 		// (data-dependent) error (see polish).
@@ -597,19 +625,19 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		res.Evaluations, res.Gradients = vp.evals, vp.grads
 	}
 	res.Seconds = time.Since(start).Seconds()
-	return res, nil
+	return res, cancelErr
 }
 
 // checkWorkload rejects empty or non-finite W.
 func checkWorkload(w *mat.Dense) error {
 	if w == nil || w.IsEmpty() {
-		return errors.New("lrm: empty workload matrix W")
+		return inputerr.Errorf("lrm", "empty workload matrix W")
 	}
 	m, _ := w.Dims()
 	for i := 0; i < m; i++ {
 		for j, x := range w.RawRowView(i) {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("lrm: W[%d][%d] = %v is not finite", i, j, x)
+				return inputerr.Errorf("lrm", "W[%d][%d] = %v is not finite", i, j, x)
 			}
 		}
 	}
@@ -787,13 +815,13 @@ func polish(lt, b, wr *mat.Dense, ball Ball) (*mat.Dense, *mat.Dense, float64, b
 // of W only down to about 1e-8·σ₁.
 func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 	if v == nil || v.IsEmpty() {
-		return nil, errors.New("lrm: empty Gram matrix")
+		return nil, inputerr.Errorf("lrm", "empty Gram matrix")
 	}
 	n := v.SymmetricDim()
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("lrm: Gram entry [%d][%d] = %v is not finite", i, j, x)
+				return nil, inputerr.Errorf("lrm", "Gram entry [%d][%d] = %v is not finite", i, j, x)
 			}
 		}
 	}
@@ -803,10 +831,10 @@ func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 	}
 	top := vals[0]
 	if !(top > 0) {
-		return nil, errors.New("lrm: the Gram matrix has rank 0: no query to answer")
+		return nil, inputerr.Errorf("lrm", "the Gram matrix has rank 0: no query to answer")
 	}
 	if vals[n-1] < -1e-10*top {
-		return nil, fmt.Errorf("lrm: the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[n-1])
+		return nil, inputerr.Errorf("lrm", "the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[n-1])
 	}
 	tol := float64(n) * 0x1p-52 * top
 	var keep []int

@@ -4,9 +4,9 @@ import (
 	"errors"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	kernel "github.com/dpsolve/dpsolve/blas"
 )
 
 // varpro evaluates the augmented-Lagrangian subproblem with B eliminated.
@@ -32,13 +32,13 @@ type varpro struct {
 	beta    float64
 	c, ct   *mat.Dense // C (k×n) and Cᵀ
 
-	sym  *mat.SymDense // n×n or r×r: K, then its Cholesky factor
-	u    blas64.Triangular
-	x    *mat.Dense    // n-space: Rᵀ (n×k); r-space: Bᵀ (r×k)
-	res  *mat.Dense    // r-space: R (k×n)
-	tmp  *mat.Dense    // gradient intermediate R·Lt (k×r)
-	rtr  *mat.SymDense // gradient intermediate RᵀR (n×n)
-	gram bool          // n-space gradient via RᵀR (n×n) rather than R·Lt (k×r)
+	sym  *mat.SymDense  // n×n or r×r: K, then its Cholesky factor
+	u    kernel.General // upper Cholesky factor of the last K
+	x    *mat.Dense     // n-space: Rᵀ (n×k); r-space: Bᵀ (r×k)
+	res  *mat.Dense     // r-space: R (k×n)
+	tmp  *mat.Dense     // gradient intermediate R·Lt (k×r)
+	rtr  *mat.SymDense  // gradient intermediate RᵀR (n×n)
+	gram bool           // n-space gradient via RᵀR (n×n) rather than R·Lt (k×r)
 
 	evals, grads int // evaluations, and those with a gradient
 }
@@ -97,13 +97,13 @@ func (v *varpro) eval(lt *mat.Dense, gt *mat.Dense) (float64, error) {
 		}
 		v.x.Copy(v.ct)
 		xr := v.x.RawMatrix()
-		blas64.Trsm(blas.Left, blas.Trans, 1, u, xr)
+		kernel.Trsm(blas.Left, blas.Upper, blas.Trans, blas.NonUnit, 1, u, xr)
 		nz := mat.Norm(v.x, 2)
 		f := beta / 2 * nz * nz
 		if gt == nil {
 			return f, nil
 		}
-		blas64.Trsm(blas.Left, blas.NoTrans, 1, u, xr)
+		kernel.Trsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, 1, u, xr)
 		if v.gram {
 			// ∇gᵀ = −β² (RᵀR) Lt, RᵀR = Rᵀ(Rᵀ)ᵀ.
 			v.rtr.SymOuterK(1, v.x)
@@ -124,7 +124,7 @@ func (v *varpro) eval(lt *mat.Dense, gt *mat.Dense) (float64, error) {
 	p := v.x
 	p.Mul(lt.T(), v.ct)
 	p.Scale(beta, p)
-	lapack64.Potrs(u, p.RawMatrix())
+	kernel.CholSolve(u, p.RawMatrix())
 	v.res.Mul(p.T(), lt.T())
 	v.res.Sub(v.c, v.res)
 	nb := mat.Norm(p, 2)
@@ -147,7 +147,7 @@ func (v *varpro) bStep(lt *mat.Dense) (*mat.Dense, error) {
 	b := mat.NewDense(v.k, v.r, nil)
 	if v.nspace {
 		// eval left Z = U⁻ᵀCᵀ in x; finish Rᵀ = U⁻¹Z.
-		blas64.Trsm(blas.Left, blas.NoTrans, 1, v.u, v.x.RawMatrix())
+		kernel.Trsm(blas.Left, blas.Upper, blas.NoTrans, blas.NonUnit, 1, v.u, v.x.RawMatrix())
 		// B = β R Lt.
 		b.Mul(v.x.T(), lt)
 		b.Scale(v.beta, b)
@@ -159,16 +159,17 @@ func (v *varpro) bStep(lt *mat.Dense) (*mat.Dense, error) {
 
 // factor forms K = I + β·A·Aᵀ (A = Lt for tr = NoTrans, n×n; A = Ltᵀ for
 // Trans, r×r) in v.sym's upper triangle and overwrites it with the Cholesky
-// factor U, K = UᵀU. It calls LAPACK's potrf directly: gonum's
+// factor U, K = UᵀU. It calls the kernel Cholesky directly: gonum's
 // mat.Cholesky would add a condition estimate as costly as the
 // factorization itself. K ⪰ I, so failure means a non-finite iterate.
-func (v *varpro) factor(lt *mat.Dense, tr blas.Transpose) (blas64.Triangular, bool) {
+func (v *varpro) factor(lt *mat.Dense, tr blas.Transpose) (kernel.General, bool) {
 	raw := v.sym.RawSymmetric()
-	blas64.Syrk(tr, v.beta, lt.RawMatrix(), 0, raw)
+	u := kernel.General{Rows: raw.N, Cols: raw.N, Stride: raw.Stride, Data: raw.Data}
+	kernel.Syrk(tr, v.beta, lt.RawMatrix(), 0, u)
 	for i := 0; i < raw.N; i++ {
 		raw.Data[i*raw.Stride+i]++
 	}
-	u, ok := lapack64.Potrf(raw)
+	ok := kernel.Cholesky(u)
 	v.u = u
 	return u, ok
 }

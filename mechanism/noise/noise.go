@@ -93,6 +93,8 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // GridExponentGap is the number of binary orders of magnitude between a
@@ -164,7 +166,7 @@ func (m *splitMix64) Read(p []byte) (int, error) {
 // the power of two 2^(⌊log₂λ⌋−GridExponentGap).
 func Grid(scale float64) (float64, error) {
 	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
-		return 0, fmt.Errorf("noise: scale must be positive and finite, got %v", scale)
+		return 0, inputerr.Errorf("noise", "scale must be positive and finite, got %v", scale)
 	}
 	_, exp := math.Frexp(scale) // scale = frac·2^exp, frac ∈ [1/2, 1)
 	return math.Ldexp(1, exp-1-GridExponentGap), nil
@@ -239,24 +241,24 @@ func (s *Sampler) AddLaplace(values []float64, scale, grid float64) (float64, er
 // the scale in grid units, ⌈λ/g⌉.
 func checkScale(name string, scale, grid float64, values []float64) (uint64, error) {
 	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
-		return 0, fmt.Errorf("noise: %s must be positive and finite, got %v", name, scale)
+		return 0, inputerr.Errorf("noise", "%s must be positive and finite, got %v", name, scale)
 	}
 	if math.IsNaN(grid) || math.IsInf(grid, 0) || grid <= 0 {
-		return 0, fmt.Errorf("noise: grid must be positive and finite, got %v", grid)
+		return 0, inputerr.Errorf("noise", "grid must be positive and finite, got %v", grid)
 	}
 	if frac, _ := math.Frexp(grid); frac != 0.5 || grid < 0x1p-1000 {
-		return 0, fmt.Errorf("noise: grid must be a normal power of two, got %v", grid)
+		return 0, inputerr.Errorf("noise", "grid must be a normal power of two, got %v", grid)
 	}
 	ratio := scale / grid
 	if ratio < 1 || ratio > 0x1p52 {
-		return 0, fmt.Errorf("noise: %s/grid = %v must lie in [1, 2^52]", name, ratio)
+		return 0, inputerr.Errorf("noise", "%s/grid = %v must lie in [1, 2^52]", name, ratio)
 	}
 	for i, v := range values {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("noise: value %d is %v", i, v)
+			return 0, inputerr.Errorf("noise", "value %d is %v", i, v)
 		}
 		if math.Abs(v/grid) >= 0x1p62 {
-			return 0, fmt.Errorf("noise: value %d (%v) is too large for the grid %v", i, v, grid)
+			return 0, inputerr.Errorf("noise", "value %d (%v) is too large for the grid %v", i, v, grid)
 		}
 	}
 	return uint64(math.Ceil(ratio)), nil

@@ -311,8 +311,8 @@ func TestBadInputs(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := s.AddGaussian(c.vals, c.scale, c.grid)
-		assert.ErrorContains(t, err, c.wantFragment, c.name)
+		assert.ErrorIs(t, err, ErrInput, c.wantFragment, c.name)
 		_, err = s.AddLaplace(c.vals, c.scale, c.grid)
-		assert.ErrorContains(t, err, c.wantFragment, c.name)
+		assert.ErrorIs(t, err, ErrInput, c.wantFragment, c.name)
 	}
 }

@@ -113,7 +113,7 @@ func TestPrivacyAuditGaussian(t *testing.T) {
 		delta float64
 		seed  uint64
 	}{{1e-6, 101}, {1e-2, 102}} {
-		m, err := New(a, Budget{Kind: Gaussian, Epsilon: eps, Delta: tc.delta})
+		m, err := New(a, calibrate.ApproxDP(eps, tc.delta))
 		require.NoError(t, err)
 		r := auditGaussian(t, m, x, eps, nP, nQ, tc.seed)
 		t.Logf("delta=%g: audited δ̂ = %.3g ± %.2g (fit Δ=%.4f σ=%.4f; mechanism Δ=%.4f σ=%.4f)",
@@ -135,15 +135,15 @@ func TestPrivacyAuditGaussian(t *testing.T) {
 
 	// A deliberately mis-calibrated mechanism — σ halved — must FAIL the
 	// same audit.
-	m, err := New(a, Budget{Kind: Gaussian, Epsilon: eps, Delta: 1e-6})
+	m, err := New(a, calibrate.ApproxDP(eps, 1e-6))
 	require.NoError(t, err)
 	bad := *m
-	bad.calibrated = m.calibrated / 2
-	bad.scale, err = noise.EffectiveScale(bad.calibrated, bad.grid)
+	bad.cal.Calibrated = m.cal.Calibrated / 2
+	bad.cal.Scale, err = noise.EffectiveScale(bad.cal.Calibrated, bad.cal.Grid)
 	require.NoError(t, err)
-	bad.variance = bad.scale * bad.scale
+	bad.cal.Variance = bad.cal.Scale * bad.cal.Scale
 	r := auditGaussian(t, &bad, x, eps, nP, nQ, 103)
-	trueDelta, err := calibrate.GaussianDelta(bad.scale, eps, m.Sensitivity())
+	trueDelta, err := calibrate.GaussianDelta(bad.cal.Scale, eps, m.Sensitivity())
 	require.NoError(t, err)
 	t.Logf("σ/2: audited δ̂ = %.3g ± %.2g (exact δ of the broken mechanism %.3g)", r.delta, r.tolerance, trueDelta)
 	assert.Greater(t, r.delta, 1e-6+r.tolerance, "the audit failed to catch a mechanism with half the noise")

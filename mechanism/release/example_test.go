@@ -3,6 +3,7 @@ package release_test
 import (
 	"fmt"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
@@ -14,7 +15,7 @@ func Example() {
 	// strategy under (ε,δ) = (1, 1e-6).
 	x := []float64{5, 0, 3, 12, 7, 1, 0, 4}
 	h2, _ := strategy.NewH2(len(x))
-	m, err := release.New(h2.Matrix(), release.Budget{Kind: release.Gaussian, Epsilon: 1, Delta: 1e-6})
+	m, err := release.New(h2.Matrix(), calibrate.ApproxDP(1, 1e-6))
 	if err != nil {
 		panic(err)
 	}

@@ -53,85 +53,18 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	kernel "github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
-// Kind names a noise mechanism.
-type Kind string
-
-const (
-	// Gaussian noise under (ε,δ)-differential privacy.
-	Gaussian Kind = "gaussian"
-	// ZCDP is Gaussian noise under ρ-zero-concentrated differential privacy.
-	ZCDP Kind = "zcdp"
-	// Laplace noise under pure ε-differential privacy.
-	Laplace Kind = "laplace"
-)
-
-// Budget is a privacy budget for one release.
-type Budget struct {
-	// Kind selects the mechanism.
-	Kind Kind
-	// Epsilon is ε > 0 (Gaussian, Laplace).
-	Epsilon float64
-	// Delta is δ ∈ (0,1) for Gaussian; it must be 0 for Laplace and ZCDP.
-	Delta float64
-	// Rho is ρ > 0 for ZCDP; it must be 0 otherwise.
-	Rho float64
-}
-
-// Validate reports whether b is a usable budget, with a message naming the
-// offending parameter.
-func (b Budget) Validate() error {
-	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
-	switch b.Kind {
-	case Gaussian:
-		if bad(b.Epsilon) || b.Epsilon <= 0 {
-			return fmt.Errorf("release: gaussian: epsilon must be positive and finite, got %v", b.Epsilon)
-		}
-		if math.IsNaN(b.Delta) || b.Delta <= 0 || b.Delta >= 1 {
-			return fmt.Errorf("release: gaussian: delta must lie in (0,1), got %v", b.Delta)
-		}
-		if b.Rho != 0 {
-			return fmt.Errorf("release: gaussian: rho must be 0 (use kind zcdp), got %v", b.Rho)
-		}
-	case Laplace:
-		if bad(b.Epsilon) || b.Epsilon <= 0 {
-			return fmt.Errorf("release: laplace: epsilon must be positive and finite, got %v", b.Epsilon)
-		}
-		if b.Delta != 0 {
-			return fmt.Errorf("release: laplace: delta must be 0 (the Laplace mechanism is pure ε-DP), got %v", b.Delta)
-		}
-		if b.Rho != 0 {
-			return fmt.Errorf("release: laplace: rho must be 0, got %v", b.Rho)
-		}
-	case ZCDP:
-		if bad(b.Rho) || b.Rho <= 0 {
-			return fmt.Errorf("release: zcdp: rho must be positive and finite, got %v", b.Rho)
-		}
-		if b.Epsilon != 0 || b.Delta != 0 {
-			return fmt.Errorf("release: zcdp: epsilon and delta must be 0 (the budget is rho), got %v and %v", b.Epsilon, b.Delta)
-		}
-	default:
-		return fmt.Errorf("release: unknown mechanism %q (want gaussian, zcdp or laplace)", b.Kind)
-	}
-	return nil
-}
-
-// String describes the budget, e.g. "gaussian(eps=1, delta=1e-06)".
-func (b Budget) String() string {
-	switch b.Kind {
-	case Laplace:
-		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon)
-	case ZCDP:
-		return fmt.Sprintf("zcdp(rho=%g)", b.Rho)
-	}
-	return fmt.Sprintf("%s(eps=%g, delta=%g)", b.Kind, b.Epsilon, b.Delta)
-}
+// ErrInput is wrapped by every error this package returns for bad input
+// (strategy, budget, data, measurements); it is the one dpsolve-wide
+// sentinel (internal/inputerr).
+var ErrInput = inputerr.ErrInput
 
 // Mechanism is a calibrated matrix mechanism for one strategy and budget.
 // It holds no data; Measure is the only method that sees x.
@@ -139,39 +72,36 @@ type Mechanism struct {
 	a      *mat.Dense    // p×n strategy
 	r      *mat.TriDense // n×n upper triangular: A itself, or QR's R
 	q      *mat.Dense    // thin Q (p×n) of A = QR; nil when A is square upper triangular
+	pinv   *mat.Dense    // n×p pseudo-inverse A⁺ when A is rank-deficient (then r and q are nil)
+	rank   int           // rank of A
 	p, n   int
-	budget Budget
-
-	sens, snappedSens float64
-	grid              float64
-	calibrated        float64 // σ or b from calibrate for the snapped sensitivity
-	scale             float64 // the scale actually sampled, ⌈calibrated/g⌉·g
-	variance          float64 // per-measurement noise variance
+	budget calibrate.Budget
+	cal    calibrate.Calibration // grid, snapped sensitivity, scale, variance
 }
 
 // New calibrates the mechanism for strategy a and budget b. a must have full
 // column rank (p ≥ n); a square upper-triangular a (a *mat.TriDense, or a
 // dense matrix with zeros below the diagonal) is solved by back
 // substitution, any other by Householder QR.
-func New(a mat.Matrix, b Budget) (*Mechanism, error) {
+func New(a mat.Matrix, b calibrate.Budget) (*Mechanism, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
 	if a == nil {
-		return nil, fmt.Errorf("release: nil strategy")
+		return nil, inputerr.Errorf("release", "nil strategy")
 	}
 	p, n := a.Dims()
 	if p == 0 || n == 0 {
-		return nil, fmt.Errorf("release: empty strategy")
+		return nil, inputerr.Errorf("release", "empty strategy")
 	}
 	if p < n {
-		return nil, fmt.Errorf("release: strategy is %d×%d: fewer measurements than cells, so x̂ is not identifiable", p, n)
+		return nil, inputerr.Errorf("release", "strategy is %d×%d: fewer measurements than cells, so x̂ is not identifiable", p, n)
 	}
 	m := &Mechanism{a: mat.DenseCopyOf(a), p: p, n: n, budget: b}
 	for i := 0; i < p; i++ {
 		for j := 0; j < n; j++ {
 			if v := m.a.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("release: strategy entry (%d,%d) is %v", i, j, v)
+				return nil, inputerr.Errorf("release", "strategy entry (%d,%d) is %v", i, j, v)
 			}
 		}
 	}
@@ -232,9 +162,13 @@ func (m *Mechanism) factor() error {
 		maxDiag = math.Max(maxDiag, math.Abs(m.r.At(i, i)))
 	}
 	tol := float64(m.n) * 0x1p-52 * maxDiag
+	m.rank = m.n
 	for i := 0; i < m.n; i++ {
 		if math.Abs(m.r.At(i, i)) <= tol {
-			return fmt.Errorf("release: strategy does not have full column rank (R[%d,%d] = %g): x̂ is not identifiable", i, i, m.r.At(i, i))
+			// Rank-deficient: the optimum for a singular workload Gram
+			// (newton's exact singular solve) measures only range(V).
+			m.r, m.q = nil, nil
+			return m.factorPinv()
 		}
 	}
 	return nil
@@ -262,54 +196,24 @@ func colNorm(a *mat.Dense, q int) float64 {
 	return best
 }
 
-// calibrate sets the sensitivity, the grid and the noise scale.
+// calibrate sets the sensitivity, the grid and the noise scale through the
+// one calibration step every mechanism shares (calibrate.Calibrate).
 func (m *Mechanism) calibrate() error {
+	q := 2
+	if m.budget.Noise() == calibrate.Laplace {
+		q = 1
+	}
 	var err error
-	switch m.budget.Kind {
-	case Laplace:
-		m.sens = colNorm(m.a, 1)
-		var b0 float64
-		if b0, err = calibrate.LaplaceScale(m.budget.Epsilon, m.sens); err != nil {
-			return fmt.Errorf("release: %w", err)
-		}
-		if m.grid, err = noise.Grid(b0); err != nil {
-			return fmt.Errorf("release: %w", err)
-		}
-		m.snappedSens = noise.SnappedL1Sensitivity(m.sens, m.grid, m.p)
-		m.calibrated, err = calibrate.LaplaceScale(m.budget.Epsilon, m.snappedSens)
-	default: // Gaussian, ZCDP
-		m.sens = colNorm(m.a, 2)
-		sigma := func(s float64) (float64, error) {
-			if m.budget.Kind == ZCDP {
-				return calibrate.ZCDPSigma(m.budget.Rho, s)
-			}
-			return calibrate.GaussianSigma(m.budget.Epsilon, m.budget.Delta, s)
-		}
-		var s0 float64
-		if s0, err = sigma(m.sens); err != nil {
-			return fmt.Errorf("release: %w", err)
-		}
-		if m.grid, err = noise.Grid(s0); err != nil {
-			return fmt.Errorf("release: %w", err)
-		}
-		m.snappedSens = noise.SnappedL2Sensitivity(m.sens, m.grid, m.p)
-		m.calibrated, err = sigma(m.snappedSens)
-	}
-	if err != nil {
-		return fmt.Errorf("release: %w", err)
-	}
-	if m.scale, err = noise.EffectiveScale(m.calibrated, m.grid); err != nil {
-		return fmt.Errorf("release: %w", err)
-	}
-	m.variance = m.scale * m.scale
-	if m.budget.Kind == Laplace {
-		m.variance *= 2
-	}
-	return nil
+	m.cal, err = calibrate.Calibrate(m.budget, colNorm(m.a, q), m.p)
+	return err
 }
 
 // Budget returns the mechanism's privacy budget.
-func (m *Mechanism) Budget() Budget { return m.budget }
+func (m *Mechanism) Budget() calibrate.Budget { return m.budget }
+
+// Calibration returns the noise calibration: grid, snapped sensitivity,
+// scale and variance.
+func (m *Mechanism) Calibration() calibrate.Calibration { return m.cal }
 
 // Rows returns p, the number of noisy measurements.
 func (m *Mechanism) Rows() int { return m.p }
@@ -322,25 +226,25 @@ func (m *Mechanism) Strategy() *mat.Dense { return mat.DenseCopyOf(m.a) }
 
 // Sensitivity returns the strategy's sensitivity: the largest column 2-norm
 // of A for Gaussian and zCDP, the largest column 1-norm for Laplace.
-func (m *Mechanism) Sensitivity() float64 { return m.sens }
+func (m *Mechanism) Sensitivity() float64 { return m.cal.Sensitivity }
 
 // SnappedSensitivity returns the sensitivity after snapping to the grid, the
 // value the noise is calibrated for (Sensitivity + g√p, or + g·p).
-func (m *Mechanism) SnappedSensitivity() float64 { return m.snappedSens }
+func (m *Mechanism) SnappedSensitivity() float64 { return m.cal.SnappedSensitivity }
 
 // Grid returns the snapping granularity g (a power of two).
-func (m *Mechanism) Grid() float64 { return m.grid }
+func (m *Mechanism) Grid() float64 { return m.cal.Grid }
 
 // Scale returns the noise scale actually sampled: σ for Gaussian and zCDP,
 // the Laplace scale b for Laplace.
-func (m *Mechanism) Scale() float64 { return m.scale }
+func (m *Mechanism) Scale() float64 { return m.cal.Scale }
 
 // Sigma returns the standard deviation of each measurement's noise (σ, or
 // b√2 for Laplace).
-func (m *Mechanism) Sigma() float64 { return math.Sqrt(m.variance) }
+func (m *Mechanism) Sigma() float64 { return math.Sqrt(m.cal.Variance) }
 
 // NoiseVariance returns the per-measurement noise variance (σ² or 2b²).
-func (m *Mechanism) NoiseVariance() float64 { return m.variance }
+func (m *Mechanism) NoiseVariance() float64 { return m.cal.Variance }
 
 // CheckData validates a histogram for this mechanism: length n, finite,
 // non-negative entries.
@@ -350,14 +254,14 @@ func (m *Mechanism) CheckData(x []float64) error { return CheckData(x, m.n) }
 // non-negative counts.
 func CheckData(x []float64, n int) error {
 	if len(x) != n {
-		return fmt.Errorf("release: data has %d cells but the strategy has %d columns", len(x), n)
+		return inputerr.Errorf("release", "data has %d cells but the strategy has %d columns", len(x), n)
 	}
 	for i, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("release: data cell %d is %v", i, v)
+			return inputerr.Errorf("release", "data cell %d is %v", i, v)
 		}
 		if v < 0 {
-			return fmt.Errorf("release: data cell %d is negative (%v): counts must be non-negative", i, v)
+			return inputerr.Errorf("release", "data cell %d is negative (%v): counts must be non-negative", i, v)
 		}
 	}
 	return nil
@@ -366,27 +270,17 @@ func CheckData(x []float64, n int) error {
 // Measure returns the private measurements y = A x + z, drawing the noise
 // from s. Only s's randomness and x enter y; with a sampler from
 // noise.NewSecure, y is private under the mechanism's budget.
-func (m *Mechanism) Measure(x []float64, s *noise.Sampler) ([]float64, error) {
-	if s == nil {
-		return nil, fmt.Errorf("release: nil noise sampler")
+func (m *Mechanism) Measure(x []float64, s noise.Source) ([]float64, error) {
+	if noise.Missing(s) {
+		return nil, inputerr.Errorf("release", "nil noise source")
 	}
 	if err := m.CheckData(x); err != nil {
 		return nil, err
 	}
 	y := make([]float64, m.p)
 	mat.NewVecDense(m.p, y).MulVec(m.a, mat.NewVecDense(m.n, append([]float64(nil), x...)))
-	var used float64
-	var err error
-	if m.budget.Kind == Laplace {
-		used, err = s.AddLaplace(y, m.calibrated, m.grid)
-	} else {
-		used, err = s.AddGaussian(y, m.calibrated, m.grid)
-	}
-	if err != nil {
+	if err := m.cal.Add(s, y); err != nil {
 		return nil, fmt.Errorf("release: %w", err)
-	}
-	if used != m.scale { // cannot happen: both are ⌈calibrated/g⌉·g
-		return nil, fmt.Errorf("release: internal error: sampled scale %v, expected %v", used, m.scale)
 	}
 	return y, nil
 }
@@ -396,14 +290,17 @@ func (m *Mechanism) Measure(x []float64, s *noise.Sampler) ([]float64, error) {
 // (x̂ = R⁻¹Qᵀy with the thin factors of A = QR). It is post-processing of y.
 func (m *Mechanism) Reconstruct(y []float64) ([]float64, error) {
 	if len(y) != m.p {
-		return nil, fmt.Errorf("release: %d measurements for a strategy with %d rows", len(y), m.p)
+		return nil, inputerr.Errorf("release", "%d measurements for a strategy with %d rows", len(y), m.p)
 	}
 	for i, v := range y {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("release: measurement %d is %v", i, v)
+			return nil, inputerr.Errorf("release", "measurement %d is %v", i, v)
 		}
 	}
 	rhs := mat.NewVecDense(m.p, append([]float64(nil), y...))
+	if m.pinv != nil {
+		return m.reconstructPinv(rhs)
+	}
 	if m.q != nil {
 		qty := mat.NewVecDense(m.n, nil)
 		qty.MulVec(m.q.T(), rhs)
@@ -412,7 +309,8 @@ func (m *Mechanism) Reconstruct(y []float64) ([]float64, error) {
 	// Back substitution R x̂ = rhs; R's diagonal was checked in New, so it
 	// cannot break down (no per-call condition estimate needed).
 	xhat := append([]float64(nil), rhs.RawVector().Data...)
-	blas64.Trsv(blas.NoTrans, m.r.RawTriangular(), blas64.Vector{N: m.n, Data: xhat, Inc: 1})
+	rt := m.r.RawTriangular()
+	kernel.Trsv(blas.Upper, blas.NoTrans, blas.NonUnit, kernel.General{Rows: rt.N, Cols: rt.N, Stride: rt.Stride, Data: rt.Data}, xhat)
 	for i, v := range xhat {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("release: reconstruction overflowed at cell %d", i)

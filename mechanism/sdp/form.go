@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Form selects which of the seed's programs to build.
@@ -50,7 +52,7 @@ func ParseForm(s string) (Form, error) {
 			return f, nil
 		}
 	}
-	return 0, fmt.Errorf("sdp: unknown form %q (want approx, exact or exact-bounded)", s)
+	return 0, inputerr.Errorf("sdp", "unknown form %q (want approx, exact or exact-bounded)", s)
 }
 
 // Formulation is one of the seed's programs built for a workload, together
@@ -71,20 +73,20 @@ type Formulation struct {
 // with the same Gram and hence the same optimum.
 func Build(f Form, w *mat.Dense) (*Formulation, error) {
 	if w == nil {
-		return nil, errors.New("sdp: nil workload matrix")
+		return nil, inputerr.Errorf("sdp", "nil workload matrix")
 	}
 	m, n := w.Dims()
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			if x := w.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("sdp: workload entry (%d,%d) is %v", i, j, x)
+				return nil, inputerr.Errorf("sdp", "workload entry (%d,%d) is %v", i, j, x)
 			}
 		}
 	}
 	switch f {
 	case Approx, Exact, ExactBounded:
 	default:
-		return nil, fmt.Errorf("sdp: unknown form %v", f)
+		return nil, inputerr.Errorf("sdp", "unknown form %v", f)
 	}
 	fm := &Formulation{Form: f, N: n, M: m, W: mat.DenseCopyOf(w)}
 	fm.nX = n * (n + 1) / 2
@@ -208,16 +210,16 @@ func FromGram(f Form, v *mat.SymDense) (*Formulation, error) {
 // negative eigenvalue is not a Gram matrix and is rejected).
 func FactorGram(v *mat.SymDense) (*mat.Dense, error) {
 	if v == nil {
-		return nil, errors.New("sdp: nil Gram matrix")
+		return nil, inputerr.Errorf("sdp", "nil Gram matrix")
 	}
 	n := v.SymmetricDim()
 	if n == 0 {
-		return nil, errors.New("sdp: empty Gram matrix")
+		return nil, inputerr.Errorf("sdp", "empty Gram matrix")
 	}
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("sdp: Gram entry (%d,%d) is %v", i, j, x)
+				return nil, inputerr.Errorf("sdp", "Gram entry (%d,%d) is %v", i, j, x)
 			}
 		}
 	}
@@ -241,7 +243,7 @@ func FactorGram(v *mat.SymDense) (*mat.Dense, error) {
 	r := mat.NewDense(n, n, nil)
 	for k, l := range vals {
 		if l < -1e-12*lmax {
-			return nil, fmt.Errorf("sdp: Gram matrix has eigenvalue %g < 0: not of the form WᵀW", l)
+			return nil, inputerr.Errorf("sdp", "Gram matrix has eigenvalue %g < 0: not of the form WᵀW", l)
 		}
 		s := math.Sqrt(math.Max(l, 0))
 		for j := 0; j < n; j++ {
@@ -289,11 +291,11 @@ type Point struct {
 // Recover maps a solution vector y (len NumVars) back to X, Y and A.
 func (f *Formulation) Recover(y []float64) (*Point, error) {
 	if len(y) != f.NumVars() {
-		return nil, fmt.Errorf("sdp: solution has %d variables, the %v program has %d", len(y), f.Form, f.NumVars())
+		return nil, inputerr.Errorf("sdp", "solution has %d variables, the %v program has %d", len(y), f.Form, f.NumVars())
 	}
 	for i, v := range y {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("sdp: solution variable %d is %v", i+1, v)
+			return nil, inputerr.Errorf("sdp", "solution variable %d is %v", i+1, v)
 		}
 	}
 	pt := &Point{X: mat.NewSymDense(f.N, nil), Y: mat.NewSymDense(f.M, nil)}

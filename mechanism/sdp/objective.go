@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/accounting"
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
 )
 
 // ErrUnsupported is returned by StrategyObjective when AᵀA is singular, so
@@ -22,10 +25,10 @@ var ErrUnsupported = errors.New("sdp: strategy does not support the workload (A�
 // must be positive definite (else ErrUnsupported).
 func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, error) {
 	if v == nil || s == nil {
-		return 0, errors.New("sdp: nil Gram or strategy")
+		return 0, inputerr.Errorf("sdp", "nil Gram or strategy")
 	}
 	if s.Domain() != v.SymmetricDim() {
-		return 0, fmt.Errorf("sdp: strategy has %d columns, workload %d cells", s.Domain(), v.SymmetricDim())
+		return 0, inputerr.Errorf("sdp", "strategy has %d columns, workload %d cells", s.Domain(), v.SymmetricDim())
 	}
 	var sens float64
 	switch p {
@@ -34,7 +37,7 @@ func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, er
 	case 2:
 		sens = s.L2Sensitivity()
 	default:
-		return 0, fmt.Errorf("sdp: p must be 1 or 2, got %d", p)
+		return 0, inputerr.Errorf("sdp", "p must be 1 or 2, got %d", p)
 	}
 	t, err := traceVXinv(v, s.Gram())
 	if err != nil {
@@ -43,17 +46,21 @@ func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, er
 	return sens * sens * t, nil
 }
 
-// traceVXinv returns tr(V X⁻¹) via a Cholesky factorization of X.
+// traceVXinv returns tr(V X⁻¹) through accounting.TraceGramPinv, dpsolve's
+// one implementation; a singular X is ErrUnsupported here (the seed's
+// objective needs X ≻ 0).
 func traceVXinv(v, x *mat.SymDense) (float64, error) {
 	var ch mat.Cholesky
 	if !ch.Factorize(x) {
 		return 0, ErrUnsupported
 	}
-	var z mat.Dense
-	if err := ch.SolveTo(&z, v); err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	t, err := accounting.TraceGramPinv(v, x)
+	if err != nil {
+		if errors.Is(err, accounting.ErrUnsupported) {
+			return 0, fmt.Errorf("%w: %v", ErrUnsupported, err)
+		}
+		return 0, err
 	}
-	t := mat.Trace(&z)
 	if math.IsNaN(t) || math.IsInf(t, 0) {
 		return 0, ErrUnsupported
 	}

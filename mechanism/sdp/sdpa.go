@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Problem is a semidefinite program in SDPA form,
@@ -44,31 +46,31 @@ type Entry struct {
 // finite values, no duplicate entries.
 func (p *Problem) Validate() error {
 	if strings.ContainsAny(p.Comment, "\r\n") {
-		return errors.New("sdp: problem comment contains a newline")
+		return inputerr.Errorf("sdp", "problem comment contains a newline")
 	}
 	if len(p.C) == 0 {
-		return errors.New("sdp: problem has no variables")
+		return inputerr.Errorf("sdp", "problem has no variables")
 	}
 	if len(p.Blocks) == 0 {
-		return errors.New("sdp: problem has no blocks")
+		return inputerr.Errorf("sdp", "problem has no blocks")
 	}
 	for i, c := range p.C {
 		if math.IsNaN(c) || math.IsInf(c, 0) {
-			return fmt.Errorf("sdp: objective entry %d is %v", i+1, c)
+			return inputerr.Errorf("sdp", "objective entry %d is %v", i+1, c)
 		}
 	}
 	for b, k := range p.Blocks {
 		if k == 0 {
-			return fmt.Errorf("sdp: block %d has size 0", b+1)
+			return inputerr.Errorf("sdp", "block %d has size 0", b+1)
 		}
 	}
 	seen := make(map[[4]int]bool, len(p.Entries))
 	for _, e := range p.Entries {
 		if e.Mat < 0 || e.Mat > len(p.C) {
-			return fmt.Errorf("sdp: entry %+v: matrix number outside 0..%d", e, len(p.C))
+			return inputerr.Errorf("sdp", "entry %+v: matrix number outside 0..%d", e, len(p.C))
 		}
 		if e.Block < 1 || e.Block > len(p.Blocks) {
-			return fmt.Errorf("sdp: entry %+v: block number outside 1..%d", e, len(p.Blocks))
+			return inputerr.Errorf("sdp", "entry %+v: block number outside 1..%d", e, len(p.Blocks))
 		}
 		size := p.Blocks[e.Block-1]
 		diag := size < 0
@@ -76,17 +78,17 @@ func (p *Problem) Validate() error {
 			size = -size
 		}
 		if e.I < 1 || e.J < e.I || e.J > size {
-			return fmt.Errorf("sdp: entry %+v: position outside the upper triangle of a %d×%d block", e, size, size)
+			return inputerr.Errorf("sdp", "entry %+v: position outside the upper triangle of a %d×%d block", e, size, size)
 		}
 		if diag && e.I != e.J {
-			return fmt.Errorf("sdp: entry %+v: off-diagonal entry in diagonal block %d", e, e.Block)
+			return inputerr.Errorf("sdp", "entry %+v: off-diagonal entry in diagonal block %d", e, e.Block)
 		}
 		if math.IsNaN(e.Value) || math.IsInf(e.Value, 0) {
-			return fmt.Errorf("sdp: entry %+v: non-finite value", e)
+			return inputerr.Errorf("sdp", "entry %+v: non-finite value", e)
 		}
 		key := [4]int{e.Mat, e.Block, e.I, e.J}
 		if seen[key] {
-			return fmt.Errorf("sdp: duplicate entry for matrix %d block %d (%d,%d)", e.Mat, e.Block, e.I, e.J)
+			return inputerr.Errorf("sdp", "duplicate entry for matrix %d block %d (%d,%d)", e.Mat, e.Block, e.I, e.J)
 		}
 		seen[key] = true
 	}
@@ -194,7 +196,7 @@ func ReadSDPA(r io.Reader) (*Problem, error) {
 					}
 					v, err := strconv.Atoi(tok[0])
 					if err != nil || v <= 0 {
-						return nil, fmt.Errorf("sdp: SDPA line %d: %q is not a positive integer (%s)", lineNo, tok[0], [2]string{"number of variables", "number of blocks"}[stage])
+						return nil, inputerr.Errorf("sdp", "SDPA line %d: %q is not a positive integer (%s)", lineNo, tok[0], [2]string{"number of variables", "number of blocks"}[stage])
 					}
 					tok = tok[1:]
 					if stage == 0 {
@@ -212,7 +214,7 @@ func ReadSDPA(r io.Reader) (*Problem, error) {
 					for _, t := range tok[:need] {
 						v, err := strconv.Atoi(t)
 						if err != nil || v == 0 {
-							return nil, fmt.Errorf("sdp: SDPA line %d: block size %q is not a nonzero integer", lineNo, t)
+							return nil, inputerr.Errorf("sdp", "SDPA line %d: block size %q is not a nonzero integer", lineNo, t)
 						}
 						p.Blocks = append(p.Blocks, v)
 					}
@@ -227,12 +229,12 @@ func ReadSDPA(r io.Reader) (*Problem, error) {
 					for _, t := range tok[:need] {
 						v, err := strconv.ParseFloat(t, 64)
 						if err != nil {
-							return nil, fmt.Errorf("sdp: SDPA line %d: objective entry %q is not a number", lineNo, t)
+							return nil, inputerr.Errorf("sdp", "SDPA line %d: objective entry %q is not a number", lineNo, t)
 						}
 						p.C = append(p.C, v)
 					}
 					if len(tok) > need {
-						return nil, fmt.Errorf("sdp: SDPA line %d: %d objective entries where %d were declared", lineNo, len(tok), m)
+						return nil, inputerr.Errorf("sdp", "SDPA line %d: %d objective entries where %d were declared", lineNo, len(tok), m)
 					}
 					tok = nil
 					stage++
@@ -247,19 +249,19 @@ func ReadSDPA(r io.Reader) (*Problem, error) {
 		}
 		f := strings.Fields(t)
 		if len(f) != 5 {
-			return nil, fmt.Errorf("sdp: SDPA line %d: want \"matrix block i j value\", got %q", lineNo, truncate(t, 80))
+			return nil, inputerr.Errorf("sdp", "SDPA line %d: want \"matrix block i j value\", got %q", lineNo, truncate(t, 80))
 		}
 		var ints [4]int
 		for k := 0; k < 4; k++ {
 			v, err := strconv.Atoi(f[k])
 			if err != nil {
-				return nil, fmt.Errorf("sdp: SDPA line %d: %q is not an integer", lineNo, f[k])
+				return nil, inputerr.Errorf("sdp", "SDPA line %d: %q is not an integer", lineNo, f[k])
 			}
 			ints[k] = v
 		}
 		v, err := strconv.ParseFloat(f[4], 64)
 		if err != nil {
-			return nil, fmt.Errorf("sdp: SDPA line %d: %q is not a number", lineNo, f[4])
+			return nil, inputerr.Errorf("sdp", "SDPA line %d: %q is not a number", lineNo, f[4])
 		}
 		e := Entry{Mat: ints[0], Block: ints[1], I: ints[2], J: ints[3], Value: v}
 		if e.I > e.J {
@@ -268,10 +270,10 @@ func ReadSDPA(r io.Reader) (*Problem, error) {
 		p.Entries = append(p.Entries, e)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("sdp: reading SDPA: %w", err)
+		return nil, inputerr.Errorf("sdp", "reading SDPA: %w", err)
 	}
 	if stage < 4 {
-		return nil, fmt.Errorf("sdp: SDPA file ends before its header is complete (%s missing)",
+		return nil, inputerr.Errorf("sdp", "SDPA file ends before its header is complete (%s missing)",
 			[]string{"number of variables", "number of blocks", "block sizes", "objective vector"}[stage])
 	}
 	if err := p.Validate(); err != nil {
@@ -292,7 +294,7 @@ func truncate(s string, n int) string {
 // solver's answer independently of the solver.
 func (p *Problem) Slack(y []float64) ([]Block, error) {
 	if len(y) != len(p.C) {
-		return nil, fmt.Errorf("sdp: %d values for %d variables", len(y), len(p.C))
+		return nil, inputerr.Errorf("sdp", "%d values for %d variables", len(y), len(p.C))
 	}
 	bs := make([]Block, len(p.Blocks))
 	for i, k := range p.Blocks {

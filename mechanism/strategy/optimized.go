@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpsolve/dpsolve/newton"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/newton"
 )
 
 // Optimized is the strategy that minimizes the Gaussian-noise error
@@ -28,7 +30,7 @@ type Optimized struct {
 // and the context's error, both.
 func Optimize(ctx context.Context, v *mat.SymDense, opt *newton.Options) (*Optimized, error) {
 	if v == nil || v.IsEmpty() {
-		return nil, fmt.Errorf("strategy: optimize: empty Gram matrix")
+		return nil, inputerr.Errorf("strategy", "optimize: empty Gram matrix")
 	}
 	res, err := newton.Solve(ctx, v, opt)
 	if err != nil && res == nil {
@@ -51,7 +53,7 @@ func NewOptimized(res *newton.Result) (*Optimized, error) {
 	}
 	n := res.X.SymmetricDim()
 	if r, c := res.A.Dims(); r != n || c != n {
-		return nil, fmt.Errorf("strategy: optimize: strategy is %d×%d but X is %d×%d", r, c, n, n)
+		return nil, inputerr.Errorf("strategy", "optimize: strategy is %d×%d but X is %d×%d", r, c, n, n)
 	}
 	return &Optimized{A: res.A, X: res.X, Result: res}, nil
 }

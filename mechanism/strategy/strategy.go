@@ -25,6 +25,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Strategy is a measurement matrix A (p×n) for the matrix mechanism.
@@ -47,7 +49,7 @@ type Strategy interface {
 
 func checkN(n int) error {
 	if n <= 0 {
-		return fmt.Errorf("strategy: domain size n must be positive, got %d", n)
+		return inputerr.Errorf("strategy", "domain size n must be positive, got %d", n)
 	}
 	return nil
 }
@@ -107,7 +109,7 @@ type Explicit struct {
 // copied; label names it in reports ("" gives "matrix").
 func FromMatrix(label string, a *mat.Dense) (*Explicit, error) {
 	if a == nil || a.IsEmpty() {
-		return nil, fmt.Errorf("strategy: empty strategy matrix")
+		return nil, inputerr.Errorf("strategy", "empty strategy matrix")
 	}
 	p, n := a.Dims()
 	for j := 0; j < n; j++ {
@@ -115,12 +117,12 @@ func FromMatrix(label string, a *mat.Dense) (*Explicit, error) {
 		for i := 0; i < p; i++ {
 			v := a.At(i, j)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("strategy: matrix entry (%d,%d) is %v; entries must be finite", i, j, v)
+				return nil, inputerr.Errorf("strategy", "matrix entry (%d,%d) is %v; entries must be finite", i, j, v)
 			}
 			nz = nz || v != 0
 		}
 		if !nz {
-			return nil, fmt.Errorf("strategy: column %d of the strategy matrix is zero: cell %d is never measured", j, j)
+			return nil, inputerr.Errorf("strategy", "column %d of the strategy matrix is zero: cell %d is never measured", j, j)
 		}
 	}
 	if label == "" {

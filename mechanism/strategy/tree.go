@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // interval is the half-open cell range [lo, hi).
@@ -46,7 +48,7 @@ func NewHierarchical(n, b int) (*Hierarchical, error) {
 		return nil, err
 	}
 	if b < 2 {
-		return nil, fmt.Errorf("strategy: hierarchical branching factor must be at least 2, got %d", b)
+		return nil, inputerr.Errorf("strategy", "hierarchical branching factor must be at least 2, got %d", b)
 	}
 	h := &Hierarchical{N: n, B: b}
 	var rec func(iv interval, d int)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Marginals is the workload of all K-way marginals of a multi-dimensional
@@ -29,20 +31,20 @@ type Marginals struct {
 // attribute sizes; every size must be positive and 0 ≤ k ≤ len(dims).
 func NewMarginals(dims []int, k int) (*Marginals, error) {
 	if len(dims) == 0 {
-		return nil, fmt.Errorf("workload: marginals need at least one attribute")
+		return nil, inputerr.Errorf("workload", "marginals need at least one attribute")
 	}
 	n := 1
 	for a, d := range dims {
 		if d <= 0 {
-			return nil, fmt.Errorf("workload: marginals: attribute %d has size %d; every attribute size must be positive", a, d)
+			return nil, inputerr.Errorf("workload", "marginals: attribute %d has size %d; every attribute size must be positive", a, d)
 		}
 		if n > (1<<31)/d {
-			return nil, fmt.Errorf("workload: marginals: domain %v is too large", dims)
+			return nil, inputerr.Errorf("workload", "marginals: domain %v is too large", dims)
 		}
 		n *= d
 	}
 	if k < 0 || k > len(dims) {
-		return nil, fmt.Errorf("workload: marginals: k must be in [0, %d], got %d", len(dims), k)
+		return nil, inputerr.Errorf("workload", "marginals: k must be in [0, %d], got %d", len(dims), k)
 	}
 	return &Marginals{Dims: append([]int(nil), dims...), K: k}, nil
 }
@@ -50,15 +52,28 @@ func NewMarginals(dims []int, k int) (*Marginals, error) {
 // ParseDims parses an attribute-size list such as "8x8x16" (also accepting
 // ',' as separator).
 func ParseDims(s string) ([]int, error) {
-	f := strings.FieldsFunc(s, func(r rune) bool { return r == 'x' || r == 'X' || r == ',' || r == '*' })
+	// Split on every separator, not on runs of them: "8xx8" and "8x" have
+	// an empty attribute size, which is an error, not a typo to guess at.
+	var f []string
+	if t := strings.TrimSpace(s); t != "" {
+		f = strings.Split(strings.Map(func(r rune) rune {
+			if r == 'X' || r == ',' || r == '*' {
+				return 'x'
+			}
+			return r
+		}, t), "x")
+	}
 	if len(f) == 0 {
-		return nil, fmt.Errorf("workload: empty domain %q (want e.g. 8x8x16)", s)
+		return nil, inputerr.Errorf("workload", "empty domain %q (want e.g. 8x8x16)", s)
 	}
 	dims := make([]int, len(f))
 	for i, t := range f {
+		if strings.TrimSpace(t) == "" {
+			return nil, inputerr.Errorf("workload", "empty attribute size (position %d) in domain %q (want e.g. 8x8x16)", i+1, s)
+		}
 		d, err := strconv.Atoi(strings.TrimSpace(t))
 		if err != nil {
-			return nil, fmt.Errorf("workload: bad attribute size %q in domain %q", t, s)
+			return nil, inputerr.Errorf("workload", "bad attribute size %q in domain %q", t, s)
 		}
 		dims[i] = d
 	}
@@ -214,7 +229,7 @@ func (w *Marginals) Gram() *mat.SymDense {
 func (w *Marginals) MulVecTo(dst, x []float64) error {
 	n := w.Domain()
 	if len(x) != n || len(dst) != n {
-		return fmt.Errorf("workload: marginals MulVecTo: want vectors of length %d, got %d and %d", n, len(dst), len(x))
+		return inputerr.Errorf("workload", "marginals MulVecTo: want vectors of length %d, got %d and %d", n, len(dst), len(x))
 	}
 	for i := range dst {
 		dst[i] = 0

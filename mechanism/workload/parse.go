@@ -1,10 +1,10 @@
 package workload
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Parse builds a workload from a specification string and a domain size n:
@@ -21,25 +21,12 @@ import (
 // The seed defaults to 1. Unknown names or keys, missing or malformed values
 // are errors.
 func Parse(spec string, n int) (Workload, error) {
-	name, rest, _ := strings.Cut(strings.TrimSpace(spec), ":")
-	name = strings.ToLower(strings.TrimSpace(name))
-	kv := map[string]string{}
-	if strings.TrimSpace(rest) != "" {
-		for _, f := range strings.Split(rest, ",") {
-			k, v, ok := strings.Cut(f, "=")
-			k = strings.ToLower(strings.TrimSpace(k))
-			if !ok || k == "" {
-				return nil, fmt.Errorf("workload: bad parameter %q in %q (want key=value)", f, spec)
-			}
-			if _, dup := kv[k]; dup {
-				return nil, fmt.Errorf("workload: parameter %q given twice in %q", k, spec)
-			}
-			kv[k] = strings.TrimSpace(v)
-		}
+	name, kv, err := splitSpec(spec)
+	if err != nil {
+		return nil, err
 	}
 	p := specParams{spec: spec, kv: kv}
 	var w Workload
-	var err error
 	switch name {
 	case "identity", "total", "prefix", "allrange":
 		if err := p.allow(); err != nil {
@@ -61,7 +48,7 @@ func Parse(spec string, n int) (Workload, error) {
 		if err := firstErr(err1, err2, p.allow("m", "seed")); err != nil {
 			return nil, err
 		}
-		w, err = NewWRange(n, m, seed)
+		w, err = newWRangeCovering(n, m, seed)
 	case "wdiscrete":
 		m, err1 := p.intReq("m")
 		pneg, err2 := p.float("pneg", 0.01)
@@ -70,7 +57,7 @@ func Parse(spec string, n int) (Workload, error) {
 		if err := firstErr(err1, err2, err3, err4, p.allow("m", "pneg", "ppos", "seed")); err != nil {
 			return nil, err
 		}
-		w, err = NewWDiscrete(n, m, pneg, ppos, seed)
+		w, err = newWDiscreteCovering(n, m, pneg, ppos, seed)
 	case "wrelated":
 		m, err1 := p.intReq("m")
 		s, err2 := p.int("s", max(1, min(m, n)/2))
@@ -82,7 +69,7 @@ func Parse(spec string, n int) (Workload, error) {
 	case "marginals", "marginal":
 		ds, ok := kv["dims"]
 		if !ok {
-			return nil, fmt.Errorf("workload: %q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
+			return nil, inputerr.Errorf("workload", "%q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
 		}
 		dims, err1 := ParseDims(ds)
 		if err1 != nil {
@@ -97,11 +84,11 @@ func Parse(spec string, n int) (Workload, error) {
 			return nil, err
 		}
 		if n > 0 && n != mw.Domain() {
-			return nil, fmt.Errorf("workload: marginals over %s have n = %d cells, but n = %d was given", ds, mw.Domain(), n)
+			return nil, inputerr.Errorf("workload", "marginals over %s have n = %d cells, but n = %d was given", ds, mw.Domain(), n)
 		}
 		return mw, nil
 	default:
-		return nil, fmt.Errorf("workload: unknown workload %q (want identity, total, prefix, allrange, width, wrange, wdiscrete, wrelated or marginals)", name)
+		return nil, inputerr.Errorf("workload", "unknown workload %q (want identity, total, prefix, allrange, width, wrange, wdiscrete, wrelated or marginals)", name)
 	}
 	if err != nil {
 		return nil, err
@@ -127,14 +114,14 @@ func (p specParams) allow(keys ...string) error {
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return fmt.Errorf("workload: unknown parameter(s) %v in %q (allowed: %v)", bad, p.spec, keys)
+		return inputerr.Errorf("workload", "unknown parameter(s) %v in %q (allowed: %v)", bad, p.spec, keys)
 	}
 	return nil
 }
 
 func (p specParams) intReq(k string) (int, error) {
 	if _, ok := p.kv[k]; !ok {
-		return 0, fmt.Errorf("workload: %q needs %s=", p.spec, k)
+		return 0, inputerr.Errorf("workload", "%q needs %s=", p.spec, k)
 	}
 	return p.int(k, 0)
 }
@@ -146,7 +133,7 @@ func (p specParams) int(k string, def int) (int, error) {
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("workload: %s=%q in %q is not an integer", k, s, p.spec)
+		return 0, inputerr.Errorf("workload", "%s=%q in %q is not an integer", k, s, p.spec)
 	}
 	return v, nil
 }
@@ -158,7 +145,7 @@ func (p specParams) float(k string, def float64) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return 0, fmt.Errorf("workload: %s=%q in %q is not a number", k, s, p.spec)
+		return 0, inputerr.Errorf("workload", "%s=%q in %q is not a number", k, s, p.spec)
 	}
 	return v, nil
 }
@@ -170,7 +157,7 @@ func (p specParams) seed() (uint64, error) {
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("workload: seed=%q in %q is not a non-negative integer", s, p.spec)
+		return 0, inputerr.Errorf("workload", "seed=%q in %q is not a non-negative integer", s, p.spec)
 	}
 	return v, nil
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // The random workload families of the Low-Rank Mechanism paper (Yuan et al.,
@@ -23,7 +25,7 @@ func newWorkloadRand(seed uint64, stream uint64) *rand.Rand {
 
 func checkM(m int) error {
 	if m <= 0 {
-		return fmt.Errorf("workload: number of queries m must be positive, got %d", m)
+		return inputerr.Errorf("workload", "number of queries m must be positive, got %d", m)
 	}
 	return nil
 }
@@ -37,6 +39,9 @@ type WRange struct {
 	N      int
 	Seed   uint64
 	Lo, Hi []int // endpoints of each range, inclusive, Lo[r] ≤ Hi[r]
+	// Redrawn counts the whole-workload redraws Parse made because a draw
+	// left a cell that no range covers (0 for NewWRange; see covering.go).
+	Redrawn int
 }
 
 // NewWRange draws m random ranges on n cells from seed.
@@ -58,6 +63,9 @@ func NewWRange(n, m int, seed uint64) (*WRange, error) {
 
 // Name returns e.g. "wrange(n=1024,m=512,seed=1)".
 func (w *WRange) Name() string {
+	if w.Redrawn > 0 {
+		return fmt.Sprintf("wrange(n=%d,m=%d,seed=%d,redrawn=%d)", w.N, len(w.Lo), w.Seed, w.Redrawn)
+	}
 	return fmt.Sprintf("wrange(n=%d,m=%d,seed=%d)", w.N, len(w.Lo), w.Seed)
 }
 
@@ -125,6 +133,9 @@ type WDiscrete struct {
 	// and their signs ±1.
 	Cols  [][]int
 	Signs [][]int8
+	// Redrawn counts the columns (cells) Parse redrew because no query
+	// touched them (0 for NewWDiscrete; see covering.go).
+	Redrawn int
 }
 
 // NewWDiscrete draws m signed queries on n cells from seed. pNeg and pPos
@@ -138,11 +149,11 @@ func NewWDiscrete(n, m int, pNeg, pPos float64, seed uint64) (*WDiscrete, error)
 	}
 	for _, p := range []float64{pNeg, pPos} {
 		if math.IsNaN(p) || p < 0 || p > 1 {
-			return nil, fmt.Errorf("workload: WDiscrete probabilities must lie in [0, 1], got pneg=%g, ppos=%g", pNeg, pPos)
+			return nil, inputerr.Errorf("workload", "WDiscrete probabilities must lie in [0, 1], got pneg=%g, ppos=%g", pNeg, pPos)
 		}
 	}
 	if !(pNeg+pPos > 0) || pNeg+pPos > 1 {
-		return nil, fmt.Errorf("workload: WDiscrete needs 0 < pneg+ppos ≤ 1, got pneg=%g, ppos=%g", pNeg, pPos)
+		return nil, inputerr.Errorf("workload", "WDiscrete needs 0 < pneg+ppos ≤ 1, got pneg=%g, ppos=%g", pNeg, pPos)
 	}
 	rng := newWorkloadRand(seed, 2)
 	w := &WDiscrete{N: n, PNeg: pNeg, PPos: pPos, Seed: seed, Cols: make([][]int, m), Signs: make([][]int8, m)}
@@ -164,6 +175,9 @@ func NewWDiscrete(n, m int, pNeg, pPos float64, seed uint64) (*WDiscrete, error)
 
 // Name returns e.g. "wdiscrete(n=1024,m=512,pneg=0.01,ppos=0.01,seed=1)".
 func (w *WDiscrete) Name() string {
+	if w.Redrawn > 0 {
+		return fmt.Sprintf("wdiscrete(n=%d,m=%d,pneg=%g,ppos=%g,seed=%d,redrawn=%d)", w.N, len(w.Cols), w.PNeg, w.PPos, w.Seed, w.Redrawn)
+	}
 	return fmt.Sprintf("wdiscrete(n=%d,m=%d,pneg=%g,ppos=%g,seed=%d)", w.N, len(w.Cols), w.PNeg, w.PPos, w.Seed)
 }
 
@@ -226,7 +240,7 @@ func NewWRelated(n, m, s int, seed uint64) (*WRelated, error) {
 		return nil, err
 	}
 	if s <= 0 {
-		return nil, fmt.Errorf("workload: WRelated rank s must be positive, got %d", s)
+		return nil, inputerr.Errorf("workload", "WRelated rank s must be positive, got %d", s)
 	}
 	rng := newWorkloadRand(seed, 3)
 	c := make([]float64, m*s)

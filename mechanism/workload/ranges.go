@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // WidthKRange asks for every range of exactly K consecutive cells,
@@ -20,7 +22,7 @@ func NewWidthKRange(n, k int) (*WidthKRange, error) {
 		return nil, err
 	}
 	if k < 1 || k > n {
-		return nil, fmt.Errorf("workload: range width k must be in [1, n=%d], got %d", n, k)
+		return nil, inputerr.Errorf("workload", "range width k must be in [1, n=%d], got %d", n, k)
 	}
 	return &WidthKRange{N: n, K: k}, nil
 }

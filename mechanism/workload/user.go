@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Matrix is a user-supplied explicit workload W (m×n).
@@ -18,13 +20,13 @@ type Matrix struct {
 // "matrix").
 func FromMatrix(label string, w *mat.Dense) (*Matrix, error) {
 	if w == nil || w.IsEmpty() {
-		return nil, fmt.Errorf("workload: empty query matrix")
+		return nil, inputerr.Errorf("workload", "empty query matrix")
 	}
 	m, n := w.Dims()
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			if v := w.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("workload: query matrix entry (%d,%d) is %v; entries must be finite", i, j, v)
+				return nil, inputerr.Errorf("workload", "query matrix entry (%d,%d) is %v; entries must be finite", i, j, v)
 			}
 		}
 	}
@@ -64,7 +66,9 @@ type GramOnly struct {
 	M     int
 }
 
-// FromGram wraps a user's Gram matrix V (n×n) of a workload with m queries.
+// FromGram wraps a user's Gram matrix V (n×n) of a workload with m queries
+// (m = 0: unknown; Queries then reports 0 and per-query accounting refuses
+// the workload).
 // It checks what can be checked cheaply: every entry finite, every diagonal
 // entry non-negative, and |V_ij| ≤ √(V_ii·V_jj)·(1+1e-9) (true of every
 // positive semidefinite matrix; the slack allows rounding in a file written
@@ -72,26 +76,26 @@ type GramOnly struct {
 // computed anyway (the error accounting's SVD bound). V is copied.
 func FromGram(label string, v *mat.SymDense, m int) (*GramOnly, error) {
 	if v == nil || v.IsEmpty() {
-		return nil, fmt.Errorf("workload: empty Gram matrix")
+		return nil, inputerr.Errorf("workload", "empty Gram matrix")
 	}
-	if err := checkM(m); err != nil {
-		return nil, err
+	if m < 0 {
+		return nil, inputerr.Errorf("workload", "number of queries m must be positive (or 0: unknown), got %d", m)
 	}
 	n := v.SymmetricDim()
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("workload: Gram entry (%d,%d) is %v; entries must be finite", i, j, x)
+				return nil, inputerr.Errorf("workload", "Gram entry (%d,%d) is %v; entries must be finite", i, j, x)
 			}
 		}
 		if v.At(i, i) < 0 {
-			return nil, fmt.Errorf("workload: Gram diagonal entry %d is %g < 0; a Gram WᵀW is positive semidefinite", i, v.At(i, i))
+			return nil, inputerr.Errorf("workload", "Gram diagonal entry %d is %g < 0; a Gram WᵀW is positive semidefinite", i, v.At(i, i))
 		}
 	}
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
 			if math.Abs(v.At(i, j)) > math.Sqrt(v.At(i, i)*v.At(j, j))*(1+1e-9) {
-				return nil, fmt.Errorf("workload: Gram entry (%d,%d) = %g exceeds √(V_ii·V_jj) = %g: not positive semidefinite", i, j, v.At(i, j), math.Sqrt(v.At(i, i)*v.At(j, j)))
+				return nil, inputerr.Errorf("workload", "Gram entry (%d,%d) = %g exceeds √(V_ii·V_jj) = %g: not positive semidefinite", i, j, v.At(i, j), math.Sqrt(v.At(i, i)*v.At(j, j)))
 			}
 		}
 	}
@@ -108,17 +112,17 @@ func FromGram(label string, v *mat.SymDense, m int) (*GramOnly, error) {
 // entry, and uses the average (V+Vᵀ)/2.
 func FromGramDense(label string, d *mat.Dense, m int) (*GramOnly, error) {
 	if d == nil || d.IsEmpty() {
-		return nil, fmt.Errorf("workload: empty Gram matrix")
+		return nil, inputerr.Errorf("workload", "empty Gram matrix")
 	}
 	r, c := d.Dims()
 	if r != c {
-		return nil, fmt.Errorf("workload: Gram matrix must be square, got %d×%d", r, c)
+		return nil, inputerr.Errorf("workload", "Gram matrix must be square, got %d×%d", r, c)
 	}
 	scale := mat.Norm(d, math.Inf(1))
 	for i := 0; i < r; i++ {
 		for j := i + 1; j < r; j++ {
 			if math.Abs(d.At(i, j)-d.At(j, i)) > 1e-9*scale {
-				return nil, fmt.Errorf("workload: Gram matrix is not symmetric: entries (%d,%d) = %g and (%d,%d) = %g", i, j, d.At(i, j), j, i, d.At(j, i))
+				return nil, inputerr.Errorf("workload", "Gram matrix is not symmetric: entries (%d,%d) = %g and (%d,%d) = %g", i, j, d.At(i, j), j, i, d.At(j, i))
 			}
 		}
 	}

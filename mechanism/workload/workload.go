@@ -7,8 +7,11 @@ package workload
 
 import (
 	"fmt"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // Workload is a batch of m linear queries W (m×n) over a histogram of n cells.
@@ -30,10 +33,19 @@ type Explicit interface {
 	Matrix() *mat.Dense
 }
 
+// MaxDomain is the largest domain size any workload accepts: n² float64s
+// must be addressable (8n² < 2^63), which 2^30 keeps with room for the
+// solvers' index arithmetic. Real limits are far lower and depend on the
+// machine; commands check those before building anything.
+const MaxDomain = 1 << 30
+
 // checkN validates a domain size.
 func checkN(n int) error {
 	if n <= 0 {
-		return fmt.Errorf("workload: domain size n must be positive, got %d", n)
+		return inputerr.Errorf("workload", "domain size n must be positive, got %d", n)
+	}
+	if n > MaxDomain {
+		return inputerr.Errorf("workload", "domain size n = %d is too large (at most %d: the Gram matrix alone has n² entries)", n, MaxDomain)
 	}
 	return nil
 }
@@ -42,7 +54,12 @@ func checkN(n int) error {
 type Identity struct{ N int }
 
 // NewIdentity returns the identity workload on n cells.
-func NewIdentity(n int) (*Identity, error) { return &Identity{N: n}, checkN(n) }
+func NewIdentity(n int) (*Identity, error) {
+	if err := checkN(n); err != nil {
+		return nil, err // nil on error: no invalid workload escapes
+	}
+	return &Identity{N: n}, nil
+}
 
 func (w *Identity) Name() string { return fmt.Sprintf("identity(n=%d)", w.N) }
 func (w *Identity) Domain() int  { return w.N }
@@ -66,7 +83,12 @@ func (w *Identity) Matrix() *mat.Dense {
 type Total struct{ N int }
 
 // NewTotal returns the single-query total workload on n cells.
-func NewTotal(n int) (*Total, error) { return &Total{N: n}, checkN(n) }
+func NewTotal(n int) (*Total, error) {
+	if err := checkN(n); err != nil {
+		return nil, err // nil on error: no invalid workload escapes
+	}
+	return &Total{N: n}, nil
+}
 
 func (w *Total) Name() string { return fmt.Sprintf("total(n=%d)", w.N) }
 func (w *Total) Domain() int  { return w.N }
@@ -91,7 +113,12 @@ func (w *Total) Matrix() *mat.Dense {
 type Prefix struct{ N int }
 
 // NewPrefix returns the prefix-sum workload on n cells.
-func NewPrefix(n int) (*Prefix, error) { return &Prefix{N: n}, checkN(n) }
+func NewPrefix(n int) (*Prefix, error) {
+	if err := checkN(n); err != nil {
+		return nil, err // nil on error: no invalid workload escapes
+	}
+	return &Prefix{N: n}, nil
+}
 
 func (w *Prefix) Name() string { return fmt.Sprintf("prefix(n=%d)", w.N) }
 func (w *Prefix) Domain() int  { return w.N }
@@ -121,7 +148,12 @@ func (w *Prefix) Matrix() *mat.Dense {
 type AllRange struct{ N int }
 
 // NewAllRange returns the all-ranges workload on n cells.
-func NewAllRange(n int) (*AllRange, error) { return &AllRange{N: n}, checkN(n) }
+func NewAllRange(n int) (*AllRange, error) {
+	if err := checkN(n); err != nil {
+		return nil, err // nil on error: no invalid workload escapes
+	}
+	return &AllRange{N: n}, nil
+}
 
 func (w *AllRange) Name() string { return fmt.Sprintf("allrange(n=%d)", w.N) }
 func (w *AllRange) Domain() int  { return w.N }
@@ -154,12 +186,12 @@ func (w *AllRange) Matrix() *mat.Dense {
 }
 
 // Builtin returns the named closed-form workload: identity, total, prefix or
-// allrange.
+// allrange (case-insensitive).
 func Builtin(name string, n int) (Workload, error) {
 	if err := checkN(n); err != nil {
 		return nil, err
 	}
-	switch name {
+	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "identity":
 		return &Identity{N: n}, nil
 	case "total":
@@ -169,5 +201,5 @@ func Builtin(name string, n int) (Workload, error) {
 	case "allrange":
 		return &AllRange{N: n}, nil
 	}
-	return nil, fmt.Errorf("workload: unknown built-in workload %q (want identity, total, prefix or allrange)", name)
+	return nil, inputerr.Errorf("workload", "unknown built-in workload %q (want identity, total, prefix or allrange)", name)
 }

@@ -32,16 +32,18 @@
 package basis
 
 import (
-	"errors"
-	"fmt"
 	"math"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
 // ErrInput is wrapped by every error caused by invalid arguments.
-var ErrInput = errors.New("basis: invalid input")
+// It is the one dpsolve-wide sentinel (internal/inputerr), so
+// errors.Is(err, ErrInput) holds for every package's bad-input errors.
+var ErrInput = inputerr.ErrInput
 
 func inputErrorf(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
+	return inputerr.Errorf("basis", format, a...)
 }
 
 // Box is the product of closed intervals [Lo[i], Hi[i]], i = 0..d−1.

@@ -30,7 +30,7 @@ func Example() {
 	fmt.Printf("%g,%d,%s,%d,%.3g\n", r.Eps, r.Coeffs, r.Method, r.Rep, r.Error)
 	// Output:
 	// x* = (2.4165, -0.8431), smoothing error 0.0359
-	// mean error: ε=0.1 0.13, ε=100 0.0358
+	// mean error: ε=0.1 0.23, ε=100 0.0360
 	// eps,coeffs,method,rep,error
-	// 0.1,15,functional,0,0.151
+	// 0.1,15,functional,0,0.241
 }

@@ -41,13 +41,12 @@
 // schedule for every ε would trade some of that bias for noise, but the
 // functional method needs no retuning at all.
 //
-// All randomness is seeded (NewSeededInsecure): the experiment is a
+// All randomness is seeded (noise.NewSeededInsecure): the experiment is a
 // simulation, reproducible bit for bit, and releases nothing.
 package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -56,17 +55,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/distributed"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 // ErrInput is wrapped by every error caused by an invalid configuration.
-var ErrInput = errors.New("experiment: invalid configuration")
+// It is the one dpsolve-wide sentinel (internal/inputerr), so
+// errors.Is(err, ErrInput) holds for every package's bad-input errors.
+var ErrInput = inputerr.ErrInput
 
 func inputErrorf(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
+	return inputerr.Errorf("experiment", format, a...)
 }
 
 // Message configures the message-perturbation baseline: steps s₀pᵏ, noise
@@ -163,7 +167,7 @@ func (c Config) Validate() error {
 			return inputErrorf("degree must be in [2, 30], got %d", K)
 		}
 	}
-	if err := (functional.Params{Epsilon: 1, Gamma: c.Gamma, Q: c.Q, P: c.P}).Validate(); err != nil {
+	if err := (functional.Params{Budget: calibrate.PureDP(1), Gamma: c.Gamma, Q: c.Q, P: c.P}).Validate(); err != nil {
 		return err
 	}
 	if err := c.S.Validate(); err != nil {
@@ -451,11 +455,11 @@ func setupDegree(agents []*distributed.Logistic, box basis.Box, K int, S project
 // largest projection certificate and the largest certificate relative to the
 // distance moved.
 func runFunctional(s *degreeSetup, cfg Config, e, r int, agents []*distributed.Logistic, box basis.Box, xstar []float64) (float64, float64, float64, error) {
-	p := functional.Params{Epsilon: cfg.Eps[e], Gamma: cfg.Gamma, Q: cfg.Q, P: cfg.P}
+	p := functional.Params{Budget: calibrate.PureDP(cfg.Eps[e]), Gamma: cfg.Gamma, Q: cfg.Q, P: cfg.P}
 	polys := make([]distributed.Objective, len(agents))
 	cert, rel := 0.0, 0.0
 	for i := range agents {
-		m, err := functional.New(p, s.b.Len(), functional.NewSeededInsecure(agentSeed(cfg.Seed, s.K, e, r, i)))
+		m, err := functional.New(p, s.b.Len(), noise.NewSeededInsecure(agentSeed(cfg.Seed, s.K, e, r, i)))
 		if err != nil {
 			return 0, 0, 0, err
 		}
@@ -489,7 +493,7 @@ func runFunctional(s *degreeSetup, cfg Config, e, r int, agents []*distributed.L
 // projection is within cert of the exact (non-expansive) one, which adds
 // 2·cert per agent to the coefficient distance.
 func accuracyBound(cfg Config, s *degreeSetup, eps float64, box basis.Box, n int, cert float64) (float64, error) {
-	m, err := functional.New(functional.Params{Epsilon: eps, Gamma: cfg.Gamma, Q: cfg.Q, P: cfg.P}, s.b.Len(), functional.NewSeededInsecure(0))
+	m, err := functional.New(functional.Params{Budget: calibrate.PureDP(eps), Gamma: cfg.Gamma, Q: cfg.Q, P: cfg.P}, s.b.Len(), noise.NewSeededInsecure(0))
 	if err != nil {
 		return 0, err
 	}
@@ -549,10 +553,10 @@ func runMessage(ctx context.Context, cfg Config, res *Result, agents []*distribu
 		if err != nil {
 			return 0, err
 		}
-		srcs := make([]functional.Noise, len(agents))
+		srcs := make([]noise.Source, len(agents))
 		objs := make([]distributed.Objective, len(agents))
 		for i := range srcs {
-			srcs[i] = functional.NewSeededInsecure(seed + uint64(i)*0x9e3779b97f4a7c15)
+			srcs[i] = noise.NewSeededInsecure(seed + uint64(i)*0x9e3779b97f4a7c15)
 			objs[i] = agents[i]
 		}
 		out, err := distributed.Run(ctx, objs, distributed.Config{

@@ -80,17 +80,20 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 )
 
 // ErrInput is wrapped by every error caused by invalid arguments.
-var ErrInput = errors.New("project: invalid input")
+// It is the one dpsolve-wide sentinel (internal/inputerr), so
+// errors.Is(err, ErrInput) holds for every package's bad-input errors.
+var ErrInput = inputerr.ErrInput
 
 // ErrNotConverged is returned when the solver stops at its iteration limit.
 var ErrNotConverged = errors.New("project: projection did not converge")
 
 func inputErrorf(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
+	return inputerr.Errorf("project", format, a...)
 }
 
 // Set describes S: Alpha ≤ eigenvalues of the Hessian ≤ Beta, |gradient| ≤ U.

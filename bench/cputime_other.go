@@ -1,0 +1,8 @@
+//go:build !unix
+
+package bench
+
+import "math"
+
+// processCPUSeconds is unavailable here.
+func processCPUSeconds() float64 { return math.NaN() }

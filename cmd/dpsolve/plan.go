@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/marginals"
+	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+func init() {
+	register(&command{
+		name:    "plan",
+		summary: "plan a strategy for a multi-attribute workload spec (Kronecker, union, dense, marginals)",
+		run:     runPlan,
+	})
+}
+
+// planJSON is the machine-readable output of dpsolve plan.
+type planJSON struct {
+	Spec             string          `json:"spec"`
+	Cells            int             `json:"cells"`
+	Queries          int             `json:"queries"`
+	Template         string          `json:"template"`
+	Privacy          string          `json:"privacy"`
+	Objective        float64         `json:"objective"`
+	LowerBound       *float64        `json:"lower_bound"`
+	LowerBoundSource string          `json:"lower_bound_source,omitempty"`
+	DenseObjective   *float64        `json:"dense_objective"`
+	AboveDense       *float64        `json:"above_dense"`
+	Sweeps           int             `json:"sweeps"`
+	Status           string          `json:"status"`
+	Regularization   float64         `json:"regularization"`
+	Seconds          float64         `json:"seconds"`
+	Templates        []planTriedJSON `json:"templates"`
+	Terms            []planTermJSON  `json:"terms"`
+	Out              string          `json:"out,omitempty"`
+	// Marginals is set for the marginals template: its objective, largest
+	// per-query variance, certificate and per-marginal variances.
+	Marginals *planMarginalsJSON `json:"marginals,omitempty"`
+}
+
+// planMarginalsJSON reports a marginals plan (per unit noise at L2
+// sensitivity 1).
+type planMarginalsJSON struct {
+	Objective   string                   `json:"objective"`
+	MaxVariance float64                  `json:"max_variance"`
+	LowerBound  float64                  `json:"lower_bound"`
+	Gap         float64                  `json:"gap"`
+	Residuals   int                      `json:"residual_subsets"`
+	Iterations  int                      `json:"newton_steps"`
+	Sets        []marginals.MarginalJSON `json:"sets"`
+}
+
+type planTriedJSON struct {
+	Template  string   `json:"template"`
+	Objective *float64 `json:"objective"`
+	Seconds   float64  `json:"seconds"`
+	Error     string   `json:"error,omitempty"`
+}
+
+type planTermJSON struct {
+	Term    string  `json:"term"`
+	Queries int     `json:"queries"`
+	Error   float64 `json:"error"`
+}
+
+// strategyFile is DIR/strategy.json, as mechanism/tables (dpsolve release)
+// reads it: "template" with "factors" (kron), "parts" (union) or "file"
+// (dense: the n×n matrix). The expected error is "expected_error", not
+// "objective", which the marginals template's file uses for its sum|max
+// objective.
+type strategyFile struct {
+	Template      string               `json:"template"`
+	Privacy       string               `json:"privacy"`
+	ExpectedError float64              `json:"expected_error"`
+	Cells         int                  `json:"cells"`
+	Domain        []workload.Attribute `json:"domain"`
+	Factors       []factorFile         `json:"factors,omitempty"`
+	Parts         []partFile           `json:"parts,omitempty"`
+	File          string               `json:"file,omitempty"`
+}
+
+type factorFile struct {
+	Attribute string `json:"attribute"`
+	File      string `json:"file"`
+}
+
+type partFile struct {
+	Weight  float64      `json:"weight"`
+	Terms   []string     `json:"terms"`
+	Factors []factorFile `json:"factors"`
+}
+
+func maybe(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("plan", stderr)
+	specPath := fs.String("spec", "", "workload spec file (JSON: domain and workload terms)")
+	template := fs.String("template", "best", "template: "+strings.Join(plan.Names(), ", ")+" (best: the portfolio)")
+	objective := fs.String("objective", "sum", "marginals template: sum (total squared error) or max (largest per-query variance)")
+	privacy := fs.String("privacy", "gaussian", "gaussian ((ε,δ)-DP, L2 sensitivity) or pure (ε-DP, L1 sensitivity)")
+	outDir := fs.String("out", "", "write DIR/strategy.json and the factor matrices (.npy) to this directory, atomically")
+	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	threads := fs.Int("threads", 1, "kernel threads (per-attribute blocks are small: one thread is fastest, and much faster on a busy machine)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *threads < 1 {
+		return usageErrorf("--threads must be positive, got %d", *threads)
+	}
+	if *specPath == "" {
+		return usageErrorf("--spec is required")
+	}
+	if err := checkPlanOut(*outDir, *specPath); err != nil {
+		return err
+	}
+	names := plan.Names()
+	known := false
+	for _, n := range names {
+		known = known || n == *template
+	}
+	if !known {
+		return usageErrorf("--template must be one of %s, got %q", strings.Join(names, ", "), *template)
+	}
+	if *privacy != string(plan.Gaussian) && *privacy != string(plan.Pure) {
+		return usageErrorf("--privacy must be gaussian or pure, got %q", *privacy)
+	}
+	mobj, err := marginals.ParseObjective(*objective)
+	if err != nil {
+		return usageErrorf("--objective must be sum or max, got %q", *objective)
+	}
+	if mobj != marginals.Sum && *template != marginals.TemplateName {
+		return usageErrorf("--objective %s needs --template %s", mobj, marginals.TemplateName)
+	}
+	w, err := workload.LoadSpec(*specPath)
+	if err != nil {
+		return err
+	}
+	blas.Current().SetThreads(*threads)
+
+	opt := plan.Options{Privacy: plan.Privacy(*privacy)}
+	if !*quiet {
+		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %d cells, %d terms, %d queries; template %s, privacy %s\n",
+			*specPath, len(w.Attributes()), w.Cells(), len(w.Terms()), w.Queries(), *template, *privacy)
+		fmt.Fprintf(stderr, "%-9s %6s %22s %9s\n", "template", "sweep", "objective", "seconds")
+		opt.Progress = func(p plan.Progress) {
+			sweep := fmt.Sprint(p.Sweep)
+			if p.Done {
+				sweep = "done"
+			}
+			fmt.Fprintf(stderr, "%-9s %6s %22.14g %9.3f\n", p.Template, sweep, p.Objective, p.Seconds)
+		}
+	}
+	var res *plan.Result
+	if *template == marginals.TemplateName && mobj != marginals.Sum {
+		res, err = marginals.Template{Objective: mobj}.Plan(ctx, w, opt)
+	} else {
+		res, err = plan.Run(ctx, w, *template, opt)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: nothing written: %w", ctx.Err())
+		}
+		return err
+	}
+	if *outDir != "" {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: nothing written: %w", err)
+		}
+		if err := writeStrategyDir(ctx, *outDir, w, res); err != nil {
+			return err
+		}
+	}
+	out := planJSON{
+		Spec: *specPath, Cells: w.Cells(), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
+		Objective: res.Objective, LowerBound: maybe(res.LowerBound), LowerBoundSource: res.LowerBoundSource,
+		DenseObjective: maybe(res.DenseObjective), AboveDense: maybe(res.AboveDense),
+		Sweeps: res.Sweeps, Status: res.Status, Regularization: res.Regularization, Seconds: res.Seconds, Out: *outDir,
+	}
+	tried := res.Tried
+	if tried == nil {
+		tried = []plan.Tried{{Template: res.Template, Objective: res.Objective, Seconds: res.Seconds}}
+	}
+	for _, t := range tried {
+		out.Templates = append(out.Templates, planTriedJSON{Template: t.Template, Objective: maybe(t.Objective), Seconds: t.Seconds, Error: t.Err})
+	}
+	for _, t := range res.TermErrors {
+		out.Terms = append(out.Terms, planTermJSON{Term: t.Term, Queries: t.Queries, Error: t.Error})
+	}
+	if mp, ok := res.Strategy.Other.(*marginals.Plan); ok {
+		sf := mp.StrategyFile(attributeNames(w))
+		out.Marginals = &planMarginalsJSON{Objective: string(mp.Objective), MaxVariance: mp.MaxVariance, LowerBound: mp.LowerBound,
+			Gap: mp.Gap, Residuals: len(mp.Residuals), Iterations: mp.Iterations, Sets: sf.Marginals}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(stdout, "spec          %s: %d cells, %d queries in %d terms\n", *specPath, w.Cells(), w.Queries(), len(w.Terms()))
+	fmt.Fprintf(stdout, "template      %s (%s), %s", res.Template, *privacy, res.Status)
+	if res.Sweeps > 0 {
+		fmt.Fprintf(stdout, " after %d sweeps", res.Sweeps)
+	}
+	fmt.Fprintf(stdout, ", %.3f s\n", res.Seconds)
+	fmt.Fprintf(stdout, "objective     %.12g   expected total squared error per unit noise at sensitivity 1\n", res.Objective)
+	if p := maybe(res.LowerBound); p != nil {
+		fmt.Fprintf(stdout, "lower bound   %.12g   certified for every strategy (%s)\n", *p, res.LowerBoundSource)
+	} else {
+		fmt.Fprintf(stdout, "lower bound   none known\n")
+	}
+	if p := maybe(res.DenseObjective); p != nil {
+		fmt.Fprintf(stdout, "dense optimum %.12g   the plan is %.3g above it\n", *p, res.AboveDense)
+	}
+	if res.Regularization > 0 {
+		fmt.Fprintf(stdout, "regularized   θ ≤ %g: a singular Gram was solved with newton's regularization (objective and bound are for the workload itself)\n", res.Regularization)
+	}
+	for _, t := range out.Templates {
+		obj := "-"
+		if t.Objective != nil {
+			obj = fmt.Sprintf("%.12g", *t.Objective)
+		}
+		fmt.Fprintf(stdout, "  tried %-7s %20s %9.3f s %s\n", t.Template, obj, t.Seconds, t.Error)
+	}
+	for _, t := range out.Terms {
+		fmt.Fprintf(stdout, "  term %-20s %9d queries  error %.10g\n", t.Term, t.Queries, t.Error)
+	}
+	if m := out.Marginals; m != nil {
+		fmt.Fprintf(stdout, "marginals     objective %s: %d residual subsets, largest per-query variance %.10g", m.Objective, m.Residuals, m.MaxVariance)
+		if m.Objective == string(marginals.Max) {
+			fmt.Fprintf(stdout, " (lower bound %.10g, gap %.2g, %d Newton steps)", m.LowerBound, m.Gap, m.Iterations)
+		}
+		fmt.Fprintln(stdout)
+		for _, s := range m.Sets {
+			v := "not estimable"
+			if s.CellVariance != nil {
+				v = fmt.Sprintf("%.10g", *s.CellVariance)
+			}
+			fmt.Fprintf(stdout, "  marginal %-30s weight %-8g per-cell variance %s\n", "{"+strings.Join(s.Attributes, ", ")+"}", s.Weight, v)
+		}
+	}
+	if *outDir != "" {
+		fmt.Fprintf(stdout, "strategy      %s/strategy.json\n", *outDir)
+	}
+	return nil
+}
+
+// writeStrategyDir writes dir/strategy.json and the factor .npy files into
+// a temporary directory next to dir and renames it into place, so dir is
+// never half-written. An existing dir is replaced only if it holds a
+// strategy.json (a previous plan); anything else is refused.
+func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *plan.Result) (err error) {
+	dir = filepath.Clean(dir)
+	if st, serr := os.Stat(dir); serr == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("--out %s exists and is not a directory", dir)
+		}
+		if _, serr := os.Stat(filepath.Join(dir, "strategy.json")); serr != nil {
+			entries, _ := os.ReadDir(dir)
+			if len(entries) > 0 {
+				return fmt.Errorf("--out %s exists and is not a plan directory (no strategy.json); choose a new directory", dir)
+			}
+		}
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	s := res.Strategy
+	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: w.Cells(), Domain: w.Attributes()}
+	used := map[string]bool{}
+	writeFactors := func(prefix string, fs []plan.Factor) ([]factorFile, error) {
+		var out []factorFile
+		for _, f := range fs {
+			name := uniqueName(used, prefix+"A_"+safeName(f.Attribute)+".npy")
+			if err := matio.WriteMatrix(filepath.Join(tmp, name), f.A); err != nil {
+				return nil, err
+			}
+			out = append(out, factorFile{Attribute: f.Attribute, File: name})
+		}
+		return out, nil
+	}
+	switch s.Kind() {
+	case "kron":
+		if sf.Factors, err = writeFactors("", s.Factors); err != nil {
+			return err
+		}
+	case "union":
+		for pi, p := range s.Parts {
+			ff, err := writeFactors(fmt.Sprintf("P%d_", pi+1), p.Factors)
+			if err != nil {
+				return err
+			}
+			sf.Parts = append(sf.Parts, partFile{Weight: p.Weight, Terms: p.Terms, Factors: ff})
+		}
+	case "dense":
+		sf.File = "A.npy"
+		if err := matio.WriteMatrix(filepath.Join(tmp, sf.File), s.Matrix); err != nil {
+			return err
+		}
+	}
+	var doc any = sf
+	if mp, ok := s.Other.(*marginals.Plan); ok {
+		// "template": "marginals", per residual subset its attributes and
+		// noise variance (package marginals documents the format).
+		doc = mp.StrategyFile(attributeNames(w))
+	} else if s.Kind() == "other" {
+		return fmt.Errorf("template %s has no file format for --out", res.Template)
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "strategy.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: nothing written: %w", err)
+	}
+	// Swap into place. An old plan directory is moved aside first (rename
+	// cannot replace a non-empty directory) and removed after.
+	var old string
+	if _, serr := os.Stat(dir); serr == nil {
+		old = tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			err = errors.Join(err, os.Rename(old, dir))
+		}
+		return err
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// attributeNames returns the domain's attribute names in order.
+func attributeNames(w *workload.Kron) []string {
+	var names []string
+	for _, a := range w.Attributes() {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// safeName keeps letters, digits, '-' and '_' of an attribute name for a
+// file name; other characters become '_'.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 128 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func uniqueName(used map[string]bool, name string) string {
+	base := strings.TrimSuffix(name, ".npy")
+	for i := 2; used[name]; i++ {
+		name = fmt.Sprintf("%s_%d.npy", base, i)
+	}
+	used[name] = true
+	return name
+}

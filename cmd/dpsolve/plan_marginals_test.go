@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dpsolve/dpsolve/mechanism/tables"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+const marginalsSpec = `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 10}, {"name": "race", "size": 4}],
+  "workload": [{"name": "m", "marginals": {"upto": 2}},
+               {"name": "sr", "weight": 2, "product": {"sex": "identity", "race": "identity"}}]}`
+
+// dpsolve plan --template marginals: the JSON reports per-marginal
+// variances and a lower bound the objective attains; --objective max gives
+// a certified plan with a smaller largest variance; --out writes
+// strategy.json with "template": "marginals" and one noise variance per
+// residual subset; the portfolio (best) picks marginals on a marginal
+// workload too large for its dense run (on small ones dense ties it and,
+// being earlier, is kept).
+func TestPlanMarginals(t *testing.T) {
+	spec := writeSpec(t, marginalsSpec)
+	out := filepath.Join(t.TempDir(), "plan")
+	code, stdout, stderr := runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--json", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	var sum struct {
+		Template   string  `json:"template"`
+		Objective  float64 `json:"objective"`
+		LowerBound float64 `json:"lower_bound"`
+		Marginals  struct {
+			Objective   string  `json:"objective"`
+			MaxVariance float64 `json:"max_variance"`
+			Residuals   int     `json:"residual_subsets"`
+			Sets        []struct {
+				Attributes   []string `json:"attributes"`
+				CellVariance *float64 `json:"cell_variance"`
+			} `json:"sets"`
+		} `json:"marginals"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &sum))
+	assert.Equal(t, "marginals", sum.Template)
+	assert.InDelta(t, 1, sum.LowerBound/sum.Objective, 1e-12, "the SVD bound is attained")
+	require.Len(t, sum.Marginals.Sets, 1+3+3+1)
+	assert.Equal(t, []string{"sex", "race"}, sum.Marginals.Sets[7].Attributes)
+	for _, s := range sum.Marginals.Sets {
+		require.NotNil(t, s.CellVariance)
+		assert.Greater(t, *s.CellVariance, 0.0)
+	}
+	assert.Equal(t, 1+3+3, sum.Marginals.Residuals) // ∅, 3 singletons, 3 pairs
+
+	var sf struct {
+		Template  string `json:"template"`
+		Residuals []struct {
+			Attributes []string `json:"attributes"`
+			Variance   float64  `json:"variance"`
+		} `json:"residuals"`
+		Sensitivity2 float64 `json:"squared_l2_sensitivity"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "strategy.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &sf))
+	assert.Equal(t, "marginals", sf.Template)
+	assert.Len(t, sf.Residuals, 7)
+	assert.InDelta(t, 1, sf.Sensitivity2, 1e-12)
+
+	code, stdout, stderr = runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--objective", "max", "--json")
+	require.Equal(t, 0, code, stderr)
+	var mx struct {
+		Marginals struct {
+			Objective   string  `json:"objective"`
+			MaxVariance float64 `json:"max_variance"`
+			LowerBound  float64 `json:"lower_bound"`
+			Gap         float64 `json:"gap"`
+		} `json:"marginals"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &mx))
+	assert.Equal(t, "max", mx.Marginals.Objective)
+	assert.LessOrEqual(t, mx.Marginals.Gap, 1e-8)
+	assert.LessOrEqual(t, mx.Marginals.MaxVariance, sum.Marginals.MaxVariance*(1+1e-12))
+	assert.LessOrEqual(t, mx.Marginals.LowerBound, mx.Marginals.MaxVariance)
+
+	big := writeSpec(t, `{"domain": [{"name": "a", "size": 8}, {"name": "b", "size": 10}, {"name": "c", "size": 16}],
+	  "workload": [{"name": "m", "marginals": {"upto": 2}}]}`)
+	code, stdout, stderr = runCLI(t, "plan", "--spec", big, "--template", "marginals", "--json")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &sum))
+	code, stdout, stderr = runCLI(t, "plan", "--spec", big, "--json")
+	require.Equal(t, 0, code, stderr)
+	var best struct {
+		Template  string  `json:"template"`
+		Objective float64 `json:"objective"`
+		Templates []struct {
+			Template string `json:"template"`
+		} `json:"templates"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &best))
+	assert.Equal(t, "marginals", best.Template)
+	assert.InDelta(t, 1, best.Objective/sum.Objective, 1e-12)
+	assert.Len(t, best.Templates, 3, "kron, union, marginals (1280 cells: no dense run)")
+
+	code, _, stderr = runCLI(t, "plan", "--spec", spec, "--template", "kron", "--objective", "max")
+	assert.Equal(t, 2, code, stderr)
+	code, _, stderr = runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--objective", "median")
+	assert.Equal(t, 2, code, stderr)
+	code, _, stderr = runCLI(t, "plan", "--spec", writeSpec(t, planSpec), "--template", "marginals")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "is not a marginal")
+}
+
+// A marginals plan directory written by dpsolve plan is read back by the
+// release (mechanism/tables), which re-plans and checks every residual's
+// variance against the file.
+func TestPlanMarginalsReleaseReadsIt(t *testing.T) {
+	spec := writeSpec(t, `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 10}, {"name": "race", "size": 4}],
+	  "workload": [{"name": "m", "marginals": {"upto": 2}}, {"name": "x", "weight": 3, "marginals": {"sets": [["sex", "age", "race"]]}}]}`)
+	out := filepath.Join(t.TempDir(), "plan")
+	code, _, stderr := runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--out", out, "--quiet")
+	require.Equal(t, 0, code, stderr)
+	k, err := workload.LoadSpec(spec)
+	require.NoError(t, err)
+	w, err := tables.FromSpec(k)
+	require.NoError(t, err)
+	s, err := tables.ReadStrategyDir(out, w)
+	require.NoError(t, err)
+	assert.Equal(t, "marginals", s.Template())
+}

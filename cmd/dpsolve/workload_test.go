@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/matio"
+)
+
+// Every command that takes a workload accepts and rejects the same workload
+// strings and files identically: the same exit status and, for a rejection,
+// the same message (after "dpsolve <command>: "), because they all go
+// through workload.Load. Run on n = 4 so every command is quick.
+func TestEveryCommandLoadsWorkloadsIdentically(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	xPath := filepath.Join(dir, "x.npy")
+	require.NoError(t, matio.WriteVector(xPath, []float64{3, 1, 4, 1}))
+	aPath := filepath.Join(dir, "a.npy")
+	require.NoError(t, matio.WriteMatrix(aPath, mat.NewDense(4, 4, []float64{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})))
+	goodW := write("w.csv", "1,1,0,0\n0,1,1,0\n0,0,1,1\n")
+	raggedW := write("ragged.csv", "1,1,0,0\n0,1\n")
+	nanW := write("nan.csv", "1,nan,0,0\n0,1,1,0\n")
+	missing := filepath.Join(dir, "missing.npy")
+
+	// Each command with the arguments it needs besides the workload; n = 4
+	// comes from --n or from the 4-cell data.
+	type cmd struct {
+		name string
+		args func(out string) []string
+		spec func(s string) []string
+	}
+	withN := func(s string) []string { return []string{"--workload", s, "--n", "4"} }
+	noN := func(s string) []string { return []string{"--workload", s} }
+	cmds := []cmd{
+		{"solve", func(string) []string { return []string{"--quiet"} }, withN},
+		{"compare", func(string) []string { return []string{"--quiet", "--strategies", "identity,h2"} }, withN},
+		{"lrm", func(string) []string { return []string{"--quiet", "--eps", "1"} }, withN},
+		{"sdp", func(out string) []string { return []string{"--quiet", "--export", out + ".dat-s"} }, withN},
+		{"answer", func(out string) []string {
+			return []string{"--strategy", aPath, "--data", xPath, "--eps", "1", "--delta", "1e-6", "--insecure-seed", "1", "--out", out + ".npy"}
+		}, noN},
+		{"run", func(out string) []string {
+			return []string{"--quiet", "--data", xPath, "--eps", "1", "--delta", "1e-6", "--insecure-seed", "1", "--out", out + ".npy"}
+		}, noN},
+	}
+	type tc struct {
+		label string
+		flags func(c cmd) []string
+		code  int
+	}
+	spec := func(s string, code int) tc {
+		return tc{"--workload " + s, func(c cmd) []string { return c.spec(s) }, code}
+	}
+	file := func(p string, code int) tc {
+		return tc{"--w " + filepath.Base(p), func(cmd) []string { return []string{"--w", p} }, code}
+	}
+	cases := []tc{
+		spec("prefix", 0), spec("PREFIX", 0), spec(" AllRange ", 0), spec("Marginals:dims=2x2", 0),
+		spec("wrange:m=40,seed=2", 0), spec("WRange:M=40", 0), spec("width:k=2", 0),
+		spec("prefix:", 2), spec("prefix:k=1", 2), spec("nosuch", 2), spec("wrange:m=3,", 2),
+		spec("wrange:m=3x", 2), spec("wrange:m=", 2), spec("wrange:m=3,m=4", 2),
+		spec("marginals:dims=2xx2", 2), spec("marginals:dims=3x3", 2), // 9 cells, not 4
+		file(goodW, 0), file(raggedW, 1), file(nanW, 1), file(missing, 1),
+	}
+	for _, c := range cases {
+		var first, firstMsg string
+		for i, cm := range cmds {
+			var o, e bytes.Buffer
+			args := append([]string{cm.name}, cm.args(filepath.Join(dir, cm.name+"-out"))...)
+			args = append(args, c.flags(cm)...)
+			code := run(args, &o, &e)
+			msg := strings.TrimPrefix(e.String(), "dpsolve "+cm.name+": ")
+			if !assert.Equal(t, c.code, code, "%s: %s exit status (stderr %q)", c.label, cm.name, e.String()) {
+				continue
+			}
+			if c.code == 0 {
+				continue
+			}
+			// The message must be the loader's, identical in every command
+			// (file paths included).
+			if i == 0 {
+				first, firstMsg = cm.name, msg
+				continue
+			}
+			assert.Equal(t, firstMsg, msg, "%s: %s and %s disagree", c.label, first, cm.name)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+package ledger_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dpsolve/dpsolve/mechanism/ledger"
+)
+
+func Example() {
+	dir, _ := os.MkdirTemp("", "ledger")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "adult-budget.json")
+
+	// The data owner sets a total of ρ = 1 once.
+	_ = ledger.Create(path, ledger.Limit{Rho: 1})
+
+	// Each release charges the ledger before drawing any noise.
+	st, err := ledger.Spend(path, ledger.Charge{Kind: "zcdp", Rho: 0.6}, "2-way marginals")
+	fmt.Println(st.Spent, err)
+	_, err = ledger.Spend(path, ledger.Charge{Kind: "zcdp", Rho: 0.6}, "again")
+	fmt.Println(errors.Is(err, ledger.ErrExceeded))
+	// Output:
+	// rho=0.6 <nil>
+	// true
+}

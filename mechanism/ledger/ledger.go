@@ -1,0 +1,366 @@
+// Package ledger keeps a file of the privacy budget spent on one data set,
+// so that many releases — by one person over months, or by concurrent
+// processes — can never spend more than the budget the data's owner set.
+//
+// # The file
+//
+// A ledger is a JSON file written by a person once and appended to by every
+// release:
+//
+//	{"limit": {"rho": 1},
+//	 "spent": [{"time": "2026-12-01T09:00:00Z", "label": "tables v1", "kind": "zcdp", "rho": 0.25, "charged_rho": 0.25}]}
+//
+// Its limit is either ρ (zero-concentrated DP, {"rho": R}) or ε with an
+// optional δ ((ε,δ)-DP, {"epsilon": E, "delta": D}; δ = 0 is pure ε-DP).
+//
+// # Composition (what "spent" adds up)
+//
+// Running mechanisms M₁, …, M_k on the same data — adaptively chosen, each
+// with fresh noise — is private with the sum of their budgets:
+//
+//   - ρ-zCDP composes additively: ρ = Σρᵢ (Bun & Steinke 2016, Lemma 2.3);
+//   - (ε,δ)-DP composes additively in both: (Σεᵢ, Σδᵢ) (basic composition,
+//     Dwork & Roth 2014, Theorem 3.16); pure ε-DP is the case δᵢ = 0.
+//
+// Basic composition is loose for many (ε,δ) releases (advanced composition
+// and zCDP accounting are tighter); that is a reason to keep a ledger in ρ.
+//
+// A release is charged in the ledger's unit: a ρ-zCDP release costs ρ in a
+// ρ ledger; a pure ε-DP release costs ε²/2 there (ε-DP ⇒ ε²/2-zCDP, Bun &
+// Steinke 2016, Proposition 1.4) and (ε, 0) in an (ε,δ) ledger; an (ε,δ)
+// release costs (ε,δ) in an (ε,δ) ledger. An (ε,δ) release cannot be
+// charged to a ρ ledger ((ε,δ)-DP implies no zCDP bound), and a ρ-zCDP
+// release cannot be charged to an (ε,δ) ledger without choosing how to
+// split δ; both are refused with a message saying so.
+//
+// # Concurrency and failure
+//
+// Spend holds an exclusive flock(2) on a sidecar file (the ledger's path
+// plus ".lock", created once and never renamed) while it reads the ledger,
+// checks that the charge fits and writes the ledger back atomically (a
+// temporary file in the same directory, fsync, rename). Concurrent
+// processes therefore serialize, and a crash leaves the old or the new
+// ledger, never a torn one. A release must call Spend before it draws any
+// noise: the budget is charged even if the release later fails (refunding
+// after noise was drawn would be unsafe, and a failure before sampling is
+// the only case where it would be safe — callers that know that may simply
+// not release, and the charge stays as a conservative over-count).
+//
+// Sums are compared with the limit with a relative slack of 1e-12, so that
+// splitting a budget into parts whose decimal values do not add exactly in
+// binary (0.1 + 0.2 > 0.3) does not refuse the last part; the overspend
+// this allows is at most 1e-12 of the limit.
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+)
+
+// ErrInput is wrapped by every error returned for bad input (a malformed
+// ledger, an invalid charge, a charge that would overspend).
+var ErrInput = inputerr.ErrInput
+
+// ErrExceeded is wrapped (together with ErrInput) by the error Spend and
+// Check return when a charge would exceed the ledger's limit.
+var ErrExceeded = errors.New("budget exceeded")
+
+// slack is the relative tolerance of the limit comparison (package doc).
+const slack = 1e-12
+
+func errorf(format string, a ...any) error { return inputerr.Errorf("ledger", format, a...) }
+
+// Limit is a ledger's total budget: Rho > 0 for a ρ-zCDP ledger, or
+// Epsilon > 0 with Delta ∈ [0,1) for an (ε,δ)-DP ledger (exactly one kind).
+type Limit struct {
+	Rho     float64 `json:"rho,omitempty"`
+	Epsilon float64 `json:"epsilon,omitempty"`
+	Delta   float64 `json:"delta,omitempty"`
+}
+
+// zcdp reports whether the limit is in ρ.
+func (l Limit) zcdp() bool { return l.Rho != 0 }
+
+func (l Limit) validate() error {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	switch {
+	case bad(l.Rho) || bad(l.Epsilon) || bad(l.Delta):
+		return errorf("the limit has a non-finite value")
+	case l.Rho != 0 && (l.Epsilon != 0 || l.Delta != 0):
+		return errorf("the limit gives both rho and epsilon/delta; give one")
+	case l.Rho < 0:
+		return errorf("the limit's rho must be positive, got %v", l.Rho)
+	case l.Rho == 0 && l.Epsilon <= 0:
+		return errorf("the limit needs rho > 0 or epsilon > 0")
+	case l.Delta < 0 || l.Delta >= 1:
+		return errorf("the limit's delta must lie in [0, 1), got %v", l.Delta)
+	}
+	return nil
+}
+
+// String formats the limit: "rho=1" or "eps=1, delta=1e-06".
+func (l Limit) String() string {
+	if l.zcdp() {
+		return fmt.Sprintf("rho=%.10g", l.Rho)
+	}
+	if l.Delta == 0 {
+		return fmt.Sprintf("eps=%.10g", l.Epsilon)
+	}
+	return fmt.Sprintf("eps=%.10g, delta=%.10g", l.Epsilon, l.Delta)
+}
+
+// Charge is what one release costs, in its own privacy notion.
+type Charge struct {
+	// Kind is "zcdp" (Rho), "approx" (Epsilon, Delta) or "pure" (Epsilon),
+	// the names of calibrate.Kind.
+	Kind    string
+	Epsilon float64
+	Delta   float64
+	Rho     float64
+}
+
+// inUnit converts c into the ledger's unit (see the package doc).
+func (c Charge) inUnit(l Limit) (Limit, error) {
+	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+	switch c.Kind {
+	case "zcdp":
+		if !pos(c.Rho) {
+			return Limit{}, errorf("a zCDP charge needs rho > 0, got %v", c.Rho)
+		}
+		if !l.zcdp() {
+			return Limit{}, errorf("a rho-zCDP release cannot be charged to an (epsilon, delta) ledger (%s) without choosing a delta; keep the ledger in rho", l)
+		}
+		return Limit{Rho: c.Rho}, nil
+	case "pure":
+		if !pos(c.Epsilon) {
+			return Limit{}, errorf("a pure-DP charge needs epsilon > 0, got %v", c.Epsilon)
+		}
+		if l.zcdp() {
+			return Limit{Rho: c.Epsilon * c.Epsilon / 2}, nil
+		}
+		return Limit{Epsilon: c.Epsilon}, nil
+	case "approx":
+		if !pos(c.Epsilon) || !(c.Delta > 0 && c.Delta < 1) {
+			return Limit{}, errorf("an (epsilon, delta) charge needs epsilon > 0 and delta in (0,1), got %v and %v", c.Epsilon, c.Delta)
+		}
+		if l.zcdp() {
+			return Limit{}, errorf("an (epsilon, delta) release cannot be charged to a rho ledger: (epsilon, delta)-DP implies no zCDP bound")
+		}
+		return Limit{Epsilon: c.Epsilon, Delta: c.Delta}, nil
+	}
+	return Limit{}, errorf("unknown charge kind %q (want zcdp, approx or pure)", c.Kind)
+}
+
+// Entry is one recorded release.
+type Entry struct {
+	Time    string  `json:"time"`
+	Label   string  `json:"label,omitempty"`
+	Kind    string  `json:"kind"`
+	Epsilon float64 `json:"epsilon,omitempty"`
+	Delta   float64 `json:"delta,omitempty"`
+	Rho     float64 `json:"rho,omitempty"`
+	// The charge in the ledger's unit (what the composition sums).
+	ChargedRho     float64 `json:"charged_rho,omitempty"`
+	ChargedEpsilon float64 `json:"charged_epsilon,omitempty"`
+	ChargedDelta   float64 `json:"charged_delta,omitempty"`
+}
+
+// File is a ledger's content.
+type File struct {
+	Limit Limit   `json:"limit"`
+	Spent []Entry `json:"spent"`
+}
+
+// Total returns the composed spend Σ charges (in the limit's unit).
+func (f *File) Total() Limit {
+	var t Limit
+	for _, e := range f.Spent {
+		t.Rho += e.ChargedRho
+		t.Epsilon += e.ChargedEpsilon
+		t.Delta += e.ChargedDelta
+	}
+	return t
+}
+
+// Status is a ledger's state after a check or a spend.
+type Status struct {
+	// Limit is the ledger's total budget.
+	Limit Limit
+	// Spent is the composed spend, including the charge when it was
+	// recorded (Spend) or would be (Check).
+	Spent Limit
+	// Remaining is Limit − Spent, component-wise.
+	Remaining Limit
+	// Releases is the number of recorded releases (with the charge).
+	Releases int
+}
+
+// parse reads and validates a ledger's bytes.
+func parse(path string, b []byte) (*File, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, errorf("%s is not a valid ledger: %v (a new ledger is {\"limit\": {\"rho\": R}} or {\"limit\": {\"epsilon\": E, \"delta\": D}})", path, err)
+	}
+	if dec.More() {
+		return nil, errorf("%s has content after the ledger object", path)
+	}
+	if err := f.Limit.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i, e := range f.Spent {
+		for _, v := range []float64{e.ChargedRho, e.ChargedEpsilon, e.ChargedDelta} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return nil, errorf("%s: entry %d has an invalid charge %v", path, i+1, v)
+			}
+		}
+	}
+	return &f, nil
+}
+
+// Read returns the ledger at path without locking (a consistent snapshot,
+// since writes are atomic renames).
+func Read(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errorf("budget ledger %s does not exist; create it with the total budget, e.g. {\"limit\": {\"rho\": 1}}", path)
+		}
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return parse(path, b)
+}
+
+// Create writes a new, empty ledger with the given limit; it fails if path
+// exists.
+func Create(path string, limit Limit) error {
+	if err := limit.validate(); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(File{Limit: limit, Spent: []Entry{}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return errorf("budget ledger %s already exists", path)
+		}
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return f.Close()
+}
+
+// evaluate returns the status with c added, or ErrExceeded.
+func evaluate(path string, f *File, c Charge) (Status, Limit, error) {
+	add, err := c.inUnit(f.Limit)
+	if err != nil {
+		return Status{}, Limit{}, err
+	}
+	t := f.Total()
+	t.Rho += add.Rho
+	t.Epsilon += add.Epsilon
+	t.Delta += add.Delta
+	st := Status{Limit: f.Limit, Spent: t, Releases: len(f.Spent) + 1,
+		Remaining: Limit{Rho: f.Limit.Rho - t.Rho, Epsilon: f.Limit.Epsilon - t.Epsilon, Delta: f.Limit.Delta - t.Delta}}
+	over := func(spent, limit float64) bool { return spent > limit*(1+slack) }
+	if over(t.Rho, f.Limit.Rho) || over(t.Epsilon, f.Limit.Epsilon) || over(t.Delta, f.Limit.Delta) {
+		prev := f.Total()
+		return st, add, fmt.Errorf("ledger: %w: %w: %s: this release costs %s but %s of the limit %s is already spent over %d release(s); nothing was released",
+			ErrInput, ErrExceeded, path, add, prev, f.Limit, len(f.Spent))
+	}
+	return st, add, nil
+}
+
+// Check reports whether charge c would fit in the ledger at path, without
+// recording it (a dry run). It returns an error wrapping ErrExceeded when it
+// would not.
+func Check(path string, c Charge) (Status, error) {
+	f, err := Read(path)
+	if err != nil {
+		return Status{}, err
+	}
+	st, _, err := evaluate(path, f, c)
+	return st, err
+}
+
+// Spend records charge c (labelled) in the ledger at path if it fits, under
+// an exclusive lock, and returns the new status; when it does not fit it
+// records nothing and returns an error wrapping ErrExceeded. Call it before
+// drawing any noise.
+func Spend(path string, c Charge, label string) (Status, error) {
+	unlock, err := lock(path + ".lock")
+	if err != nil {
+		return Status{}, err
+	}
+	defer unlock()
+	f, err := Read(path)
+	if err != nil {
+		return Status{}, err
+	}
+	st, add, err := evaluate(path, f, c)
+	if err != nil {
+		return st, err
+	}
+	f.Spent = append(f.Spent, Entry{
+		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Kind: c.Kind,
+		Epsilon: c.Epsilon, Delta: c.Delta, Rho: c.Rho,
+		ChargedRho: add.Rho, ChargedEpsilon: add.Epsilon, ChargedDelta: add.Delta,
+	})
+	if err := writeAtomic(path, f); err != nil {
+		return Status{}, err
+	}
+	return st, nil
+}
+
+// writeAtomic writes f to path by a synced temporary file and a rename.
+func writeAtomic(path string, f *File) error {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil { // make the rename durable
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain doubles as a child process for the multi-process test: with
+// LEDGER_CHILD_PATH set it makes one Spend and exits 0 (spent), 3
+// (refused) or 1 (other error).
+func TestMain(m *testing.M) {
+	if p := os.Getenv("LEDGER_CHILD_PATH"); p != "" {
+		rho, _ := strconv.ParseFloat(os.Getenv("LEDGER_CHILD_RHO"), 64)
+		_, err := Spend(p, Charge{Kind: "zcdp", Rho: rho}, "child "+strconv.Itoa(os.Getpid()))
+		switch {
+		case err == nil:
+			os.Exit(0)
+		case errors.Is(err, ErrExceeded):
+			os.Exit(3)
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func newLedger(t *testing.T, l Limit) string {
+	p := filepath.Join(t.TempDir(), "budget.json")
+	require.NoError(t, Create(p, l))
+	return p
+}
+
+func TestSpendComposesAndRefuses(t *testing.T) {
+	p := newLedger(t, Limit{Rho: 1})
+	st, err := Spend(p, Charge{Kind: "zcdp", Rho: 0.5}, "first")
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, st.Spent.Rho)
+	// Pure ε = 0.8 costs ε²/2 = 0.32 in ρ.
+	st, err = Spend(p, Charge{Kind: "pure", Epsilon: 0.8}, "second")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.82, st.Spent.Rho, 1e-15)
+	assert.InDelta(t, 0.18, st.Remaining.Rho, 1e-15)
+	before, _ := os.ReadFile(p)
+	_, err = Check(p, Charge{Kind: "zcdp", Rho: 0.2})
+	require.ErrorIs(t, err, ErrExceeded)
+	_, err = Spend(p, Charge{Kind: "zcdp", Rho: 0.2}, "third")
+	require.ErrorIs(t, err, ErrExceeded)
+	require.ErrorIs(t, err, ErrInput)
+	assert.Contains(t, err.Error(), "costs rho=0.2 but rho=0.82 of the limit rho=1 is already spent over 2 release(s)")
+	after, _ := os.ReadFile(p)
+	assert.Equal(t, before, after, "a refused spend writes nothing")
+	f, err := Read(p)
+	require.NoError(t, err)
+	require.Len(t, f.Spent, 2)
+	assert.Equal(t, "second", f.Spent[1].Label)
+	assert.Equal(t, 0.8, f.Spent[1].Epsilon)
+	// An exact fit (0.18 left, within the 1e-12 slack) is accepted.
+	_, err = Spend(p, Charge{Kind: "zcdp", Rho: 0.18}, "last")
+	require.NoError(t, err)
+}
+
+func TestApproxLedger(t *testing.T) {
+	p := newLedger(t, Limit{Epsilon: 1, Delta: 1e-6})
+	for i := 0; i < 3; i++ {
+		_, err := Spend(p, Charge{Kind: "approx", Epsilon: 0.3, Delta: 3e-7}, "")
+		require.NoError(t, err, "release %d", i)
+	}
+	// ε: 0.9 + 0.1 = 1 fits, but δ: 9e-7 + 2e-7 > 1e-6 does not.
+	_, err := Spend(p, Charge{Kind: "approx", Epsilon: 0.1, Delta: 2e-7}, "")
+	assert.ErrorIs(t, err, ErrExceeded)
+	st, err := Spend(p, Charge{Kind: "pure", Epsilon: 0.1}, "")
+	require.NoError(t, err, "pure ε costs (ε, 0)")
+	assert.InDelta(t, 1.0, st.Spent.Epsilon, 1e-15)
+	_, err = Spend(p, Charge{Kind: "zcdp", Rho: 0.01}, "")
+	assert.ErrorIs(t, err, ErrInput)
+	assert.Contains(t, err.Error(), "without choosing a delta")
+	q := newLedger(t, Limit{Rho: 1})
+	_, err = Spend(q, Charge{Kind: "approx", Epsilon: 0.1, Delta: 1e-9}, "")
+	assert.ErrorContains(t, err, "implies no zCDP bound")
+}
+
+func TestBadLedgers(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"notjson": "{", "nolimit": `{"spent": []}`, "both": `{"limit": {"rho": 1, "epsilon": 1}}`,
+		"negative": `{"limit": {"rho": -1}}`, "unknown": `{"limit": {"rho": 1}, "extra": 1}`,
+		"badentry": `{"limit": {"rho": 1}, "spent": [{"time": "", "kind": "zcdp", "charged_rho": -1}]}`,
+		"trailing": `{"limit": {"rho": 1}} {}`, "delta1": `{"limit": {"epsilon": 1, "delta": 1}}`,
+	} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		_, err := Spend(p, Charge{Kind: "zcdp", Rho: 0.1}, "")
+		assert.ErrorIs(t, err, ErrInput, name)
+	}
+	_, err := Spend(filepath.Join(dir, "missing.json"), Charge{Kind: "zcdp", Rho: 0.1}, "")
+	assert.ErrorIs(t, err, ErrInput)
+	assert.Contains(t, err.Error(), "does not exist")
+	p := newLedger(t, Limit{Rho: 1})
+	assert.ErrorIs(t, Create(p, Limit{Rho: 1}), ErrInput, "Create never overwrites")
+	for _, c := range []Charge{{Kind: "zcdp"}, {Kind: "pure", Epsilon: -1}, {Kind: "approx", Epsilon: 1}, {Kind: "what"}} {
+		_, err := Spend(p, c, "")
+		assert.ErrorIs(t, err, ErrInput, "%+v", c)
+	}
+}
+
+func TestConcurrentGoroutines(t *testing.T) {
+	// 24 goroutines each try to spend 0.1 of ρ = 1: exactly 10 succeed.
+	p := newLedger(t, Limit{Rho: 1})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, refused := 0, 0
+	for i := 0; i < 24; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := Spend(p, Charge{Kind: "zcdp", Rho: 0.1}, "")
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				ok++
+			} else if errors.Is(err, ErrExceeded) {
+				refused++
+			} else {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 10, ok)
+	assert.Equal(t, 14, refused)
+	f, err := Read(p)
+	require.NoError(t, err)
+	assert.Len(t, f.Spent, 10)
+	assert.LessOrEqual(t, f.Total().Rho, 1+1e-12)
+}
+
+func TestConcurrentProcesses(t *testing.T) {
+	// 8 processes each try to spend 0.3 of ρ = 1: exactly 3 succeed.
+	if testing.Short() {
+		t.Skip("starts 8 processes")
+	}
+	p := newLedger(t, Limit{Rho: 1})
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmds := make([]*exec.Cmd, 8)
+	for i := range cmds {
+		cmds[i] = exec.Command(exe, "-test.run", "^$")
+		cmds[i].Env = append(os.Environ(), "LEDGER_CHILD_PATH="+p, "LEDGER_CHILD_RHO=0.3")
+		cmds[i].Stderr = os.Stderr
+		require.NoError(t, cmds[i].Start())
+	}
+	ok, refused := 0, 0
+	for _, c := range cmds {
+		err := c.Wait()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			ok++
+		case errors.As(err, &ee) && ee.ExitCode() == 3:
+			refused++
+		default:
+			t.Errorf("child failed: %v", err)
+		}
+	}
+	assert.Equal(t, 3, ok)
+	assert.Equal(t, 5, refused)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var f File
+	require.NoError(t, json.Unmarshal(b, &f))
+	assert.Len(t, f.Spent, 3)
+	assert.InDelta(t, 0.9, f.Total().Rho, 1e-15)
+}

@@ -1,0 +1,140 @@
+package marginals
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/newton"
+)
+
+const templateSpec = `{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 4}],
+ "workload": [{"name": "m", "marginals": {"upto": 1}},
+              {"name": "ac", "weight": 2, "product": {"a": "identity", "c": "identity"}},
+              {"name": "bc", "weight": 0.5, "marginals": {"sets": [["b", "c"]]}}]}`
+
+// The registered template plans a spec mixing marginals terms and an
+// identity/total product term: its objective equals newton's dense SVD
+// bound of the spec's own dense Gram (1e-9, as in TestSumMatchesNewton),
+// its term errors add up, and it refuses other workloads.
+func TestTemplate(t *testing.T) {
+	w, err := workload.ParseSpec(strings.NewReader(templateSpec), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := plan.Lookup(TemplateName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tp.Plan(context.Background(), w, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.DenseGram(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr, err := newton.Solve(context.Background(), v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := relDiff(res.Objective, nr.SVDBound); d > 1e-9 {
+		t.Errorf("template objective %.15g, dense SVD bound %.15g", res.Objective, nr.SVDBound)
+	}
+	if nr.LowerBound > res.Objective*(1+1e-12) || nr.Objective < res.Objective*(1-1e-12) {
+		t.Errorf("template %.15g outside newton's [%.15g, %.15g]", res.Objective, nr.LowerBound, nr.Objective)
+	}
+	if d := relDiff(res.Objective, res.LowerBound); d > 1e-12 {
+		t.Errorf("objective %.15g, lower bound %.15g", res.Objective, res.LowerBound)
+	}
+	sum := 0.0
+	for _, te := range res.TermErrors {
+		sum += te.Error
+	}
+	if d := relDiff(sum, res.Objective); d > 1e-12 || len(res.TermErrors) != 3 || res.TermErrors[0].Queries != 1+2+3+4 {
+		t.Errorf("term errors %+v sum to %.15g, objective %.15g", res.TermErrors, sum, res.Objective)
+	}
+	p, ok := res.Strategy.Other.(*Plan)
+	if !ok || res.Strategy.Kind() != "other" || res.Template != TemplateName {
+		t.Fatalf("strategy %+v", res.Strategy)
+	}
+	if p.Sets[4].Weight != 2 || !equalInts(p.Sets[4].Attrs, []int{0, 2}) {
+		t.Errorf("product term became %+v", p.Sets[4])
+	}
+	mx, err := Template{Objective: Max}.Plan(context.Background(), w, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm := mx.Strategy.Other.(*Plan)
+	if pm.Gap > 1e-8 || pm.MaxVariance > p.MaxVariance*(1+1e-12) || mx.Objective < res.Objective*(1-1e-12) {
+		t.Errorf("max plan: gap %.3g, max variance %.15g (sum plan %.15g), total %.15g (sum plan %.15g)",
+			pm.Gap, pm.MaxVariance, p.MaxVariance, mx.Objective, res.Objective)
+	}
+
+	if _, err := tp.Plan(context.Background(), w, plan.Options{Privacy: plan.Pure}); !errors.Is(err, ErrInput) {
+		t.Errorf("pure privacy: %v", err)
+	}
+	other, err := workload.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}],
+		"workload": [{"name": "p", "product": {"a": "prefix"}}]}`), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tp.Plan(context.Background(), other, plan.Options{}); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `term "p" is not a marginal`) {
+		t.Errorf("prefix term: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := (Template{Objective: Max}).Plan(ctx, w, plan.Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled max plan: %v", err)
+	}
+}
+
+// The strategy file names attributes, lists every residual with its noise
+// variance (their squared sensitivities sum to 1) and marks a non-estimable
+// marginal's variance null.
+func TestStrategyFile(t *testing.T) {
+	p, _ := measureInstance(t, Sum)
+	f := p.StrategyFile([]string{"w", "x", "y", "z"})
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back["template"] != "marginals" || back["objective"] != "sum" {
+		t.Fatalf("header %v %v", back["template"], back["objective"])
+	}
+	res := back["residuals"].([]any)
+	if len(res) != len(p.Residuals) {
+		t.Fatalf("%d residuals in the file, plan has %d", len(res), len(p.Residuals))
+	}
+	last := res[len(res)-1].(map[string]any)
+	if a := last["attributes"].([]any); len(a) != 2 || a[0] != "x" || a[1] != "y" {
+		t.Errorf("last residual %v, want [x y]", last)
+	}
+	if math.Abs(f.Sensitivity2-1) > 1e-12 {
+		t.Errorf("squared sensitivity %.15g", f.Sensitivity2)
+	}
+	ms := back["marginals"].([]any)
+	if ms[5].(map[string]any)["cell_variance"] != nil || ms[0].(map[string]any)["cell_variance"] == nil {
+		t.Errorf("cell variances %v / %v", ms[0], ms[5])
+	}
+}
+
+func TestParseObjective(t *testing.T) {
+	for in, want := range map[string]Objective{"": Sum, "sum": Sum, "max": Max} {
+		if got, err := ParseObjective(in); err != nil || got != want {
+			t.Errorf("ParseObjective(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseObjective("median"); !errors.Is(err, ErrInput) {
+		t.Errorf("median: %v", err)
+	}
+}

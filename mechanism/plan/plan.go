@@ -1,0 +1,259 @@
+// Package plan computes noise strategies for structured (multi-attribute)
+// workloads without ever forming the n×n Gram: the strategy is a Kronecker
+// product of small per-attribute strategies, or a weighted union of such
+// products, and its expected error is evaluated factor by factor
+// (workload.Kron.KronError / UnionError).
+//
+// A Template turns a *workload.Kron into a Result: a Strategy with
+// sensitivity 1 and its expected error. The built-in templates are
+//
+//   - "kron" (OPT⊗): one Kronecker product ⊗ᵢAᵢ. A single product term is
+//     solved exactly — the product of the per-attribute newton optima,
+//     with the product of their certificates as a global lower bound; a
+//     union of terms by exact block coordinate descent, each block a
+//     certified newton solve on the weighted Gram Σⱼ cⱼ·Vᵢⱼ.
+//   - "union" (OPT₊): a weighted stack of Kronecker products, each part
+//     answering the terms assigned to it, part weights in closed form, the
+//     grouping of terms chosen among a few candidates.
+//   - "dense": the full newton solve on the explicit Gram (small domains
+//     only), the certified reference.
+//   - "best": the portfolio of the above and of every template another
+//     package registers (mechanism/marginals: "marginals") that applies to
+//     the workload; it keeps the lowest error.
+//
+// The unit of every objective is the unit of newton.Solve's: expected total
+// squared error of all queries per unit noise variance at sensitivity 1
+// (multiply by σ² of the calibrated mechanism).
+package plan
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+// ErrInput is wrapped by every error returned for bad input.
+var ErrInput = inputerr.ErrInput
+
+// Privacy selects the sensitivity the strategy is normalized to.
+type Privacy string
+
+const (
+	// Gaussian: (ε,δ)-DP with Gaussian noise; L2 sensitivity 1.
+	Gaussian Privacy = "gaussian"
+	// Pure: ε-DP with Laplace noise; L1 sensitivity 1.
+	Pure Privacy = "pure"
+)
+
+// Options configures a plan. The zero value selects the defaults.
+type Options struct {
+	// Privacy is Gaussian (default) or Pure.
+	Privacy Privacy
+	// Tol stops block coordinate descent when a sweep lowers the objective
+	// by at most Tol relative to it; default 1e-10.
+	Tol float64
+	// MaxSweeps caps the sweeps of block coordinate descent; default 200.
+	MaxSweeps int
+	// DenseMaxCells is the largest domain the dense template accepts;
+	// default 4096.
+	DenseMaxCells int
+	// Progress, when non-nil, is called after every sweep and at the end of
+	// every template.
+	Progress func(Progress)
+}
+
+// Progress reports one step of a template.
+type Progress struct {
+	Template  string
+	Sweep     int     // 0 for a template without sweeps, or its final report
+	Objective float64 // the objective so far
+	Seconds   float64 // since the template started
+	Done      bool    // the template finished
+}
+
+// Template is a family of strategies with an optimizer for it. Other
+// packages implement it too (the marginals template); Register makes one
+// available by name.
+type Template interface {
+	// Name is the template's name as the command line spells it ("kron").
+	Name() string
+	// Plan returns the best strategy of the family for w, or an error
+	// wrapping ErrInput when the template does not apply to w (say why).
+	Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error)
+}
+
+// Factor is one attribute's strategy matrix Aᵢ (pᵢ×dᵢ). Its largest column
+// norm (L2 for Gaussian, L1 for Pure) is 1, so ⊗ᵢAᵢ has sensitivity 1.
+type Factor struct {
+	Attribute string
+	A         *mat.Dense
+}
+
+// Part is one Kronecker product of a union strategy, scaled by Weight and
+// answering the named terms. For Gaussian privacy the weights satisfy
+// Σ w² = 1 (the stack's L2 sensitivity is 1); for Pure, Σ w = 1 (L1).
+type Part struct {
+	Weight  float64
+	Terms   []string
+	Factors []Factor
+}
+
+// Strategy is a planned measurement strategy with sensitivity 1. Exactly one
+// of Factors (a Kronecker product, template kron), Parts (a union of
+// Kronecker products, template union), Matrix (an explicit n×n strategy
+// over the flattened domain, template dense) or Other is set.
+type Strategy struct {
+	// Template names the template that made it.
+	Template string
+	// Privacy is the sensitivity it is normalized to.
+	Privacy Privacy
+	// Factors, in domain order, for a Kronecker strategy.
+	Factors []Factor
+	// Parts for a union of Kronecker strategies.
+	Parts []Part
+	// Matrix for an explicit strategy over all cells (row-major cells).
+	Matrix *mat.Dense
+	// Other holds a template-specific representation documented by the
+	// template's own package (e.g. the marginals template's residual plan).
+	Other any
+}
+
+// Kind returns "kron", "union", "dense" or "other".
+func (s *Strategy) Kind() string {
+	switch {
+	case s.Factors != nil:
+		return "kron"
+	case s.Parts != nil:
+		return "union"
+	case s.Matrix != nil:
+		return "dense"
+	}
+	return "other"
+}
+
+// TermError is the expected error of one workload term.
+type TermError struct {
+	Term    string
+	Queries int
+	Error   float64 // expected total squared error of the term's queries per unit noise
+}
+
+// Tried records one template the portfolio ran.
+type Tried struct {
+	Template  string
+	Objective float64 // NaN when the template failed or did not apply
+	Seconds   float64
+	Err       string // why it failed or did not apply ("" when it ran)
+}
+
+// Result is a planned strategy and its expected error.
+type Result struct {
+	// Template is the name of the template whose strategy this is.
+	Template string
+	Strategy *Strategy
+	// Objective is the expected total squared error per unit noise at
+	// sensitivity 1, Σⱼ (error of term j).
+	Objective float64
+	// LowerBound is a certified lower bound on the objective of every
+	// strategy (not only this template's), NaN when none is known;
+	// LowerBoundSource says where it comes from.
+	LowerBound       float64
+	LowerBoundSource string
+	// TermErrors has one entry per workload term, in spec order.
+	TermErrors []TermError
+	// Sweeps is the number of block-coordinate-descent sweeps (0 when none
+	// ran); History the objective after each.
+	Sweeps  int
+	History []float64
+	// Status is "converged", "iteration_limit" or "cancelled".
+	Status string
+	// Regularization is the largest θ (relative to mean diag) any block's
+	// newton solve added to a singular Gram; 0 when every block was solved
+	// exactly. The objective and bounds are always for the unregularized
+	// workload.
+	Regularization float64
+	// DenseObjective is the dense template's certified optimum when it ran
+	// for comparison (NaN otherwise); AboveDense is
+	// (Objective − DenseObjective)/DenseObjective.
+	DenseObjective float64
+	AboveDense     float64
+	// Tried lists the templates a portfolio ran (nil otherwise).
+	Tried []Tried
+	// Seconds is the wall time.
+	Seconds float64
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Template{}
+)
+
+// Register makes t available to Lookup and Names under t.Name(); it is
+// meant to be called from init functions. A duplicate name is an error.
+func Register(t Template) error {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[t.Name()]; dup {
+		return fmt.Errorf("plan: template %q registered twice", t.Name())
+	}
+	registry[t.Name()] = t
+	return nil
+}
+
+// Lookup returns the template of that name.
+func Lookup(name string) (Template, error) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if t, ok := registry[name]; ok {
+		return t, nil
+	}
+	return nil, inputerr.Errorf("plan", "unknown template %q (want one of %v)", name, namesLocked())
+}
+
+// Names lists the registered templates, sorted.
+func Names() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	ns := make([]string, 0, len(registry))
+	for n := range registry {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Privacy == "" {
+		o.Privacy = Gaussian
+	}
+	if o.Privacy != Gaussian && o.Privacy != Pure {
+		return o, inputerr.Errorf("plan", "privacy must be %q or %q, got %q", Gaussian, Pure, o.Privacy)
+	}
+	if o.Tol == 0 {
+		o.Tol = 1e-10
+	}
+	if math.IsNaN(o.Tol) || o.Tol < 0 {
+		return o, inputerr.Errorf("plan", "tolerance must be positive, got %g", o.Tol)
+	}
+	if o.MaxSweeps == 0 {
+		o.MaxSweeps = 200
+	}
+	if o.MaxSweeps < 0 {
+		return o, inputerr.Errorf("plan", "sweep limit must be positive, got %d", o.MaxSweeps)
+	}
+	if o.DenseMaxCells == 0 {
+		o.DenseMaxCells = 4096
+	}
+	return o, nil
+}

@@ -1,0 +1,347 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+// solver holds what the templates of one plan share: the workload, the
+// options and the per-(attribute, block) optima, each a certified solve.
+type solver struct {
+	w      *workload.Kron
+	o      Options
+	attrs  []workload.Attribute
+	single map[singleKey]*block
+	groups map[string]*kronSol // BCD results by the set of products
+}
+
+type singleKey struct {
+	attr int
+	b    *workload.Block
+}
+
+func newSolver(w *workload.Kron, o Options) *solver {
+	return &solver{w: w, o: o, attrs: w.Attributes(), single: map[singleKey]*block{}, groups: map[string]*kronSol{}}
+}
+
+// singleOpt returns the optimal strategy for one block's Gram alone.
+func (s *solver) singleOpt(ctx context.Context, i int, b *workload.Block) (*block, error) {
+	k := singleKey{i, b}
+	if r, ok := s.single[k]; ok {
+		return r, nil
+	}
+	r, err := solveBlock(ctx, b.Gram(), s.o.Privacy)
+	if err != nil {
+		return nil, err
+	}
+	s.single[k] = r
+	return r, nil
+}
+
+// singleBound is a certified lower bound on min tr(V X⁺) for one block's
+// Gram V: the certificate of its optimum where that is known (closed
+// forms, or a newton solve another step already ran), else the SVD bound
+// (tr V^{1/2})²/d — the dual certificate at uniform y, one values-only
+// eigendecomposition — so that the bound costs no solve of its own.
+func (s *solver) singleBound(ctx context.Context, i int, b *workload.Block) (float64, error) {
+	if r, ok := s.single[singleKey{i, b}]; ok {
+		return r.lb, nil
+	}
+	// Restricted to the values the block touches (S) the optimum is the
+	// same (see solveOnSupport), and both bounds below are tighter there.
+	full := b.Gram()
+	var support []int
+	for i := 0; i < full.SymmetricDim(); i++ {
+		if full.At(i, i) > 0 {
+			support = append(support, i)
+		}
+	}
+	if len(support) == 0 {
+		return 0, nil
+	}
+	g := mat.NewSymDense(len(support), nil)
+	for a, i := range support {
+		for c := a; c < len(support); c++ {
+			g.SetSym(a, c, full.At(i, support[c]))
+		}
+	}
+	if classes, c, ok := groupClasses(g); ok {
+		return groupsBlock(g.SymmetricDim(), classes, c).lb, nil
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(g, false) {
+		return 0, fmt.Errorf("plan: eigendecomposition of a block Gram failed")
+	}
+	tr := 0.0
+	for _, l := range eig.Values(nil) {
+		if l > 0 {
+			tr += math.Sqrt(l)
+		}
+	}
+	// Rounding: eigenvalues carry absolute errors ~1e-16·λmax, so the
+	// bound is lowered by a relative 1e-12 to stay a bound.
+	return tr * tr / float64(g.SymmetricDim()) * (1 - 1e-12), nil
+}
+
+// productBound is Σₚ wₚ²·Πᵢ lbᵢ(Vᵢₚ) over the given products: a certified
+// lower bound on their total error under every strategy of sensitivity 1
+// (not only Kronecker ones). For a fixed strategy the error is additive
+// over products, so it is at least the sum of each product's own optimum;
+// each product's optimum is bounded by the product of the per-attribute
+// certificates, because the dual certificate of a Kronecker Gram factorizes
+// (y = ⊗yᵢ; at its best scaling g(⊗yᵢ) = Πᵢ g(yᵢ)).
+func (s *solver) productBound(ctx context.Context, prods []*workload.Product) (float64, error) {
+	total := 0.0
+	for _, p := range prods {
+		e := s.w.Weight2(p)
+		if e == 0 {
+			continue
+		}
+		for i, b := range p.Blocks {
+			lb, err := s.singleBound(ctx, i, b)
+			if err != nil {
+				return 0, err
+			}
+			e *= lb
+		}
+		total += e
+	}
+	return total, nil
+}
+
+// kronSol is a Kronecker strategy for a set of products.
+type kronSol struct {
+	blocks  []*block
+	obj     float64   // Σₚ wₚ²·Πᵢ tr(Vᵢₚ Xᵢ⁺) over the products
+	perProd []float64 // each product's error
+	history []float64
+	sweeps  int
+	status  string
+	theta   float64
+	exact   bool // a single product: the product of certified optima
+}
+
+// kron returns the best Kronecker strategy for the products (all of the
+// workload's, or a union part's), cached by the product set.
+//
+// A single product is solved exactly: its objective wₚ²·Πᵢ tr(Vᵢ Xᵢ⁻¹)
+// separates, so the product of the per-attribute optima is optimal.
+//
+// Several products: block coordinate descent. With the other factors fixed
+// the objective in Xᵢ is tr(Gᵢ Xᵢ⁺), Gᵢ = Σₚ cₚ·Vᵢₚ with
+// cₚ = wₚ²·Π_{l≠i} tr(V_lp X_l⁺) — one certified newton solve. A step is
+// kept only if it does not raise the block objective, so the sweep
+// objectives never increase; the descent stops when a sweep lowers the
+// objective by at most Tol relative to it, or after MaxSweeps. An
+// attribute whose block is the same in every product needs no descent: the
+// optimum of (Σ cₚ)·V is that of V, whatever the other factors.
+func (s *solver) kron(ctx context.Context, prods []*workload.Product, template string, start time.Time) (*kronSol, error) {
+	key := prodKey(s.w, prods)
+	if r, ok := s.groups[key]; ok {
+		return r, nil
+	}
+	var live []*workload.Product
+	for _, p := range prods {
+		if s.w.Weight2(p) > 0 {
+			live = append(live, p)
+		}
+	}
+	k := len(s.attrs)
+	sol := &kronSol{blocks: make([]*block, k), status: "converged"}
+	if len(live) == 0 { // only zero-weight terms: nothing to answer
+		for i := range sol.blocks {
+			sol.blocks[i] = identityBlock(s.attrs[i].Size)
+		}
+		sol.perProd, sol.exact = make([]float64, len(prods)), true
+		return sol, nil
+	}
+	fixed := make([]bool, k)
+	for i := 0; i < k; i++ {
+		same := true
+		for _, p := range live[1:] {
+			same = same && p.Blocks[i] == live[0].Blocks[i]
+		}
+		if same {
+			b, err := s.singleOpt(ctx, i, live[0].Blocks[i])
+			if err != nil {
+				return nil, err
+			}
+			sol.blocks[i], fixed[i] = b, true
+			sol.theta = math.Max(sol.theta, b.theta)
+		} else {
+			sol.blocks[i] = identityBlock(s.attrs[i].Size)
+		}
+	}
+	// t[p][i] = tr(Vᵢₚ Xᵢ⁺); blocks are shared, so cache per (attr, block).
+	t := make([][]float64, len(live))
+	w2 := make([]float64, len(live))
+	for pi, p := range live {
+		w2[pi] = s.w.Weight2(p)
+		t[pi] = make([]float64, k)
+	}
+	setTraces := func(i int, b *block) {
+		memo := map[*workload.Block]float64{}
+		for pi, p := range live {
+			v, ok := memo[p.Blocks[i]]
+			if !ok {
+				v = b.trace(p.Blocks[i].Gram())
+				memo[p.Blocks[i]] = v
+			}
+			t[pi][i] = v
+		}
+	}
+	for i := 0; i < k; i++ {
+		setTraces(i, sol.blocks[i])
+	}
+	objective := func() float64 {
+		f := 0.0
+		for pi := range live {
+			e := w2[pi]
+			for _, v := range t[pi] {
+				e *= v
+			}
+			f += e
+		}
+		return f
+	}
+	f := objective()
+	allFixed, free := true, 0
+	for _, fx := range fixed {
+		allFixed = allFixed && fx
+		if !fx {
+			free++
+		}
+	}
+	sol.exact = allFixed
+	var err error
+	for sweep := 1; !allFixed && sweep <= s.o.MaxSweeps; sweep++ {
+		for i := 0; i < k && err == nil; i++ {
+			if fixed[i] {
+				continue
+			}
+			if err = ctx.Err(); err != nil {
+				break
+			}
+			d := s.attrs[i].Size
+			c := make([]float64, len(live))
+			coef := map[*workload.Block]float64{}
+			var order []*workload.Block
+			for pi, p := range live {
+				c[pi] = w2[pi]
+				for l, v := range t[pi] {
+					if l != i {
+						c[pi] *= v
+					}
+				}
+				if _, ok := coef[p.Blocks[i]]; !ok {
+					order = append(order, p.Blocks[i])
+				}
+				coef[p.Blocks[i]] += c[pi]
+			}
+			g := mat.NewSymDense(d, nil)
+			for _, b := range order {
+				g.AddSym(g, scaled(b.Gram(), coef[b]))
+			}
+			var nb *block
+			nb, err = solveBlock(ctx, g, s.o.Privacy)
+			if err != nil {
+				break
+			}
+			old, neu := 0.0, 0.0
+			for _, b := range order {
+				old += coef[b] * sol.blocks[i].trace(b.Gram())
+				neu += coef[b] * nb.trace(b.Gram())
+			}
+			if neu <= old {
+				sol.blocks[i] = nb
+				sol.theta = math.Max(sol.theta, nb.theta)
+				setTraces(i, nb)
+			}
+		}
+		if err != nil {
+			sol.status = "cancelled"
+			break
+		}
+		nf := objective()
+		sol.history = append(sol.history, nf)
+		sol.sweeps = sweep
+		if s.o.Progress != nil {
+			s.o.Progress(Progress{Template: template, Sweep: sweep, Objective: nf, Seconds: time.Since(start).Seconds()})
+		}
+		// One free attribute: its block solve is exact given the fixed
+		// others, and they never change, so one sweep is the optimum.
+		done := f-nf <= s.o.Tol*nf || free == 1
+		f = nf
+		if done {
+			break
+		}
+		if sweep == s.o.MaxSweeps {
+			sol.status = "iteration_limit"
+		}
+	}
+	sol.obj = f
+	sol.perProd = make([]float64, len(prods))
+	li := 0
+	for pi, p := range prods {
+		if s.w.Weight2(p) == 0 {
+			continue
+		}
+		e := w2[li]
+		for _, v := range t[li] {
+			e *= v
+		}
+		sol.perProd[pi] = e
+		li++
+	}
+	if err == nil {
+		s.groups[key] = sol
+	}
+	return sol, err
+}
+
+func scaled(a *mat.SymDense, c float64) *mat.SymDense {
+	out := mat.NewSymDense(a.SymmetricDim(), nil)
+	out.ScaleSym(c, a)
+	return out
+}
+
+// prodKey identifies a set of products by their positions in the workload.
+func prodKey(w *workload.Kron, prods []*workload.Product) string {
+	idx := map[*workload.Product]int{}
+	for i, p := range w.Products() {
+		idx[p] = i
+	}
+	b := make([]byte, 0, 4*len(prods))
+	for _, p := range prods {
+		i := idx[p]
+		b = append(b, byte(i), byte(i>>8), byte(i>>16), byte(i>>24))
+	}
+	return string(b)
+}
+
+// factors turns blocks into the strategy's factors, in domain order.
+func (s *solver) factors(blocks []*block) []Factor {
+	fs := make([]Factor, len(blocks))
+	for i, b := range blocks {
+		fs[i] = Factor{Attribute: s.attrs[i].Name, A: mat.DenseCopyOf(b.a)}
+	}
+	return fs
+}
+
+// termErrors sums per-product errors into per-term ones.
+func (s *solver) termErrors(perProd map[*workload.Product]float64) []TermError {
+	out := make([]TermError, len(s.w.Terms()))
+	for j, t := range s.w.Terms() {
+		out[j] = TermError{Term: t.Name, Queries: t.Queries()}
+		for _, p := range t.Products {
+			out[j].Error += perProd[p]
+		}
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+package tables
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/marginals"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/records"
+)
+
+// MarginalsStrategy is the residual plan of a workload made only of
+// marginals (package marginals, ResidualPlanner): each residual is measured
+// from a marginal table read directly from the records, so the full
+// histogram is never formed.
+type MarginalsStrategy struct {
+	// Objective is the plan's objective (marginals.Sum when empty).
+	Objective marginals.Objective
+}
+
+// Template returns "marginals".
+func (MarginalsStrategy) Template() string { return "marginals" }
+func (MarginalsStrategy) isStrategy()      {}
+
+// marginalsPlan is a prepared residual plan and the map from the
+// workload's products to its sets.
+type marginalsPlan struct {
+	plan  *marginals.Plan
+	index [][]int // per term, per product: the plan's set index
+}
+
+func (m *marginalsPlan) needs() [][]int { return m.plan.Needs() }
+
+// Plan returns the residual plan of a marginals release (nil otherwise).
+func (r *Release) Plan() *marginals.Plan {
+	if r.mplan == nil {
+		return nil
+	}
+	return r.mplan.plan
+}
+
+// prepareMarginals plans the residuals for the workload's marginals (a
+// marginal asked by several terms is planned once with the sum of their
+// squared weights, and answered for each) and calibrates the noise: the
+// plan has unit L2 sensitivity, so σ is the budget's scale for sensitivity 1.
+func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
+	w := r.w
+	sizes := make([]int, len(w.Domain))
+	for i, a := range w.Domain {
+		sizes[i] = a.Size
+	}
+	key := map[string]int{}
+	var sets []marginals.Set
+	index := make([][]int, len(w.Terms))
+	for ti := range w.Terms {
+		t := &w.Terms[ti]
+		for pi := range t.Products {
+			p := &t.Products[pi]
+			if p.Set == nil {
+				return errorf("the marginals template answers workloads of marginals only; term %q is a product term (plan it with the kron, union or dense template)", t.Name)
+			}
+			k := fmt.Sprint(p.Set)
+			j, ok := key[k]
+			if !ok {
+				j = len(sets)
+				key[k] = j
+				sets = append(sets, marginals.Set{Attrs: slices.Clone(p.Set)})
+			}
+			sets[j].Weight = math.Hypot(sets[j].Weight, t.Weight)
+			index[ti] = append(index[ti], j)
+		}
+	}
+	obj := ms.Objective
+	if obj == "" {
+		obj = marginals.Sum
+	}
+	plan, err := marginals.NewPlan(sizes, sets, obj, nil)
+	if err != nil {
+		return err
+	}
+	for ti := range w.Terms {
+		for pi, j := range index[ti] {
+			if !plan.Marginals[j].Estimable {
+				return errorf("%s has weight 0 and is not measured by the plan; give it a positive weight", w.describe(&w.Terms[ti], &w.Terms[ti].Products[pi]))
+			}
+		}
+	}
+	sigma, err := unitSigma(r.b)
+	if err != nil {
+		return err
+	}
+	coords := 0.0
+	for _, res := range plan.Residuals {
+		coords += res.Coords
+	}
+	r.mplan = &marginalsPlan{plan: plan, index: index}
+	// The whole residual measurement is one Gaussian mechanism of unit L2
+	// sensitivity and scale σ (marginals.Plan.Measure accounts for the
+	// per-residual snapping itself).
+	r.cal = calibrate.Calibration{Budget: r.b, Noise: calibrate.Gaussian, Rows: int(coords),
+		Sensitivity: 1, SnappedSensitivity: 1, Calibrated: sigma, Scale: sigma, Variance: sigma * sigma}
+	r.unit = make([][]float64, len(w.Terms))
+	for ti := range w.Terms {
+		for pi, j := range index[ti] {
+			v := plan.Marginals[j].CellVariance
+			q := w.Terms[ti].Products[pi].Queries()
+			for c := 0; c < q; c++ {
+				r.unit[ti] = append(r.unit[ti], v)
+			}
+		}
+	}
+	return nil
+}
+
+// runMarginals measures every residual from the tables, reconstructs the
+// marginals and answers the terms.
+func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, beforeNoise func() error, pp PostProcess) (*Result, error) {
+	plan := r.mplan.plan
+	tabs := make([]marginals.Table, len(d.Tables))
+	for i, t := range d.Tables {
+		tabs[i] = marginals.Table{Attrs: t.Attrs, Values: t.Counts}
+		for k, v := range t.Counts {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, errorf("marginal table %d, cell %d is %v; counts must be finite and non-negative", i+1, k, v)
+			}
+		}
+	}
+	if err := coversNeeds(d.Tables, plan.Needs()); err != nil {
+		return nil, err
+	}
+	if beforeNoise != nil {
+		if err := beforeNoise(); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, err := plan.Measure(tabs, src, r.cal.Scale)
+	if err != nil {
+		return nil, err
+	}
+	// From here on: post-processing of the private measurement.
+	est, err := plan.Reconstruct(m)
+	if err != nil {
+		return nil, err
+	}
+	bySet := make([]*marginals.Estimate, len(plan.Sets))
+	k := 0
+	for j := range plan.Sets {
+		if plan.Marginals[j].Estimable {
+			bySet[j] = &est[k]
+			k++
+		}
+	}
+	res := &Result{Answers: make([][]float64, len(r.w.Terms)), Std: make([][]float64, len(r.w.Terms)),
+		Private: src.Private(), PostProcessed: pp.Any()}
+	for ti := range r.w.Terms {
+		for _, j := range r.mplan.index[ti] {
+			e := bySet[j]
+			vals := slices.Clone(e.Values)
+			if pp.Any() {
+				pp.apply(vals)
+			}
+			res.Answers[ti] = append(res.Answers[ti], vals...)
+			sd := math.Sqrt(e.CellVariance)
+			for range vals {
+				res.Std[ti] = append(res.Std[ti], sd)
+			}
+		}
+	}
+	return res, nil
+}
+
+// coversNeeds checks, before any noise is drawn, that a table is given for
+// every attribute set the plan needs.
+func coversNeeds(tables []records.Table, needs [][]int) error {
+	for _, n := range needs {
+		found := false
+		for _, t := range tables {
+			if slices.Equal(t.Attrs, n) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return errorf("the marginals plan needs the table on attribute positions %v, which was not given", n)
+		}
+	}
+	return nil
+}

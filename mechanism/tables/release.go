@@ -1,0 +1,447 @@
+package tables
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/kron"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/records"
+)
+
+// z95 is the two-sided 95% standard normal quantile Φ⁻¹(0.975), for the
+// interval half-widths of the dry run (1.959963984540054 to 16 digits).
+const z95 = 1.959963984540054
+
+// Release is a prepared release: the strategy's sensitivity, the noise
+// calibrated for the budget and every answer's variance. It holds no data;
+// everything it reports is what a dry run shows.
+type Release struct {
+	w     *Workload
+	s     Strategy
+	b     Budget
+	cal   calibrate.Calibration
+	l1    bool
+	unit  [][]float64 // per term, per query: variance per unit noise variance
+	owner []int       // union part answering each term
+	msig  float64     // marginals plans: unit-sensitivity Gaussian scale
+	mplan *marginalsPlan
+	dense bool // a DenseStrategy, measured as a one-factor KronStrategy
+}
+
+// TermError is the planned error of one term's answers at the release's
+// budget (before any post-processing).
+type TermError struct {
+	// Name and Weight are the term's.
+	Name   string
+	Weight float64
+	// Queries is the term's number of answers.
+	Queries int
+	// TotalVariance is the sum of its answers' variances (unweighted).
+	TotalVariance float64
+	// MinStd and MaxStd are the smallest and largest per-answer standard
+	// deviations.
+	MinStd, MaxStd float64
+	// HalfWidth95 is 1.96·MaxStd: every answer's 95% interval is at most
+	// ±HalfWidth95 around it (the noise is Gaussian, or for Laplace a
+	// normal approximation).
+	HalfWidth95 float64
+}
+
+// Prepare checks the workload and strategy against each other, computes
+// the strategy's sensitivity, calibrates the noise for the budget and every
+// answer's variance. It does not read data.
+func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	if err := b.Validate(); err != nil {
+		return nil, errorf("%v", err)
+	}
+	if s == nil {
+		return nil, errorf("no strategy")
+	}
+	r := &Release{w: w, s: s, b: b, l1: pure(b)}
+	if ms, ok := s.(MarginalsStrategy); ok {
+		if err := r.prepareMarginals(ms); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	vw := w // the workload the variances are computed on
+	if ds, ok := s.(DenseStrategy); ok {
+		flat, ks, err := flatten(w, ds)
+		if err != nil {
+			return nil, err
+		}
+		// Measure and reconstruct with the one-factor product; answers
+		// apply the products' own blocks to the n-cell x̂ (same order).
+		vw, s, r.s = flat, ks, ks
+		r.dense = true
+	}
+	var err error
+	if r.unit, r.owner, err = unitVariances(vw, s); err != nil {
+		return nil, err
+	}
+	sens, err := sensitivity(s, r.l1)
+	if err != nil {
+		return nil, err
+	}
+	if !(sens > 0) || math.IsInf(sens, 0) {
+		return nil, errorf("the strategy's sensitivity is %v; it must be positive and finite", sens)
+	}
+	if r.cal, err = calibrate.Calibrate(b, sens, rows(s)); err != nil {
+		return nil, fmt.Errorf("tables: %w", err)
+	}
+	return r, nil
+}
+
+// Workload returns the release's workload.
+func (r *Release) Workload() *Workload { return r.w }
+
+// Strategy returns the release's strategy (a DenseStrategy is held as the
+// equivalent one-factor KronStrategy).
+func (r *Release) Strategy() Strategy { return r.s }
+
+// Template names the strategy's template ("kron", "union", "dense",
+// "marginals").
+func (r *Release) Template() string {
+	if r.dense {
+		return "dense"
+	}
+	return r.s.Template()
+}
+
+// Budget returns the release's budget.
+func (r *Release) Budget() Budget { return r.b }
+
+// Mechanism describes the noise ("discrete Gaussian (rho-zCDP)", …).
+func (r *Release) Mechanism() string { return mechanismName(r.b) }
+
+// Sensitivity returns the strategy's sensitivity (before snapping) and its
+// norm, "L2" or "L1".
+func (r *Release) Sensitivity() (float64, string) {
+	if r.l1 {
+		return r.cal.Sensitivity, "L1"
+	}
+	return r.cal.Sensitivity, "L2"
+}
+
+// SnappedSensitivity returns the sensitivity after snapping to the noise
+// grid, which the noise is calibrated for.
+func (r *Release) SnappedSensitivity() float64 { return r.cal.SnappedSensitivity }
+
+// Grid returns the noise grid (a power of two).
+func (r *Release) Grid() float64 { return r.cal.Grid }
+
+// NoiseScale returns the scale actually sampled: σ for Gaussian noise, the
+// Laplace scale b for Laplace noise. For a marginals plan it is the scale of
+// a unit-sensitivity query; each residual's noise is that times its planned
+// factor.
+func (r *Release) NoiseScale() float64 { return r.cal.Scale }
+
+// Sigma returns the standard deviation of one measurement's noise (σ, or
+// b·√2 for Laplace).
+func (r *Release) Sigma() float64 { return math.Sqrt(r.cal.Variance) }
+
+// Measurements returns the number of noisy values drawn.
+func (r *Release) Measurements() int { return r.cal.Rows }
+
+// Needs reports which data the release measures: the full histogram
+// (Kronecker and union strategies), or the marginal tables on the returned
+// attribute sets (marginals plans).
+func (r *Release) Needs() (histogram bool, sets [][]int) {
+	if r.mplan != nil {
+		return false, r.mplan.needs()
+	}
+	return true, nil
+}
+
+// Variances returns every answer's variance, per term in query order.
+func (r *Release) Variances() [][]float64 {
+	out := make([][]float64, len(r.unit))
+	for t, u := range r.unit {
+		out[t] = make([]float64, len(u))
+		for i, v := range u {
+			out[t][i] = v * r.cal.Variance
+		}
+	}
+	return out
+}
+
+// TermErrors returns each term's planned error.
+func (r *Release) TermErrors() []TermError {
+	vs := r.Variances()
+	out := make([]TermError, len(r.w.Terms))
+	for t := range r.w.Terms {
+		e := TermError{Name: r.w.Terms[t].Name, Weight: r.w.Terms[t].Weight, Queries: len(vs[t]), MinStd: math.Inf(1)}
+		for _, v := range vs[t] {
+			e.TotalVariance += v
+			sd := math.Sqrt(v)
+			e.MinStd, e.MaxStd = math.Min(e.MinStd, sd), math.Max(e.MaxStd, sd)
+		}
+		e.HalfWidth95 = z95 * e.MaxStd
+		out[t] = e
+	}
+	return out
+}
+
+// ExpectedTotalSquaredError returns the sum of every answer's variance,
+// E‖Ŵx − Wx‖² over all (unweighted) workload queries.
+func (r *Release) ExpectedTotalSquaredError() float64 {
+	s := 0.0
+	for _, e := range r.TermErrors() {
+		s += e.TotalVariance
+	}
+	return s
+}
+
+// ExpectedWeightedError returns Σ_terms w²·(total variance), the plan's
+// objective (expected weighted total squared error) at this budget.
+func (r *Release) ExpectedWeightedError() float64 {
+	s := 0.0
+	for _, e := range r.TermErrors() {
+		s += e.Weight * e.Weight * e.TotalVariance
+	}
+	return s
+}
+
+// Data is what a release measures: the histogram (Kronecker and union
+// strategies) or the marginal tables (marginals plans).
+type Data struct {
+	Histogram []float64
+	Tables    []records.Table
+}
+
+// PostProcess selects optional clean-ups of the answers. Both are
+// post-processing (privacy is unchanged) but they bias the answers, so the
+// planned standard errors no longer apply. For Kronecker and union
+// strategies they act on the reconstructed histogram before answering, so
+// all of a part's tables stay consistent with one another (and integral
+// when the queries have integer coefficients); for marginals plans they act
+// on each reconstructed table cell.
+type PostProcess struct {
+	// NonNegative replaces negative cells by 0.
+	NonNegative bool
+	// Integer rounds cells to the nearest integer (after clamping).
+	Integer bool
+}
+
+// Any reports whether any post-processing is selected.
+func (pp PostProcess) Any() bool { return pp.NonNegative || pp.Integer }
+
+func (pp PostProcess) apply(v []float64) {
+	for i, x := range v {
+		if pp.NonNegative && x < 0 {
+			x = 0
+		}
+		if pp.Integer {
+			x = math.Round(x)
+		}
+		if x == 0 {
+			x = 0 // no negative zero in the output
+		}
+		v[i] = x
+	}
+}
+
+// Result holds a release's answers.
+type Result struct {
+	// Answers and Std hold, per term in query order, the answers and their
+	// standard deviations (the planned ones; see PostProcessed).
+	Answers, Std [][]float64
+	// Private is false when the noise came from a seeded simulator.
+	Private bool
+	// PostProcessed is true when clamping or rounding was applied: the
+	// answers are then biased and Std no longer describes their error.
+	PostProcessed bool
+}
+
+// Run measures the data with noise from src, reconstructs and answers
+// every term. beforeNoise, if non-nil, runs after the data are read and the
+// noiseless measurements computed and before any noise is drawn (charge a
+// budget ledger there); if it fails, nothing is sampled. ctx is checked
+// immediately before sampling: after cancellation nothing is released.
+func (r *Release) Run(ctx context.Context, d Data, src *noise.Sampler, beforeNoise func() error, pp PostProcess) (*Result, error) {
+	if src == nil {
+		return nil, errorf("no noise sampler")
+	}
+	if r.mplan != nil {
+		return r.runMarginals(ctx, d, src, beforeNoise, pp)
+	}
+	y, a, weights, err := r.measure(ctx, d, src, beforeNoise)
+	if err != nil {
+		return nil, err
+	}
+	// From here on: post-processing of the private y.
+	res := &Result{Answers: make([][]float64, len(r.w.Terms)), Std: make([][]float64, len(r.w.Terms)),
+		Private: src.Private(), PostProcessed: pp.Any()}
+	vs := r.Variances()
+	off := 0
+	for k, ak := range a {
+		rk, _ := ak.Dims()
+		yk := y[off : off+rk : off+rk] // capped: MulVecOverwrite may use the whole capacity
+		off += rk
+		pinv, err := ak.PseudoInverse()
+		if err != nil {
+			return nil, err
+		}
+		xhat, err := pinv.MulVecOverwrite(yk)
+		if err != nil {
+			return nil, err
+		}
+		for i := range xhat {
+			xhat[i] /= weights[k]
+		}
+		if pp.Any() {
+			pp.apply(xhat)
+		}
+		for t := range r.w.Terms {
+			if r.owner[t] != k {
+				continue
+			}
+			ans, err := r.answerTerm(&r.w.Terms[t], xhat)
+			if err != nil {
+				return nil, err
+			}
+			res.Answers[t] = ans
+			res.Std[t] = sqrtAll(vs[t])
+		}
+	}
+	return res, nil
+}
+
+// measure returns the noisy measurements y = A x + z of a Kronecker or
+// union strategy (stacked over the parts), with the parts and weights.
+func (r *Release) measure(ctx context.Context, d Data, src *noise.Sampler, beforeNoise func() error) ([]float64, []*kron.Product, []float64, error) {
+	n, err := records.Cells(r.w.Domain)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkHistogram(d.Histogram, n); err != nil {
+		return nil, nil, nil, err
+	}
+	var a []*kron.Product
+	var weights []float64
+	switch s := r.s.(type) {
+	case KronStrategy:
+		a, weights = []*kron.Product{s.A}, []float64{1}
+	case UnionStrategy:
+		for _, p := range s.Parts {
+			a, weights = append(a, p.A), append(weights, p.Weight)
+		}
+	}
+	y := make([]float64, 0, r.cal.Rows)
+	for k, ak := range a {
+		yk, err := ak.MulVec(d.Histogram)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for i := range yk {
+			yk[i] *= weights[k]
+		}
+		y = append(y, yk...)
+	}
+	if err := r.sample(ctx, y, src, beforeNoise); err != nil {
+		return nil, nil, nil, err
+	}
+	return y, a, weights, nil
+}
+
+// sample runs beforeNoise, checks ctx and adds the calibrated noise to y.
+func (r *Release) sample(ctx context.Context, y []float64, src *noise.Sampler, beforeNoise func() error) error {
+	if len(y) != r.cal.Rows {
+		return fmt.Errorf("tables: internal error: %d measurements, calibrated for %d", len(y), r.cal.Rows)
+	}
+	if beforeNoise != nil {
+		if err := beforeNoise(); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.cal.Add(src, y); err != nil {
+		return fmt.Errorf("tables: %w", err)
+	}
+	return nil
+}
+
+// answerTerm returns W x̂ for every product of a term, concatenated.
+func (r *Release) answerTerm(t *Term, xhat []float64) ([]float64, error) {
+	var out []float64
+	for pi := range t.Products {
+		wp, err := productOf(&t.Products[pi])
+		if err != nil {
+			return nil, err
+		}
+		ans, err := wp.MulVec(xhat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ans...)
+	}
+	return out, nil
+}
+
+func sqrtAll(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = math.Sqrt(x)
+	}
+	return out
+}
+
+// checkHistogram validates a histogram of n cells.
+func checkHistogram(x []float64, n int) error {
+	if x == nil {
+		return errorf("this strategy measures the full histogram, but none was given")
+	}
+	if len(x) != n {
+		return errorf("the histogram has %d cells but the domain has %d", len(x), n)
+	}
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return errorf("histogram cell %d is %v; counts must be finite and non-negative", i, v)
+		}
+	}
+	return nil
+}
+
+// MemoryEstimate returns the bytes a Run needs beyond its input, before it
+// allocates: for Kronecker, union and dense strategies the measurements,
+// the product and least-squares buffers (two vectors the size of the
+// largest part's rows or columns) and the answers with their standard
+// deviations;
+// for marginals plans the noisy residuals and the reconstructed tables.
+// Callers compare it, plus the data's own size, with the memory available
+// (records.AvailableMemory) and refuse before reading anything.
+func (r *Release) MemoryEstimate() float64 {
+	q := float64(r.w.Queries())
+	bytes := 3 * 8 * q // answers, stddevs, variances
+	if r.mplan != nil {
+		return bytes + 8*float64(r.cal.Rows)
+	}
+	bytes += 8 * float64(r.cal.Rows)
+	var parts []*kron.Product
+	switch s := r.s.(type) {
+	case KronStrategy:
+		parts = []*kron.Product{s.A}
+	case UnionStrategy:
+		for _, p := range s.Parts {
+			parts = append(parts, p.A)
+		}
+	}
+	// The parts are measured and solved one at a time; each needs at
+	// most two buffers of its largest intermediate (the product's two
+	// ping-pong vectors, bounded by max(rows, cols) for the plans' square
+	// or tall factors).
+	worst := 0.0
+	for _, a := range parts {
+		rows, cols := a.Dims()
+		worst = math.Max(worst, 16*float64(max(rows, cols)))
+	}
+	return bytes + worst
+}

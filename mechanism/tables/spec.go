@@ -1,0 +1,65 @@
+package tables
+
+import (
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+// FromSpec converts a structured workload (a parsed spec file) into the
+// release's workload: every product's blocks as explicit matrices, in
+// domain order. A product whose blocks are all identity or total blocks is
+// a marginal (its Set lists the identity attributes), whichever way the
+// spec wrote it, so the marginals template and the per-attribute answer
+// columns apply to it.
+func FromSpec(k *workload.Kron) (*Workload, error) {
+	if k == nil {
+		return nil, errorf("no workload")
+	}
+	attrs := k.Attributes()
+	w := &Workload{Domain: make([]records.Attribute, len(attrs))}
+	for i, a := range attrs {
+		w.Domain[i] = records.Attribute{Name: a.Name, Size: a.Size}
+	}
+	// Blocks are shared between products; convert each once.
+	cache := map[*workload.Block]*mat.Dense{}
+	for _, t := range k.Terms() {
+		term := Term{Name: t.Name, Weight: t.Weight}
+		for _, p := range t.Products {
+			q := Product{Blocks: make([]*mat.Dense, len(p.Blocks)), Kinds: make([]BlockKind, len(p.Blocks))}
+			marginal := true
+			var set []int
+			for i, b := range p.Blocks {
+				m, ok := cache[b]
+				if !ok {
+					var err error
+					if m, err = b.Matrix(); err != nil {
+						return nil, errorf("term %q, attribute %q: %v", t.Name, attrs[i].Name, err)
+					}
+					cache[b] = m
+				}
+				q.Blocks[i] = m
+				switch b.Kind {
+				case workload.BlockIdentity:
+					q.Kinds[i] = Identity
+					set = append(set, i)
+				case workload.BlockTotal:
+					q.Kinds[i] = Total
+				default:
+					q.Kinds[i] = Other
+					marginal = false
+				}
+			}
+			if marginal {
+				q.Set = set
+				if q.Set == nil {
+					q.Set = []int{} // the total: the marginal on the empty set
+				}
+			}
+			term.Products = append(term.Products, q)
+		}
+		w.Terms = append(w.Terms, term)
+	}
+	return w, nil
+}

@@ -1,0 +1,255 @@
+package workload
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+)
+
+// randomUnitDiagPD returns a random positive definite d×d matrix with unit
+// diagonal: BᵀB + I/2 rescaled, B Gaussian.
+func randomUnitDiagPD(rng *rand.Rand, d int) *mat.SymDense {
+	b := mat.NewDense(d, d, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			b.Set(i, j, rng.NormFloat64())
+		}
+	}
+	x := mat.NewSymDense(d, nil)
+	x.SymOuterK(1, b.T())
+	for i := 0; i < d; i++ {
+		x.SetSym(i, i, x.At(i, i)+0.5)
+	}
+	s := make([]float64, d)
+	for i := range s {
+		s[i] = 1 / math.Sqrt(x.At(i, i))
+	}
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			x.SetSym(i, j, x.At(i, j)*s[i]*s[j])
+		}
+	}
+	return x
+}
+
+// densePinvTrace is tr(V X⁺) computed densely with gonum's SVD of X
+// (independent of Pinv's eigendecomposition), +Inf if V ∉ range(X).
+func densePinvTrace(t *testing.T, v, x *mat.SymDense) float64 {
+	t.Helper()
+	var svd mat.SVD
+	require.True(t, svd.Factorize(x, mat.SVDFull))
+	var u mat.Dense
+	svd.UTo(&u)
+	s := svd.Values(nil)
+	n := len(s)
+	pinv := mat.NewDense(n, n, nil)
+	proj := mat.NewDense(n, n, nil)
+	for k, sk := range s {
+		if sk <= 1e-10*s[0] {
+			continue
+		}
+		uk := mat.Col(nil, k, &u)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				pinv.Set(i, j, pinv.At(i, j)+uk[i]*uk[j]/sk)
+				proj.Set(i, j, proj.At(i, j)+uk[i]*uk[j])
+			}
+		}
+	}
+	var tr, trp, trv float64
+	for i := 0; i < n; i++ {
+		trv += v.At(i, i)
+		for j := 0; j < n; j++ {
+			tr += v.At(i, j) * pinv.At(j, i)
+			trp += v.At(i, j) * proj.At(j, i)
+		}
+	}
+	if trv-trp > 1e-8*trv {
+		return math.Inf(1)
+	}
+	return tr
+}
+
+func denseKron(xs []*mat.SymDense) *mat.SymDense { return KronSym(xs...) }
+
+func testKron(t *testing.T) *Kron {
+	t.Helper()
+	k, err := ParseSpec(strings.NewReader(`{
+	  "domain": [{"name": "a", "size": 4}, {"name": "b", "size": 8}, {"name": "c", "size": 6}],
+	  "workload": [
+	    {"name": "t1", "weight": 2, "product": {"a": "identity", "b": "prefix"}},
+	    {"name": "t2", "product": {"b": {"ranges": [[0, 3], [2, 7]]}, "c": "allrange"}},
+	    {"name": "t3", "weight": 0.5, "product": {"a": "identitytotal", "b": "width:k=3", "c": "identity"}},
+	    {"name": "m",  "marginals": {"upto": 1}}
+	  ]}`), "")
+	require.NoError(t, err)
+	return k
+}
+
+// On 192 cells the structured expected error of a Kronecker strategy equals
+// tr(V X⁻¹) computed densely from the explicit kron of the factors and the
+// explicit V = WᵀW of the explicit W. Tolerance 1e-10 relative: both sides
+// are sums of O(n²) products of O(1) numbers; the dense Cholesky solve
+// loses at most cond(X)·1e-16 ≈ 1e-13 for these well-conditioned factors.
+func TestKronErrorMatchesDense(t *testing.T) {
+	k := testKron(t)
+	assert.Equal(t, 192, k.Cells())
+	w, err := k.DenseMatrix(1024)
+	require.NoError(t, err)
+	m, n := w.Dims()
+	require.Equal(t, k.Queries(), m)
+	require.Equal(t, 192, n)
+	v := explicitGram(w)
+	vg, err := k.DenseGram(1024)
+	require.NoError(t, err)
+	assert.True(t, mat.EqualApprox(v, vg, 1e-12), "DenseGram equals WᵀW of DenseMatrix")
+
+	rng := rand.New(rand.NewPCG(7, 8))
+	xs := make([]*mat.SymDense, 3)
+	for i, a := range k.Attributes() {
+		xs[i] = randomUnitDiagPD(rng, a.Size)
+	}
+	total, perTerm, err := k.KronError(xs)
+	require.NoError(t, err)
+	var chol mat.Cholesky
+	require.True(t, chol.Factorize(denseKron(xs)))
+	var xiv mat.Dense
+	require.NoError(t, chol.SolveTo(&xiv, v))
+	want := mat.Trace(&xiv)
+	assert.InDelta(t, want, total, 1e-10*want)
+
+	// Per term: the dense error of the term's own rows.
+	row := 0
+	for j, term := range k.Terms() {
+		q := term.Queries()
+		wj := w.Slice(row, row+q, 0, n).(*mat.Dense)
+		row += q
+		var xwj mat.Dense
+		require.NoError(t, chol.SolveTo(&xwj, wj.T()))
+		var e mat.Dense
+		e.Mul(wj, &xwj)
+		assert.InDelta(t, mat.Trace(&e), perTerm[j], 1e-10*mat.Trace(&e), "term %s", term.Name)
+	}
+}
+
+// A singular factor (the 1×d total strategy, X = J) on an attribute that is
+// "total" in every term: the structured error uses X⁺ and agrees with the
+// dense pseudo-inverse; an attribute the strategy cannot answer gives +Inf.
+func TestKronErrorSingularFactor(t *testing.T) {
+	k, err := ParseSpec(strings.NewReader(`{
+	  "domain": [{"name": "a", "size": 3}, {"name": "b", "size": 5}, {"name": "c", "size": 4}],
+	  "workload": [{"product": {"a": "identity", "c": "prefix"}},
+	               {"weight": 3, "product": {"a": "prefix", "c": "identity"}}]}`), "")
+	require.NoError(t, err)
+	v, err := k.DenseGram(1024)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(1, 2))
+	j5 := mat.NewSymDense(5, nil)
+	for i := 0; i < 5; i++ {
+		for l := i; l < 5; l++ {
+			j5.SetSym(i, l, 1)
+		}
+	}
+	xs := []*mat.SymDense{randomUnitDiagPD(rng, 3), j5, randomUnitDiagPD(rng, 4)}
+	total, _, err := k.KronError(xs)
+	require.NoError(t, err)
+	want := densePinvTrace(t, v, denseKron(xs))
+	assert.InDelta(t, want, total, 1e-9*want)
+
+	// J on attribute a cannot answer the identity on a.
+	j3 := mat.NewSymDense(3, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1})
+	total, perTerm, err := k.KronError([]*mat.SymDense{j3, j5, randomUnitDiagPD(rng, 4)})
+	require.NoError(t, err)
+	assert.True(t, math.IsInf(total, 1))
+	assert.True(t, math.IsInf(perTerm[0], 1))
+}
+
+// A union of Kronecker parts, each term answered from its own part: the
+// structured per-term error equals the dense tr(Vⱼ (wₚ²·⊗Xₚ)⁺), and the
+// stacked strategy's column norms are 1 when Σ wₚ² = 1.
+func TestUnionErrorMatchesDense(t *testing.T) {
+	k := testKron(t)
+	w, err := k.DenseMatrix(1024)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(3, 4))
+	mk := func() []*mat.SymDense {
+		xs := make([]*mat.SymDense, 3)
+		for i, a := range k.Attributes() {
+			xs[i] = randomUnitDiagPD(rng, a.Size)
+		}
+		return xs
+	}
+	parts := []UnionPart{{Weight: 0.6, X: mk(), Terms: []int{0, 2}}, {Weight: 0.8, X: mk(), Terms: []int{1, 3}}}
+	total, perTerm, err := k.UnionError(parts)
+	require.NoError(t, err)
+	row, sum := 0, 0.0
+	owner := map[int]int{0: 0, 2: 0, 1: 1, 3: 1}
+	for j, term := range k.Terms() {
+		q := term.Queries()
+		wj := w.Slice(row, row+q, 0, k.Cells()).(*mat.Dense)
+		row += q
+		p := parts[owner[j]]
+		xd := denseKron(p.X)
+		xd.ScaleSym(p.Weight*p.Weight, xd)
+		var chol mat.Cholesky
+		require.True(t, chol.Factorize(xd))
+		var xwj, e mat.Dense
+		require.NoError(t, chol.SolveTo(&xwj, wj.T()))
+		e.Mul(wj, &xwj)
+		assert.InDelta(t, mat.Trace(&e), perTerm[j], 1e-10*mat.Trace(&e))
+		sum += mat.Trace(&e)
+	}
+	assert.InDelta(t, sum, total, 1e-10*sum)
+
+	_, _, err = k.UnionError(parts[:1])
+	assert.ErrorIs(t, err, inputerr.ErrInput, "terms 1 and 3 in no part")
+	bad := []UnionPart{parts[0], {Weight: 0.8, X: parts[1].X, Terms: []int{1, 2, 3}}}
+	_, _, err = k.UnionError(bad)
+	assert.ErrorIs(t, err, inputerr.ErrInput, "term 2 in two parts")
+}
+
+// The one-attribute case of the structured workload is the dense workload
+// of the same name: one vocabulary.
+func TestOneAttributeIsTheDenseWorkload(t *testing.T) {
+	for _, name := range []string{"identity", "total", "prefix", "allrange", "width:k=5", "wrange:m=40,seed=3"} {
+		k, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "x", "size": 33}],
+		  "workload": [{"product": {"x": "`+name+`"}}]}`), "")
+		require.NoError(t, err, name)
+		want, err := Parse(name, 33)
+		require.NoError(t, err)
+		v, err := k.DenseGram(1024)
+		require.NoError(t, err)
+		assert.True(t, mat.Equal(v, want.Gram()), name)
+		assert.Equal(t, want.Queries(), k.Queries(), name)
+	}
+}
+
+func TestUncoveredCellNamesTheValue(t *testing.T) {
+	// Cells with a = 1 and b ≥ 2 are in no query: t1 covers a = 0 (all b),
+	// t2 covers b ∈ {0, 1} (all a), t3 has weight 0.
+	_, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 4}],
+	  "workload": [{"name": "t1", "product": {"a": {"ranges": [[0, 0]]}}},
+	               {"name": "t2", "product": {"b": {"ranges": [[0, 1]]}}},
+	               {"name": "t3", "weight": 0, "product": {"a": "identity", "b": "identity"}}]}`), "")
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, inputerr.ErrInput))
+	assert.Contains(t, err.Error(), "a = 1, b = 2")
+}
+
+// A cover that needs every product: no single product touches every cell,
+// yet their union does, so the spec is valid.
+func TestCoverByUnionIsAccepted(t *testing.T) {
+	_, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 3}],
+	  "workload": [{"product": {"a": {"ranges": [[0, 1]]}, "b": {"ranges": [[0, 0]]}}},
+	               {"product": {"a": {"ranges": [[2, 2]]}}},
+	               {"product": {"b": {"ranges": [[1, 2]]}}}]}`), "")
+	require.NoError(t, err)
+}
