@@ -49,8 +49,10 @@ type Options struct {
 	// continuation from θ = 1e-3 for a singular V) and reports the raw
 	// objective and bound for V itself, whose gap shrinks roughly like √θ.
 	// Zero (the default) means none: a singular V is then solved exactly by
-	// the dual method (see Solve). MethodYuan2016 uses the seed's 1e-3
-	// unless a θ is given.
+	// the dual method (see Solve), whose strategy has rank rank(V): every
+	// workload answer W·x̂ is identifiable, x̂ itself is not. A caller that
+	// needs a full-rank strategy (an estimate of every cell) sets θ > 0.
+	// MethodYuan2016 uses the seed's 1e-3 unless a θ is given.
 	Regularization float64
 	// Threads caps the goroutines of the solver's own O(n²) passes between
 	// kernel calls; 0 (the default) means GOMAXPROCS. The kernels' threads
