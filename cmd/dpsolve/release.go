@@ -39,10 +39,14 @@ type tblFlags struct {
 	spec, data, planDir, template string
 	rho, eps, delta               float64
 	out, budgetFile, label        string
-	split                         int
+	split                         int       // --split N: this release is 1 of N
+	splitArg                      string    // --split as given
+	termShares                    []float64 // --split terms[:w,…]: per-term shares (empty: equal)
+	splitTerms                    bool
 	asJSON, dryRun                bool
 	nonneg, integer               bool
 	seed                          string
+	set                           map[string]bool // flags given on the command line
 }
 
 func (f *tblFlags) register(fs *flag.FlagSet) {
@@ -56,7 +60,7 @@ func (f *tblFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "output directory for answers.csv and release.json (required unless --dry-run; must not exist or be empty)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the noise scale and expected errors without reading the data or writing anything")
-	fs.IntVar(&f.split, "split", 1, "this release spends 1/N of the given budget (ρ/N, ε/N, δ/N), so N releases together spend it")
+	fs.StringVar(&f.splitArg, "split", "1", "N: this release spends 1/N of the given budget (ρ/N, ε/N, δ/N), so N releases together spend it; terms: divide the budget over the spec's terms, equally or terms:w1,w2,… in proportion to the given shares, each term planned and measured on its own (needs --template, not --plan)")
 	fs.StringVar(&f.budgetFile, "budget-file", "", "budget ledger (JSON, e.g. {\"limit\": {\"rho\": 1}}): refuse before any noise when the release would exceed it; record it otherwise")
 	fs.StringVar(&f.label, "label", "", "label of this release in the budget ledger (default: the output directory)")
 	fs.BoolVar(&f.nonneg, "nonnegative", false, "post-process: clamp negative cells to 0 (biased; the stddev column no longer applies)")
@@ -64,27 +68,67 @@ func (f *tblFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: seeded noise — the output is NOT private and says so")
 }
 
-// budget builds and validates the budget from --rho / --eps / --delta.
+// budget builds and validates the budget from --rho / --eps / --delta with
+// the ranges and rules run and answer apply (checkPrivacyFlags): which
+// flags are given selects the mechanism (--rho: zCDP; --eps with --delta:
+// (ε,δ); --eps alone: pure ε), a given flag must hold a value in its usable
+// range (0 included: "--rho 0" is an error, not a missing budget).
 func (f *tblFlags) budget() (calibrate.Budget, error) {
 	var b calibrate.Budget
+	given := func(name string) bool { return f.set[name] }
+	var mech string
 	switch {
-	case f.rho != 0 && (f.eps != 0 || f.delta != 0):
+	case given("rho") && (given("eps") || given("delta")):
 		return b, usageErrorf("give either --rho or --eps [--delta], not both")
-	case f.rho != 0:
-		b = calibrate.ZCDP(f.rho)
-	case f.eps != 0 && f.delta != 0:
-		b = calibrate.ApproxDP(f.eps, f.delta)
-	case f.eps != 0:
-		b = calibrate.PureDP(f.eps)
-	case f.delta != 0:
+	case given("rho"):
+		mech, b = "zcdp", calibrate.ZCDP(f.rho)
+		if err := checkRange("--rho", f.rho, rhoMin, rhoMax); err != nil {
+			return b, err
+		}
+	case given("eps") && given("delta"):
+		mech, b = "gaussian", calibrate.ApproxDP(f.eps, f.delta)
+		if math.IsNaN(f.delta) || f.delta <= 0 || f.delta >= 1 {
+			return b, usageErrorf("--delta must lie in (0,1), got %v (omit --delta for pure ε-DP)", f.delta)
+		}
+	case given("eps"):
+		mech, b = "laplace", calibrate.PureDP(f.eps)
+	case given("delta"):
 		return b, usageErrorf("--delta needs --eps")
 	default:
 		return b, usageErrorf("give a budget: --rho R, or --eps E [--delta D]")
+	}
+	if mech != "zcdp" {
+		if err := checkRange("--eps", f.eps, epsMin, epsMax); err != nil {
+			return b, err
+		}
+	}
+	// The shared rules of run and answer (ranges, δ in (0,1)).
+	if err := checkPrivacyFlags(mech, f.eps, f.delta, f.rho); err != nil {
+		return b, err
 	}
 	if err := b.Validate(); err != nil {
 		return b, usageErrorf("%v", err)
 	}
 	return b, nil
+}
+
+// checkSplitRange refuses a split that leaves each part a budget outside
+// the usable range (the calibration's limits apply to what is spent).
+func checkSplitRange(b calibrate.Budget, n int, what string) error {
+	if n <= 1 {
+		return nil
+	}
+	switch b.Kind {
+	case calibrate.Concentrated:
+		if b.Rho < rhoMin {
+			return usageErrorf("--split %s leaves ρ = %.4g for each part, below the usable range [%g, %g]", what, b.Rho, rhoMin, rhoMax)
+		}
+	default:
+		if b.Epsilon < epsMin {
+			return usageErrorf("--split %s leaves ε = %.4g for each part, below the usable range [%g, %g]", what, b.Epsilon, epsMin, epsMax)
+		}
+	}
+	return nil
 }
 
 // check validates the flags that need no files.
@@ -101,8 +145,8 @@ func (f *tblFlags) check() (calibrate.Budget, error) {
 	if !f.dryRun && f.out == "" {
 		return calibrate.Budget{}, usageErrorf("--out is required (or --dry-run)")
 	}
-	if f.split < 1 {
-		return calibrate.Budget{}, usageErrorf("--split must be a positive integer, got %d", f.split)
+	if err := f.parseSplit(); err != nil {
+		return calibrate.Budget{}, err
 	}
 	if f.seed != "" {
 		if _, err := strconv.ParseUint(f.seed, 10, 64); err != nil {
@@ -113,7 +157,40 @@ func (f *tblFlags) check() (calibrate.Budget, error) {
 	if err != nil {
 		return b, err
 	}
-	return tables.Split(b, f.split)
+	part, err := tables.Split(b, f.split)
+	if err != nil {
+		return part, err
+	}
+	return part, checkSplitRange(part, f.split, strconv.Itoa(f.split))
+}
+
+// parseSplit reads --split: a positive integer N, "terms" or
+// "terms:w1,w2,…".
+func (f *tblFlags) parseSplit() error {
+	arg := strings.TrimSpace(f.splitArg)
+	f.split = 1
+	if rest, ok := strings.CutPrefix(arg, "terms"); ok && (rest == "" || strings.HasPrefix(rest, ":")) {
+		f.splitTerms = true
+		if rest != "" {
+			for _, part := range strings.Split(rest[1:], ",") {
+				v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+				if err != nil || !(v > 0) || math.IsInf(v, 0) {
+					return usageErrorf("--split terms:w1,w2,… takes positive shares, one per term; got %q", part)
+				}
+				f.termShares = append(f.termShares, v)
+			}
+		}
+		if f.planDir != "" {
+			return usageErrorf("--split terms cannot divide the budget of a --plan directory: its one strategy measures every term jointly (each measurement serves several terms and the sensitivity covers them all), so no part of it belongs to one term; use --template to plan each term on its own under its share, or --split N for N separate releases")
+		}
+		return nil
+	}
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 1 {
+		return usageErrorf("--split must be a positive integer N, terms or terms:w1,w2,…; got %q", f.splitArg)
+	}
+	f.split = n
+	return nil
 }
 
 // tblTermJSON is one term's planned error.
@@ -125,6 +202,21 @@ type tblTermJSON struct {
 	MinStd        float64 `json:"min_stddev"`
 	MaxStd        float64 `json:"max_stddev"`
 	HalfWidth95   float64 `json:"halfwidth95"`
+}
+
+// tblSplitJSON is one term's release under --split terms.
+type tblSplitJSON struct {
+	Term               string  `json:"term"`
+	Share              float64 `json:"share"`
+	Rho                float64 `json:"rho,omitempty"`
+	Epsilon            float64 `json:"epsilon,omitempty"`
+	Delta              float64 `json:"delta,omitempty"`
+	Plan               string  `json:"plan"`
+	Template           string  `json:"template"`
+	Sigma              float64 `json:"sigma"`
+	Sensitivity        float64 `json:"sensitivity"`
+	Measurements       int     `json:"measurements"`
+	ExpectedTotalSqErr float64 `json:"expected_total_squared_error"`
 }
 
 // tblApprox is a ρ budget's (ε,δ) guarantee at one δ, for reporting.
@@ -159,18 +251,22 @@ type tblJSON struct {
 	ExpectedTotalSqErr float64       `json:"expected_total_squared_error"`
 	ExpectedWeighted   float64       `json:"expected_weighted_error"`
 	Terms              []tblTermJSON `json:"terms"`
-	Seed               string        `json:"seed"`
-	Private            bool          `json:"private"`
-	PostProcessing     string        `json:"post_processing"`
-	Note               string        `json:"note,omitempty"`
-	Data               string        `json:"data,omitempty"`
-	Records            int64         `json:"records,omitempty"`
-	BudgetFile         string        `json:"budget_file,omitempty"`
-	LedgerSpent        *ledger.Limit `json:"ledger_spent,omitempty"`
-	LedgerLimit        *ledger.Limit `json:"ledger_limit,omitempty"`
-	Out                string        `json:"out,omitempty"`
-	Created            string        `json:"created,omitempty"`
-	Seconds            float64       `json:"seconds"`
+	// SplitTerms lists, with --split terms, each term's own release: its
+	// share of the budget, plan and noise (the top-level sigma, noise scale
+	// and sensitivity are then the largest over the terms).
+	SplitTerms     []tblSplitJSON `json:"split_terms,omitempty"`
+	Seed           string         `json:"seed"`
+	Private        bool           `json:"private"`
+	PostProcessing string         `json:"post_processing"`
+	Note           string         `json:"note,omitempty"`
+	Data           string         `json:"data,omitempty"`
+	Records        int64          `json:"records,omitempty"`
+	BudgetFile     string         `json:"budget_file,omitempty"`
+	LedgerSpent    *ledger.Limit  `json:"ledger_spent,omitempty"`
+	LedgerLimit    *ledger.Limit  `json:"ledger_limit,omitempty"`
+	Out            string         `json:"out,omitempty"`
+	Created        string         `json:"created,omitempty"`
+	Seconds        float64        `json:"seconds"`
 }
 
 func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -181,6 +277,9 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	// Budget flags first: before any file is read or planned.
 	b, err := f.check()
 	if err != nil {
 		return err
@@ -203,17 +302,13 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	s, planDesc, err := f.strategy(ctx, k, w, b, stderr)
-	if err != nil {
-		return err
-	}
-	r, err := tables.Prepare(w, s, b)
+	parts, err := f.prepareParts(ctx, k, w, b, stderr)
 	if err != nil {
 		return err
 	}
 	sum := sha256.Sum256(specBytes)
-	rep := tblReport(r, b)
-	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Plan, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), planDesc, f.split
+	rep := tblPartsReport(parts, w, b)
+	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), f.split
 	rep.Seed, rep.Private = "secure", true
 	if f.seed != "" {
 		rep.Seed, rep.Private = f.seed, false
@@ -232,11 +327,11 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if f.dryRun {
 		rep.Seconds = time.Since(start).Seconds()
-		return tblPrint(stdout, &f, rep, r)
+		return tblPrint(stdout, &f, rep, b)
 	}
 
-	// The data: only what the strategy needs.
-	data, nrec, err := f.readData(r, w, stderr)
+	// The data: only what the strategies need, read once for all parts.
+	data, nrec, err := f.readData(parts, w, stderr)
 	if err != nil {
 		return err
 	}
@@ -247,8 +342,11 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private\n", seed)
 		src = noise.NewSeededInsecure(seed)
 	}
+	// The whole budget b is charged once, before the first part draws any
+	// noise (the parts' budgets add up to b).
+	charged := false
 	charge := func() error {
-		if f.budgetFile == "" {
+		if f.budgetFile == "" || charged {
 			return nil
 		}
 		label := f.label
@@ -259,13 +357,22 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
+		charged = true
 		rep.LedgerSpent = &st.Spent
 		fmt.Fprintf(stderr, "dpsolve release: charged %s to %s (spent %s of %s)\n", b, f.budgetFile, st.Spent, st.Limit)
 		return nil
 	}
-	res, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
-	if err != nil {
-		return err
+	res := &tables.Result{Answers: make([][]float64, len(w.Terms)), Std: make([][]float64, len(w.Terms)), Private: src.Private()}
+	for _, part := range parts {
+		r := part.r
+		pres, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
+		if err != nil {
+			return err
+		}
+		for i, t := range part.terms {
+			res.Answers[t], res.Std[t] = pres.Answers[i], pres.Std[i]
+		}
+		res.PostProcessed = pres.PostProcessed
 	}
 	rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
 	rep.Seconds = time.Since(start).Seconds()
@@ -273,7 +380,71 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
-	return tblPrint(stdout, &f, rep, r)
+	return tblPrint(stdout, &f, rep, b)
+}
+
+// tblPart is one prepared release: the whole workload under the whole
+// budget, or with --split terms one term under its share.
+type tblPart struct {
+	r     *tables.Release
+	terms []int // the workload's terms it answers, in its own order
+	plan  string
+	b     calibrate.Budget
+	share float64
+}
+
+// prepareParts plans (or loads the plan) and prepares the release; with
+// --split terms one release per term, each planned for its term alone
+// under its share of b.
+func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) ([]tblPart, error) {
+	if !f.splitTerms {
+		s, planDesc, err := f.strategy(ctx, k, w, b, stderr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := tables.Prepare(w, s, b)
+		if err != nil {
+			return nil, err
+		}
+		all := make([]int, len(w.Terms))
+		for i := range all {
+			all[i] = i
+		}
+		return []tblPart{{r: r, terms: all, plan: planDesc, b: b, share: 1}}, nil
+	}
+	budgets, err := tables.SplitTerms(b, f.termShares, len(w.Terms))
+	if err != nil {
+		return nil, usageErrorf("--split: %v", err)
+	}
+	total := 0.0
+	for _, s := range f.termShares {
+		total += s
+	}
+	var parts []tblPart
+	for t, term := range k.Terms() {
+		if err := checkSplitRange(budgets[t], 2, "terms"); err != nil {
+			return nil, err
+		}
+		sk, err := workload.NewKron(k.Attributes(), []*workload.Term{term})
+		if err != nil {
+			return nil, fmt.Errorf("--split terms: term %q on its own: %w", term.Name, err)
+		}
+		sw := &tables.Workload{Domain: w.Domain, Terms: []tables.Term{w.Terms[t]}}
+		s, planDesc, err := f.strategy(ctx, sk, sw, budgets[t], stderr)
+		if err != nil {
+			return nil, fmt.Errorf("term %q: %w", term.Name, err)
+		}
+		r, err := tables.Prepare(sw, s, budgets[t])
+		if err != nil {
+			return nil, fmt.Errorf("term %q: %w", term.Name, err)
+		}
+		share := 1 / float64(len(w.Terms))
+		if total > 0 {
+			share = f.termShares[t] / total
+		}
+		parts = append(parts, tblPart{r: r, terms: []int{t}, plan: planDesc, b: budgets[t], share: share})
+	}
+	return parts, nil
 }
 
 // strategy loads the plan (--plan) or plans in-process (--template, default
@@ -318,10 +489,21 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 
 // readData reads the histogram or the marginal tables the release needs,
 // with progress on stderr.
-func (f *tblFlags) readData(r *tables.Release, w *tables.Workload, stderr io.Writer) (tables.Data, int64, error) {
-	histogram, sets := r.Needs()
+func (f *tblFlags) readData(parts []tblPart, w *tables.Workload, stderr io.Writer) (tables.Data, int64, error) {
+	histogram, sets, need := false, [][]int(nil), 0.0
+	seen := map[string]bool{}
+	for _, p := range parts {
+		h, ss := p.r.Needs()
+		histogram = histogram || h
+		for _, s := range ss {
+			if key := fmt.Sprint(s); !seen[key] {
+				seen[key] = true
+				sets = append(sets, s)
+			}
+		}
+		need = math.Max(need, p.r.MemoryEstimate()) // the parts run one at a time
+	}
 	if mem, ok := records.AvailableMemory(); ok {
-		need := r.MemoryEstimate()
 		if histogram {
 			need += 8 * records.CellsFloat(w.Domain)
 		}
@@ -335,10 +517,7 @@ func (f *tblFlags) readData(r *tables.Release, w *tables.Workload, stderr io.Wri
 		if err != nil {
 			return tables.Data{}, 0, err
 		}
-		if histogram {
-			return tables.Data{Histogram: x}, 0, nil
-		}
-		return tables.Data{Tables: marginalize(x, w.Domain, sets)}, 0, nil
+		return tables.Data{Histogram: x, Tables: marginalize(x, w.Domain, sets)}, 0, nil
 	}
 	file, err := os.Open(f.data)
 	if err != nil {
@@ -363,7 +542,11 @@ func (f *tblFlags) readData(r *tables.Release, w *tables.Workload, stderr io.Wri
 	}
 	if histogram {
 		x, st, err := records.ReadHistogram(file, w.Domain, opt)
-		return tables.Data{Histogram: x}, st.Records, wrapData(f.data, err)
+		if err != nil {
+			return tables.Data{}, 0, wrapData(f.data, err)
+		}
+		// With --split terms a marginals part may need tables too.
+		return tables.Data{Histogram: x, Tables: marginalize(x, w.Domain, sets)}, st.Records, nil
 	}
 	tabs, st, err := records.ReadMarginals(file, w.Domain, sets, opt)
 	return tables.Data{Tables: tabs}, st.Records, wrapData(f.data, err)
@@ -378,6 +561,9 @@ func wrapData(path string, err error) error {
 
 // marginalize sums a histogram into the marginal tables on sets.
 func marginalize(x []float64, dom []records.Attribute, sets [][]int) []records.Table {
+	if len(sets) == 0 {
+		return nil
+	}
 	out := make([]records.Table, len(sets))
 	codes := make([]int, len(dom))
 	for s, set := range sets {
@@ -419,6 +605,37 @@ func tblPost(f tblFlags) string {
 	return "none"
 }
 
+// tblPartsReport fills the planned figures of the release: one part's
+// own, or with --split terms the sums over the terms' releases (errors,
+// measurements), the largest noise and sensitivity, and each term's
+// release in split_terms.
+func tblPartsReport(parts []tblPart, w *tables.Workload, b calibrate.Budget) *tblJSON {
+	rep := tblReport(parts[0].r, b)
+	rep.Plan = parts[0].plan
+	if len(parts) == 1 && len(parts[0].terms) == len(w.Terms) {
+		return rep
+	}
+	rep.Cells, rep.Queries, rep.Measurements = records.CellsFloat(w.Domain), w.Queries(), 0
+	rep.ExpectedTotalSqErr, rep.ExpectedWeighted, rep.Terms = 0, 0, nil
+	rep.Template, rep.Plan = "split over terms", "--split terms"
+	rep.Terms = make([]tblTermJSON, len(w.Terms))
+	for _, p := range parts {
+		pr := tblReport(p.r, p.b)
+		rep.Sigma, rep.NoiseScale = math.Max(rep.Sigma, pr.Sigma), math.Max(rep.NoiseScale, pr.NoiseScale)
+		rep.Sensitivity, rep.SnappedSensitivity = math.Max(rep.Sensitivity, pr.Sensitivity), math.Max(rep.SnappedSensitivity, pr.SnappedSensitivity)
+		rep.Measurements += pr.Measurements
+		rep.ExpectedTotalSqErr += pr.ExpectedTotalSqErr
+		rep.ExpectedWeighted += pr.ExpectedWeighted
+		for i, t := range p.terms {
+			rep.Terms[t] = pr.Terms[i]
+			rep.SplitTerms = append(rep.SplitTerms, tblSplitJSON{Term: pr.Terms[i].Name, Share: p.share,
+				Rho: p.b.Rho, Epsilon: p.b.Epsilon, Delta: p.b.Delta, Plan: p.plan, Template: pr.Template,
+				Sigma: pr.Sigma, Sensitivity: pr.Sensitivity, Measurements: pr.Measurements, ExpectedTotalSqErr: pr.ExpectedTotalSqErr})
+		}
+	}
+	return rep
+}
+
 // tblReport fills the release's planned figures.
 func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 	w := r.Workload()
@@ -445,7 +662,7 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 }
 
 // tblPrint prints the report as JSON or as a table.
-func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, r *tables.Release) error {
+func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) error {
 	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -460,12 +677,19 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, r *tables.Release) er
 	if f.split > 1 {
 		split = fmt.Sprintf(" (1/%d of the given budget)", f.split)
 	}
-	fmt.Fprintf(stdout, "budget         %s%s\n", r.Budget(), split)
+	fmt.Fprintf(stdout, "budget         %s%s\n", b, split)
 	for _, a := range rep.ApproxDP {
 		fmt.Fprintf(stdout, "               implies (eps=%.4g, delta=%g)-DP\n", a.Epsilon, a.Delta)
 	}
+	for _, p := range rep.SplitTerms {
+		fmt.Fprintf(stdout, "split          term %s: %.4g of it, %s, sigma %.6g, %s\n", p.Term, p.Share, tblBudgetString(p), p.Sigma, p.Plan)
+	}
 	fmt.Fprintf(stdout, "mechanism      %s, %s sensitivity %.6g, %d noisy values\n", rep.Mechanism, rep.SensitivityNorm, rep.Sensitivity, rep.Measurements)
-	fmt.Fprintf(stdout, "noise          sigma %.6g per measurement\n", rep.Sigma)
+	largest := ""
+	if len(rep.SplitTerms) > 0 {
+		largest = " (the largest over the terms)"
+	}
+	fmt.Fprintf(stdout, "noise          sigma %.6g per measurement%s\n", rep.Sigma, largest)
 	fmt.Fprintf(stdout, "expected error %.6g total squared error over all %d answers (weighted: %.6g)\n", rep.ExpectedTotalSqErr, rep.Queries, rep.ExpectedWeighted)
 	fmt.Fprintf(stdout, "%-16s %9s %8s %14s %23s %12s\n", "term", "queries", "weight", "sq. error", "stddev (min … max)", "95% ±")
 	for _, t := range rep.Terms {
@@ -488,6 +712,17 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, r *tables.Release) er
 		fmt.Fprintf(stdout, "answers        %s\n", filepath.Join(rep.Out, "answers.csv"))
 	}
 	return nil
+}
+
+// tblBudgetString formats one term's share of the budget.
+func tblBudgetString(p tblSplitJSON) string {
+	switch {
+	case p.Rho > 0:
+		return fmt.Sprintf("rho=%.6g", p.Rho)
+	case p.Delta > 0:
+		return fmt.Sprintf("epsilon=%.6g, delta=%.6g", p.Epsilon, p.Delta)
+	}
+	return fmt.Sprintf("epsilon=%.6g", p.Epsilon)
 }
 
 // checkOutDir refuses, before anything is read, spent or drawn, an output

@@ -167,7 +167,8 @@ func TestReleaseBadInput(t *testing.T) {
 		{"out of range", 1, []string{"--data", write("h2.csv", "a,b,c\n0,0,0\n3,0,0\n"), "--rho", "1"}, `record 2 (line 3), column "a": value "3"`},
 		{"non-integer", 1, []string{"--data", write("h3.csv", "a,b,c\n0,1.5,0\n"), "--rho", "1"}, `value "1.5"`},
 		{"empty csv", 1, []string{"--data", write("h4.csv", ""), "--rho", "1"}, "empty"},
-		{"rho zero", 2, []string{"--data", data, "--rho", "0"}, "give a budget"},
+		{"rho zero", 2, []string{"--data", data, "--rho", "0"}, "--rho must be positive, got 0"},
+		{"no budget", 2, []string{"--data", data}, "give a budget"},
 		{"rho negative", 2, []string{"--data", data, "--rho", "-1"}, "rho must be positive"},
 		{"rho and eps", 2, []string{"--data", data, "--rho", "1", "--eps", "1"}, "not both"},
 		{"delta alone", 2, []string{"--data", data, "--delta", "1e-6"}, "--delta needs --eps"},
@@ -435,4 +436,140 @@ func TestReleaseOutParentMissingRefusedFirst(t *testing.T) {
 	assert.Contains(t, stderr, "cannot write in")
 	after, _ := os.ReadFile(led)
 	assert.Equal(t, before, after, "nothing charged")
+}
+
+// The budget flags follow run's and answer's rules (checkPrivacyFlags: the
+// usable ranges, δ in (0,1), a given 0 is an error) and are checked before
+// anything else is read: the spec, plan and data named here do not exist,
+// so any other order would report them instead.
+func TestReleaseBudgetRangesCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	missing := func(name string) string { return filepath.Join(dir, name) }
+	base := []string{"release", "--spec", missing("spec.json"), "--plan", missing("plan"), "--data", missing("r.csv"), "--out", missing("out")}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"eps 1e6", []string{"--eps", "1e6", "--delta", "1e-6"}, "--eps 1e+06 is outside the usable range [1e-06, 10000]"},
+		{"eps 1e155 pure", []string{"--eps", "1e155"}, "--eps 1e+155 is outside the usable range"},
+		{"eps tiny", []string{"--eps", "1e-9"}, "--eps 1e-09 is outside the usable range"},
+		{"eps NaN", []string{"--eps", "NaN", "--delta", "1e-6"}, "--eps must be positive, got NaN"},
+		{"eps zero with delta", []string{"--eps", "0", "--delta", "1e-6"}, "--eps must be positive, got 0"},
+		{"rho huge", []string{"--rho", "1e8"}, "--rho 1e+08 is outside the usable range [1e-12, 5e+07]"},
+		{"rho zero", []string{"--rho", "0"}, "--rho must be positive, got 0"},
+		{"delta zero", []string{"--eps", "1", "--delta", "0"}, "--delta must lie in (0,1), got 0"},
+		{"delta one", []string{"--eps", "1", "--delta", "1"}, "--delta must lie in (0,1), got 1"},
+		{"missing eps", []string{"--delta", "1e-6"}, "--delta needs --eps"},
+		{"missing budget", nil, "give a budget"},
+		{"both", []string{"--rho", "0", "--eps", "1"}, "not both"},
+		{"split below range", []string{"--eps", "1e-5", "--split", "100"}, "--split 100 leaves ε = 1e-07 for each part"},
+		{"split rho below range", []string{"--rho", "1e-11", "--split", "100"}, "--split 100 leaves ρ = 1e-13 for each part"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := releaseCLI(t, append(append([]string{}, base...), c.args...)...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, c.want)
+		})
+	}
+	// With a valid budget the same command gets as far as the missing spec.
+	code, _, stderr := releaseCLI(t, append(append([]string{}, base...), "--eps", "1e4", "--delta", "1e-6")...)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "spec")
+}
+
+// --split terms releases each term on its own under its share of the
+// budget: the shares add up to the budget (ρ composes additively over the
+// terms' independent measurements), the ledger is charged the whole budget
+// once, and each term's planned error equals that of a release of the term
+// alone (its own spec) at its share — an independent run of the planner.
+func TestReleaseSplitTerms(t *testing.T) {
+	dir, spec, data, planDir := relFixture(t)
+	led := filepath.Join(dir, "budget.json")
+	require.NoError(t, os.WriteFile(led, []byte(`{"limit": {"rho": 1}}`), 0o644))
+	out := filepath.Join(dir, "split")
+	code, stdout, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--template", "best", "--rho", "0.8",
+		"--split", "terms:1,3", "--budget-file", led, "--insecure-seed", "3", "--out", out, "--json")
+	require.Equal(t, 0, code, stderr)
+	var j struct {
+		Rho     float64 `json:"rho"`
+		Queries int     `json:"queries"`
+		Total   float64 `json:"expected_total_squared_error"`
+		Terms   []struct {
+			Name string  `json:"name"`
+			Err  float64 `json:"expected_squared_error"`
+		} `json:"terms"`
+		Split []struct {
+			Term  string  `json:"term"`
+			Share float64 `json:"share"`
+			Rho   float64 `json:"rho"`
+			Err   float64 `json:"expected_total_squared_error"`
+		} `json:"split_terms"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j))
+	assert.Equal(t, 0.8, j.Rho)
+	require.Len(t, j.Split, 2)
+	assert.Equal(t, "m", j.Split[0].Term)
+	assert.InDelta(t, 0.25, j.Split[0].Share, 1e-15)
+	assert.InDelta(t, 0.2, j.Split[0].Rho, 1e-15)
+	assert.InDelta(t, 0.6, j.Split[1].Rho, 1e-15)
+	assert.InDelta(t, 0.8, j.Split[0].Rho+j.Split[1].Rho, 1e-15, "the terms' budgets add up to the given one")
+	// Each term alone, from its own spec, at its share (dry run).
+	specs := map[string]string{
+		"m": `{"name": "m", "marginals": {"sets": [["a", "c"], ["b"]]}}`,
+		"p": `{"name": "p", "weight": 2, "product": {"b": "prefix", "c": "identity"}}`,
+	}
+	total := 0.0
+	for i, s := range j.Split {
+		one := filepath.Join(dir, "one-"+s.Term+".json")
+		require.NoError(t, os.WriteFile(one, []byte(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}, {"name": "c", "size": 2}], "workload": [`+specs[s.Term]+`]}`), 0o644))
+		code, so, se := releaseCLI(t, "release", "--spec", one, "--template", "best", "--rho", strconv.FormatFloat(s.Rho, 'g', -1, 64), "--dry-run", "--json")
+		require.Equal(t, 0, code, se)
+		var alone struct {
+			Total float64 `json:"expected_total_squared_error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(so), &alone))
+		// Same planner, same inputs: equal to rounding (1e-12 relative).
+		assert.InEpsilon(t, alone.Total, s.Err, 1e-12, s.Term)
+		assert.InEpsilon(t, alone.Total, j.Terms[i].Err, 1e-12, s.Term)
+		total += alone.Total
+	}
+	assert.InEpsilon(t, total, j.Total, 1e-12)
+	// One charge of the whole budget.
+	b, err := os.ReadFile(led)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(b), `"charged_rho"`), string(b))
+	assert.Contains(t, string(b), `"charged_rho": 0.8`)
+	// Every query answered.
+	fh, err := os.Open(filepath.Join(out, "answers.csv"))
+	require.NoError(t, err)
+	defer fh.Close()
+	rows, err := csv.NewReader(fh).ReadAll()
+	require.NoError(t, err)
+	assert.Len(t, rows, j.Queries+1)
+
+	// (ε,δ) splits both; equal shares by default.
+	code, stdout, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "best", "--eps", "1", "--delta", "1e-6", "--split", "terms", "--dry-run", "--json")
+	require.Equal(t, 0, code, stderr)
+	var e struct {
+		Split []struct {
+			Epsilon, Delta float64
+		} `json:"split_terms"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &e))
+	require.Len(t, e.Split, 2)
+	assert.Equal(t, 0.5, e.Split[0].Epsilon)
+	assert.Equal(t, 5e-7, e.Split[1].Delta)
+
+	// A joint plan cannot be split per term; shares must match the terms.
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--plan", planDir, "--rho", "1", "--split", "terms", "--dry-run")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "measures every term jointly")
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "best", "--rho", "1", "--split", "terms:1", "--dry-run")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "1 budget shares for the 2 terms")
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "best", "--rho", "1", "--split", "terms:1,-1", "--dry-run")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "positive shares")
 }

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
@@ -71,3 +72,52 @@ func unitSigma(b Budget) (float64, error) {
 
 // unitBudget is a placeholder budget for planning without releasing.
 var unitBudget = calibrate.ZCDP(0.5)
+
+// SplitTerms divides b over the terms of a workload in proportion to
+// shares (one positive share per term; nil or empty: equal shares) and
+// returns each term's budget. Term t gets the fraction s_t = shares[t]/Σ
+// shares: ρ·s_t under zCDP, ε·s_t for pure ε-DP and (ε·s_t, δ·s_t) for
+// (ε,δ)-DP. Releasing each term with its own strategy under its own budget
+// then spends b in total by composition: ρ-zCDP adds over the terms' independent
+// measurements, and so do ε (pure) and (ε,δ) (basic composition), so
+// Σ_t b_t = b up to rounding.
+func SplitTerms(b Budget, shares []float64, terms int) ([]Budget, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	if terms < 1 {
+		return nil, errorf("a budget is split over at least 1 term, got %d", terms)
+	}
+	if len(shares) == 0 {
+		shares = make([]float64, terms)
+		for i := range shares {
+			shares[i] = 1
+		}
+	}
+	if len(shares) != terms {
+		return nil, errorf("%d budget shares for the %d terms of the spec (give one per term, in the spec's order)", len(shares), terms)
+	}
+	total := 0.0
+	for i, s := range shares {
+		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
+			return nil, errorf("budget share %d is %v; every term's share must be positive and finite", i+1, s)
+		}
+		total += s
+	}
+	out := make([]Budget, terms)
+	for i, s := range shares {
+		f := s / total
+		switch b.Kind {
+		case calibrate.Concentrated:
+			out[i] = calibrate.ZCDP(b.Rho * f)
+		case calibrate.Pure:
+			out[i] = calibrate.PureDP(b.Epsilon * f)
+		default:
+			out[i] = calibrate.ApproxDP(b.Epsilon*f, b.Delta*f)
+		}
+		if err := out[i].Validate(); err != nil {
+			return nil, errorf("term %d's share of the budget: %v", i+1, err)
+		}
+	}
+	return out, nil
+}

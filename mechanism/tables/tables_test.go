@@ -346,3 +346,28 @@ func TestWriteAnswersCSVQuotes(t *testing.T) {
 	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, 2}}, Std: [][]float64{{0.25, 0.25}}}))
 	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\",private\n\"a,b\",0,1.5,0.25,0,false\n\"a,b\",1,2,0.25,1,false\n", buf.String())
 }
+
+// SplitTerms: the terms' budgets are the shares' fractions and add up to
+// the whole (zCDP, pure and approximate DP compose additively); 1e-15
+// relative is the rounding of a few divisions and additions.
+func TestSplitTerms(t *testing.T) {
+	bs, err := SplitTerms(calibrate.ZCDP(0.9), []float64{1, 2, 6}, 3)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.1, bs[0].Rho, 1e-16)
+	assert.InDelta(t, 0.6, bs[2].Rho, 1e-16)
+	assert.InEpsilon(t, 0.9, bs[0].Rho+bs[1].Rho+bs[2].Rho, 1e-15)
+	bs, err = SplitTerms(calibrate.ApproxDP(1, 1e-6), nil, 4)
+	require.NoError(t, err)
+	for _, b := range bs {
+		assert.Equal(t, calibrate.ApproxDP(0.25, 2.5e-7), b)
+	}
+	bs, err = SplitTerms(calibrate.PureDP(3), []float64{2, 1}, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []Budget{calibrate.PureDP(2), calibrate.PureDP(1)}, bs)
+	for _, bad := range [][]float64{{1}, {1, 0}, {1, math.NaN()}, {1, math.Inf(1)}} {
+		_, err = SplitTerms(calibrate.ZCDP(1), bad, 2)
+		assert.ErrorIs(t, err, ErrInput, "%v", bad)
+	}
+	_, err = SplitTerms(calibrate.ZCDP(-1), nil, 2)
+	assert.ErrorIs(t, err, ErrInput)
+}
