@@ -375,8 +375,18 @@ func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Optio
 	// and the warm start X₀ = V^{1/2} scaled to unit diagonal.
 	s.loadV(s.m, 0)
 	mu := make([]float64, n)
-	if !s.eigen(mu) {
+	// A warm start needs only V's eigenvalues here; the vectors (for
+	// V^{1/2}, or the dual method) are computed when they are needed.
+	vectors := opt.Start == nil
+	if !(vectors && s.eigen(mu) || !vectors && blas.SymEig(s.m, mu, false)) {
 		return nil, fmt.Errorf("newton: eigendecomposition of V failed to converge")
+	}
+	spectrum := func() bool {
+		if !vectors {
+			s.loadV(s.m, 0)
+			vectors = s.eigen(mu)
+		}
+		return vectors
 	}
 	s.clock.lap("spectrum")
 	muMax := mu[n-1]
@@ -401,6 +411,9 @@ func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Optio
 				r++
 			}
 		}
+		if !spectrum() {
+			return nil, fmt.Errorf("newton: eigendecomposition of V failed to converge")
+		}
 		return solveSingular(ctx, s, mu, r, opt, start, &Result{Method: MethodNewton, SVDBound: svdBound, Phases: s.clock.acc})
 	}
 	theta := opt.Regularization
@@ -415,13 +428,22 @@ func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Optio
 		}
 		thetas = append(thetas, theta)
 	}
-	for i := range mu {
-		mu[i] += thetas[0]
-	}
 	s.theta = thetas[0]
-	correlationSqrt(s.x, s.m, mu)
-
-	f, ok := s.evaluate(s.x)
+	f, ok := math.Inf(1), false
+	if st := opt.Start; st != nil && len(thetas) == 1 {
+		// The caller's warm start, if it is usable; else V^{1/2}.
+		f, ok = s.evaluate(copyStart(s.x, st))
+	}
+	if !ok {
+		if !spectrum() {
+			return nil, fmt.Errorf("newton: eigendecomposition of V failed to converge")
+		}
+		for i := range mu {
+			mu[i] += thetas[0]
+		}
+		correlationSqrt(s.x, s.m, mu)
+		f, ok = s.evaluate(s.x)
+	}
 	if !ok {
 		// Rounding can leave V^{1/2} of an ill-conditioned V short of
 		// definite; the identity is always a feasible start.
@@ -869,6 +891,21 @@ func correlationSqrt(dst, q blas.General, mu []float64) {
 	}
 	blas.Syrk(gblas.NoTrans, 1, q, 0, dst)
 	normalizeUnitDiagonal(dst)
+}
+
+// copyStart copies the caller's start into dst scaled to unit diagonal and
+// returns dst; a non-positive or non-finite diagonal leaves NaN, which
+// evaluate rejects.
+func copyStart(dst blas.General, st *mat.SymDense) blas.General {
+	n, raw := st.SymmetricDim(), st.RawSymmetric()
+	for i := 0; i < n; i++ {
+		copy(dst.Data[i*dst.Stride+i:i*dst.Stride+n], raw.Data[i*raw.Stride+i:i*raw.Stride+n])
+		if !(raw.Data[i*raw.Stride+i] > 0) {
+			dst.Data[i*dst.Stride+i] = math.NaN()
+		}
+	}
+	normalizeUnitDiagonal(dst)
+	return dst
 }
 
 // normalizeUnitDiagonal scales the symmetric matrix x (upper triangle read)

@@ -60,6 +60,17 @@ type Options struct {
 	// (blas.Current().SetThreads): a program running k solves at once on a
 	// machine with c cores sets both to about c/k.
 	Threads int
+	// Start, when non-nil, is the starting X of MethodNewton in place of
+	// V^{1/2}: a warm start for a sequence of nearby problems (block
+	// coordinate descent re-solves a block whose Gram changed a little; the
+	// previous optimum is then a few Newton steps from the new one). It must
+	// be n×n, finite and positive definite with a positive diagonal, and is
+	// used scaled to unit diagonal; it is read, never written. It only
+	// changes where the iteration starts, not what is certified. It is
+	// ignored for a singular V (the dual method starts from its own dual
+	// point) and for a nearly singular V solved by θ continuation, and falls
+	// back to V^{1/2} if it is not numerically positive definite.
+	Start *mat.SymDense
 	// Progress, when non-nil, is called after every iteration.
 	Progress func(Iteration)
 }

@@ -29,6 +29,23 @@ func BenchmarkCensus(b *testing.B) {
 			b.ReportMetric(float64(res.Sweeps), "sweeps")
 		})
 	}
+	// The plain descent (every block from newton's own start at blockTol),
+	// for the speed-up of warm starts and loose early sweeps within one run.
+	b.Run("kron-plain", func(b *testing.B) {
+		o, _ := Options{}.withDefaults()
+		var res *Result
+		c0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			s := newSolver(w, o)
+			s.exactSweeps = true
+			if res, err = planKron(context.Background(), s); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(res.Objective, "objective")
+		b.ReportMetric(float64(res.Sweeps), "sweeps")
+	})
 }
 
 // A single product of five 1-D blocks of sizes 64–256: 64·128·256·256·192 ≈

@@ -30,6 +30,7 @@ type block struct {
 	obj, lb float64
 	theta   float64 // newton's regularization, 0 when exact
 	how     string  // "identity", "total", "newton", "pidentity"
+	iters   int     // newton iterations spent on the block (0: closed form)
 }
 
 // trace returns tr(V X⁺) = Σᵢⱼ Vᵢⱼ X⁺ᵢⱼ.
@@ -179,6 +180,50 @@ func groupsBlock(d int, classes [][]int, c []float64) *block {
 // is newton's L2 certificate (the L1 unit ball lies inside the L2 one, so no
 // L1 strategy beats the L2 optimum).
 func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, error) {
+	return solveBlockWith(ctx, g, privacy, nil)
+}
+
+// warmSolver is one attribute's newton.Solver, kept across the sweeps of
+// block coordinate descent (and the union template's groups) so that its
+// n×n workspaces are allocated once, with the X of the attribute's last
+// solve in this descent as the next solve's warm start (newton's
+// Options.Start): from one sweep to the next the block's Gram changes only
+// through the weights cₚ, and the previous optimum is a few Newton steps
+// from the new one. The start only moves where newton begins; each solve is
+// still certified to blockTol.
+type warmSolver struct {
+	s     *newton.Solver
+	start *mat.SymDense // X of the last converged solve, nil before the first
+	tol   float64       // certified relative gap asked; 0 means blockTol
+}
+
+// solve runs newton on g, warm-started where a start of g's size is known.
+func (w *warmSolver) solve(ctx context.Context, g *mat.SymDense, tol float64) (*newton.Result, error) {
+	if w == nil {
+		return newton.Solve(ctx, g, &newton.Options{Tol: tol})
+	}
+	w.s.Options.Tol, w.s.Options.Start = tol, nil
+	if w.start != nil && w.start.SymmetricDim() == g.SymmetricDim() {
+		w.s.Options.Start = w.start
+	}
+	// A fresh Result: the block keeps its X, so the next solve must not
+	// overwrite it (the Solver's workspaces are what is reused).
+	res := &newton.Result{}
+	if err := w.s.Solve(ctx, g, res); err != nil {
+		if res.X == nil {
+			return nil, err
+		}
+		return res, err
+	}
+	if res.Status == newton.Converged && res.Rank == g.SymmetricDim() {
+		w.start = res.X
+	}
+	return res, nil
+}
+
+// solveBlockWith is solveBlock with the attribute's warm solver (nil: a
+// one-shot newton.Solve).
+func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy Privacy, ws *warmSolver) (*block, error) {
 	d := g.SymmetricDim()
 	var support []int
 	for i := 0; i < d; i++ {
@@ -187,12 +232,16 @@ func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, 
 		}
 	}
 	if len(support) < d {
-		return solveOnSupport(ctx, g, support, privacy)
+		return solveOnSupport(ctx, g, support, privacy, ws)
 	}
 	if classes, c, ok := groupClasses(g); ok {
 		return groupsBlock(d, classes, c), nil
 	}
-	res, err := newton.Solve(ctx, g, &newton.Options{Tol: blockTol})
+	tol := blockTol
+	if ws != nil && ws.tol > 0 {
+		tol = ws.tol
+	}
+	res, err := ws.solve(ctx, g, tol)
 	if err == nil && res.Status == newton.Cancelled {
 		// newton returns the best X so far on cancellation; a plan must
 		// not build on an unfinished block.
@@ -204,7 +253,7 @@ func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, 
 	if privacy == Pure {
 		return pureBlock(ctx, g, res)
 	}
-	b := &block{x: res.X, obj: res.Objective, lb: res.LowerBound, theta: res.Regularization, how: "newton"}
+	b := &block{x: res.X, obj: res.Objective, lb: res.LowerBound, theta: res.Regularization, how: "newton", iters: res.Iterations}
 	// For a singular G only the first Rank rows of A are non-zero; the
 	// others measure nothing and are dropped.
 	rows := d
@@ -259,7 +308,7 @@ func maxDiag(a *mat.Dense) float64 {
 // tr(V X⁻¹) ≥ tr(V_S X_SS⁻¹), while X = diag(X_S, I) attains it. The
 // factor is diag(A_S, I): unit column norms, full rank, certified by the
 // support's certificate.
-func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy Privacy) (*block, error) {
+func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy Privacy, ws *warmSolver) (*block, error) {
 	d := g.SymmetricDim()
 	if len(support) == 0 { // a zero block: its products contribute nothing
 		return identityBlock(d), nil
@@ -271,7 +320,7 @@ func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy
 			gs.SetSym(a, b, g.At(i, support[b]))
 		}
 	}
-	sb, err := solveBlock(ctx, gs, privacy)
+	sb, err := solveBlockWith(ctx, gs, privacy, ws)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +357,7 @@ func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy
 			p[i*d+j] = sb.pinv[ai*k+bi]
 		}
 	}
-	return &block{a: a, x: x, pinv: p, obj: sb.obj, lb: sb.lb, theta: sb.theta, how: sb.how + " on the support"}, nil
+	return &block{a: a, x: x, pinv: p, obj: sb.obj, lb: sb.lb, theta: sb.theta, how: sb.how + " on the support", iters: sb.iters}, nil
 }
 
 // pureBlock optimizes HDMM's p-Identity strategy for G under the L1 ball

@@ -56,5 +56,5 @@ func Example_census() {
 	fmt.Printf("template %s, objective %.6g, %s after %d sweeps\n", res.Template, res.Objective, res.Status, res.Sweeps)
 	// Output:
 	// 500480 cells, 30 terms, 5616 queries
-	// template kron, objective 96021.6, converged after 7 sweeps
+	// template kron, objective 96021.6, converged after 9 sweeps
 }

@@ -122,9 +122,10 @@ func TestKronUnionAgainstDense(t *testing.T) {
 	n := len(res.History)
 	assert.Equal(t, "converged", res.Status)
 	assert.LessOrEqual(t, res.History[n-2]-res.History[n-1], 1e-10*res.History[n-1], "stopped on relative change ≤ 1e-10")
-	if n > 2 {
-		assert.Greater(t, res.History[n-3]-res.History[n-2], 1e-10*res.History[n-2], "and not before")
-	}
+	// And not before: an earlier sweep may change as little only if it was
+	// solved at a looser gap than blockTol (sweepTolerance), which never
+	// ends the descent.
+	checkStopRule(t, w, Options{})
 	assert.Equal(t, res.History[n-1], res.Objective)
 	assert.NotEmpty(t, progress)
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -76,7 +77,8 @@ type Block struct {
 	Size int
 
 	queries int
-	gram    *mat.SymDense
+	gram    *mat.SymDense // nil while lazy holds it unbuilt
+	lazy    *lazyGram
 	w       *mat.Dense // explicit W where known
 	wl      Workload   // the built-in workload behind a BlockBuiltin
 	key     string
@@ -86,7 +88,22 @@ type Block struct {
 func (b *Block) Queries() int { return b.queries }
 
 // Gram returns the block's d×d Gram WᵀW. It is shared: do not modify it.
-func (b *Block) Gram() *mat.SymDense { return b.gram }
+// Identity and total blocks build it on the first call (safe for
+// concurrent callers).
+func (b *Block) Gram() *mat.SymDense {
+	if b.gram != nil || b.lazy == nil {
+		return b.gram
+	}
+	b.lazy.once.Do(func() { b.lazy.g = b.lazy.build() })
+	return b.lazy.g
+}
+
+// lazyGram builds a block's Gram once, on demand.
+type lazyGram struct {
+	once  sync.Once
+	build func() *mat.SymDense
+	g     *mat.SymDense
+}
 
 // Key is a canonical description of the block: two blocks of the same size
 // with equal keys have the same query matrix (a matrix block is keyed by its
@@ -108,7 +125,12 @@ func (b *Block) Matrix() (*mat.Dense, error) {
 }
 
 // touches reports whether value v of the attribute is in some query of the block.
-func (b *Block) touches(v int) bool { return b.gram.At(v, v) > 0 }
+func (b *Block) touches(v int) bool {
+	if b.Kind == BlockIdentity || b.Kind == BlockTotal {
+		return true
+	}
+	return b.Gram().At(v, v) > 0
+}
 
 // NewBlock returns the built-in 1-D block of the given name on an attribute
 // of the given size: "identity", "total", "identitytotal", or any name Parse
@@ -142,12 +164,20 @@ func NewBlock(name string, size int) (*Block, error) {
 	if err != nil {
 		return nil, inputerr.Errorf("workload", "block %q: %v", name, err)
 	}
-	b := &Block{Kind: BlockBuiltin, Spec: name, Size: size, queries: wl.Queries(), gram: wl.Gram(), wl: wl, key: clean}
+	b := &Block{Kind: BlockBuiltin, Spec: name, Size: size, queries: wl.Queries(), wl: wl, key: clean}
 	switch base {
 	case "identity":
 		b.Kind = BlockIdentity
 	case "total":
 		b.Kind = BlockTotal
+	}
+	if b.Kind == BlockBuiltin {
+		b.gram = wl.Gram()
+	} else {
+		// Identity and total blocks are known structurally (they touch
+		// every value); their d×d Grams — 128 MiB each at d = 4096, and the
+		// parser makes both for every attribute — are built on first use.
+		b.lazy = &lazyGram{build: wl.Gram}
 	}
 	return b, nil
 }
@@ -581,7 +611,7 @@ func (k *Kron) DenseGram(maxCells int) (*mat.SymDense, error) {
 		}
 		fs := make([]*mat.SymDense, len(p.Blocks))
 		for i, b := range p.Blocks {
-			fs[i] = b.gram
+			fs[i] = b.Gram()
 		}
 		g := KronSym(fs...)
 		v.AddSym(v, scaledSym(g, w2))

@@ -178,7 +178,7 @@ func (k *Kron) UnionError(parts []UnionPart) (total float64, perTerm []float64, 
 			key := [2]any{pinvs[pi][i], b}
 			t, ok := cache[key]
 			if !ok {
-				t = pinvs[pi][i].Trace(b.gram)
+				t = pinvs[pi][i].Trace(b.Gram())
 				cache[key] = t
 			}
 			e *= t
