@@ -463,8 +463,8 @@ func TestReleaseBudgetRangesCheckedFirst(t *testing.T) {
 		{"missing eps", []string{"--delta", "1e-6"}, "--delta needs --eps"},
 		{"missing budget", nil, "give a budget"},
 		{"both", []string{"--rho", "0", "--eps", "1"}, "not both"},
-		{"split below range", []string{"--eps", "1e-5", "--split", "100"}, "--split 100 leaves ε = 1e-07 for each part"},
-		{"split rho below range", []string{"--rho", "1e-11", "--split", "100"}, "--split 100 leaves ρ = 1e-13 for each part"},
+		{"split below range", []string{"--eps", "1e-5", "--split", "100"}, "--split 100 leaves ε = 1e-07 for a part"},
+		{"split rho below range", []string{"--rho", "1e-11", "--split", "100"}, "--split 100 leaves ρ = 1e-13 for a part"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
