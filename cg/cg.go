@@ -72,7 +72,7 @@ func dot(a, b blas.General) float64 {
 // argument is an error, not a silent wrong answer; copy it first.
 func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 	if opt.MaxIter <= 0 {
-		return Result{}, inputerr.Errorf("cg", "MaxIter must be positive")
+		return Result{}, inputerr.Errorf("cg", "the iteration limit must be positive")
 	}
 	if b.Rows != x.Rows || b.Cols != x.Cols {
 		return Result{}, inputerr.Errorf("cg", "b and x shapes differ")

@@ -111,11 +111,14 @@ func lowerCholesky(c blas.General) bool {
 
 // psdFactor returns C with C·Cᵀ = V for a positive semidefinite V (full
 // storage): the transposed Cholesky factor when V is numerically definite,
-// else Q·diag(√max(μ−E,0)) from V's eigendecomposition. Computed eigenvalues
-// are within about E = n·ε·μ_max of the exact ones, so shrinking each by E
-// keeps C·Cᵀ ⪯ V; since the dual bound is monotone in V, this keeps it a
-// bound (a zero eigenvalue computed as 1e-16 would otherwise contribute
-// √1e-16 = 1e-8 per dimension to it).
+// else Q·diag(√μ) from V's eigendecomposition with every eigenvalue at or
+// below rankTol(n)·μ_max set to zero. A zero eigenvalue computed as 1e-16
+// would otherwise contribute √1e-16 = 1e-8 per dimension to the dual bound;
+// dropping those directions lowers V and so keeps the bound a bound (it is
+// monotone in V), while each kept eigenvalue is large enough (≥ 32·n·ε·μ_max)
+// for its rounding error to be relative and small, as the Cholesky factor's
+// is for a definite V. (The solver's dualSolver.bound uses the same
+// truncated factor.)
 func psdFactor(v blas.General) (blas.General, bool) {
 	n := v.Rows
 	c := blas.NewSquare(n)
@@ -128,10 +131,14 @@ func psdFactor(v blas.General) (blas.General, bool) {
 	if !blas.SymEig(c, mu, true) {
 		return c, false
 	}
-	e := float64(n) * 0x1p-52 * math.Abs(mu[n-1])
+	e := rankTol(n) * math.Abs(mu[n-1])
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
-			c.Data[i*n+j] *= math.Sqrt(math.Max(mu[j]-e, 0))
+			if mu[j] > e {
+				c.Data[i*n+j] *= math.Sqrt(mu[j])
+			} else {
+				c.Data[i*n+j] = 0
+			}
 		}
 	}
 	return c, true

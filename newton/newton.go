@@ -91,6 +91,7 @@ type newtonState struct {
 	terms   int              // exponential-sum terms used so far
 	y       []float64        // dual point of the last certificate
 	clock   phaseClock       // per-phase wall time of this solve
+	ebuf    []float64        // formStep's exponential factors (R×n twice)
 }
 
 // prepare sizes the workspaces for n, keeping them when n is unchanged, and
@@ -724,8 +725,11 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	blas.Symmetrize(s.a)
 	// g ← K̃ = Eᵀ·diag(w)·E with E (R×n), Eᵣⱼ = e^{−tᵣλⱼ}.
 	R := len(ts)
-	e := blas.NewGeneral(R, n)
-	ew := blas.NewGeneral(R, n)
+	if cap(s.ebuf) < 2*R*n {
+		s.ebuf = make([]float64, 2*R*n) // kept: a Solver's next solves reuse it
+	}
+	e := blas.General{Rows: R, Cols: n, Stride: n, Data: s.ebuf[:R*n]}
+	ew := blas.General{Rows: R, Cols: n, Stride: n, Data: s.ebuf[R*n : 2*R*n]}
 	for r := 0; r < R; r++ {
 		for j := 0; j < n; j++ {
 			x := math.Exp(-ts[r] * s.lam[j])

@@ -3,6 +3,7 @@ package newton_test
 import (
 	"bufio"
 	"context"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -55,8 +56,20 @@ func TestYuan2016ReproducesSeed(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("%v; regularized %.6f, CG steps %d", r, r.RegularizedObjective, r.CGSteps)
 	require.Len(t, got, 30)
-	for i := 0; i < 10; i++ {
-		assert.InDelta(t, want[i], got[i], 1e-6, "iteration %d", i+1)
+	// Every logged iteration is compared. The first 10 agree to the log's
+	// printed precision (5e-7, plus 5e-7 slack). Later iterations amplify
+	// rounding differences (the line search and CG see slightly different
+	// numbers; on OpenBLAS's SkylakeX kernels the deviation jumps 35× at
+	// iteration 21), so they are held to 1e-4 relative: 2.5× the largest
+	// deviation measured on OpenBLAS and pure Go (3.4e-5, iteration 28), and
+	// ten times tighter than the 0.1% for the final value.
+	for i := range want {
+		tol := 1e-6
+		if i >= 10 {
+			tol = 1e-4 * want[i]
+		}
+		t.Logf("iteration %2d: Octave %.6f, ours %.6f (|Δ| %.2g, allowed %.2g)", i+1, want[i], got[i], math.Abs(got[i]-want[i]), tol)
+		assert.InDelta(t, want[i], got[i], tol, "iteration %d", i+1)
 	}
 	assert.Equal(t, newton.IterationLimit, r.Status)
 	assert.InEpsilon(t, 2433.665708, r.RegularizedObjective, 1e-3)

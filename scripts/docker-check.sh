@@ -319,10 +319,11 @@ mode=""
 # prepare_run TAG: defines run_image ARGS… (dpsolve ARGS… in the image, the
 # host directory $report at /mnt) and sets uid.
 prepare_run() {
-	local tag=$1 user workdir entry
-	# uid, gid, home, mnt, img_env: global, run_image reads them later
+	local tag=$1 user entry
+	# uid, gid, home, workdir, mnt, img_env: global, run_image reads them later
 	user=$(podman image inspect --format '{{.Config.User}}' "$tag")
 	[ -n "$user" ] || fail "$tag sets no USER: it would run as root"
+	workdir=$(podman image inspect --format '{{.Config.WorkingDir}}' "$tag")
 	if [ -z "$mode" ]; then
 		mode=chroot
 		if timeout 60 podman run --rm --network=none "$tag" version >/dev/null 2>&1; then mode=run; fi
@@ -330,11 +331,11 @@ prepare_run() {
 	if [ "$mode" = run ]; then
 		log "smoke tests of $tag: podman run (containers run here)"
 		uid=$(timeout 60 podman run --rm --network=none --entrypoint id "$tag" -u)
-		run_image() { timeout "$SMOKE_TIMEOUT" podman run --rm --network=none -v "$report:/mnt" "$tag" "$@"; }
+		run_tag=$tag
+		run_image() { timeout "$SMOKE_TIMEOUT" podman run --rm --network=none -v "$report:/mnt" "$run_tag" "$@"; }
 		return
 	fi
 	log "smoke tests of $tag: podman image mount + chroot (podman run cannot start containers here)"
-	workdir=$(podman image inspect --format '{{.Config.WorkingDir}}' "$tag")
 	mapfile -t img_env < <(podman image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$tag" | grep -v '^$')
 	mnt=$(podman image mount "$tag")
 	mnt_image=$tag
@@ -349,6 +350,7 @@ prepare_run() {
 	mount --bind /dev "$mnt/dev" && mounted+=("$mnt/dev")
 	mount -t tmpfs -o mode=1777,size=512m tmpfs "$mnt/tmp" && mounted+=("$mnt/tmp")
 	mount --bind "$report" "$mnt/mnt" && mounted+=("$mnt/mnt")
+	# shellcheck disable=SC2016 # the inner shell expands $0 and $@
 	run_image() {
 		timeout "$SMOKE_TIMEOUT" env -i "${img_env[@]}" HOME="$home" \
 			"$(command -v chroot)" --userspec="$uid:$gid" "$mnt" \
@@ -364,7 +366,7 @@ smoke_test() {
 	chmod 0755 "$out"
 	prepare_run "$tag"
 	[ "$uid" = 10001 ] || fail "the user of $tag has uid $uid, want 10001"
-	log "PASS user: $tag runs as uid $uid, not root"
+	log "PASS user: $tag runs as uid $uid, not root (working directory ${workdir:-/})"
 
 	t=$(date +%s)
 	run_image version >"$out/version.txt" 2>&1 || {

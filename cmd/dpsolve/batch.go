@@ -74,6 +74,9 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *manifest == "" || *out == "" {
 		return usageErrorf("--manifest and --out are required")
 	}
+	if err := checkOutDirPath("--out", *out, []string{*manifest}, true); err != nil {
+		return err
+	}
 	if *workers < 0 || *threads < 0 {
 		return usageErrorf("--workers and --threads must be non-negative")
 	}

@@ -26,8 +26,10 @@ import (
 // processes with two workers each. The ledger (ρ = 1) fits three of the
 // ρ = 0.3 releases: exactly three are released and charged, the other five
 // are refused by the ledger before drawing noise, leave no output and are
-// marked failed — safe to retry — while a release that failed after
-// sampling (its --out cannot be created) is marked needs_review. Reruns
+// marked failed — safe to retry — and so is a release whose --out cannot
+// be created: dpsolve release checks its output before it reads, charges
+// or draws anything (the needs_review path of a release killed after
+// sampling is TestBatchReleaseKilledAfterSampling's). Reruns
 // never repeat a released job; once the limit is raised, the refused jobs
 // run again and are released.
 func TestBatchReleasesShareOneLedger(t *testing.T) {
@@ -45,7 +47,7 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.csv"), []byte(csv.String()), 0o644))
 	// L.json is shared by rel-0…7; rel-nodata (a missing records file)
-	// and rel-after-noise have their own.
+	// and rel-bad-out have their own.
 	for _, l := range []string{"L.json", "L2.json", "L3.json"} {
 		require.NoError(t, ledger.Create(filepath.Join(dir, l), ledger.Limit{Rho: 1}))
 	}
@@ -62,7 +64,7 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 	}
 	jobs = append(jobs,
 		batchJob{"rel-nodata", "release", releaseArgs("rel-nodata", "missing.csv", "L3.json", "{out}/release", 9)},
-		batchJob{"rel-after-noise", "release", releaseArgs("rel-after-noise", "data.csv", "L2.json", "{out}/missing/release", 10)},
+		batchJob{"rel-bad-out", "release", releaseArgs("rel-bad-out", "data.csv", "L2.json", "{out}/missing/release", 10)},
 		batchJob{"plan", "plan", []string{"--spec", "spec.json", "--json", "--quiet"}},
 	)
 	var buf bytes.Buffer
@@ -147,12 +149,11 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 	assert.Equal(t, batch.Failed, nd.State)
 	assert.Equal(t, "dpsolve release: release: invalid input: data: open missing.csv: no such file or directory (exit status 1); it failed before drawing any noise, so a rerun runs it again", nd.Error)
 	assert.Empty(t, spent("L3.json"), "a release that cannot read its data is not charged")
-	an := statusOf(t, out, "rel-after-noise")
-	assert.Equal(t, batch.NeedsReview, an.State)
-	assert.Contains(t, an.Error, "dpsolve release: creating the output: ")
-	assert.Contains(t, an.Error, "may have drawn noise, so it is not re-run")
-	assert.Equal(t, map[string]int{"rel-after-noise": 1}, spent("L2.json"), "the failed release was charged: it drew its noise before failing")
-	afterNoise := statusBytes("rel-after-noise")
+	bo := statusOf(t, out, "rel-bad-out")
+	assert.Equal(t, batch.Failed, bo.State)
+	assert.Equal(t, 2, bo.Exit, "an unusable --out is a bad command line")
+	assert.Contains(t, bo.Error, "cannot write in")
+	assert.Empty(t, spent("L2.json"), "a release refused for its --out is not charged")
 	assert.Equal(t, batch.Ran, res["plan"].Result)
 
 	// A released job's answers equal the same release run directly (the
@@ -189,9 +190,8 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 			assert.Contains(t, res[id].Error, "budget exceeded", id)
 		}
 	}
-	assert.Equal(t, batch.Review, res["rel-after-noise"].Result)
-	assert.Equal(t, afterNoise, statusBytes("rel-after-noise"))
-	assert.Equal(t, map[string]int{"rel-after-noise": 1}, spent("L2.json"))
+	assert.Equal(t, batch.RanFailed, res["rel-bad-out"].Result)
+	assert.Empty(t, spent("L2.json"))
 	assert.Equal(t, batch.Skipped, res["plan"].Result)
 
 	// Round 3: with the limit raised, the refused jobs are released; the
@@ -214,14 +214,13 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 			assert.Equal(t, batch.Ran, res[id].Result, id)
 		}
 	}
-	assert.Equal(t, map[string]int{"rel-after-noise": 1}, spent("L2.json"))
-	assert.Equal(t, afterNoise, statusBytes("rel-after-noise"))
+	assert.Empty(t, spent("L2.json"))
 
 	code, so, _ := runDpsolve(t, dir, nil, "batch", "status", out, "--json")
 	assert.Equal(t, 1, code)
 	var rep batchStatusJSON
 	require.NoError(t, json.Unmarshal([]byte(so), &rep))
-	assert.Equal(t, map[string]int{"succeeded": 9, "failed": 1, "needs_review": 1}, rep.Counts)
+	assert.Equal(t, map[string]int{"succeeded": 9, "failed": 2}, rep.Counts)
 }
 
 // TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes pins the structure of

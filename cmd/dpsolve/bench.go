@@ -92,6 +92,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// The later phases' sizes are checked now, not after the comparison ran.
+	for _, l := range [][2]string{{"scaling-n", f.scalingNs}, {"kernel-n", f.kernelNs}} {
+		if _, err := parseInts(l[0], l[1]); err != nil && (l[0] == "scaling-n" && f.scaling || l[0] == "kernel-n" && f.kernels) {
+			return err
+		}
+	}
 	for _, n := range ns {
 		if err := checkSizeMemory("bench", n, 0, memSolve, false); err != nil {
 			return err
@@ -116,8 +122,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	methods, err := splitList("methods", f.methods)
+	if err != nil {
+		return err
+	}
 	var solvers []bench.Solver
-	for _, m := range splitList(f.methods) {
+	for _, m := range methods {
 		switch newton.Method(m) {
 		case newton.MethodNewton, newton.MethodYuan2016:
 			solvers = append(solvers, bench.Newton{Method: newton.Method(m)})
@@ -328,19 +338,31 @@ func writeBenchOutputs(rep *bench.Report, f benchFlags, convW string, convN int,
 	return nil
 }
 
-func splitList(s string) []string {
+// splitList splits a comma-separated flag value. An all-blank value is the
+// empty list; an empty entry inside one ("256,,512", "256,") is refused, as
+// every other list parser does: it is usually a typo that would otherwise
+// silently drop a size.
+func splitList(flag, s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
 	var out []string
 	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
+		if p = strings.TrimSpace(p); p == "" {
+			return nil, usageErrorf("--%s %q has an empty entry", flag, s)
 		}
+		out = append(out, p)
 	}
-	return out
+	return out, nil
 }
 
 func parseInts(name, s string) ([]int, error) {
+	list, err := splitList(name, s)
+	if err != nil {
+		return nil, err
+	}
 	var out []int
-	for _, p := range splitList(s) {
+	for _, p := range list {
 		v, err := strconv.Atoi(p)
 		if err != nil || v < 2 {
 			return nil, usageErrorf("--%s: %q is not an integer ≥ 2", name, p)
@@ -356,7 +378,11 @@ func parseInts(name, s string) ([]int, error) {
 }
 
 func parseWorkloads(s string) ([]string, error) {
-	ws := bench.ExpandFamilies(splitList(s))
+	list, err := splitList("workload", s)
+	if err != nil {
+		return nil, err
+	}
+	ws := bench.ExpandFamilies(list)
 	if len(ws) == 0 {
 		return nil, usageErrorf("--workload is empty")
 	}
@@ -381,8 +407,12 @@ func parseBackends(s string) ([]blas.Backend, error) {
 	if strings.TrimSpace(s) == "" {
 		return all, nil
 	}
+	names, err := splitList("backends", s)
+	if err != nil {
+		return nil, err
+	}
 	var out []blas.Backend
-	for _, name := range splitList(s) {
+	for _, name := range names {
 		i := slices.IndexFunc(all, func(b blas.Backend) bool { return b.Name() == name })
 		if i < 0 {
 			return nil, usageErrorf("--backends: %q is not compiled into this binary (have %s)", name, backendNames())

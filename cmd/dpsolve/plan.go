@@ -128,6 +128,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *specPath == "" {
 		return usageErrorf("--spec is required")
 	}
+	if err := checkPlanOut(*outDir, *specPath); err != nil {
+		return err
+	}
 	names := plan.Names()
 	known := false
 	for _, n := range names {

@@ -176,11 +176,12 @@ func TestPlanErrors(t *testing.T) {
 	code, _, stderr := runCLI(t, "plan", "--spec", bad)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `unknown attribute "b"`)
-	// An existing directory that is not a plan is never overwritten.
+	// An existing directory that is not a plan is never overwritten; it is
+	// refused before planning, as a bad command line (exit 2).
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("x"), 0o644))
 	code, _, stderr = runCLI(t, "plan", "--spec", spec, "--out", dir, "--quiet")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "not a plan directory")
 	_, err := os.Stat(filepath.Join(dir, "keep.txt"))
 	assert.NoError(t, err)

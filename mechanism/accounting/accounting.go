@@ -44,14 +44,15 @@ import (
 // workload: some query cannot be reconstructed from its measurements.
 var ErrUnsupported = errors.New("strategy does not support the workload")
 
-// Mechanism names the noise distribution.
-type Mechanism string
+// Mechanism names the noise distribution: calibrate's NoiseKind, the one
+// vocabulary (Gaussian for (ε,δ)-DP and zCDP, Laplace for pure ε-DP).
+type Mechanism = calibrate.NoiseKind
 
 const (
 	// Gaussian noise, (ε,δ)-DP, calibrated to L2 sensitivity.
-	Gaussian Mechanism = "gaussian"
+	Gaussian = calibrate.Gaussian
 	// Laplace noise, ε-DP, calibrated to L1 sensitivity.
-	Laplace Mechanism = "laplace"
+	Laplace = calibrate.Laplace
 )
 
 // Calibration selects how the Gaussian σ is computed.
@@ -67,6 +68,9 @@ const (
 
 // Noise is a calibrated noise distribution at unit sensitivity.
 type Noise struct {
+	// Budget is the privacy budget the noise meets (calibrate's one budget
+	// type); Epsilon and Delta repeat its fields for reports.
+	Budget      calibrate.Budget
 	Mechanism   Mechanism
 	Epsilon     float64
 	Delta       float64     // 0 for Laplace
@@ -92,7 +96,7 @@ func GaussianNoise(eps, delta float64, cal Calibration) (Noise, error) {
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Mechanism: Gaussian, Epsilon: eps, Delta: delta, Calibration: cal, Scale: sigma}, nil
+	return Noise{Budget: calibrate.ApproxDP(eps, delta), Mechanism: Gaussian, Epsilon: eps, Delta: delta, Calibration: cal, Scale: sigma}, nil
 }
 
 // LaplaceNoise returns the ε-DP Laplace noise at unit L1 sensitivity.
@@ -101,7 +105,27 @@ func LaplaceNoise(eps float64) (Noise, error) {
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Mechanism: Laplace, Epsilon: eps, Scale: b}, nil
+	return Noise{Budget: calibrate.PureDP(eps), Mechanism: Laplace, Epsilon: eps, Scale: b}, nil
+}
+
+// NoiseFor returns the unit-sensitivity noise that meets budget b: Laplace
+// for pure ε-DP, Gaussian with calibration cal ("" or Analytic, or Classic)
+// for (ε,δ)-DP, and the zCDP Gaussian σ = 1/√(2ρ) for ρ-zCDP.
+func NoiseFor(b calibrate.Budget, cal Calibration) (Noise, error) {
+	if err := b.Validate(); err != nil {
+		return Noise{}, err
+	}
+	switch b.Kind {
+	case calibrate.Pure:
+		return LaplaceNoise(b.Epsilon)
+	case calibrate.Approx:
+		return GaussianNoise(b.Epsilon, b.Delta, cal)
+	}
+	sigma, err := calibrate.ZCDPSigma(b.Rho, 1)
+	if err != nil {
+		return Noise{}, err
+	}
+	return Noise{Budget: b, Mechanism: Gaussian, Scale: sigma}, nil
 }
 
 // UnitVariance is the noise variance per measurement at unit sensitivity:
@@ -127,7 +151,7 @@ func (nz Noise) valid() error {
 		return inputerr.Errorf("accounting", "unknown mechanism %q", nz.Mechanism)
 	}
 	if !(nz.Scale > 0) || math.IsInf(nz.Scale, 0) {
-		return inputerr.Errorf("accounting", "noise scale must be positive and finite, got %v (use GaussianNoise or LaplaceNoise)", nz.Scale)
+		return inputerr.Errorf("accounting", "noise scale must be positive and finite, got %v (derive it from the privacy budget: Gaussian σ or Laplace b)", nz.Scale)
 	}
 	return nil
 }

@@ -1,12 +1,14 @@
 package accounting
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -40,5 +42,29 @@ func TestTraceFactorMatchesGram(t *testing.T) {
 	}
 	if _, err := TraceFactor(v, mat.NewTriDense(3, mat.Upper, nil)); err == nil {
 		t.Fatal("size mismatch accepted")
+	}
+}
+
+// NoiseFor maps calibrate's one budget type onto the unit-sensitivity noise:
+// the same values as the per-mechanism constructors, and σ = 1/√(2ρ) for
+// zCDP (Bun & Steinke's Proposition 1.6, closed form).
+func TestNoiseFor(t *testing.T) {
+	lap, _ := LaplaceNoise(0.5)
+	if got, err := NoiseFor(calibrate.PureDP(0.5), ""); err != nil || got != lap {
+		t.Errorf("pure: %+v, %v; want %+v", got, err, lap)
+	}
+	if got, err := NoiseFor(calibrate.ApproxDP(1, 1e-6), Classic); err == nil {
+		t.Errorf("classic needs ε < 1: got %+v", got)
+	}
+	want, _ := GaussianNoise(0.5, 1e-6, Classic)
+	if got, err := NoiseFor(calibrate.ApproxDP(0.5, 1e-6), Classic); err != nil || got != want {
+		t.Errorf("approx: %+v, %v; want %+v", got, err, want)
+	}
+	z, err := NoiseFor(calibrate.ZCDP(0.5), "")
+	if err != nil || z.Mechanism != Gaussian || math.Abs(z.Scale-1) > 1e-15 {
+		t.Errorf("zcdp: %+v, %v", z, err)
+	}
+	if _, err := NoiseFor(calibrate.Budget{}, ""); !errors.Is(err, ErrInput) {
+		t.Errorf("zero budget: %v", err)
 	}
 }

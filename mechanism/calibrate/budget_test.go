@@ -176,3 +176,38 @@ func TestCalibrate(t *testing.T) {
 		t.Errorf("zero rows: %v", err)
 	}
 }
+
+// CalibrateScaled's inflated scales pay for snapping: for the worst
+// neighbour at the nominal scales (Σ|δ_k|/b_k = ε, spread over the
+// coordinates), Σ(|δ_k| + g_k)/scale_k ≤ ε, checked directly.
+func TestCalibrateScaledPaysForSnapping(t *testing.T) {
+	nominal := []float64{3, 1.5, 0.7, 0.2, 1e-3}
+	for _, eps := range []float64{0.05, 1, 8} {
+		c, err := calibrate.CalibrateScaled(calibrate.PureDP(eps), nominal, 0x1p-41)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var loss float64
+		for k, b := range nominal {
+			delta := eps * b / float64(len(nominal)) // contributes ε/K at the nominal scale
+			loss += (delta + c.Grids[k]) / c.Scales[k]
+			if c.Scales[k] != b*(1+c.Inflation) {
+				t.Errorf("eps=%v: scale %v for nominal %v, inflation %v", eps, c.Scales[k], b, c.Inflation)
+			}
+		}
+		if loss > eps {
+			t.Errorf("eps=%v: privacy loss %v after snapping exceeds ε", eps, loss)
+		}
+		// The allowance is what snapping costs, no more: S = Σ g_k/b_k is
+		// ~1e-9 here, so τ = S/(ε − S) must stay below 1e-6.
+		if !(c.Inflation > 0 && c.Inflation < 1e-6) {
+			t.Errorf("eps=%v: inflation %v", eps, c.Inflation)
+		}
+	}
+	if _, err := calibrate.CalibrateScaled(calibrate.ApproxDP(1, 1e-6), nominal, 0); !errors.Is(err, calibrate.ErrInput) {
+		t.Errorf("approx budget: %v", err)
+	}
+	if _, err := calibrate.CalibrateScaled(calibrate.PureDP(1e-12), nominal, 0x1p-41); !errors.Is(err, calibrate.ErrInput) {
+		t.Errorf("tiny ε: %v", err)
+	}
+}

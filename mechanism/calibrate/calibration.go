@@ -131,3 +131,81 @@ func (c Calibration) Add(src noise.Source, values []float64) error {
 	}
 	return nil
 }
+
+// Scaled is the calibration of a pure ε-DP Laplace release whose coordinates
+// have their own scales: a query whose neighbouring inputs differ by δ with
+// Σ_k |δ_k|/b_k ≤ ε at the nominal scales b_k (functional perturbation's
+// weighted adjacency). Snapping coordinate k to its grid g_k can move
+// neighbours apart by up to g_k more, so every scale is inflated by the same
+// factor 1+τ, τ = S/(ε − S), S = Σ_k g_k/b_k, for which
+// Σ_k (|δ_k| + g_k)/(b_k(1+τ)) ≤ (ε + S)/(1+τ) = (ε² − S²)/ε ≤ ε.
+type Scaled struct {
+	// Budget is the pure ε-DP budget met.
+	Budget Budget
+	// Nominal are the b_k before the snapping allowance.
+	Nominal []float64
+	// Grids are the g_k = max(noise.Grid(b_k), minGrid).
+	Grids []float64
+	// Scales are the b_k(1+τ) the sampler is asked for.
+	Scales []float64
+	// Inflation is τ.
+	Inflation float64
+}
+
+// CalibrateScaled is Calibrate for per-coordinate Laplace scales (see
+// Scaled): nominal are the b_k, minGrid a floor on every grid (0: none;
+// functional uses it to keep clamped values within the samplers' integer
+// range). It fails when a scale is below the sampler's resolution or the
+// snapping allowance S reaches ε/2.
+func CalibrateScaled(b Budget, nominal []float64, minGrid float64) (Scaled, error) {
+	if err := b.Validate(); err != nil {
+		return Scaled{}, err
+	}
+	if b.Kind != Pure {
+		return Scaled{}, inputerr.Errorf("calibrate", "per-coordinate Laplace scales need a pure ε-DP budget, got %v", b)
+	}
+	if len(nominal) == 0 {
+		return Scaled{}, inputerr.Errorf("calibrate", "no scales to calibrate")
+	}
+	c := Scaled{Budget: b, Nominal: append([]float64(nil), nominal...), Grids: make([]float64, len(nominal)), Scales: make([]float64, len(nominal))}
+	var s float64
+	for k, bk := range nominal {
+		g, err := noise.Grid(bk) // 2^(⌊log₂ b_k⌋−40) ≤ b_k·2⁻⁴⁰
+		if err != nil {
+			return Scaled{}, err
+		}
+		g = max(g, minGrid)
+		if g > bk/2 {
+			return Scaled{}, inputerr.Errorf("calibrate", "noise scale b_%d = %v is below the sampler's resolution", k+1, bk)
+		}
+		c.Grids[k] = g
+		s += g / bk
+	}
+	if s >= b.Epsilon/2 {
+		return Scaled{}, inputerr.Errorf("calibrate", "ε = %v is too small for the sampler's resolution (snapping costs %v)", b.Epsilon, s)
+	}
+	c.Inflation = s / (b.Epsilon - s)
+	for k, bk := range nominal {
+		c.Scales[k] = bk * (1 + c.Inflation)
+	}
+	return c, nil
+}
+
+// Add adds coordinate k's Laplace noise to v[k] for every k, drawing from
+// src, and leaves v unchanged on error.
+func (c Scaled) Add(src noise.Source, v []float64) error {
+	if noise.Missing(src) {
+		return inputerr.Errorf("calibrate", "nil noise source")
+	}
+	if len(v) != len(c.Scales) {
+		return inputerr.Errorf("calibrate", "%d values for a calibration of %d", len(v), len(c.Scales))
+	}
+	out := append([]float64(nil), v...)
+	for k := range out {
+		if _, err := src.AddLaplace(out[k:k+1], c.Scales[k], c.Grids[k]); err != nil {
+			return fmt.Errorf("coordinate %d: %w", k, err)
+		}
+	}
+	copy(v, out)
+	return nil
+}

@@ -138,27 +138,13 @@ func New(p Params, K int, src noise.Source) (*Mechanism, error) {
 	if noise.Missing(src) {
 		return nil, inputErrorf("nil noise source")
 	}
-	m := &Mechanism{params: p, nominal: b, scales: make([]float64, K), grids: make([]float64, K), noise: src}
-	S := 0.0
-	for k, bk := range b {
-		g, err := noise.Grid(bk) // 2^(⌊log₂ bk⌋−40) ≤ bk·2⁻⁴⁰
-		if err != nil {
-			return nil, err
-		}
-		g = math.Max(g, minGrid)
-		if g > bk/2 {
-			return nil, inputErrorf("noise scale b_%d = %v is below the sampler's resolution", k+1, bk)
-		}
-		m.grids[k] = g
-		S += g / bk
+	// The snapping allowance (the 1+τ of the type's doc) is the shared
+	// calibration step for per-coordinate Laplace scales.
+	c, err := calibrate.CalibrateScaled(p.Budget, b, minGrid)
+	if err != nil {
+		return nil, err
 	}
-	if S >= p.Budget.Epsilon/2 {
-		return nil, inputErrorf("ε = %v is too small for the sampler's resolution (snapping costs %v)", p.Budget.Epsilon, S)
-	}
-	tau := S / (p.Budget.Epsilon - S)
-	for k, bk := range b {
-		m.scales[k] = bk * (1 + tau)
-	}
+	m := &Mechanism{params: p, nominal: b, scales: c.Scales, grids: c.Grids, noise: src}
 	return m, nil
 }
 

@@ -158,34 +158,34 @@ func (o *Options) withDefaults() (Options, error) {
 		v    *float64
 		def  float64
 	}{
-		{"RankFactor", &d.RankFactor, 1.2},
-		{"RankTol", &d.RankTol, 0},
-		{"Tol", &d.Tol, 1e-3},
-		{"Beta0", &d.Beta0, 0.5},
-		{"BetaGrowth", &d.BetaGrowth, 2},
+		{"rank factor", &d.RankFactor, 1.2},
+		{"rank tolerance", &d.RankTol, 0},
+		{"tolerance", &d.Tol, 1e-3},
+		{"initial penalty β₀", &d.Beta0, 0.5},
+		{"penalty growth factor", &d.BetaGrowth, 2},
 	}
 	for _, c := range checks {
 		if math.IsNaN(*c.v) || math.IsInf(*c.v, 0) || *c.v < 0 {
-			return d, inputerr.Errorf("lrm", "option %s must be finite and non-negative, got %v", c.name, *c.v)
+			return d, inputerr.Errorf("lrm", "the %s must be finite and non-negative, got %v", c.name, *c.v)
 		}
 		if *c.v == 0 {
 			*c.v = c.def
 		}
 	}
 	if d.RankFactor < 1 {
-		return d, inputerr.Errorf("lrm", "RankFactor must be at least 1, got %v", d.RankFactor)
+		return d, inputerr.Errorf("lrm", "the rank factor (rows of L per rank of W) must be at least 1, got %v", d.RankFactor)
 	}
 	if d.BetaGrowth < 1 {
-		return d, inputerr.Errorf("lrm", "BetaGrowth must be at least 1, got %v", d.BetaGrowth)
+		return d, inputerr.Errorf("lrm", "the penalty growth factor must be at least 1, got %v", d.BetaGrowth)
 	}
 	if d.Tol >= 1 {
-		return d, inputerr.Errorf("lrm", "Tol must be below 1, got %v", d.Tol)
+		return d, inputerr.Errorf("lrm", "the tolerance must be below 1, got %v", d.Tol)
 	}
 	if d.Rank < 0 || d.MaxOuter < 0 || d.MaxInner < 0 || d.FirstInner < 0 || d.PIdentityRows < 0 || d.PIdentityIters < 0 {
-		return d, inputerr.Errorf("lrm", "Rank, MaxOuter, MaxInner, FirstInner, PIdentityRows and PIdentityIters must not be negative")
+		return d, inputerr.Errorf("lrm", "the rank, the iteration limits and the p-Identity rows and iterations must not be negative")
 	}
 	if d.Start < StartAuto || d.Start > StartPIdentity {
-		return d, inputerr.Errorf("lrm", "unknown start %d", int(d.Start))
+		return d, inputerr.Errorf("lrm", "unknown starting point %d", int(d.Start))
 	}
 	if d.PIdentityIters == 0 {
 		d.PIdentityIters = 500

@@ -498,11 +498,11 @@ func TestSolveBadInput(t *testing.T) {
 		{"too large", mat.NewDense(1, 2, []float64{0, 1e200}), nil, "too large"},
 		{"rank below rank(W)", good, &Options{Rank: 1}, "below rank(W)"},
 		{"unknown ball", good, &Options{Ball: 3}, "unknown ball"},
-		{"negative tol", good, &Options{Tol: -1}, "Tol"},
-		{"tol ≥ 1", good, &Options{Tol: 1}, "Tol"},
-		{"NaN beta", good, &Options{Beta0: math.NaN()}, "Beta0"},
-		{"rank factor < 1", good, &Options{RankFactor: 0.5}, "RankFactor"},
-		{"growth < 1", good, &Options{BetaGrowth: 0.5}, "BetaGrowth"},
+		{"negative tol", good, &Options{Tol: -1}, "tolerance"},
+		{"tol ≥ 1", good, &Options{Tol: 1}, "tolerance"},
+		{"NaN beta", good, &Options{Beta0: math.NaN()}, "initial penalty"},
+		{"rank factor < 1", good, &Options{RankFactor: 0.5}, "rank factor"},
+		{"growth < 1", good, &Options{BetaGrowth: 0.5}, "penalty growth"},
 		{"negative cap", good, &Options{MaxOuter: -1}, "negative"},
 	}
 	for _, c := range cases {
@@ -510,7 +510,7 @@ func TestSolveBadInput(t *testing.T) {
 		require.Error(t, err, c.name)
 		assert.Nil(t, res, c.name)
 		assert.ErrorIs(t, err, ErrInput, c.name)
-		assert.Contains(t, err.Error(), c.want, c.name) // the message names the offending option
+		assert.Contains(t, err.Error(), c.want, c.name) // the message names the offending option in words, not its Go field
 	}
 }
 

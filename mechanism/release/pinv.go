@@ -1,12 +1,14 @@
 package release
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/accounting"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -68,40 +70,19 @@ func (m *Mechanism) reconstructPinv(y *mat.VecDense) ([]float64, error) {
 // the workload's answers only).
 func (m *Mechanism) Rank() int { return m.rank }
 
-// expectedErrorPinv returns v·tr(V X⁺) after checking that the workload's
-// rows lie in A's row space (‖V(I − A⁺A)‖ small against ‖V‖), without which
-// the answers W·A⁺·y would be biased.
+// expectedErrorPinv returns v·tr(V X⁺), X = AᵀA, through dpsolve's one
+// tr(V X⁺) routine (accounting.TraceGramPinv), which also refuses a
+// workload with weight outside A's row space: its answers W·A⁺·y would be
+// biased.
 func (m *Mechanism) expectedErrorPinv(w workload.Workload) (ExpectedError, error) {
-	v := w.Gram()
-	var p mat.Dense // A⁺A: the projector onto A's row space
-	p.Mul(m.pinv, m.a)
-	var vp mat.Dense
-	vp.Mul(v, &p)
-	var resid, scale float64
-	for i := 0; i < m.n; i++ {
-		for j := 0; j < m.n; j++ {
-			resid = math.Max(resid, math.Abs(v.At(i, j)-vp.At(i, j)))
-			scale = math.Max(scale, math.Abs(v.At(i, j)))
-		}
+	x := mat.NewSymDense(m.n, nil)
+	x.SymOuterK(1, m.a.T())
+	tr, err := accounting.TraceGramPinv(w.Gram(), x)
+	if errors.Is(err, accounting.ErrUnsupported) {
+		return ExpectedError{}, inputerr.Errorf("release", "the strategy (rank %d of %d) cannot answer workload %s without bias: %w", m.rank, m.n, w.Name(), err)
 	}
-	// Rounding in A⁺A is about n·ε·κ; 1e-8 relative leaves room for the
-	// conditioning of an optimized strategy while catching a missing
-	// direction (whose residual is of the order of V's own entries).
-	if resid > 1e-8*scale {
-		return ExpectedError{}, inputerr.Errorf("release", "the strategy (rank %d of %d) does not measure every direction workload %s asks for (residual %.3g of %.3g): its answers would be biased", m.rank, m.n, w.Name(), resid, scale)
-	}
-	// tr(V X⁺) = tr(A⁺ᵀ V A⁺) = Σᵢⱼ (V A⁺)ᵢⱼ (A⁺)ᵢⱼ.
-	var va mat.Dense
-	va.Mul(v, m.pinv)
-	var tr float64
-	for i := 0; i < m.n; i++ {
-		a, b := m.pinv.RawRowView(i), va.RawRowView(i)
-		for j := range a {
-			tr += a[j] * b[j]
-		}
-	}
-	if math.IsNaN(tr) || math.IsInf(tr, 0) || tr < 0 {
-		return ExpectedError{}, fmt.Errorf("release: expected error is %v: strategy too ill-conditioned", tr)
+	if err != nil {
+		return ExpectedError{}, fmt.Errorf("release: %w", err)
 	}
 	e := ExpectedError{TraceVXinv: tr, Total: m.cal.Variance * tr}
 	e.PerQuery = e.Total / float64(w.Queries())

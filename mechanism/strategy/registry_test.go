@@ -39,3 +39,16 @@ func TestLookupAndParse(t *testing.T) {
 	}
 	assert.Equal(t, []string{"identity", "h2", "wavelet", "optimized"}, names)
 }
+
+// A cancelled optimization returns newton's best strategy so far and the
+// context's error (dpsolve's one cancellation rule).
+func TestOptimizeCancelled(t *testing.T) {
+	v := mat.NewSymDense(4, []float64{4, 3, 2, 1, 3, 3, 2, 1, 2, 2, 2, 1, 1, 1, 1, 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o, err := Optimize(ctx, v, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	if o != nil { // newton may have nothing yet when cancelled before its first step
+		assert.InDelta(t, 1, o.L2Sensitivity(), 1e-12)
+	}
+}
