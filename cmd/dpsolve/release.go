@@ -121,11 +121,11 @@ func checkSplitRange(b calibrate.Budget, n int, what string) error {
 	switch b.Kind {
 	case calibrate.Concentrated:
 		if b.Rho < rhoMin {
-			return usageErrorf("--split %s leaves ρ = %.4g for each part, below the usable range [%g, %g]", what, b.Rho, rhoMin, rhoMax)
+			return usageErrorf("--split %s leaves ρ = %.4g for a part, below the usable range [%g, %g]", what, b.Rho, rhoMin, rhoMax)
 		}
 	default:
 		if b.Epsilon < epsMin {
-			return usageErrorf("--split %s leaves ε = %.4g for each part, below the usable range [%g, %g]", what, b.Epsilon, epsMin, epsMax)
+			return usageErrorf("--split %s leaves ε = %.4g for a part, below the usable range [%g, %g]", what, b.Epsilon, epsMin, epsMax)
 		}
 	}
 	return nil

@@ -303,7 +303,7 @@ func TestReleaseAdultWalkthrough(t *testing.T) {
 	code, _, stderr = releaseCLI(t, "release", "--spec", filepath.Join("..", "..", "examples", "adult", "mixed.json"),
 		"--template", "marginals", "--rho", "1", "--dry-run")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, `term "age-cumulative" is a product term`)
+	assert.Contains(t, stderr, `term "age-cumulative" has a block other than identity or total`)
 }
 
 func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
@@ -463,8 +463,8 @@ func TestReleaseBudgetRangesCheckedFirst(t *testing.T) {
 		{"missing eps", []string{"--delta", "1e-6"}, "--delta needs --eps"},
 		{"missing budget", nil, "give a budget"},
 		{"both", []string{"--rho", "0", "--eps", "1"}, "not both"},
-		{"split below range", []string{"--eps", "1e-5", "--split", "100"}, "--split 100 leaves ε = 1e-07 for each part"},
-		{"split rho below range", []string{"--rho", "1e-11", "--split", "100"}, "--split 100 leaves ρ = 1e-13 for each part"},
+		{"split below range", []string{"--eps", "1e-5", "--split", "100"}, "--split 100 leaves ε = 1e-07 for a part"},
+		{"split rho below range", []string{"--rho", "1e-11", "--split", "100"}, "--split 100 leaves ρ = 1e-13 for a part"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -572,4 +572,67 @@ func TestReleaseSplitTerms(t *testing.T) {
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "best", "--rho", "1", "--split", "terms:1,-1", "--dry-run")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "positive shares")
+}
+
+// A max-variance marginals plan written by dpsolve plan --out, for a spec
+// that lists the marginal {a,c} in two terms of different weights and has
+// a product term made only of identity and total blocks, is accepted by
+// release --plan (tables plans the same sets as the template: one per term
+// and marginal, not merged), and every answer's variance is the cell
+// variance the plan file states for its marginal, times σ².
+func TestReleaseMaxPlanWithSharedMarginal(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.json")
+	require.NoError(t, os.WriteFile(spec, []byte(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}, {"name": "c", "size": 2}],
+	 "workload": [{"name": "m1", "marginals": {"sets": [["a", "c"], ["b"]]}},
+	              {"name": "m2", "weight": 3, "marginals": {"sets": [["a", "c"]]}},
+	              {"name": "p", "weight": 1.5, "product": {"b": "identity", "c": "identity", "a": "total"}}]}`), 0o644))
+	planDir := filepath.Join(dir, "plan")
+	code, _, stderr := releaseCLI(t, "plan", "--spec", spec, "--template", "marginals", "--objective", "max", "--out", planDir, "--quiet")
+	require.Equal(t, 0, code, stderr)
+	var pf struct {
+		MaxVariance float64 `json:"max_variance"`
+		Marginals   []struct {
+			Attributes   []string `json:"attributes"`
+			Weight       float64  `json:"weight"`
+			CellVariance float64  `json:"cell_variance"`
+		} `json:"marginals"`
+	}
+	b, err := os.ReadFile(filepath.Join(planDir, "strategy.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &pf))
+	require.Len(t, pf.Marginals, 4, "one per term and marginal, as the template plans them")
+
+	code, stdout, stderr := releaseCLI(t, "release", "--spec", spec, "--plan", planDir, "--rho", "0.5", "--dry-run", "--json")
+	require.Equal(t, 0, code, stderr)
+	var j struct {
+		Sigma float64 `json:"sigma"`
+		Terms []struct {
+			Name   string  `json:"name"`
+			Weight float64 `json:"weight"`
+			MinStd float64 `json:"min_stddev"`
+			MaxStd float64 `json:"max_stddev"`
+		} `json:"terms"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j))
+	require.Len(t, j.Terms, 3)
+	s2 := j.Sigma * j.Sigma
+	// The plan file's marginals in term order: m1 {a,c}, m1 {b}, m2 {a,c}, p {b,c}.
+	// Relative 1e-12: the same closed-form sums, scaled by σ².
+	v0, v1 := pf.Marginals[0].CellVariance, pf.Marginals[1].CellVariance
+	assert.InEpsilon(t, math.Max(v0, v1)*s2, j.Terms[0].MaxStd*j.Terms[0].MaxStd, 1e-12)
+	assert.InEpsilon(t, math.Min(v0, v1)*s2, j.Terms[0].MinStd*j.Terms[0].MinStd, 1e-12)
+	assert.InEpsilon(t, v0, pf.Marginals[2].CellVariance, 1e-12, "one marginal {a,c}, one variance")
+	assert.InEpsilon(t, pf.Marginals[2].CellVariance*s2, j.Terms[1].MaxStd*j.Terms[1].MaxStd, 1e-12)
+	assert.InEpsilon(t, pf.Marginals[3].CellVariance*s2, j.Terms[2].MaxStd*j.Terms[2].MaxStd, 1e-12)
+	// The max objective: the largest weighted per-query variance is the plan's.
+	worst := 0.0
+	for _, tm := range j.Terms {
+		worst = math.Max(worst, tm.Weight*tm.Weight*tm.MaxStd*tm.MaxStd/s2)
+	}
+	assert.InEpsilon(t, pf.MaxVariance, worst, 1e-12)
+
+	// In-process --template marginals accepts the identity/total product term too.
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "marginals", "--rho", "0.5", "--dry-run")
+	assert.Equal(t, 0, code, stderr)
 }

@@ -21,17 +21,26 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/experiment"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
+	"github.com/dpsolve/dpsolve/mechanism/kron"
+	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
+	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
 // second discards a constructor's value, keeping its error.
 func second[T any](_ T, err error) error { return err }
+
+// second3 discards two values, keeping the error.
+func second3[T, U any](_ T, _ U, err error) error { return err }
 
 // Every public package's bad input satisfies errors.Is(err, ErrInput) with
 // the one shared sentinel, and every package's re-export is that sentinel.
@@ -43,6 +52,8 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"release": release.ErrInput, "lrm": lrm.ErrInput, "sdp": sdp.ErrInput, "cg": cg.ErrInput,
 		"matio": matio.ErrInput, "functional": functional.ErrInput, "basis": basis.ErrInput,
 		"project": project.ErrInput, "experiment": experiment.ErrInput, "distributed": distributed.ErrInput,
+		"records": records.ErrInput, "kron": kron.ErrInput, "ledger": ledger.ErrInput, "tables": tables.ErrInput,
+		"marginals": marginals.ErrInput, "plan": plan.ErrInput,
 	} {
 		if s != inputerr.ErrInput {
 			t.Errorf("%s.ErrInput is not the shared sentinel", name)
@@ -86,6 +97,16 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"distributed.NewGraph":          second(distributed.NewGraph(0, nil)),
 		"distributed.Harmonic":          second(distributed.Harmonic(-1, 1, 1)),
 		"distributed.Run no objectives": second(distributed.Run(ctx, nil, distributed.Config{})),
+		"records.Cells":                 second(records.Cells([]records.Attribute{{Name: "a", Size: 0}})),
+		"records.ReadHistogram header":  second3(records.ReadHistogram(strings.NewReader("b\n0\n"), []records.Attribute{{Name: "a", Size: 2}}, nil)),
+		"kron.New no factors":           second(kron.New()),
+		"ledger.Read missing":           second(ledger.Read(filepath.Join(dir, "missing-ledger.json"))),
+		"ledger.Create bad limit":       ledger.Create(filepath.Join(dir, "ledger.json"), ledger.Limit{Rho: -1}),
+		"tables.Split":                  second(tables.Split(calibrate.ZCDP(1), 0)),
+		"tables.Prepare nil":            second(tables.Prepare(nil, nil, calibrate.ZCDP(1))),
+		"marginals.KWay":                second(marginals.KWay(3, 4)),
+		"marginals.NewPlan empty":       second(marginals.NewPlan(nil, nil, marginals.Sum, nil)),
+		"plan.Lookup unknown":           second(plan.Lookup("nosuch")),
 	}
 	for name, err := range cases {
 		if !errors.Is(err, inputerr.ErrInput) {

@@ -159,7 +159,7 @@ func TestAdultMarginalsRelease(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
 	require.ErrorIs(t, err, ErrInput, "a product term is refused by the marginals template")
-	assert.Contains(t, err.Error(), `term "cum" is a product term`)
+	assert.Contains(t, err.Error(), `term "cum" has a block other than identity or total`)
 	w.Terms = w.Terms[:1]
 	r, err := Prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
 	require.NoError(t, err)

@@ -48,3 +48,21 @@ func Example() {
 	// query 4:   2.3 ± 0.867
 	// query 5:   3.7 ± 0.867
 }
+
+// ExampleSplitTerms divides a ρ budget over three terms in proportion
+// 1:1:2; releasing each term on its own under its share spends the whole ρ
+// (zCDP composes additively).
+func ExampleSplitTerms() {
+	bs, err := tables.SplitTerms(calibrate.ZCDP(1), []float64{1, 1, 2}, 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, b := range bs {
+		fmt.Println(b)
+	}
+	// Output:
+	// rho=0.25 (zCDP)
+	// rho=0.25 (zCDP)
+	// rho=0.5 (zCDP)
+}

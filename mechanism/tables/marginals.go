@@ -2,7 +2,6 @@ package tables
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 
@@ -42,17 +41,23 @@ func (r *Release) Plan() *marginals.Plan {
 	return r.mplan.plan
 }
 
-// prepareMarginals plans the residuals for the workload's marginals (a
-// marginal asked by several terms is planned once with the sum of their
-// squared weights, and answered for each) and calibrates the noise: the
-// plan has unit L2 sensitivity, so σ is the budget's scale for sensitivity 1.
+// prepareMarginals plans the residuals for the workload's marginals and
+// calibrates the noise: the plan has unit L2 sensitivity, so σ is the
+// budget's scale for sensitivity 1. The sets are built exactly as the
+// marginals template builds them (marginals.Sets): one per term and
+// marginal, in term order, with the term's weight — a marginal asked by
+// several terms is listed once per term, not merged. For the sum objective
+// the two are the same plan (listing S with w₁ and w₂ adds w₁² + w₂² to the
+// objective), but the max objective bounds each term's weighted variance
+// separately (max(w₁, w₂)²·var_S), which a merged weight hypot(w₁, w₂) would
+// not; building the same list makes a plan file written by dpsolve plan
+// reproduce exactly here.
 func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 	w := r.w
 	sizes := make([]int, len(w.Domain))
 	for i, a := range w.Domain {
 		sizes[i] = a.Size
 	}
-	key := map[string]int{}
 	var sets []marginals.Set
 	index := make([][]int, len(w.Terms))
 	for ti := range w.Terms {
@@ -60,17 +65,10 @@ func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 		for pi := range t.Products {
 			p := &t.Products[pi]
 			if p.Set == nil {
-				return errorf("the marginals template answers workloads of marginals only; term %q is a product term (plan it with the kron, union or dense template)", t.Name)
+				return errorf("the marginals template answers workloads of marginals only; term %q has a block other than identity or total (plan it with the kron, union or dense template)", t.Name)
 			}
-			k := fmt.Sprint(p.Set)
-			j, ok := key[k]
-			if !ok {
-				j = len(sets)
-				key[k] = j
-				sets = append(sets, marginals.Set{Attrs: slices.Clone(p.Set)})
-			}
-			sets[j].Weight = math.Hypot(sets[j].Weight, t.Weight)
-			index[ti] = append(index[ti], j)
+			index[ti] = append(index[ti], len(sets))
+			sets = append(sets, marginals.Set{Attrs: slices.Clone(p.Set), Weight: t.Weight})
 		}
 	}
 	obj := ms.Objective
