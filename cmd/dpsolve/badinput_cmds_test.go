@@ -42,7 +42,9 @@ func specFixture(t *testing.T) string {
 		"mdup.jsonl":     `{"id": "a", "command": "solve", "args": []}` + "\n" + `{"id": "A", "command": "solve", "args": []}` + "\n",
 		"mcmd.jsonl":     `{"id": "a", "command": "bogus", "args": []}` + "\n",
 		"mempty.jsonl":   "",
-		"notdir":         "a file, not a directory\n",
+		"mmem.jsonl": `{"id": "a", "command": "solve", "args": ["--workload", "prefix", "--n", "1024", "--quiet"]}` + "\n" +
+			`{"id": "b", "command": "solve", "args": ["--workload", "prefix", "--n", "8", "--quiet"]}` + "\n",
+		"notdir": "a file, not a directory\n",
 	}
 	for name, body := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
@@ -133,6 +135,13 @@ func TestBadInputSpecCommands(t *testing.T) {
 		{name: "batch shard junk", args: []string{"batch", "--manifest", "m.jsonl", "--out", "b", "--shard", "1/2x"}, code: 2, stderr: []string{`"1/2x" is not I/N`}, absent: []string{"b"}},
 		{name: "batch shard out of range", args: []string{"batch", "--manifest", "m.jsonl", "--out", "b", "--shard", "3/2"}, code: 2, stderr: []string{"shard index 3"}, absent: []string{"b"}},
 		{name: "batch ok", args: []string{"batch", "--manifest", "m.jsonl", "--out", "nested/b", "--quiet"}, code: 0, exist: []string{"nested/b/a/status.json"}},
+		// Memory: two concurrent jobs each plan for half the limit. Solve at
+		// n = 1024 needs 64 MiB + 80 MiB (memSolve·8·n²): it fits 0.85·256 MiB
+		// alone but not 0.85·128 MiB.
+		{name: "batch shares memory", args: []string{"batch", "--manifest", "mmem.jsonl", "--out", "mm", "--workers", "2", "--oversubscribe"}, env: []string{"DPSOLVE_MEMORY_LIMIT=256MiB"},
+			code: 1, stderr: []string{"each of the 2 concurrent jobs plans for at most 128 MiB", "n = 1024 needs about", "1 of 2 jobs did not succeed"}, exist: []string{"mm/a/status.json", "mm/b/status.json"}},
+		// sdp --solve: CSDP's Schur complement grows with n⁴.
+		{name: "sdp solve n=1000", args: []string{"sdp", "--workload", "prefix", "--n", "1000", "--solve"}, code: 1, stderr: []string{"needs about", "TiB", "Schur complement", "the largest n that fits"}, within: quick},
 		// bench and lrm lists and options
 		{name: "bench empty n entry", args: []string{"bench", "--n", "256,,512"}, code: 2, stderr: []string{`--n "256,,512" has an empty entry`}, within: quick},
 		{name: "bench trailing comma", args: []string{"bench", "--n", "256,"}, code: 2, stderr: []string{"empty entry"}, within: quick},

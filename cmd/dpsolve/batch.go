@@ -111,6 +111,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("cannot find the dpsolve binary to run jobs with: %w", err)
 	}
 	jobs := shard.Select(m.Jobs)
+	defer shareMemory(min(k, len(jobs)), stderr)()
 	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads on %d cores\n",
 		len(jobs), len(m.Jobs), shard, shard.Source, k, t, cores)
 

@@ -91,6 +91,11 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if *solve {
+		if err := checkSDPSolveMemory(wl.Domain()); err != nil {
+			return err
+		}
+	}
 	v, label := wl.Gram(), wl.Name()
 	w := sdpWorkloadMatrix(wl)
 	var fm *sdp.Formulation

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/dpsolve/dpsolve/internal/resources"
 )
 
 // Memory is the memory a process may use, and where that figure came from.
@@ -25,8 +27,16 @@ func (m Memory) String() string { return fmt.Sprintf("%s (%s)", FormatBytes(m.By
 // physical memory, else the physical memory (MemTotal in /proc/meminfo). It
 // is an upper bound — other processes share it — so callers refuse
 // allocations that exceed it rather than trust allocations below it. ok is
-// false when neither file could be read (not Linux).
+// false when neither file could be read (not Linux). DPSOLVE_MEMORY_LIMIT,
+// when set, overrides both, as for every dpsolve command.
 func AvailableMemory() (m Memory, ok bool) {
+	// The override every dpsolve command honours (internal/resources), so a
+	// release and the other commands plan against the same limit.
+	if v := os.Getenv(resources.EnvLimit); v != "" {
+		if b, err := resources.ParseBytes(v); err == nil && b < 1<<63 {
+			return Memory{Bytes: uint64(b), Source: resources.EnvLimit}, true
+		}
+	}
 	phys, physOK := memTotal("/proc/meminfo")
 	cg, cgOK := cgroupMax("/sys/fs/cgroup/memory.max")
 	switch {
