@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 
@@ -48,11 +49,16 @@ func TestSolverReusesWorkspaces(t *testing.T) {
 		require.NoError(t, s.Solve(context.Background(), v, &res))
 		sameResult(t, want, &res, spec+" first")
 		x, a := res.X, res.A
+		// The collector stays off while measuring: a collection in the
+		// middle would empty the kernels' sync.Pool work arrays (O(n) each,
+		// reallocated at once) and make the count depend on GC timing.
 		var before, after runtime.MemStats
 		runtime.GC()
+		gc := debug.SetGCPercent(-1)
 		runtime.ReadMemStats(&before)
 		require.NoError(t, s.Solve(context.Background(), v, &res))
 		runtime.ReadMemStats(&after)
+		debug.SetGCPercent(gc)
 		bytes := after.TotalAlloc - before.TotalAlloc
 		t.Logf("%s n=%d: second solve allocated %d bytes (one n×n matrix: %d)", spec, n, bytes, 8*n*n)
 		require.Less(t, bytes, uint64(8*n*n), spec)
