@@ -9,6 +9,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/release"
 )
 
 // z95 is the two-sided 95% standard normal quantile Φ⁻¹(0.975), for the
@@ -232,19 +233,11 @@ type PostProcess struct {
 // Any reports whether any post-processing is selected.
 func (pp PostProcess) Any() bool { return pp.NonNegative || pp.Integer }
 
+// apply post-processes v in place with the dense mechanism's one
+// implementation (release.PostProcess), so the two release paths clamp and
+// round alike.
 func (pp PostProcess) apply(v []float64) {
-	for i, x := range v {
-		if pp.NonNegative && x < 0 {
-			x = 0
-		}
-		if pp.Integer {
-			x = math.Round(x)
-		}
-		if x == 0 {
-			x = 0 // no negative zero in the output
-		}
-		v[i] = x
-	}
+	release.PostProcess{Clamp: pp.NonNegative, Round: pp.Integer}.Apply(v)
 }
 
 // Result holds a release's answers.
