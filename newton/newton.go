@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // The default method works in the coordinates that whiten X and diagonalize
@@ -827,9 +828,28 @@ func (s *newtonState) recomputeAndCertify() (bound, trXinv float64, ok bool) {
 func record(res *Result, opt Options, start time.Time, it Iteration) {
 	it.Seconds = time.Since(start).Seconds()
 	res.History = append(res.History, it)
-	if opt.Progress != nil {
-		opt.Progress(it)
+	report(opt, res.History, it)
+}
+
+// report sends one iteration to opt.Progress, with the CG steps summed over
+// hist (which ends with it).
+func report(opt Options, hist []Iteration, it Iteration) {
+	if !opt.Progress.Enabled() {
+		return
 	}
+	inner := 0
+	for _, h := range hist {
+		inner += h.CGSteps
+	}
+	opt.Progress(progress.Event{Stage: string(opt.Method), Step: it.Iter, Inner: inner,
+		Objective: it.Objective, Bound: it.LowerBound, Gap: it.Gap, Seconds: it.Seconds, Detail: it})
+}
+
+// reportDone sends a solve's final event.
+func reportDone(opt Options, res *Result) {
+	opt.Progress.Report(progress.Event{Stage: string(opt.Method), Step: res.Iterations, Inner: res.CGSteps,
+		Objective: res.Objective, Bound: res.LowerBound, Gap: res.Gap, Seconds: res.Seconds,
+		Done: true, Note: string(res.Status)})
 }
 
 // parallelRows runs f over [0, n) split into contiguous chunks, one per

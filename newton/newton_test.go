@@ -14,6 +14,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 func gram(t *testing.T, name string, n int) *mat.SymDense {
@@ -213,9 +214,11 @@ func TestBackendsAgree(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	r, err := newton.Solve(ctx, gram(t, "prefix", 128), &newton.Options{Progress: func(newton.Iteration) {
-		calls++
-		cancel()
+	r, err := newton.Solve(ctx, gram(t, "prefix", 128), &newton.Options{Progress: func(e progress.Event) {
+		if !e.Done {
+			calls++
+			cancel()
+		}
 	}})
 	require.ErrorIs(t, err, context.Canceled, "the rule: the best result AND ctx.Err()")
 	require.NotNil(t, r)
@@ -232,7 +235,7 @@ func TestCancellation(t *testing.T) {
 	// The same rule on the singular path.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	v := parsed(t, "wrange:m=256", 128)
-	r, err = newton.Solve(ctx2, v, &newton.Options{Progress: func(newton.Iteration) { cancel2() }})
+	r, err = newton.Solve(ctx2, v, &newton.Options{Progress: func(progress.Event) { cancel2() }})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotNil(t, r)
 	require.Equal(t, newton.Cancelled, r.Status)

@@ -106,6 +106,9 @@ func solveWith(ctx context.Context, st *newtonState, V *mat.SymDense, o Options)
 	if err == nil && res != nil && res.Status == Cancelled {
 		err = ctx.Err()
 	}
+	if res != nil {
+		reportDone(o, res)
+	}
 	return res, err
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -161,40 +160,10 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
 		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
-		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine}
+		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine,
+		Progress: progressTo(stderr, "lrm", *quiet)}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve lrm: %s, m = %d, n = %d, %s noise, columns of L in the %v ball\n", label, m, n, *mech, ball)
-		// The table header comes with the first row: a p-Identity start
-		// under two seconds prints none.
-		headed := false
-		header := func() {
-			if !headed {
-				headed = true
-				fmt.Fprintf(stderr, "%6s %8s %16s %12s %12s\n", "outer", "L-steps", "tr(BᵀB)", "residual", "β")
-			}
-		}
-		opt.Progress = func(it lrm.Iteration) {
-			header()
-			fmt.Fprintf(stderr, "%6d %8d %16.8g %12.3e %12.4g\n", it.Outer, it.Inner, it.Objective, it.Residual, it.Beta)
-		}
-		// Within an outer iteration (minutes at n = 1024), a line at most
-		// every two seconds.
-		begin := time.Now()
-		last := begin
-		opt.StepProgress = func(outer, steps int) {
-			if now := time.Now(); now.Sub(last) >= 2*time.Second {
-				last = now
-				header()
-				fmt.Fprintf(stderr, "%6d %8d   (in progress, %.0f s)\n", outer, steps, now.Sub(begin).Seconds())
-			}
-		}
-		opt.StartProgress = func(its int, phi float64) {
-			if now := time.Now(); now.Sub(last) >= 2*time.Second {
-				last = now
-				header()
-				fmt.Fprintf(stderr, "%6s %8s %16.8g   (p-Identity start: %d L-BFGS iterations, %.0f s)\n", "start", "", phi, its, now.Sub(begin).Seconds())
-			}
-		}
 	}
 	// An interrupted solve returns at once and writes nothing.
 	res, err := untilCancelled(ctx, func() (*lrm.Result, error) { return lrm.Solve(ctx, w, opt) })

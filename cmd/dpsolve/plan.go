@@ -155,18 +155,10 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	blas.Current().SetThreads(*threads)
 
-	opt := plan.Options{Privacy: plan.Privacy(*privacy)}
+	opt := plan.Options{Privacy: plan.Privacy(*privacy), Progress: progressTo(stderr, "plan", *quiet)}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %d cells, %d terms, %d queries; template %s, privacy %s\n",
 			*specPath, len(w.Attributes()), w.Cells(), len(w.Terms()), w.Queries(), *template, *privacy)
-		fmt.Fprintf(stderr, "%-9s %6s %22s %9s\n", "template", "sweep", "objective", "seconds")
-		opt.Progress = func(p plan.Progress) {
-			sweep := fmt.Sprint(p.Sweep)
-			if p.Done {
-				sweep = "done"
-			}
-			fmt.Fprintf(stderr, "%-9s %6s %22.14g %9.3f\n", p.Template, sweep, p.Objective, p.Seconds)
-		}
 	}
 	var res *plan.Result
 	if *template == marginals.TemplateName && mobj != marginals.Sum {

@@ -465,7 +465,7 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 	if err != nil {
 		return nil, "", usageErrorf("%v", err)
 	}
-	opt := plan.Options{Privacy: plan.Gaussian}
+	opt := plan.Options{Privacy: plan.Gaussian, Progress: progressTo(stderr, "release", false)}
 	if b.Kind == calibrate.Pure {
 		opt.Privacy = plan.Pure
 	}
@@ -528,18 +528,7 @@ func (f *tblFlags) readData(parts []tblPart, w *tables.Workload, stderr io.Write
 	if fi, err := file.Stat(); err == nil {
 		opt.Total = fi.Size()
 	}
-	last := time.Now()
-	opt.Progress = func(p records.Progress) {
-		if !p.Done && time.Since(last) < time.Second {
-			return
-		}
-		last = time.Now()
-		if p.Total > 0 {
-			fmt.Fprintf(stderr, "dpsolve release: %s: %d records (%.0f%%)\n", f.data, p.Records, 100*float64(p.Bytes)/float64(p.Total))
-		} else {
-			fmt.Fprintf(stderr, "dpsolve release: %s: %d records\n", f.data, p.Records)
-		}
-	}
+	opt.Progress = progressTo(stderr, "release", false)
 	if histogram {
 		x, st, err := records.ReadHistogram(file, w.Domain, opt)
 		if err != nil {

@@ -62,12 +62,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if *maxIter < 0 {
 		return usageErrorf("--max-iter must be non-negative, got %d", *maxIter)
 	}
-	opt := &newton.Options{Tol: *tol, MaxIter: *maxIter}
+	opt := &newton.Options{Tol: *tol, MaxIter: *maxIter, Progress: progressTo(stderr, "run", *quiet)}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve run: optimizing the strategy for %s (n = %d)\n", w.Name(), len(x))
-		opt.Progress = func(it newton.Iteration) {
-			fmt.Fprintf(stderr, "  iter %3d  objective %.10g  gap %s  %.2fs\n", it.Iter, it.Objective, fmtMaybe(it.Gap, "%.3g"), it.Seconds)
-		}
 	}
 	// Interrupted: return at once and release nothing.
 	s, err := untilCancelled(ctx, func() (*strategy.Optimized, error) { return strategy.Optimize(ctx, w.Gram(), opt) })

@@ -151,7 +151,7 @@ func writeSDPAFile(path string, p *sdp.Problem) error {
 func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sdpJSON, opt *sdp.Options,
 	quiet bool, outX, outA string, stderr io.Writer) error {
 	if !quiet {
-		opt.Log = stderr
+		opt.Progress = progressTo(stderr, "sdp", false)
 		fmt.Fprintf(stderr, "solving the %v program (%d variables) with CSDP...\n", fm.Form, fm.NumVars())
 	}
 	res, err := sdp.Solve(ctx, fm.Problem, opt)

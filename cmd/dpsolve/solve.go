@@ -117,14 +117,9 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	n := v.SymmetricDim()
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve solve: %s, n = %d, method %s, backend %s\n", label, n, *method, blas.Describe())
-		fmt.Fprintf(stderr, "%5s %20s %20s %10s %4s %8s %9s\n", "iter", "objective", "lower bound", "gap", "cg", "step", "seconds")
 	}
-	opt := &newton.Options{Method: newton.Method(*method), Tol: *tol, MaxIter: *maxIter, Regularization: *reg}
-	if !*quiet {
-		opt.Progress = func(it newton.Iteration) {
-			fmt.Fprintf(stderr, "%5d %20.12g %20s %10s %4d %8.3g %9.3f\n", it.Iter, it.Objective, fmtMaybe(it.LowerBound, "%.12g"), fmtMaybe(it.Gap, "%.3g"), it.CGSteps, it.Step, it.Seconds)
-		}
-	}
+	opt := &newton.Options{Method: newton.Method(*method), Tol: *tol, MaxIter: *maxIter, Regularization: *reg,
+		Progress: progressTo(stderr, "solve", *quiet)}
 	// An interrupted solve returns at once and writes nothing.
 	res, err := untilCancelled(ctx, func() (*newton.Result, error) { return newton.Solve(ctx, v, opt) })
 	if err != nil {

@@ -123,8 +123,6 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 		res.TermErrors[terms[i]].Error += m.TotalSquaredError
 	}
 	res.Seconds = time.Since(start).Seconds()
-	if opt.Progress != nil {
-		opt.Progress(plan.Progress{Template: TemplateName, Objective: res.Objective, Seconds: res.Seconds, Done: true})
-	}
+	plan.ReportDone(opt.Progress, plan.Stage(TemplateName), res)
 	return res, nil
 }
