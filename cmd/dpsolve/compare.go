@@ -251,7 +251,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := checkPrivacyFlags(*mech, *eps, *delta, 0); err != nil {
 		return err
 	}
-	if err := preflight("compare", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memCompare, false, false, matOut("--out-w", *outW)); err != nil {
+	if err := preflight("compare", []string{wf.gram, wf.wfile, wf.specFile}, wf.source(), memCompare, false, false, matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	var noise accounting.Noise
@@ -375,7 +375,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // loadCompareWorkload builds the workload from the shared workload flags
 // (--workload/--n, --w, or --gram with --m).
 func loadCompareWorkload(wf *workloadFlags, m int) (workload.Workload, error) {
-	if wf.gram != "" && m <= 0 && wf.spec == "" && wf.wfile == "" {
+	if wf.gram != "" && m <= 0 && wf.spec == "" && wf.wfile == "" && wf.specFile == "" {
 		return nil, usageErrorf("--gram needs --m, the number of queries (positive), got %d", m)
 	}
 	src := wf.source()

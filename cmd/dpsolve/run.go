@@ -39,7 +39,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{f.data, f.wfile}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-a", *outA), matOut("--out-w", *outW)); err != nil {
+	if err := checkOutputs([]string{f.data, f.wfile, f.specFile}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-a", *outA), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	x, err := f.loadData()
@@ -52,7 +52,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err := checkSizeMemory("run", len(x), 0, memRun, false); err != nil {
 		return err
 	}
-	if err := checkSpecMemory("run", f.spec, len(x), memRun, false, true); err != nil {
+	if err := checkSpecMemory("run", f.source(len(x)), memRun, false, true); err != nil {
 		return err
 	}
 	w, err := f.loadWorkload(len(x))

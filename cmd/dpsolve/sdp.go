@@ -83,7 +83,7 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *tol < 0 || math.IsNaN(*tol) {
 		return usageErrorf("--tol must be non-negative, got %g", *tol)
 	}
-	if err := preflight("sdp", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSDP, true, false,
+	if err := preflight("sdp", []string{wf.gram, wf.wfile, wf.specFile}, wf.source(), memSDP, true, false,
 		fileOut("--export", *export), matOut("--out-x", *outX), matOut("--out-a", *outA)); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/internal/resources"
 )
 
 // Every command that takes a workload accepts and rejects the same workload
@@ -33,6 +34,16 @@ func TestEveryCommandLoadsWorkloadsIdentically(t *testing.T) {
 	raggedW := write("ragged.csv", "1,1,0,0\n0,1\n")
 	nanW := write("nan.csv", "1,nan,0,0\n0,1,1,0\n")
 	missing := filepath.Join(dir, "missing.npy")
+	// Spec files (--spec) on the same 4 cells, and one whose dense Gram
+	// cannot fit under the 1 GiB limit set below (10⁵ cells: 80 GB).
+	goodSpec := write("good.json", `{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 2}],
+	  "workload": [{"name": "t", "weight": 2, "product": {"a": "identity", "b": "prefix"}}, {"name": "m", "marginals": {"k": 1}}]}`)
+	oneAttr := write("one.json", `{"domain": [{"name": "x", "size": 4}], "workload": [{"product": {"x": "allrange"}}]}`)
+	badAttr := write("badattr.json", `{"domain": [{"name": "x", "size": 4}], "workload": [{"product": {"y": "prefix"}}]}`)
+	truncated := write("short.json", `{"domain": [{"name": "x", "size": 4}], "workl`)
+	bigSpec := write("big.json", `{"domain": [{"name": "x", "size": 1000}, {"name": "y", "size": 100}], "workload": [{"product": {"x": "identity"}}, {"product": {"y": "identity"}}]}`)
+	missingSpec := filepath.Join(dir, "missing.json")
+	t.Setenv(resources.EnvLimit, "1GiB")
 
 	// Each command with the arguments it needs besides the workload; n = 4
 	// comes from --n or from the 4-cell data.
@@ -66,6 +77,9 @@ func TestEveryCommandLoadsWorkloadsIdentically(t *testing.T) {
 	file := func(p string, code int) tc {
 		return tc{"--w " + filepath.Base(p), func(cmd) []string { return []string{"--w", p} }, code}
 	}
+	specFile := func(p string, code int) tc {
+		return tc{"--spec " + filepath.Base(p), func(cmd) []string { return []string{"--spec", p} }, code}
+	}
 	cases := []tc{
 		spec("prefix", 0), spec("PREFIX", 0), spec(" AllRange ", 0), spec("Marginals:dims=2x2", 0),
 		spec("wrange:m=40,seed=2", 0), spec("WRange:M=40", 0), spec("width:k=2", 0),
@@ -73,6 +87,8 @@ func TestEveryCommandLoadsWorkloadsIdentically(t *testing.T) {
 		spec("wrange:m=3x", 2), spec("wrange:m=", 2), spec("wrange:m=3,m=4", 2),
 		spec("marginals:dims=2xx2", 2), spec("marginals:dims=3x3", 2), // 9 cells, not 4
 		file(goodW, 0), file(raggedW, 1), file(nanW, 1), file(missing, 1),
+		specFile(goodSpec, 0), specFile(oneAttr, 0), specFile(badAttr, 1), specFile(truncated, 1),
+		specFile(missingSpec, 1), specFile(bigSpec, 1),
 	}
 	for _, c := range cases {
 		var first, firstMsg string

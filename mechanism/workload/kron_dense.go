@@ -39,10 +39,10 @@ func (k *Kron) Dense(name string) (*DenseKron, error) {
 	}
 	n := float64(k.cells)
 	if err := checkN(k.cells); err != nil {
-		return nil, inputerr.Errorf("workload", "%s: the domain has %d cells, too many for a dense Gram matrix: plan it with dpsolve plan --spec (package plan), which never forms it", name, k.cells)
+		return nil, inputerr.Errorf("workload", "%s: the domain has %d cells, too many for a dense Gram matrix: plan it with dpsolve plan --spec, which never forms it", name, k.cells)
 	}
 	if err := resources.Check(8*n*n, resources.Available(), fmt.Sprintf("the dense %d×%d Gram matrix", k.cells, k.cells)); err != nil {
-		return nil, inputerr.Errorf("workload", "%s: the domain has %d cells: %v; plan it with dpsolve plan --spec (package plan), which never forms the n×n Gram", name, k.cells, err)
+		return nil, inputerr.Errorf("workload", "%s: the domain has %d cells: %v; plan it with dpsolve plan --spec, which never forms the n×n Gram", name, k.cells, err)
 	}
 	// Matrix and Answer need every block's query matrix; a block known
 	// only by its Gram (none of the spec's kinds is) is refused here, so
