@@ -69,23 +69,24 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 	cases := []struct {
 		name  string
 		stage string // every event's stage starts with it
+		last  string // the final event's stage; "": stage
 		run   func(f progress.Func) (final, error)
 	}{
-		{"newton", "newton", func(f progress.Func) (final, error) {
+		{"newton", "newton", "", func(f progress.Func) (final, error) {
 			r, err := newton.Solve(ctx, gram("prefix", 32), &newton.Options{Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, r.LowerBound, 0, r.Iterations}, nil
 		}},
-		{"newton singular (dual method)", "newton", func(f progress.Func) (final, error) {
+		{"newton singular (dual method)", "newton", "", func(f progress.Func) (final, error) {
 			r, err := newton.Solve(ctx, gram("wrange:m=20,seed=1", 32), &newton.Options{Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, r.LowerBound, 0, r.Iterations}, nil
 		}},
-		{"newton.Solver", "newton", func(f progress.Func) (final, error) {
+		{"newton.Solver", "newton", "", func(f progress.Func) (final, error) {
 			s := newton.NewSolver(&newton.Options{Progress: f})
 			var r newton.Result
 			if err := s.Solve(ctx, gram("allrange", 24), &r); err != nil {
@@ -93,57 +94,68 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 			}
 			return final{r.Objective, r.LowerBound, 0, r.Iterations}, nil
 		}},
-		{"yuan2016", "yuan2016", func(f progress.Func) (final, error) {
+		{"yuan2016", "yuan2016", "", func(f progress.Func) (final, error) {
 			r, err := newton.Solve(ctx, gram("prefix", 32), &newton.Options{Method: newton.MethodYuan2016, Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, r.LowerBound, 0, r.Iterations}, nil
 		}},
-		{"lrm, SVD start", "lrm", func(f progress.Func) (final, error) {
+		{"lrm, SVD start", "lrm", "", func(f progress.Func) (final, error) {
 			r, err := lrm.Solve(ctx, matrix("prefix", 16), &lrm.Options{Start: lrm.StartSVD, Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, nan, 0, r.Iterations}, nil
 		}},
-		{"lrm, p-Identity start", "lrm", func(f progress.Func) (final, error) {
+		{"lrm, p-Identity start", "lrm", "", func(f progress.Func) (final, error) {
 			r, err := lrm.Solve(ctx, matrix("wrange:m=64,seed=1", 64), &lrm.Options{Start: lrm.StartPIdentity, Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, nan, 0, r.Iterations}, nil
 		}},
-		{"plan kron", "plan", func(f progress.Func) (final, error) {
+		{"plan kron", "plan", "", func(f progress.Func) (final, error) {
 			r, err := plan.Run(ctx, kron, "kron", plan.Options{Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, r.LowerBound, 0, 0}, nil
 		}},
-		{"plan best", "plan", func(f progress.Func) (final, error) {
+		{"plan best", "plan", "", func(f progress.Func) (final, error) {
 			r, err := plan.Run(ctx, kron, "best", plan.Options{Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, r.LowerBound, 0, 0}, nil
 		}},
-		{"plan marginals", "plan", func(f progress.Func) (final, error) {
+		{"plan best template, called directly", "plan", "plan best", func(f progress.Func) (final, error) {
+			b, err := plan.Lookup("best")
+			if err != nil {
+				return final{}, err
+			}
+			r, err := b.Plan(ctx, kron, plan.Options{Progress: f})
+			if err != nil {
+				return final{}, err
+			}
+			return final{r.Objective, r.LowerBound, 0, 0}, nil
+		}},
+		{"plan marginals", "plan", "", func(f progress.Func) (final, error) {
 			r, err := plan.Run(ctx, marg, "marginals", plan.Options{Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, r.LowerBound, 0, 0}, nil
 		}},
-		{"records.ReadHistogram", "records", func(f progress.Func) (final, error) {
+		{"records.ReadHistogram", "records", "", func(f progress.Func) (final, error) {
 			_, st, err := records.ReadHistogram(strings.NewReader(csv), attrs, &records.Options{Progress: f, ProgressEvery: 2})
 			return final{nan, nan, st.Records, 0}, err
 		}},
-		{"records.ReadMarginals", "records", func(f progress.Func) (final, error) {
+		{"records.ReadMarginals", "records", "", func(f progress.Func) (final, error) {
 			_, st, err := records.ReadMarginals(strings.NewReader(csv), attrs, [][]int{{0}, {1}}, &records.Options{Progress: f, ProgressEvery: 2})
 			return final{nan, nan, st.Records, 0}, err
 		}},
-		{"sdp.Solve (CSDP)", "csdp", func(f progress.Func) (final, error) {
+		{"sdp.Solve (CSDP)", "csdp", "", func(f progress.Func) (final, error) {
 			if _, err := exec.LookPath("csdp"); err != nil && os.Getenv("CI") == "" {
 				t.Skip("csdp not on PATH (CI installs it)")
 			}
@@ -157,7 +169,7 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 			}
 			return final{r.Objective, r.LowerBound, 0, 1}, nil
 		}},
-		{"batch.Runner", "batch", func(f progress.Func) (final, error) {
+		{"batch.Runner", "batch", "", func(f progress.Func) (final, error) {
 			dir := t.TempDir()
 			var lines []string
 			for i := range 3 {
@@ -176,7 +188,7 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 			outs, err := r.Run(ctx, m.Jobs)
 			return final{nan, nan, int64(len(outs)), 0}, err
 		}},
-		{"funcpert experiment", "funcpert", func(f progress.Func) (final, error) {
+		{"funcpert experiment", "funcpert", "", func(f progress.Func) (final, error) {
 			cfg := experiment.DefaultConfig()
 			cfg.Degrees, cfg.Eps, cfg.Reps = []int{2}, []float64{1}, 20
 			cfg.Message.Rounds = 0
@@ -189,6 +201,10 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			last := c.last
+			if last == "" {
+				last = c.stage
+			}
 			var evs []progress.Event
 			want, err := c.run(func(e progress.Event) { evs = append(evs, e) })
 			if err != nil {
@@ -205,7 +221,7 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 				if i > 0 && e.Stage == evs[i-1].Stage && e.Seconds < evs[i-1].Seconds {
 					t.Errorf("event %d: time went back from %g to %g s", i, evs[i-1].Seconds, e.Seconds)
 				}
-				if e.Done != (i == len(evs)-1) && (e.Stage == c.stage || !e.Done) {
+				if e.Done != (i == len(evs)-1) && (e.Stage == last || !e.Done) {
 					// Sub-stages (plan kron inside plan) may end with Done
 					// before the routine's own final event.
 					t.Errorf("event %d of %d: Done = %v", i, len(evs), e.Done)
@@ -214,19 +230,19 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 					steps++
 				}
 			}
-			last := evs[len(evs)-1]
-			if last.Stage != c.stage {
-				t.Errorf("final stage %q, want %q", last.Stage, c.stage)
+			fin := evs[len(evs)-1]
+			if fin.Stage != last {
+				t.Errorf("final stage %q, want %q", fin.Stage, last)
 			}
 			same := func(field string, got, want float64) {
 				if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
 					t.Errorf("final %s = %v, the result's is %v", field, got, want)
 				}
 			}
-			same("objective", last.Objective, want.objective)
-			same("bound", last.Bound, want.bound)
-			if want.count > 0 && last.Count != want.count {
-				t.Errorf("final count %d, want %d", last.Count, want.count)
+			same("objective", fin.Objective, want.objective)
+			same("bound", fin.Bound, want.bound)
+			if want.count > 0 && fin.Count != want.count {
+				t.Errorf("final count %d, want %d", fin.Count, want.count)
 			}
 			if want.steps > 0 && steps < want.steps && c.stage != "csdp" {
 				t.Errorf("%d step events, want %d (one per iteration)", steps, want.steps)

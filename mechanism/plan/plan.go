@@ -69,8 +69,9 @@ type Options struct {
 	// with Stage "plan <template>" ("plan kron") after every sweep of block
 	// coordinate descent (Step the sweep, Objective the objective so far),
 	// one with Done set when a template finishes (its objective and, where
-	// it has one, certified bound), and from Run a final one with Stage
-	// "plan" and Done set for the returned plan (its template as Note).
+	// it has one, certified bound; the portfolio "best" sends its own after
+	// its templates'), and from Run a final one with Stage "plan" and Done
+	// set for the returned plan (its template as Note).
 	Progress progress.Func
 }
 

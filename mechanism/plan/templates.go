@@ -430,6 +430,7 @@ func (Best) Name() string { return "best" }
 
 // Plan runs the portfolio.
 func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error) {
+	start := time.Now()
 	o, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
@@ -515,6 +516,12 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 	}
 	if dense != nil {
 		compareDense(&out, dense)
+	}
+	// The portfolio's own final event (its templates sent theirs), with
+	// the chosen template as Note.
+	if opt.Progress.Enabled() {
+		opt.Progress(progress.Event{Stage: Stage("best"), Objective: out.Objective, Bound: out.LowerBound,
+			Gap: gap(out.Objective, out.LowerBound), Seconds: time.Since(start).Seconds(), Done: true, Note: "template " + out.Template})
 	}
 	return &out, nil
 }
