@@ -290,13 +290,15 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	specBytes, err := os.ReadFile(f.spec)
-	if err != nil {
-		return inputerr.Errorf("release", "spec: %v", err)
-	}
+	// The shared spec reader first, so that a bad or missing spec is
+	// reported as by every other command; then its bytes for the record.
 	k, err := workload.LoadSpec(f.spec)
 	if err != nil {
 		return err
+	}
+	specBytes, err := os.ReadFile(f.spec)
+	if err != nil {
+		return inputerr.Errorf("release", "spec: %v", err)
 	}
 	w, err := tables.FromSpec(k)
 	if err != nil {
