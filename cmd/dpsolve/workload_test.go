@@ -133,11 +133,9 @@ func TestEveryCommandReadsSpecFilesIdentically(t *testing.T) {
 	require.NoError(t, matio.WriteVector(xPath, []float64{3, 1, 4, 1}))
 	aPath := filepath.Join(dir, "a.npy")
 	require.NoError(t, matio.WriteMatrix(aPath, mat.NewDense(4, 4, []float64{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})))
-	// (A lower-triangular block: with [[1,1],[0,1]] the kron template
-	// currently reports an objective below the dense certified bound and
-	// release refuses its strategy — a planner bug reported separately,
-	// not a difference in how the spec is read.)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.csv"), []byte("1,0\n1,1\n"), 0o600))
+	// Gram [[1,1],[1,2]]: this file found the planner's unchecked diagonal
+	// (plan's groupClasses), which made release refuse its own plan.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.csv"), []byte("1,1\n0,1\n"), 0o600))
 	files := []struct {
 		name, body string
 		code       int
