@@ -61,7 +61,8 @@ type Event struct {
 	// a job that failed, a tuned parameter. Empty when none.
 	Note string
 	// Detail is the routine's own record for this event
-	// (newton.Iteration, lrm.Iteration, records.Progress, …), or nil.
+	// (newton.Iteration, lrm.Iteration, the batch runner's Counts, …), or
+	// nil.
 	Detail any
 }
 

@@ -188,10 +188,3 @@ func writeMatrices(files ...outFile) error {
 	}
 	return nil
 }
-
-func fmtMaybe(x float64, format string) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf(format, x)
-}
