@@ -1,6 +1,7 @@
 package marginals
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -38,6 +39,9 @@ import (
 // consistent (up to rounding) and exactly non-negative; α is reported
 // (ShiftTowardUniform) and is of the order Tol/min u. When N ≤ 0 the only
 // consistent non-negative tables with that total are 0, which are released.
+// So the released tables are consistent and non-negative even when the cap
+// stops the iterations early; they are then only farther from the
+// least-squares tables than the projection (and α larger).
 //
 // Integer tables that are consistent exactly are NP-hard to find in general
 // (already for 2-way tables sharing attributes). With Integer, every table is
@@ -101,6 +105,15 @@ type Consistency struct {
 // ones) with the report. Estimates on the same attribute set get the same
 // values.
 func (p *Plan) MakeConsistent(est []Estimate, opt ConsistencyOptions) ([]Estimate, *Consistency, error) {
+	return p.MakeConsistentContext(context.Background(), est, opt)
+}
+
+// MakeConsistentContext is MakeConsistent with a context: cancelling it
+// stops the iterations at the next sweep with an error wrapping ctx.Err().
+func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt ConsistencyOptions) ([]Estimate, *Consistency, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if opt.MaxIter == 0 {
 		opt.MaxIter = 10000
 	}
@@ -150,6 +163,9 @@ func (p *Plan) MakeConsistent(est []Estimate, opt ConsistencyOptions) ([]Estimat
 			y[i] = Table{Attrs: t.Attrs, Values: make([]float64, len(t.Values))}
 		}
 		for it := 1; it <= opt.MaxIter; it++ {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("marginals: consistency step interrupted after %d iterations: %w", it-1, err)
+			}
 			c.Iterations = it
 			for i := range x { // y = P_K(x + corr), corr ← x + corr − y
 				for k, v := range x[i].Values {

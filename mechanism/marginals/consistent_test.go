@@ -2,6 +2,8 @@ package marginals
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"encoding/json"
 	"math"
 	"os"
@@ -307,5 +309,25 @@ func TestRoundToTotal(t *testing.T) {
 				t.Fatalf("roundToTotal(%v, %v) = %v, want %v", tc.in, tc.n, v, tc.want)
 			}
 		}
+	}
+}
+
+func TestMakeConsistentCancelled(t *testing.T) {
+	pp, est, _ := sparseRelease(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := pp.Base().MakeConsistentContext(ctx, est, ConsistencyOptions{NonNegative: true}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if _, _, err := pp.Base().MakeConsistent(est, ConsistencyOptions{NonNegative: true, Tol: -1}); !errors.Is(err, ErrInput) {
+		t.Fatalf("negative tolerance: %v", err)
+	}
+	// An iteration cap too small to converge is reported, not hidden.
+	_, c, err := pp.Base().MakeConsistent(est, ConsistencyOptions{NonNegative: true, MaxIter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Converged || c.Iterations != 1 || c.MaxNegativity != 0 || c.MaxInconsistency > 1e-9 {
+		t.Fatalf("capped at 1 iteration: %+v", c)
 	}
 }
