@@ -3,8 +3,8 @@ package marginals
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"os/exec"
