@@ -744,6 +744,13 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 		largest = " (the largest over the terms)"
 	}
 	fmt.Fprintf(stdout, "noise          sigma %.6g per measurement%s\n", rep.Sigma, largest)
+	if len(rep.MarginalTables) > 0 {
+		lo, hi := math.Inf(1), 0.0
+		for _, tb := range rep.MarginalTables {
+			lo, hi = math.Min(lo, math.Sqrt(tb.Variance)), math.Max(hi, math.Sqrt(tb.Variance))
+		}
+		fmt.Fprintf(stdout, "               at unit sensitivity; the %d marginal tables get Laplace noise of stddev %.4g … %.4g (marginal_tables in --json)\n", len(rep.MarginalTables), lo, hi)
+	}
 	fmt.Fprintf(stdout, "expected error %.6g total squared error over all %d answers (weighted: %.6g)\n", rep.ExpectedTotalSqErr, rep.Queries, rep.ExpectedWeighted)
 	fmt.Fprintf(stdout, "%-16s %9s %8s %14s %23s %12s\n", "term", "queries", "weight", "sq. error", "stddev (min … max)", "95% ±")
 	for _, t := range rep.Terms {
