@@ -555,3 +555,66 @@ func TestPureBadInput(t *testing.T) {
 		t.Fatal("an unknown objective was accepted")
 	}
 }
+
+// A sampled audit of the noise actually drawn: over n seeded measurements
+// of a tiny domain, each table's Laplace scale is fitted from the released
+// noise (mean absolute deviation: |Z| ~ Exp(b) for Laplace(b), so b̂ has
+// relative standard error 1/√(n·cells)), and the privacy loss bound of the
+// release, Σ_A Δ_A/b̂_A with Δ_A = 1 (the audited sensitivity above), must
+// equal ε to within 4 relative standard errors of the worst table
+// (4/√n = 0.028 at n = 20000): the sampler really spends ε, not more. The
+// same measurement with every scale halved must fail (it spends 2ε).
+func TestPurePrivacyAudit(t *testing.T) {
+	sizes := []int{2, 3}
+	sets := []Set{{Attrs: []int{0}, Weight: 1}, {Attrs: []int{1}, Weight: 2}, {Attrs: []int{0, 1}, Weight: 1}, {Attrs: nil, Weight: 1}}
+	pp, err := NewPurePlan(sizes, sets, Sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const eps, n = 1.0, 20000
+	cals, err := pp.Calibrate(calibrate.PureDP(eps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := []float64{3, 0, 1, 4, 2, 7}
+	tabs := tablesOf(sizes, [][]int{{0, 1}}, x)
+	fitted := func(cs []calibrate.Calibration, seed uint64) float64 {
+		s := noise.NewSeededInsecure(seed)
+		mad := make([]float64, len(pp.Tables))
+		for rep := 0; rep < n; rep++ {
+			m, err := pp.Measure(tabs, s, cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, tb := range m.Tables {
+				truth := pp.base.marginalize(tabs[0], tb.Attrs)
+				for c, v := range tb.Values {
+					mad[i] += math.Abs(v - truth[c])
+				}
+			}
+		}
+		loss := 0.0
+		for i, tb := range pp.Tables {
+			loss += 1 / (mad[i] / (n * tb.Cells))
+		}
+		return loss
+	}
+	tol := 4 / math.Sqrt(n) * eps
+	got := fitted(cals, 31)
+	t.Logf("audited privacy loss bound %.5f (ε = %v, tolerance %.3f)", got, eps, tol)
+	if math.Abs(got-eps) > tol {
+		t.Fatalf("the fitted scales spend ε = %.5f, calibrated for %v (±%.3f)", got, eps, tol)
+	}
+	bad := make([]calibrate.Calibration, len(cals))
+	for i, c := range cals {
+		c.Calibrated /= 2
+		if c.Scale, err = noise.EffectiveScale(c.Calibrated, c.Grid); err != nil {
+			t.Fatal(err)
+		}
+		c.Variance = 2 * c.Scale * c.Scale
+		bad[i] = c
+	}
+	if b := fitted(bad, 32); b <= eps+tol {
+		t.Fatalf("the audit missed halved scales: fitted loss %.5f", b)
+	}
+}
