@@ -8,52 +8,6 @@ import (
 	"sort"
 )
 
-// # Consistent post-processing
-//
-// The least-squares tables (Plan.Reconstruct, PurePlan.Reconstruct) are
-// consistent — every table is derived from one set of residual coordinates
-// θ, so two tables agree on every sub-marginal they share — but may have
-// negative cells. Clamping cell by cell would break the agreement.
-// MakeConsistent instead computes the closest tables that are both
-// consistent and non-negative, by Dykstra's alternating projections between
-//
-//	C = {(Σ_{T⊆S} E_{S,T} θ_T)_S : θ}   (the tables derivable from one θ),
-//	K = {every cell ≥ 0},
-//
-// in the metric ‖t‖² = Σ_S ‖t_S‖²/v_S, v_S the released table's cell
-// variance: the diagonal of the least-squares covariance (the full
-// covariance is singular and correlated across tables; its diagonal keeps
-// both projections in closed form). The projection onto K in that metric is
-// clamping at 0; the projection onto C is the inverse-variance combination
-// of the tables' residual coordinates (PurePlan's GLS step, applied to the
-// tables with variances v_S). Dykstra's iterates converge to the projection
-// of the least-squares tables onto C ∩ K in that metric (Boyle & Dykstra
-// 1986); C is a subspace, so only K needs a correction term. It stops when
-// the consistent iterate's most negative cell is ≥ −Tol and no cell moved
-// by more than Tol in the last sweep, or after MaxIter sweeps (Converged
-// false). Its remaining negativity (≤ Tol when converged) is removed without
-// giving up consistency: the iterate x is moved toward the uniform tables u
-// (the marginals of the histogram that spreads x's grand total N > 0 evenly
-// over all cells; consistent and positive) by the smallest α ∈ [0, 1] with
-// (1 − α)x + αu ≥ 0. Both are in C, so the released tables are exactly
-// consistent (up to rounding) and exactly non-negative; α is reported
-// (ShiftTowardUniform) and is of the order Tol/min u. When N ≤ 0 the only
-// consistent non-negative tables with that total are 0, which are released.
-// So the released tables are consistent and non-negative even when the cap
-// stops the iterations early; they are then only farther from the
-// least-squares tables than the projection (and α larger).
-//
-// Integer tables that are consistent exactly are NP-hard to find in general
-// (already for 2-way tables sharing attributes). With Integer, every table is
-// rounded to the same integer grand total N (the nearest integer to the
-// tables' common total) by largest-remainder rounding: each cell is floored,
-// and the N − Σ⌊t⌋ units left go to the cells with the largest fractional
-// parts (or, when the sum must shrink, are taken from the cells with the
-// smallest fractional parts among those ≥ 1 when non-negative). Every table
-// then sums to N, cells stay non-negative, and no cell moves by more than 1
-// (for the usual |N − Σ t| < 1); the remaining disagreement on other shared
-// sub-marginals is measured and reported (MaxInconsistency), not removed.
-
 // ConsistencyOptions configures MakeConsistent.
 type ConsistencyOptions struct {
 	// NonNegative makes the tables non-negative (and consistent).
