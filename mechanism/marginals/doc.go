@@ -94,7 +94,7 @@
 // marginal table M_A x directly with discrete Laplace noise and
 // reconstructs consistent answers by generalized least squares.
 //
-// Neighbouring relation (the project's, see the package documentation):
+// Neighbouring relation (the project's, as in the accounting above):
 // datasets differ by adding or removing one record, which moves x by a unit
 // vector e_i and so changes exactly one cell of every marginal table by 1:
 // the L1 sensitivity of one table is Δ_A = 1. (Under replace-one it would be
