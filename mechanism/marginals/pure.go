@@ -138,7 +138,7 @@ func NewPurePlan(sizes []int, sets []Set, obj Objective) (*PurePlan, error) {
 	if err := cp.evaluate(); err != nil {
 		return nil, err
 	}
-	cp.LowerBound, cp.Gap = math.NaN(), math.NaN()
+	cp.LowerBound, cp.Gap = 0, 1 // no bound is known for pure plans: the trivial one
 	pp.base = &cp
 	pp.Residuals, pp.Marginals = cp.Residuals, cp.Marginals
 	pp.TotalSquaredError, pp.MaxVariance = cp.TotalSquaredError, cp.MaxVariance
@@ -325,8 +325,9 @@ func (pp *PurePlan) CellVariances(tableVar []float64) ([]float64, error) {
 
 // Base returns the residual lattice the plan reconstructs through, as a
 // Plan whose residual variances are the GLS ones (per unit Laplace
-// variance); its Residuals, Sets and Marginals equal the PurePlan's. Use it
-// for post-processing (MakeConsistent) and Covariance.
+// variance); its Residuals, Sets and Marginals equal the PurePlan's, its
+// LowerBound is the trivial 0 (no bound is known). Use it for
+// post-processing (MakeConsistent) and Covariance.
 func (pp *PurePlan) Base() *Plan { return pp.base }
 
 // String summarizes the plan on one line.
