@@ -412,6 +412,10 @@ func mergeConsistency(a, b *tables.Consistency) *tables.Consistency {
 		return a
 	}
 	m := *a
+	const scope = " (per term: --split terms releases every term on its own, so tables of different terms are not made consistent with each other)"
+	if !strings.HasSuffix(m.Method, scope) {
+		m.Method += scope
+	}
 	m.Iterations += b.Iterations
 	m.Converged = a.Converged && b.Converged
 	m.Tables += b.Tables

@@ -240,7 +240,7 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 			}
 		}
 	}
-	if err := coversNeeds(d.Tables, plan.Needs()); err != nil {
+	if err := coversNeeds(d.Tables, r.mplan.needs()); err != nil {
 		return nil, err
 	}
 	if beforeNoise != nil {
