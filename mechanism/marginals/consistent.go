@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 )
 
 // ConsistencyOptions configures MakeConsistent.
@@ -35,6 +34,13 @@ type Consistency struct {
 	Converged     bool    `json:"converged"`
 	// GrandTotal is the common integer total of the rounded tables.
 	GrandTotal float64 `json:"grand_total,omitempty"`
+	// ControlledTables counts the tables of at most two attributes rounded
+	// to the common rounded one-way margins (so they agree exactly on every
+	// attribute and the total); FallbackTables those rounded by largest
+	// remainders to the grand total alone (three or more attributes, or no
+	// controlled rounding found).
+	ControlledTables int `json:"controlled_tables,omitempty"`
+	FallbackTables   int `json:"fallback_tables,omitempty"`
 	// MaxInconsistency is the largest |difference| between two released
 	// tables on a sub-marginal they share (every attribute subset of both,
 	// the grand total included), over the released values.
@@ -159,10 +165,8 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 			n = math.Max(n, 0)
 		}
 		c.GrandTotal = n
-		for i := range tabs {
-			roundToTotal(tabs[i].Values, n, opt.NonNegative)
-		}
-		steps = append(steps, "largest-remainder rounding of every table to one integer grand total")
+		c.ControlledTables, c.FallbackTables = p.roundTables(tabs, n, opt.NonNegative)
+		steps = append(steps, "integer rounding to one grand total (tables of at most two attributes: controlled rounding to common rounded one-way margins; others: largest remainders)")
 	}
 	if len(steps) == 0 {
 		steps = append(steps, "none")
@@ -238,50 +242,6 @@ func (p *Plan) projectConsistent(tabs []Table, vars []float64) []Table {
 		out[i] = Table{Attrs: t.Attrs, Values: vals}
 	}
 	return out
-}
-
-// roundToTotal rounds v in place to integers summing to n by largest
-// remainders; nonneg keeps every cell ≥ 0 (v must then be ≥ 0 and n ≥ 0).
-func roundToTotal(v []float64, n float64, nonneg bool) {
-	frac := make([]float64, len(v))
-	sum := 0.0
-	for i, x := range v {
-		f := math.Floor(x)
-		frac[i] = x - f
-		v[i] = f
-		sum += f
-	}
-	order := make([]int, len(v))
-	for i := range order {
-		order[i] = i
-	}
-	// Largest fractional part first; ties by position, for reproducibility.
-	sort.SliceStable(order, func(a, b int) bool { return frac[order[a]] > frac[order[b]] })
-	d := n - sum
-	for d > 0 && len(v) > 0 {
-		for _, i := range order {
-			if d <= 0 {
-				break
-			}
-			v[i]++
-			d--
-		}
-	}
-	for d < 0 {
-		moved := false
-		for k := len(order) - 1; k >= 0 && d < 0; k-- { // smallest fractional part first
-			i := order[k]
-			if nonneg && v[i] < 1 {
-				continue
-			}
-			v[i]--
-			d++
-			moved = true
-		}
-		if !moved {
-			return // every cell is 0: the total cannot shrink further
-		}
-	}
 }
 
 // maxInconsistency returns the largest |difference| between two tables on

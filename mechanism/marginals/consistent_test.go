@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -269,6 +270,11 @@ func TestMakeConsistentInteger(t *testing.T) {
 	if s := sharedSpread(pp, out); s > c.MaxInconsistency {
 		t.Fatalf("independent inconsistency %v above the reported %v", s, c.MaxInconsistency)
 	}
+	// Every table has at most two attributes: controlled rounding makes the
+	// integer tables exactly consistent.
+	if c.ControlledTables != 5 || c.FallbackTables != 0 || c.MaxInconsistency != 0 || sharedSpread(pp, out) != 0 {
+		t.Fatalf("controlled %d, fallback %d, inconsistency %v (independent %v)", c.ControlledTables, c.FallbackTables, c.MaxInconsistency, sharedSpread(pp, out))
+	}
 	// Without --nonnegative the rounding keeps the least-squares tables'
 	// signs free but still one total.
 	out2, c2, err := pp.Base().MakeConsistent(est, ConsistencyOptions{Integer: true})
@@ -330,4 +336,96 @@ func TestMakeConsistentCancelled(t *testing.T) {
 	if c.Converged || c.Iterations != 1 || c.MaxNegativity != 0 || c.MaxInconsistency > 1e-9 {
 		t.Fatalf("capped at 1 iteration: %+v", c)
 	}
+}
+
+// Controlled rounding against brute force: on random 2×2, 2×3 and 3×3
+// tables with integer margins near their row and column sums, it finds a
+// rounding (every cell to ⌊x⌋ or ⌊x⌋ + 1, the margins met exactly) exactly
+// when enumerating all 2^cells roundings finds one.
+func TestControlledRoundMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	found, missing := 0, 0
+	for trial := 0; trial < 3000; trial++ {
+		r, c := 2+rng.IntN(2), 2+rng.IntN(2)
+		x := make([]float64, r*c)
+		for k := range x {
+			x[k] = math.Round(rng.Float64()*30) / 10 // some integral cells
+		}
+		rows, cols := make([]float64, r), make([]float64, c)
+		for k, v := range x {
+			rows[k/c] += v
+			cols[k%c] += v
+		}
+		// Integer margins: floor or ceil of the sums, the column totals
+		// forced to match the row total (sometimes impossible: skipped).
+		for i := range rows {
+			rows[i] = math.Floor(rows[i]) + float64(rng.IntN(2))
+		}
+		total := 0.0
+		for _, v := range rows {
+			total += v
+		}
+		for j := range cols {
+			cols[j] = math.Floor(cols[j])
+		}
+		for j := 0; ; j = (j + 1) % c {
+			s := 0.0
+			for _, v := range cols {
+				s += v
+			}
+			if s >= total {
+				break
+			}
+			cols[j]++
+		}
+		got, ok := controlledRound(x, r, c, rows, cols)
+		want := false
+		for mask := 0; mask < 1<<(r*c) && !want; mask++ {
+			rs, cs := make([]float64, r), make([]float64, c)
+			valid := true
+			for k, v := range x {
+				u := math.Floor(v)
+				if mask&(1<<k) != 0 {
+					u++
+				}
+				rs[k/c] += u
+				cs[k%c] += u
+			}
+			if valid && slicesEqual(rs, rows) && slicesEqual(cs, cols) {
+				want = true
+			}
+		}
+		if ok != want {
+			t.Fatalf("x %v rows %v cols %v: controlled rounding %v, brute force %v", x, rows, cols, ok, want)
+		}
+		if !ok {
+			missing++
+			continue
+		}
+		found++
+		rs, cs := make([]float64, r), make([]float64, c)
+		for k, v := range got {
+			if v != math.Floor(x[k]) && v != math.Floor(x[k])+1 {
+				t.Fatalf("cell %v rounded to %v", x[k], v)
+			}
+			rs[k/c] += v
+			cs[k%c] += v
+		}
+		if !slicesEqual(rs, rows) || !slicesEqual(cs, cols) {
+			t.Fatalf("margins %v %v, want %v %v", rs, cs, rows, cols)
+		}
+	}
+	t.Logf("%d feasible, %d infeasible instances", found, missing)
+	if found < 300 || missing < 30 {
+		t.Fatalf("%d feasible and %d infeasible instances: the test exercises too little", found, missing)
+	}
+}
+
+func slicesEqual(a, b []float64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }

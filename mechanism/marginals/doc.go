@@ -174,14 +174,19 @@
 // stops the iterations early; they are then only farther from the
 // least-squares tables than the projection (and α larger).
 //
-// Integer tables that are consistent exactly are NP-hard to find in general
-// (already for 2-way tables sharing attributes). With Integer, every table is
-// rounded to the same integer grand total N (the nearest integer to the
-// tables' common total) by largest-remainder rounding: each cell is floored,
-// and the N − Σ⌊t⌋ units left go to the cells with the largest fractional
-// parts (or, when the sum must shrink, are taken from the cells with the
-// smallest fractional parts among those ≥ 1 when non-negative). Every table
-// then sums to N, cells stay non-negative, and no cell moves by more than 1
-// (for the usual |N − Σ t| < 1); the remaining disagreement on other shared
-// sub-marginals is measured and reported (MaxInconsistency), not removed.
+// Exactly consistent integer tables close to the real ones are hard to find
+// in general (the brief calls it NP-hard; for three-way tables even
+// controlled rounding has no known efficient method). With Integer, N is
+// the nearest integer to the tables' common total and every attribute's
+// one-way marginal is rounded to total N by largest remainders (floor every
+// cell, give the N − Σ⌊t⌋ units left to the largest fractional parts, or
+// take them from the smallest among cells ≥ 1 when the sum must shrink).
+// Tables on at most two attributes are then rounded to exactly those
+// margins by controlled rounding (every cell to ⌊t⌋ or ⌊t⌋ + 1, a bipartite
+// flow; see controlledRound), so they agree exactly on every attribute and
+// on the total: for a workload of ≤2-way marginals, on every shared
+// sub-marginal. Larger tables, and a two-way table for which no controlled
+// rounding to those margins exists, are rounded to N alone by largest
+// remainders; cells move by at most 1 and the disagreement that remains is
+// measured and reported (MaxInconsistency), not removed.
 package marginals

@@ -342,6 +342,10 @@ func TestAdultMarginalsConsistentPostProcessing(t *testing.T) {
 			t.Logf("%v %+v: shared sub-marginals differ by %.3g (reported %.3g), %d iterations", tc.b, pp, spread, c.MaxInconsistency, c.Iterations)
 			assert.LessOrEqual(t, spread, c.MaxInconsistency+1e-9)
 			if pp.Integer {
+				// The two 2-way tables are rounded to the common rounded
+				// one-way margins; the 3-way one to the total alone.
+				assert.Equal(t, 2, c.ControlledTables)
+				assert.Equal(t, 1, c.FallbackTables)
 				assert.Equal(t, sum(ageSex), c.GrandTotal)
 				assert.Equal(t, sum(raceInc), c.GrandTotal)
 				assert.Equal(t, sum(sexRaceInc), c.GrandTotal)
@@ -350,6 +354,68 @@ func TestAdultMarginalsConsistentPostProcessing(t *testing.T) {
 				assert.LessOrEqual(t, spread, 1e-9*48842)
 				assert.LessOrEqual(t, c.MaxInconsistency, 1e-9*48842)
 			}
+		}
+	}
+}
+
+func TestAdultTwoWayIntegerTablesExactlyConsistent(t *testing.T) {
+	// All six 2-way marginals of four Adult attributes under pure ε with
+	// --nonnegative --integer: controlled rounding makes the integer tables
+	// agree exactly on every shared attribute and on the total (checked
+	// here from the answers, table against table).
+	dir := adultDir(t)
+	sizes := adultSizes(t, dir)
+	names := []string{"age", "sex", "race", "income>50K"}
+	var dom []records.Attribute
+	for _, n := range names {
+		dom = append(dom, records.Attribute{Name: n, Size: sizes[n]})
+	}
+	var prods []Product
+	var pairs [][2]int
+	for a := 0; a < 4; a++ {
+		for b := a + 1; b < 4; b++ {
+			prods = append(prods, Marginal(dom, []int{a, b}))
+			pairs = append(pairs, [2]int{a, b})
+		}
+	}
+	w := &Workload{Domain: dom, Terms: []Term{{Name: "pairs", Weight: 1, Products: prods}}}
+	r, err := Prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(0.1))
+	require.NoError(t, err)
+	_, sets := r.Needs()
+	f, err := os.Open(filepath.Join(dir, "adult.csv"))
+	require.NoError(t, err)
+	tabs, _, err := records.ReadMarginals(f, w.Domain, sets, nil)
+	f.Close()
+	require.NoError(t, err)
+	res, err := r.Run(context.Background(), Data{Tables: tabs}, noise.NewSeededInsecure(9), nil, PostProcess{NonNegative: true, Integer: true})
+	require.NoError(t, err)
+	c := res.Consistency
+	require.NotNil(t, c)
+	assert.Equal(t, 6, c.ControlledTables)
+	assert.Equal(t, 0.0, c.MaxInconsistency)
+	// One-way margins of every attribute from every table containing it.
+	margins := map[int][][]float64{}
+	off := 0
+	for _, pr := range pairs {
+		da, db := dom[pr[0]].Size, dom[pr[1]].Size
+		tab := res.Answers[0][off : off+da*db]
+		off += da * db
+		ma, mb := make([]float64, da), make([]float64, db)
+		for i := 0; i < da; i++ {
+			for j := 0; j < db; j++ {
+				v := tab[i*db+j]
+				require.GreaterOrEqual(t, v, 0.0)
+				require.Equal(t, math.Round(v), v)
+				ma[i] += v
+				mb[j] += v
+			}
+		}
+		margins[pr[0]] = append(margins[pr[0]], ma)
+		margins[pr[1]] = append(margins[pr[1]], mb)
+	}
+	for a, ms := range margins {
+		for _, m := range ms[1:] {
+			assert.Equal(t, ms[0], m, "attribute %s: tables disagree", names[a])
 		}
 	}
 }
