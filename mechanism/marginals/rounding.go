@@ -232,4 +232,3 @@ func roundToTotal(v []float64, n float64, nonneg bool) {
 		}
 	}
 }
-
