@@ -61,6 +61,11 @@ func (p *Plan) roundTables(tabs []Table, n float64, nonneg bool) (controlled, fa
 	return controlled, fallback
 }
 
+// maxRoundingWork caps the cells controlledRound's augmenting searches
+// scan (each scans at most 2rc): a few seconds at worst; beyond it the table
+// falls back to rounding to the grand total alone.
+const maxRoundingWork = 1 << 30
+
 // controlledRound rounds the r×c row-major table x to integers, each cell
 // to ⌊x⌋ or ⌊x⌋ + 1 (so it moves by less than 1, or by exactly 1 when x is
 // an integer), with row sums rows and column sums cols (integers with equal
@@ -126,7 +131,11 @@ func controlledRound(x []float64, r, c int, rows, cols []float64) ([]float64, bo
 	// unused candidate cells (row → column) and used cells (column → row).
 	prevCol := make([]int, c) // the row that reached column j
 	prevRow := make([]int, r) // the column that reached row i (−1: a source row)
+	work := 0 // cells scanned by the searches; capped (then: no rounding found)
 	for total > 0 {
+		if work += 2 * r * c; work > maxRoundingWork {
+			return nil, false
+		}
 		for j := range prevCol {
 			prevCol[j] = -2
 		}
