@@ -131,7 +131,7 @@ func controlledRound(x []float64, r, c int, rows, cols []float64) ([]float64, bo
 	// unused candidate cells (row → column) and used cells (column → row).
 	prevCol := make([]int, c) // the row that reached column j
 	prevRow := make([]int, r) // the column that reached row i (−1: a source row)
-	work := 0 // cells scanned by the searches; capped (then: no rounding found)
+	work := 0                 // cells scanned by the searches; capped (then: no rounding found)
 	for total > 0 {
 		if work += 2 * r * c; work > maxRoundingWork {
 			return nil, false
