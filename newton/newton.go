@@ -61,6 +61,17 @@ const maxFixedPoint = 4
 // better).
 const fastContraction = 0.9
 
+// fpStartGap: the fixed-point phase is skipped when the relative gap at
+// the start, estimated from the dual value at its dual point, exceeds
+// this. Its first step then rarely closes fastContraction of the gap and
+// was thrown away after costing an eigendecomposition with vectors and two
+// Cholesky-whitenings (16 of Prefix n = 2048's 121 DGEMM-equivalents);
+// deciding from S's eigenvalues alone costs a third of that. Measured
+// starting gaps (n = 256 … 2048): Prefix 3.4e-3–3.5e-3 (first step closes
+// 65–78%: skip), weighted discrete ranges 1.1e-4–6.6e-4 and AllRange
+// 6.6e-5–1.2e-4 (the step closes > 99%: keep).
+const fpStartGap = 1.5e-3
+
 const (
 	// singularTol: V is treated as singular when its smallest eigenvalue is
 	// at most this fraction of its largest (rounding level for n ≲ 10⁴).
@@ -130,14 +141,19 @@ func (s *newtonState) evaluate(x blas.General) (float64, bool) {
 	if !blas.Cholesky(s.u) {
 		return math.Inf(1), false
 	}
-	s.loadV(s.m, s.theta)
-	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
-	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, s.m)
+	s.whiten()
 	f := trace(s.m)
 	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
 		return math.Inf(1), false
 	}
 	return f, true
+}
+
+// whiten sets m = U⁻ᵀ(V+θI)U⁻¹ from U = chol(X) in s.u.
+func (s *newtonState) whiten() {
+	s.loadV(s.m, s.theta)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
+	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, s.m)
 }
 
 // loadV fills dst (both triangles) with V/s + θ·I from the caller's V, so
@@ -203,7 +219,10 @@ func (s *newtonState) certificate() (bound, trXinv float64, ok bool) {
 // half a Newton iteration), and its eigenvalues certify the bound
 // (tr S^{1/2})²/Σy for free. Measured with numpy at n = 512 from the V^{1/2}
 // start: AllRange gap 8e-5 → 3e-8 → 4e-11, Prefix 3e-3 → 3e-4 → 2e-5, then
-// linear at ratio ≈ 0.13, where Newton takes over. The phase stops when a
+// linear at ratio ≈ 0.13, where Newton takes over. Before the first step
+// S's eigenvalues alone certify the start: optimal to the tolerance ends
+// the solve there, a gap above fpStartGap hands over to Newton at once.
+// Otherwise the phase stops when a
 // step gains less than a factor 4 in objective gap (or fails to decrease
 // F), and returns converged if the certified gap already meets opt.Tol.
 func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale float64, start time.Time, res *Result) (iter int, bound, trXinv float64, converged bool) {
@@ -218,21 +237,57 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 		}
 		// S = D^{1/2}(V+θI)D^{1/2} → Q, λ; X_new = normalize(Q·diag(√λ)·Qᵀ)
 		// (the outer D^{-1/2} factors cancel in the normalization).
-		s.loadV(s.m, s.theta)
 		r := make([]float64, n)
 		sy := 0.0
 		for i, yi := range y {
 			r[i] = math.Sqrt(yi)
 			sy += yi
 		}
-		s.par(n, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				row := s.m.Data[i*n : i*n+n]
-				for j := range row {
-					row[j] *= r[i] * r[j]
+		loadS := func() {
+			s.loadV(s.m, s.theta)
+			s.par(n, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					row := s.m.Data[i*n : i*n+n]
+					for j := range row {
+						row[j] *= r[i] * r[j]
+					}
 				}
+			})
+		}
+		loadS()
+		if iter == 0 {
+			// Before the first step, S's eigenvalues alone (a third of the
+			// cost of the vectors at n = 2048) give the certified gap at the
+			// start and an estimate of it, which decide whether a step is
+			// worth taking at all (see fpStartGap).
+			fOld := s.f
+			if !blas.SymEig(s.m, s.lam, false) {
+				break
 			}
-		})
+			t := sqrtSum(s.lam)
+			b := t * t / sy
+			te := 0.0
+			for _, x := range s.lam {
+				te += math.Sqrt(math.Max(x, 0))
+			}
+			est := te * te / sy
+			it := Iteration{Iter: 1, Objective: fOld * scale, LowerBound: b * scale, Gap: (fOld - b) / fOld}
+			if (fOld-b)/fOld <= opt.Tol {
+				// The start is optimal to the tolerance (Identity, and any
+				// V whose V^{1/2} start is its optimum): certified, done.
+				record(res, opt, start, it)
+				s.y = y
+				return 1, b, tr, true
+			}
+			if (fOld-est)/fOld > fpStartGap {
+				// Far from the optimum: Newton's turn, from this X. M was
+				// overwritten by S: restore it (U = chol(X) is intact).
+				s.whiten()
+				record(res, opt, start, it)
+				return 1, math.Inf(-1), 0, false
+			}
+			loadS()
+		}
 		if !s.eigen(s.lam) {
 			break
 		}
