@@ -197,7 +197,10 @@ func SingularValues(m, n int, a []float64, lda int, s []float64) bool {
 // matrix products, MRRR's vectors are computed one by one. MRRR
 // (symEigVectorsMRRR) remains for n below dcMinN, where dstedc's own
 // small-matrix path would run anyway and the n² pool is not worth it.
-func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
+//
+// work, if non-nil, holds the float64 workspace between calls (grown as
+// needed); nil takes it from a pool.
+func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int, work *[]float64) bool {
 	if n == 0 {
 		return true
 	}
@@ -223,16 +226,24 @@ func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
 	}
 	lwStedc := 1 + 4*n + n*n
 	lw := max(lwTrd, int(q2[0]), lwStedc)
-	f := ws.floats(2*n + lw)
-	e, tau, work := f[:n], f[n:2*n], f[2*n:]
-	if C.LAPACKE_dsytrd_work(C.LAPACK_COL_MAJOR, 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(w), ptr(e), ptr(tau), ptr(work), C.lapack_int(lw)) != 0 {
+	var f []float64
+	if work != nil {
+		if cap(*work) < 2*n+lw {
+			*work = make([]float64, 2*n+lw)
+		}
+		f = (*work)[:2*n+lw]
+	} else {
+		f = ws.floats(2*n + lw)
+	}
+	e, tau, wk := f[:n], f[n:2*n], f[2*n:]
+	if C.LAPACKE_dsytrd_work(C.LAPACK_COL_MAJOR, 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(w), ptr(e), ptr(tau), ptr(wk), C.lapack_int(lw)) != 0 {
 		return false
 	}
 	iwork := ws.ints(1, 3+5*n)
-	if C.LAPACKE_dstedc_work(C.LAPACK_COL_MAJOR, 'I', C.lapack_int(n), ptr(w), ptr(e), ptr(z), C.lapack_int(ldz), ptr(work), C.lapack_int(lw), &iwork[0], C.lapack_int(len(iwork))) != 0 {
+	if C.LAPACKE_dstedc_work(C.LAPACK_COL_MAJOR, 'I', C.lapack_int(n), ptr(w), ptr(e), ptr(z), C.lapack_int(ldz), ptr(wk), C.lapack_int(lw), &iwork[0], C.lapack_int(len(iwork))) != 0 {
 		return false
 	}
-	if C.LAPACKE_dormtr_work(C.LAPACK_COL_MAJOR, 'L', 'L', 'N', C.lapack_int(n), C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(tau), ptr(z), C.lapack_int(ldz), ptr(work), C.lapack_int(lw)) != 0 {
+	if C.LAPACKE_dormtr_work(C.LAPACK_COL_MAJOR, 'L', 'L', 'N', C.lapack_int(n), C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(tau), ptr(z), C.lapack_int(ldz), ptr(wk), C.lapack_int(lw)) != 0 {
 		return false
 	}
 	transposeInPlace(n, z, ldz)

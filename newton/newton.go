@@ -103,6 +103,7 @@ type newtonState struct {
 	y       []float64        // dual point of the last certificate
 	clock   phaseClock       // per-phase wall time of this solve
 	ebuf    []float64        // formStep's exponential factors (R×n twice)
+	eig     blas.EigenSym    // eigensolver workspace (n² with OpenBLAS), kept between solves
 }
 
 // prepare sizes the workspaces for n, keeping them when n is unchanged, and
@@ -161,20 +162,65 @@ func (s *newtonState) whiten() {
 func (s *newtonState) loadV(dst blas.General, theta float64) {
 	n, src, st := s.n, s.vsrc.Data, s.vsrc.Stride
 	inv := 1 / s.scale
-	for i := 0; i < n; i++ {
-		dst.Data[i*n+i] = src[i*st+i]*inv + theta
-		for j := i + 1; j < n; j++ {
-			v := src[i*st+j] * inv
-			dst.Data[i*n+j] = v
-			dst.Data[j*n+i] = v
+	d := dst.Data
+	forTiles(s.threads, n, func(bi, ie, bj, je int) {
+		for i := bi; i < ie; i++ {
+			if bj == bi {
+				d[i*n+i] = src[i*st+i]*inv + theta
+			}
+			for j := max(bj, i+1); j < je; j++ {
+				v := src[i*st+j] * inv
+				d[i*n+j] = v
+				d[j*n+i] = v
+			}
 		}
-	}
+	})
 }
+
+// mirrorUpper copies the strict upper triangle of the n×n matrix a into
+// its lower triangle, and zeroes the diagonal if zeroDiag.
+func mirrorUpper(threads int, a blas.General, zeroDiag bool) {
+	n, d := a.Rows, a.Data
+	forTiles(threads, n, func(bi, ie, bj, je int) {
+		for i := bi; i < ie; i++ {
+			if zeroDiag && bj == bi {
+				d[i*n+i] = 0
+			}
+			for j := max(bj, i+1); j < je; j++ {
+				d[j*n+i] = d[i*n+j]
+			}
+		}
+	})
+}
+
+// forTiles calls f(bi, ie, bj, je) for every tile [bi, ie)×[bj, je) of
+// the upper triangle of an n×n matrix (bj ≥ bi), the tile rows spread over
+// the threads. Filling or mirroring a triangle tile by tile keeps the
+// transposed writes in cache: row by row, each write to the lower
+// triangle touches a new cache line (measured at n = 2048: 148–233 ms a
+// pass row by row against 124–157 ms tiled, on one thread of a shared
+// machine; the O(n²) passes run several times per Newton iteration).
+func forTiles(threads, n int, f func(bi, ie, bj, je int)) {
+	const t = tileEdge
+	parallelRows(threads, n, func(lo, hi int) {
+		// The tile rows that start in [lo, hi): each is handled once.
+		for bi := (lo + t - 1) / t * t; bi < hi; bi += t {
+			ie := min(bi+t, n)
+			for bj := bi; bj < n; bj += t {
+				f(bi, ie, bj, min(bj+t, n))
+			}
+		}
+	})
+}
+
+// tileEdge is forTiles' tile edge: a 32×32 tile of float64 is 8 KiB, two
+// fit any L1 data cache.
+const tileEdge = 32
 
 // eigen replaces the symmetric matrix in s.m by its eigenvectors (columns)
 // and sets s.lam; s.g is the output buffer and the two are swapped.
 func (s *newtonState) eigen(w []float64) bool {
-	if !blas.SymEigVectors(s.m, s.g, w) {
+	if !s.eig.Factorize(s.m, s.g, w) {
 		return false
 	}
 	s.m, s.g = s.g, s.m
@@ -799,7 +845,7 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	if pos < n {
 		blas.Syrk(gblas.Trans, -1, blas.General{Rows: n - pos, Cols: n, Stride: n, Data: s.g.Data[pos*n:]}, 1, s.a)
 	}
-	blas.Symmetrize(s.a)
+	mirrorUpper(s.threads, s.a, false)
 	// g ← K̃ = Eᵀ·diag(w)·E with E (R×n), Eᵣⱼ = e^{−tᵣλⱼ}.
 	R := len(ts)
 	if cap(s.ebuf) < 2*R*n {
@@ -830,14 +876,7 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	// residue is removed, so X + αD keeps diag = 1 exactly.
 	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, s.m, s.a, 0, s.g)
 	blas.GemmUpper(1, s.g, s.m, 0, s.a)
-	s.par(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s.a.Data[i*n+i] = 0
-			for j := i + 1; j < n; j++ {
-				s.a.Data[j*n+i] = s.a.Data[i*n+j]
-			}
-		}
-	})
+	mirrorUpper(s.threads, s.a, true)
 }
 
 // lineSearch tries X + αD for α = 1, ½, ¼, … with the Armijo condition
