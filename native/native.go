@@ -29,6 +29,14 @@ extern void dsyevr_(const char*, const char*, const char*, const lapack_int*, do
 	double*, const lapack_int*, lapack_int*, double*, const lapack_int*, lapack_int*, const lapack_int*, lapack_int*,
 	size_t, size_t, size_t);
 
+extern void dsytrd_(const char*, const lapack_int*, double*, const lapack_int*, double*, double*, double*,
+	double*, const lapack_int*, lapack_int*, size_t);
+extern void dstedc_(const char*, const lapack_int*, double*, double*, double*, const lapack_int*,
+	double*, const lapack_int*, lapack_int*, const lapack_int*, lapack_int*, size_t);
+extern void dormtr_(const char*, const char*, const char*, const lapack_int*, const lapack_int*, const double*,
+	const lapack_int*, const double*, double*, const lapack_int*, double*, const lapack_int*, lapack_int*,
+	size_t, size_t, size_t);
+
 // The wrappers take values and return LAPACK's info (0: success), like
 // LAPACKE's *_work functions in column-major layout.
 static lapack_int dp_dpotrf(char uplo, lapack_int n, double* a, lapack_int lda) {
@@ -53,6 +61,27 @@ static lapack_int dp_dsyevd(char jobz, char uplo, lapack_int n, double* a, lapac
 		double* work, lapack_int lwork, lapack_int* iwork, lapack_int liwork) {
 	lapack_int info = 0;
 	dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+	return info;
+}
+
+static lapack_int dp_dsytrd(char uplo, lapack_int n, double* a, lapack_int lda, double* d, double* e,
+		double* tau, double* work, lapack_int lwork) {
+	lapack_int info = 0;
+	dsytrd_(&uplo, &n, a, &lda, d, e, tau, work, &lwork, &info, 1);
+	return info;
+}
+
+static lapack_int dp_dstedc(char compz, lapack_int n, double* d, double* e, double* z, lapack_int ldz,
+		double* work, lapack_int lwork, lapack_int* iwork, lapack_int liwork) {
+	lapack_int info = 0;
+	dstedc_(&compz, &n, d, e, z, &ldz, work, &lwork, iwork, &liwork, &info, 1);
+	return info;
+}
+
+static lapack_int dp_dormtr(char side, char uplo, char trans, lapack_int m, lapack_int n, const double* a,
+		lapack_int lda, const double* tau, double* c, lapack_int ldc, double* work, lapack_int lwork) {
+	lapack_int info = 0;
+	dormtr_(&side, &uplo, &trans, &m, &n, a, &lda, tau, c, &ldc, work, &lwork, &info, 1, 1, 1);
 	return info;
 }
 
@@ -193,7 +222,7 @@ func (LAPACK) Dsyev(jobz lapack.EVJob, ul blas.Uplo, n int, a []float64, lda int
 	if n > 0 {
 		var q [1]float64
 		var iq [1]C.lapack_int
-		if C.LAPACKE_dsyevd_work(C.LAPACK_COL_MAJOR, C.char(jobz), swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda),
+		if C.dp_dsyevd(C.char(jobz), swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda),
 			ptr(w), ptr(q[:]), -1, &iq[0], -1) == 0 {
 			need = max(need, int(q[0]))
 		}
@@ -285,12 +314,13 @@ func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int, work *[
 	// tau (n), then the larger of dsytrd's/dormtr's blocked work and
 	// dstedc's 1 + 4n + n².
 	var q [1]float64
-	if C.LAPACKE_dsytrd_work(C.LAPACK_COL_MAJOR, 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(w), nil, nil, ptr(q[:]), -1) != 0 {
+	var dq, eq, tq [1]float64 // not referenced by a workspace query
+	if C.dp_dsytrd('L', C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(dq[:]), ptr(eq[:]), ptr(tq[:]), ptr(q[:]), -1) != 0 {
 		return false
 	}
 	lwTrd := int(q[0])
 	var q2 [1]float64
-	if C.LAPACKE_dormtr_work(C.LAPACK_COL_MAJOR, 'L', 'L', 'N', C.lapack_int(n), C.lapack_int(n), ptr(a), C.lapack_int(lda), nil, ptr(z), C.lapack_int(ldz), ptr(q2[:]), -1) != 0 {
+	if C.dp_dormtr('L', 'L', 'N', C.lapack_int(n), C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(tq[:]), ptr(z), C.lapack_int(ldz), ptr(q2[:]), -1) != 0 {
 		return false
 	}
 	lwStedc := 1 + 4*n + n*n
@@ -305,14 +335,14 @@ func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int, work *[
 		f = ws.floats(2*n + lw)
 	}
 	e, tau, wk := f[:n], f[n:2*n], f[2*n:]
-	if C.LAPACKE_dsytrd_work(C.LAPACK_COL_MAJOR, 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(w), ptr(e), ptr(tau), ptr(wk), C.lapack_int(lw)) != 0 {
+	if C.dp_dsytrd('L', C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(w), ptr(e), ptr(tau), ptr(wk), C.lapack_int(lw)) != 0 {
 		return false
 	}
 	iwork := ws.ints(1, 3+5*n)
-	if C.LAPACKE_dstedc_work(C.LAPACK_COL_MAJOR, 'I', C.lapack_int(n), ptr(w), ptr(e), ptr(z), C.lapack_int(ldz), ptr(wk), C.lapack_int(lw), &iwork[0], C.lapack_int(len(iwork))) != 0 {
+	if C.dp_dstedc('I', C.lapack_int(n), ptr(w), ptr(e), ptr(z), C.lapack_int(ldz), ptr(wk), C.lapack_int(lw), &iwork[0], C.lapack_int(len(iwork))) != 0 {
 		return false
 	}
-	if C.LAPACKE_dormtr_work(C.LAPACK_COL_MAJOR, 'L', 'L', 'N', C.lapack_int(n), C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(tau), ptr(z), C.lapack_int(ldz), ptr(wk), C.lapack_int(lw)) != 0 {
+	if C.dp_dormtr('L', 'L', 'N', C.lapack_int(n), C.lapack_int(n), ptr(a), C.lapack_int(lda), ptr(tau), ptr(z), C.lapack_int(ldz), ptr(wk), C.lapack_int(lw)) != 0 {
 		return false
 	}
 	transposeInPlace(n, z, ldz)
