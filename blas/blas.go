@@ -1,7 +1,7 @@
 // Package blas is the only dense-kernel API dpsolve's solvers call. It
-// dispatches to a Backend: OpenBLAS/LAPACKE through package native when cgo
-// is available (the default), or gonum's pure-Go BLAS and LAPACK under the
-// build tag purego or with CGO_ENABLED=0. The choice can be changed at run
+// dispatches to a Backend: OpenBLAS (BLAS and LAPACK) through package
+// native when cgo is available (the default), or gonum's pure-Go BLAS and
+// LAPACK under the build tag purego or with CGO_ENABLED=0. The choice can be changed at run
 // time with Use, in the manner of gonum's blas64.Use.
 //
 // Importing this package changes nothing outside dpsolve: gonum's global
@@ -44,8 +44,10 @@ type Backend interface {
 	LAPACK() LAPACK
 	// SymEigVectors computes the eigenvalues (ascending) of the symmetric
 	// n×n matrix a (upper triangle read; destroyed) into w and its
-	// orthonormal eigenvectors as the columns of z.
-	SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool
+	// orthonormal eigenvectors as the columns of z. work, if non-nil,
+	// keeps the float64 workspace between calls (grown as needed); nil
+	// draws it from a pool.
+	SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int, work *[]float64) bool
 	// SingularValues computes the singular values of the row-major m×n
 	// matrix a (destroyed) into s in descending order.
 	SingularValues(m, n int, a []float64, lda int, s []float64) bool

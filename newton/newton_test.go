@@ -342,3 +342,32 @@ func TestRankDeficientWorkload(t *testing.T) {
 	assert.Greater(t, reg.Objective, r.Objective*(1+1e-6), "a regularized X is not the infimum")
 	assert.LessOrEqual(t, reg.LowerBound, r.Objective*(1+1e-10))
 }
+
+// TestStartDecision: before the fixed-point phase, the certified gap at the
+// V^{1/2} start decides. Identity's start is its optimum (X = I, objective
+// n): one iteration, certified, no Newton step. Prefix starts 3.5e-3 from
+// its optimum (above fpStartGap): the first history entry is the start's
+// certified bound with no step taken, and Newton converges from there.
+func TestStartDecision(t *testing.T) {
+	const n = 96
+	r, err := newton.Solve(context.Background(), gram(t, "identity", n), nil)
+	require.NoError(t, err)
+	require.Equal(t, newton.Converged, r.Status)
+	require.Equal(t, 1, r.Iterations)
+	require.InEpsilon(t, float64(n), r.Objective, 1e-12, "tr(I·I⁻¹) = n")
+	require.LessOrEqual(t, r.Gap, 1e-12)
+	checkFeasible(t, r)
+
+	v := gram(t, "prefix", n)
+	r, err = newton.Solve(context.Background(), v, nil)
+	require.NoError(t, err)
+	require.Equal(t, newton.Converged, r.Status)
+	first := r.History[0]
+	require.Zero(t, first.Step, "no fixed-point step from Prefix's start")
+	require.Greater(t, first.Gap, 1.5e-3, "the start's certified gap is what made the decision")
+	require.Less(t, first.LowerBound, r.Objective*(1+1e-12), "the start's bound is a valid bound")
+	obj, bound, err := newton.Certificate(v, r.X)
+	require.NoError(t, err)
+	require.InEpsilon(t, r.Objective, obj, 1e-10)
+	require.LessOrEqual(t, (obj-bound)/obj, 1e-8)
+}

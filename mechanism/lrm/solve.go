@@ -336,7 +336,7 @@ func solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	fro2 := fro * fro
 
 	// W's row space and singular values from the Gram V = WᵀW (one SYRK
-	// and a symmetric eigendecomposition, MRRR through package blas): much
+	// and a symmetric eigendecomposition through package blas): much
 	// faster than an SVD of W, especially for tall W. λᵢ(V) = σᵢ(W)².
 	switch {
 	case fro == 0:
@@ -894,7 +894,7 @@ func projectRows(lt *mat.Dense, ball Ball) {
 
 // symEig returns the eigenvalues of V in descending order and the matching
 // orthonormal eigenvectors as the columns of an n×n matrix, through
-// package blas (LAPACK's MRRR driver with OpenBLAS, gonum's Dsyev in pure-Go
+// package blas (LAPACK divide and conquer with OpenBLAS, gonum's Dsyev in pure-Go
 // builds).
 func symEig(v *mat.SymDense) ([]float64, *mat.Dense, error) {
 	n := v.SymmetricDim()
