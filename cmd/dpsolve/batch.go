@@ -82,7 +82,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	shard, err := batch.ShardFrom(*shardFlag, *shards, os.Getenv)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return fmt.Errorf("%w: %w", errUsage, batchPkgErr{err})
 	}
 	cores := batchCores()
 	k, t := *workers, *threads
@@ -99,7 +99,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	m, err := batch.ReadManifest(*manifest)
 	if err != nil {
-		return err
+		return batchPkgErr{err}
 	}
 	for _, j := range m.Jobs {
 		if _, ok := commands[j.Command]; !ok || j.Command == "batch" {
@@ -210,6 +210,16 @@ func batchCores() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// batchPkgErr is an error from internal/batch without its leading
+// "batch: ": the command line prints "dpsolve batch: " before every error
+// already, so the user reads "dpsolve batch: invalid input: m.jsonl: line
+// 3: …" rather than "dpsolve batch: batch: invalid input: …". It wraps the
+// original, so errors.Is(err, batch.ErrInput) still holds.
+type batchPkgErr struct{ err error }
+
+func (e batchPkgErr) Error() string { return strings.TrimPrefix(e.err.Error(), "batch: ") }
+func (e batchPkgErr) Unwrap() error { return e.err }
+
 // countsLine formats result counts in a fixed order.
 func countsLine(c map[string]int) string {
 	var parts []string
@@ -256,7 +266,7 @@ func scanBatch(dir, manifest string) ([]batch.JobReport, error) {
 	if manifest != "" {
 		var err error
 		if m, err = batch.ReadManifest(manifest); err != nil {
-			return nil, err
+			return nil, batchPkgErr{err}
 		}
 	}
 	return batch.Scan(dir, m)

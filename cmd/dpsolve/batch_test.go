@@ -539,8 +539,20 @@ func TestBatchCommandLine(t *testing.T) {
 			code := run(tc.args, &so, &se)
 			assert.Equal(t, tc.code, code, se.String())
 			assert.Contains(t, se.String(), tc.msg)
+			// One "batch:" prefix, from the command line: the package's own
+			// "batch: " is not repeated after it.
+			assert.Equal(t, 1, strings.Count(se.String(), "batch:"), se.String())
 		})
 	}
+	// The exact messages of a bad manifest line and a bad shard.
+	bad := filepath.Join(dir, "b.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"id":"a b","command":"solve"}`+"\n"), 0o644))
+	var se0 bytes.Buffer
+	assert.Equal(t, 1, run([]string{"batch", "--manifest", bad, "--out", out}, &bytes.Buffer{}, &se0))
+	assert.Equal(t, "dpsolve batch: invalid input: "+bad+": line 1: job id \"a b\" contains ' '; use only letters, digits, '.', '_' and '-'\n", se0.String())
+	se0.Reset()
+	assert.Equal(t, 2, run([]string{"batch", "--manifest", good, "--out", out, "--shard", "x"}, &bytes.Buffer{}, &se0))
+	assert.Equal(t, "dpsolve batch: usage error: invalid input: shard \"x\" is not I/N (for example 0/4)\n", se0.String())
 	// --oversubscribe lifts the cores check.
 	var se bytes.Buffer
 	assert.NotEqual(t, 2, run([]string{"batch", "--manifest", unknown, "--out", out, "--workers", "64", "--threads", "64", "--oversubscribe"}, &bytes.Buffer{}, &se), se.String())
