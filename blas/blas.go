@@ -1,7 +1,7 @@
 // Package blas is the only dense-kernel API dpsolve's solvers call. It
-// dispatches to a Backend: OpenBLAS/LAPACKE through package native when cgo
-// is available (the default), or gonum's pure-Go BLAS and LAPACK under the
-// build tag purego or with CGO_ENABLED=0. The choice can be changed at run
+// dispatches to a Backend: OpenBLAS (BLAS and LAPACK) through package
+// native when cgo is available (the default), or gonum's pure-Go BLAS and
+// LAPACK under the build tag purego or with CGO_ENABLED=0. The choice can be changed at run
 // time with Use, in the manner of gonum's blas64.Use.
 //
 // Importing this package changes nothing outside dpsolve: gonum's global

@@ -8,7 +8,8 @@ import (
 	"github.com/dpsolve/dpsolve/native"
 )
 
-// OpenBLAS is the cgo backend: OpenBLAS for BLAS, LAPACKE for LAPACK.
+// OpenBLAS is the cgo backend: OpenBLAS for BLAS and for LAPACK (its Fortran
+// interface, called directly).
 var OpenBLAS Backend = openblasBackend{}
 
 type openblasBackend struct{}

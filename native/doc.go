@@ -1,17 +1,20 @@
-// Package native binds dpsolve's dense kernels to OpenBLAS and LAPACKE
-// through cgo. It is compiled only with cgo enabled and without the purego
-// build tag; package blas selects it automatically.
+// Package native binds dpsolve's dense kernels to OpenBLAS (its BLAS and
+// its LAPACK) through cgo. It is compiled only with cgo enabled and without
+// the purego build tag; package blas selects it automatically.
 //
 // BLAS calls go through gonum.org/v1/netlib/blas/netlib (CBLAS, row-major,
-// no copies). LAPACK calls go straight to LAPACKE in column-major layout:
+// no copies). LAPACK calls go straight to OpenBLAS's Fortran LAPACK
+// interface in column-major layout (small C wrappers stand in for LAPACKE):
 // every routine used here takes a symmetric or triangular matrix, so a
 // row-major matrix is handed over as its column-major transpose with the
 // triangle flag swapped. That avoids the n×n transposition copy that
 // LAPACKE's row-major entry points (and so netlib's lapack packages) make on
 // every call, which costs time and counts against dpsolve's memory budget.
 //
-// Build requirements (Debian): libopenblas-dev and liblapacke-dev; the
-// package links -llapacke -lopenblas.
+// Build requirements (Debian): libopenblas-dev; the package links only
+// -lopenblas. Not linking liblapacke (and the reference liblapack and
+// libtmglib it pulls in) saves every dpsolve process over a millisecond of
+// dynamic linking at start, which matters to batches of many small jobs.
 //
 // OpenBLAS picks its compute kernels from the CPU it detects. Debian's
 // OpenBLAS 0.3.21 does not recognize some recent CPUs and then runs generic

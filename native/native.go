@@ -3,9 +3,79 @@
 package native
 
 /*
-#cgo LDFLAGS: -llapacke -lopenblas
-#include <stdlib.h>
-#include <lapacke.h>
+#cgo LDFLAGS: -lopenblas
+#include <stddef.h>
+
+// LAPACK's Fortran interface, which libopenblas exports itself (LP64: 32-bit
+// integers). We call it directly instead of through LAPACKE: linking
+// liblapacke pulled in three more libraries (liblapacke, liblapack.so.3,
+// libtmglib) and about 4000 symbol relocations, bound eagerly at every
+// process start (liblapacke is linked with -z now), which cost each dpsolve
+// process over a millisecond; LAPACKE's column-major *_work entry points
+// only forward to these routines anyway. The trailing size_t arguments are
+// the hidden lengths of the character arguments that gfortran-compiled
+// routines expect (1 each); routines OpenBLAS implements in C ignore them.
+typedef int lapack_int;
+
+extern void dpotrf_(const char*, const lapack_int*, double*, const lapack_int*, lapack_int*, size_t);
+extern void dpotri_(const char*, const lapack_int*, double*, const lapack_int*, lapack_int*, size_t);
+extern void dtrtri_(const char*, const char*, const lapack_int*, double*, const lapack_int*, lapack_int*, size_t, size_t);
+extern void dsyevd_(const char*, const char*, const lapack_int*, double*, const lapack_int*, double*,
+	double*, const lapack_int*, lapack_int*, const lapack_int*, lapack_int*, size_t, size_t);
+extern void dgesdd_(const char*, const lapack_int*, const lapack_int*, double*, const lapack_int*, double*,
+	double*, const lapack_int*, double*, const lapack_int*, double*, const lapack_int*, lapack_int*, lapack_int*, size_t);
+extern void dsyevr_(const char*, const char*, const char*, const lapack_int*, double*, const lapack_int*,
+	const double*, const double*, const lapack_int*, const lapack_int*, const double*, lapack_int*, double*,
+	double*, const lapack_int*, lapack_int*, double*, const lapack_int*, lapack_int*, const lapack_int*, lapack_int*,
+	size_t, size_t, size_t);
+
+// The wrappers take values and return LAPACK's info (0: success), like
+// LAPACKE's *_work functions in column-major layout.
+static lapack_int dp_dpotrf(char uplo, lapack_int n, double* a, lapack_int lda) {
+	lapack_int info = 0;
+	dpotrf_(&uplo, &n, a, &lda, &info, 1);
+	return info;
+}
+
+static lapack_int dp_dpotri(char uplo, lapack_int n, double* a, lapack_int lda) {
+	lapack_int info = 0;
+	dpotri_(&uplo, &n, a, &lda, &info, 1);
+	return info;
+}
+
+static lapack_int dp_dtrtri(char uplo, char diag, lapack_int n, double* a, lapack_int lda) {
+	lapack_int info = 0;
+	dtrtri_(&uplo, &diag, &n, a, &lda, &info, 1, 1);
+	return info;
+}
+
+static lapack_int dp_dsyevd(char jobz, char uplo, lapack_int n, double* a, lapack_int lda, double* w,
+		double* work, lapack_int lwork, lapack_int* iwork, lapack_int liwork) {
+	lapack_int info = 0;
+	dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+	return info;
+}
+
+// dp_dgesdd_values: singular values only (jobz 'N'; u and vt are not referenced).
+static lapack_int dp_dgesdd_values(lapack_int m, lapack_int n, double* a, lapack_int lda, double* s,
+		double* work, lapack_int lwork, lapack_int* iwork) {
+	lapack_int info = 0, one = 1;
+	double dummy = 0;
+	char jobz = 'N';
+	dgesdd_(&jobz, &m, &n, a, &lda, s, &dummy, &one, &dummy, &one, work, &lwork, iwork, &info, 1);
+	return info;
+}
+
+// dp_dsyevr_all: every eigenvalue and eigenvector (jobz 'V', range 'A').
+static lapack_int dp_dsyevr_all(char uplo, lapack_int n, double* a, lapack_int lda, lapack_int* m, double* w,
+		double* z, lapack_int ldz, lapack_int* isuppz, double* work, lapack_int lwork, lapack_int* iwork, lapack_int liwork) {
+	lapack_int info = 0, il = 0, iu = 0;
+	double vl = 0, vu = 0, abstol = 0;
+	char jobz = 'V', range = 'A';
+	dsyevr_(&jobz, &range, &uplo, &n, a, &lda, &vl, &vu, &il, &iu, &abstol, m, w, z, &ldz, isuppz,
+		work, &lwork, iwork, &liwork, &info, 1, 1, 1);
+	return info;
+}
 
 // OpenBLAS extensions, declared here so that no particular cblas.h is needed.
 extern void openblas_set_num_threads(int);
@@ -73,7 +143,7 @@ func (LAPACK) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
 	if n == 0 {
 		return true
 	}
-	return C.LAPACKE_dpotrf_work(C.LAPACK_COL_MAJOR, swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
+	return C.dp_dpotrf(swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
 }
 
 // Dpotri computes the inverse of a symmetric positive definite matrix from
@@ -84,7 +154,7 @@ func (LAPACK) Dpotri(ul blas.Uplo, n int, a []float64, lda int) bool {
 	if n == 0 {
 		return true
 	}
-	return C.LAPACKE_dpotri_work(C.LAPACK_COL_MAJOR, swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
+	return C.dp_dpotri(swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
 }
 
 // Dtrtri computes the inverse of a triangular matrix in place.
@@ -97,7 +167,7 @@ func (LAPACK) Dtrtri(ul blas.Uplo, d blas.Diag, n int, a []float64, lda int) boo
 	if n == 0 {
 		return true
 	}
-	return C.LAPACKE_dtrtri_work(C.LAPACK_COL_MAJOR, swap(ul), C.char(d), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
+	return C.dp_dtrtri(swap(ul), C.char(d), C.lapack_int(n), ptr(a), C.lapack_int(lda)) == 0
 }
 
 // Dsyev computes the eigenvalues (ascending, in w) and, for jobz ==
@@ -134,7 +204,7 @@ func (LAPACK) Dsyev(jobz lapack.EVJob, ul blas.Uplo, n int, a []float64, lda int
 		liwork = 3 + 5*n
 	}
 	iwork := make([]C.lapack_int, liwork)
-	info := C.LAPACKE_dsyevd_work(C.LAPACK_COL_MAJOR, C.char(jobz), swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda),
+	info := C.dp_dsyevd(C.char(jobz), swap(ul), C.lapack_int(n), ptr(a), C.lapack_int(lda),
 		ptr(w), ptr(work), C.lapack_int(lwork), &iwork[0], C.lapack_int(liwork))
 	if info != 0 {
 		return false
@@ -166,9 +236,8 @@ func SingularValues(m, n int, a []float64, lda int, s []float64) bool {
 	lwork := 3*k + max(max(m, n), 7*k)
 	work := make([]float64, lwork)
 	iwork := make([]C.lapack_int, 8*k)
-	var dummy [1]float64
-	info := C.LAPACKE_dgesdd_work(C.LAPACK_COL_MAJOR, 'N', C.lapack_int(n), C.lapack_int(m), ptr(a), C.lapack_int(lda),
-		ptr(s), ptr(dummy[:]), 1, ptr(dummy[:]), 1, ptr(work), C.lapack_int(lwork), &iwork[0])
+	info := C.dp_dgesdd_values(C.lapack_int(n), C.lapack_int(m), ptr(a), C.lapack_int(lda),
+		ptr(s), ptr(work), C.lapack_int(lwork), &iwork[0])
 	return info == 0
 }
 
@@ -192,16 +261,16 @@ func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
 	var wq [1]float64
 	var iwq [1]C.lapack_int
 	// Workspace query, then the call. Row-major upper = column-major lower.
-	info := C.LAPACKE_dsyevr_work(C.LAPACK_COL_MAJOR, 'V', 'A', 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda),
-		0, 0, 0, 0, 0, &m, ptr(w), ptr(z), C.lapack_int(ldz), &isuppz[0], ptr(wq[:]), -1, &iwq[0], -1)
+	info := C.dp_dsyevr_all('L', C.lapack_int(n), ptr(a), C.lapack_int(lda),
+		&m, ptr(w), ptr(z), C.lapack_int(ldz), &isuppz[0], ptr(wq[:]), -1, &iwq[0], -1)
 	if info != 0 {
 		return false
 	}
 	lwork, liwork := int(wq[0]), int(iwq[0])
 	work := ws.floats(lwork)
 	iwork := ws.ints(1, liwork)
-	info = C.LAPACKE_dsyevr_work(C.LAPACK_COL_MAJOR, 'V', 'A', 'L', C.lapack_int(n), ptr(a), C.lapack_int(lda),
-		0, 0, 0, 0, 0, &m, ptr(w), ptr(z), C.lapack_int(ldz), &isuppz[0], ptr(work), C.lapack_int(lwork), &iwork[0], C.lapack_int(liwork))
+	info = C.dp_dsyevr_all('L', C.lapack_int(n), ptr(a), C.lapack_int(lda),
+		&m, ptr(w), ptr(z), C.lapack_int(ldz), &isuppz[0], ptr(work), C.lapack_int(lwork), &iwork[0], C.lapack_int(liwork))
 	if info != 0 || int(m) != n {
 		return false
 	}

@@ -3,6 +3,9 @@
 package native_test
 
 import (
+	"os"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,4 +39,21 @@ func TestSingularValuesShapes(t *testing.T) {
 	require.True(t, native.SingularValues(2, 3, a, 3, s))
 	require.InDelta(t, 3, s[0], 1e-15)
 	require.InDelta(t, 2, s[1], 1e-15)
+}
+
+// TestLinksOnlyOpenBLAS: the process maps libopenblas and none of LAPACKE's
+// libraries (liblapacke, the separate liblapack.so.3, libtmglib), whose
+// eager symbol binding cost every dpsolve process over a millisecond at
+// start — a lot for batches of small jobs (see doc.go).
+func TestLinksOnlyOpenBLAS(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/maps")
+	}
+	b, err := os.ReadFile("/proc/self/maps")
+	require.NoError(t, err)
+	maps := string(b)
+	require.Contains(t, maps, "libopenblas")
+	for _, lib := range []string{"liblapacke", "liblapack.so", "libtmglib"} {
+		require.False(t, strings.Contains(maps, lib), "%s is mapped", lib)
+	}
 }

@@ -3,7 +3,17 @@
 package native
 
 /*
-#include <lapacke.h>
+typedef int lapack_int;
+
+// LAPACK's dgelqf, from libopenblas (see native.go for why not LAPACKE).
+extern void dgelqf_(const lapack_int*, const lapack_int*, double*, const lapack_int*, double*, double*,
+	const lapack_int*, lapack_int*);
+
+static lapack_int dp_dgelqf(lapack_int m, lapack_int n, double* a, lapack_int lda, double* tau, double* work, lapack_int lwork) {
+	lapack_int info = 0;
+	dgelqf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+	return info;
+}
 */
 import "C"
 
@@ -21,9 +31,9 @@ func UpperTrapezoid(m, n int, a []float64, lda int) bool {
 	}
 	tau := make([]float64, m)
 	var wq [1]float64
-	if C.LAPACKE_dgelqf_work(C.LAPACK_COL_MAJOR, C.lapack_int(n), C.lapack_int(m), ptr(a), C.lapack_int(lda), ptr(tau), ptr(wq[:]), -1) != 0 {
+	if C.dp_dgelqf(C.lapack_int(n), C.lapack_int(m), ptr(a), C.lapack_int(lda), ptr(tau), ptr(wq[:]), -1) != 0 {
 		return false
 	}
 	work := make([]float64, max(1, int(wq[0])))
-	return C.LAPACKE_dgelqf_work(C.LAPACK_COL_MAJOR, C.lapack_int(n), C.lapack_int(m), ptr(a), C.lapack_int(lda), ptr(tau), ptr(work), C.lapack_int(len(work))) == 0
+	return C.dp_dgelqf(C.lapack_int(n), C.lapack_int(m), ptr(a), C.lapack_int(lda), ptr(tau), ptr(work), C.lapack_int(len(work))) == 0
 }
