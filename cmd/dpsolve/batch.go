@@ -61,6 +61,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	over := fs.Bool("oversubscribe", false, "allow workers × threads > cores")
 	asJSON := fs.Bool("json", false, "print a JSON summary with every job's outcome on stdout")
 	quiet := fs.Bool("quiet", false, "only the final summary on stderr")
+	durable := fs.Bool("durable", false, "sync every job's outputs, then its status, to disk before counting it finished, so finished jobs survive a crash of the machine (release jobs always are); a few fsyncs per job")
 	inProc := fs.Bool("in-process", false, "run solve jobs inside the batch process instead of as child processes (saves each one's process start; other commands still run as children)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: dpsolve batch --manifest M.jsonl --out DIR [--shard I/N] [--workers K] [--threads T] [--json]\n"+
@@ -119,7 +120,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	r := &batch.Runner{Exe: exe, Manifest: m, Out: outDir, Workers: k, Threads: t, Shard: shard}
+	r := &batch.Runner{Exe: exe, Manifest: m, Out: outDir, Workers: k, Threads: t, Shard: shard, Durable: *durable}
 	if *inProc {
 		// Children run in the manifest's folder; in-process jobs share the
 		// batch's, so the batch moves there (every path it holds is absolute).

@@ -553,6 +553,12 @@ func TestBatchCommandLine(t *testing.T) {
 	se0.Reset()
 	assert.Equal(t, 2, run([]string{"batch", "--manifest", good, "--out", out, "--shard", "x"}, &bytes.Buffer{}, &se0))
 	assert.Equal(t, "dpsolve batch: usage error: invalid input: shard \"x\" is not I/N (for example 0/4)\n", se0.String())
+	// --durable runs the jobs to the same statuses (as a subprocess: the
+	// batch's jobs are this test binary acting as dpsolve).
+	dur := filepath.Join(dir, "durable")
+	code, _, errOut := runDpsolve(t, dir, nil, "batch", "--manifest", good, "--out", dur, "--durable", "--quiet")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, batch.Succeeded, statusOf(t, dur, "a").State)
 	// --oversubscribe lifts the cores check.
 	var se bytes.Buffer
 	assert.NotEqual(t, 2, run([]string{"batch", "--manifest", unknown, "--out", out, "--workers", "64", "--threads", "64", "--oversubscribe"}, &bytes.Buffer{}, &se), se.String())
