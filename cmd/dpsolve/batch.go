@@ -57,7 +57,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	shardFlag := fs.String("shard", "", "run only shard I/N of the jobs (default: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX, else all)")
 	shards := fs.Int("shards", 0, "number of shards, for Kubernetes' JOB_COMPLETION_INDEX (or to override SLURM_ARRAY_TASK_COUNT)")
 	workers := fs.Int("workers", 0, "jobs run at once (0: cores / threads)")
-	threads := fs.Int("threads", 0, "kernel threads per job, passed as OPENBLAS_NUM_THREADS and GOMAXPROCS (0: cores / workers, 1 when neither is given)")
+	threads := fs.Int("threads", 0, "kernel threads per job, passed as OPENBLAS_NUM_THREADS and GOMAXPROCS (0: the user's OPENBLAS_NUM_THREADS or GOMAXPROCS, left as they are, else cores / workers, 1 when neither flag is given)")
 	over := fs.Bool("oversubscribe", false, "allow workers × threads > cores")
 	asJSON := fs.Bool("json", false, "print a JSON summary with every job's outcome on stdout")
 	quiet := fs.Bool("quiet", false, "only the final summary on stderr")
@@ -86,15 +86,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: %w", errUsage, batchPkgErr{err})
 	}
 	cores := batchCores()
-	k, t := *workers, *threads
-	switch {
-	case k == 0 && t == 0:
-		k, t = cores, 1
-	case k == 0:
-		k = max(1, cores/t)
-	case t == 0:
-		t = max(1, cores/k)
-	}
+	k, t, inherit := batchShape(*workers, *threads, cores, os.Getenv)
 	if k*t > cores && !*over {
 		return usageErrorf("--workers %d × --threads %d exceeds the %d cores available; lower them or add --oversubscribe", k, t, cores)
 	}
@@ -113,14 +105,21 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	jobs := shard.Select(m.Jobs)
 	defer shareMemory(min(k, len(jobs)), stderr)()
-	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads on %d cores\n",
-		len(jobs), len(m.Jobs), shard, shard.Source, k, t, cores)
+	from := ""
+	if inherit {
+		from = " (from the environment's " + threadVars + ")"
+	}
+	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads%s on %d cores\n",
+		len(jobs), len(m.Jobs), shard, shard.Source, k, t, from, cores)
 
 	outDir, err := filepath.Abs(*out)
 	if err != nil {
 		return err
 	}
 	r := &batch.Runner{Exe: exe, Manifest: m, Out: outDir, Workers: k, Threads: t, Shard: shard, Durable: *durable}
+	if inherit {
+		r.Threads = 0 // the children inherit the user's thread variables
+	}
 	if *inProc {
 		// Children run in the manifest's folder; in-process jobs share the
 		// batch's, so the batch moves there (every path it holds is absolute).
@@ -196,6 +195,37 @@ func inProcessJob(command string, args []string, stdout, stderr io.Writer) (int,
 		}
 	}
 	return run(append([]string{command}, args...), stdout, stderr), true
+}
+
+// threadVars names the environment variables that set a job's threads.
+const threadVars = "OPENBLAS_NUM_THREADS/GOMAXPROCS"
+
+// batchShape chooses the workers k and the threads per job t from the
+// flags (0: not given) and the cores. --threads, when given, is passed to
+// every job as OPENBLAS_NUM_THREADS and GOMAXPROCS. Without it, a thread
+// count the user exported (OPENBLAS_NUM_THREADS, else GOMAXPROCS, a
+// positive integer) is left to the jobs as it is (inherit) and counted as
+// t; otherwise t is cores/k (1 when neither flag is given: one job per
+// core). k defaults to cores/t.
+func batchShape(workers, threads, cores int, getenv func(string) string) (k, t int, inherit bool) {
+	k, t = workers, threads
+	if t == 0 {
+		for _, v := range []string{"OPENBLAS_NUM_THREADS", "GOMAXPROCS"} {
+			if n, err := strconv.Atoi(getenv(v)); err == nil && n > 0 {
+				t, inherit = n, true
+				break
+			}
+		}
+	}
+	switch {
+	case k == 0 && t == 0:
+		k, t = cores, 1
+	case k == 0:
+		k = max(1, cores/t)
+	case t == 0:
+		t = max(1, cores/k)
+	}
+	return k, t, inherit
 }
 
 // batchCores is the number of cores this batch may use: the Slurm

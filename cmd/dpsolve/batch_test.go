@@ -564,6 +564,39 @@ func TestBatchCommandLine(t *testing.T) {
 	assert.NotEqual(t, 2, run([]string{"batch", "--manifest", unknown, "--out", out, "--workers", "64", "--threads", "64", "--oversubscribe"}, &bytes.Buffer{}, &se), se.String())
 }
 
+// TestBatchShape: --threads wins and is passed on; without it a thread
+// count the user exported is inherited and counted; otherwise the cores
+// are shared out.
+func TestBatchShape(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, tc := range []struct {
+		name             string
+		workers, threads int
+		env              func(string) string
+		k, t             int
+		inherit          bool
+	}{
+		{"defaults", 0, 0, env(), 8, 1, false},
+		{"workers", 2, 0, env(), 2, 4, false},
+		{"threads", 0, 2, env(), 4, 2, false},
+		{"both", 3, 2, env(), 3, 2, false},
+		{"user's OpenBLAS threads", 0, 0, env("OPENBLAS_NUM_THREADS", "4"), 2, 4, true},
+		{"user's GOMAXPROCS", 2, 0, env("GOMAXPROCS", "2"), 2, 2, true},
+		{"OpenBLAS's first", 0, 0, env("OPENBLAS_NUM_THREADS", "2", "GOMAXPROCS", "8"), 4, 2, true},
+		{"--threads beats the environment", 0, 1, env("OPENBLAS_NUM_THREADS", "4"), 8, 1, false},
+		{"not a count", 0, 0, env("OPENBLAS_NUM_THREADS", "x", "GOMAXPROCS", "0"), 8, 1, false},
+	} {
+		k, th, inh := batchShape(tc.workers, tc.threads, 8, tc.env)
+		assert.Equal(t, []any{tc.k, tc.t, tc.inherit}, []any{k, th, inh}, tc.name)
+	}
+}
+
 func TestBatchCores(t *testing.T) {
 	t.Setenv("SLURM_CPUS_PER_TASK", "")
 	t.Setenv("SLURM_CPUS_ON_NODE", "")
