@@ -22,6 +22,7 @@ type fixture struct {
 	dir     string
 	out     string
 	durable bool // Runner.Durable
+	threads int  // Runner.Threads (-1: 0, leave the environment)
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -45,7 +46,14 @@ func (f *fixture) run(ctx context.Context, lines []string, workers int) []Outcom
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	r := &Runner{Exe: exe, Manifest: m, Out: f.out, Workers: workers, Threads: 1,
+	threads := 1
+	switch {
+	case f.threads < 0:
+		threads = 0
+	case f.threads > 0:
+		threads = f.threads
+	}
+	r := &Runner{Exe: exe, Manifest: m, Out: f.out, Workers: workers, Threads: threads,
 		Env: append(os.Environ(), "BATCH_TEST_CHILD=1", "OPENBLAS_NUM_THREADS=7"), GracePeriod: 2 * time.Second, Durable: f.durable}
 	outs, err := r.Run(ctx, m.Jobs)
 	if err != nil {
@@ -380,6 +388,17 @@ func TestScanSeesUnfinishedAttempts(t *testing.T) {
 	os.WriteFile(filepath.Join(f.out, "a", LockFile), []byte(`{"id":`), 0o644)
 	if c := ReadJob(f.out, "a").Category(); c != "running" {
 		t.Errorf("half-written record: %s", c)
+	}
+}
+
+// TestThreadsZeroLeavesTheEnvironment: with Threads 0 the jobs inherit the
+// thread variables as they are (the batch's user set them).
+func TestThreadsZeroLeavesTheEnvironment(t *testing.T) {
+	f := newFixture(t)
+	f.threads = -1
+	f.run(context.Background(), []string{job("env", "solve", "--env", "OPENBLAS_NUM_THREADS")}, 1)
+	if got := f.read("env", StdoutFile); got != "OPENBLAS_NUM_THREADS=7\n" {
+		t.Errorf("the job saw %q", got)
 	}
 }
 
