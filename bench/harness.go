@@ -73,6 +73,11 @@ type RunRecord struct {
 	// XFile is where the returned X was saved (Config.SaveX), if anywhere.
 	XFile string       `json:"x_file,omitempty"`
 	Trace []TracePoint `json:"trace"`
+	// Phases is the method's wall time per phase in seconds, and
+	// PhaseDGEMMEquivalents the same over the median DGEMM time (methods
+	// that report phases: newton).
+	Phases                map[string]float64 `json:"phases,omitempty"`
+	PhaseDGEMMEquivalents map[string]Num     `json:"phase_dgemm_equivalents,omitempty"`
 }
 
 func (r *RunRecord) ok() bool { return r.Error == "" }
@@ -246,7 +251,7 @@ func runOne(ctx context.Context, m Solver, p Problem, lower float64, rep int, sa
 		return r
 	}
 	r.Seconds, r.ReportedObjective, r.ReportedGap = Num(o.Seconds), Num(o.Objective), Num(o.Gap)
-	r.Iterations, r.Status, r.Trace = o.Iterations, o.Status, o.Trace
+	r.Iterations, r.Status, r.Trace, r.Phases = o.Iterations, o.Status, o.Trace, o.Phases
 	f, g, gap, err := Certify(p.V, o.X)
 	if err != nil {
 		r.Error = "certifying the returned X: " + err.Error()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,6 +113,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				fmt.Fprintf(bw, "- %s n = %d: %.1f× over %s (gap %.0e)\n", p.Workload, p.N, float64(p.SpeedUp), p.Peer, float64(p.Gap))
 			}
 		}
+		writePhases(bw, c.Summary)
 		fmt.Fprintln(bw)
 		fmt.Fprintln(bw, "| n | one DGEMM (s) | GFLOP/s | samples |")
 		fmt.Fprintln(bw, "|---:|---:|---:|---:|")
@@ -210,4 +212,47 @@ func (r *Report) WriteKernelsCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// PhaseOrder is the order of newton.Result.Phases in reports: the solve's
+// own order, start to finish.
+var PhaseOrder = []string{"spectrum", "fixed-point", "eigen", "system", "step", "line-search", "certificate", "strategy", "other"}
+
+// writePhases writes, for the summary rows that report phases, where the
+// time went: the median DGEMM-equivalents per phase. Phases a method did
+// not report are "—"; a phase outside PhaseOrder is added at the end.
+func writePhases(w io.Writer, rows []SummaryRow) {
+	names := append([]string(nil), PhaseOrder...)
+	reported := false
+	for _, s := range rows {
+		for name := range s.Phases {
+			reported = true
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if !reported {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Where the time goes: median DGEMM-equivalents per phase (newton.Result.Phases over the same DGEMM time).")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| workload | n | method | %s | total |\n", strings.Join(names, " | "))
+	fmt.Fprintf(w, "|---|---:|---|%s---:|\n", strings.Repeat("---:|", len(names)))
+	for _, s := range rows {
+		if len(s.Phases) == 0 {
+			continue
+		}
+		cells := make([]string, len(names))
+		for i, name := range names {
+			x, ok := s.Phases[name]
+			if !ok {
+				cells[i] = "—"
+				continue
+			}
+			cells[i] = fmtNum("%.1f", x)
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s |\n", s.Workload, s.N, s.Method, strings.Join(cells, " | "), fmtNum("%.1f", s.DGEMMEquivalents))
+	}
 }

@@ -52,3 +52,26 @@ func TestPlotsAndTables(t *testing.T) {
 	require.NoError(t, rep.WriteKernelsCSV(&kCSV))
 	assert.Equal(t, 2, strings.Count(kCSV.String(), "\n"))
 }
+
+// TestPhaseTable: per-phase seconds become DGEMM-equivalents over the same
+// DGEMM time as the run's total (0.2 s and 0.6 s over a 0.1 s DGEMM: 2 and
+// 6), medians over the repetitions, in the solve's phase order; a method
+// without phases gets no row.
+func TestPhaseTable(t *testing.T) {
+	c := &Comparison{DGEMM: []DGEMMTiming{{N: 8, Seconds: 0.1}}}
+	for rep, eigen := range []float64{0.6, 0.5, 0.7} {
+		r := run("newton", rep+1, 0.8+eigen, 10, 10-1e-9, "converged", trace(0.4, 11, 0.8+eigen, 10))
+		r.N = 8
+		r.Phases = map[string]float64{"spectrum": 0.2, "eigen": eigen}
+		c.Runs = append(c.Runs, r)
+	}
+	p := run("peer", 1, 2, 10, 10-1e-9, "converged", trace(1, 11, 2, 10))
+	p.N = 8
+	c.Runs = append(c.Runs, p)
+	c.Summarize()
+	var md strings.Builder
+	require.NoError(t, (&Report{Machine: DescribeMachine(), Tol: 1e-8, Repeat: 3, Comparison: c}).WriteMarkdown(&md))
+	assert.Contains(t, md.String(), "| prefix | 8 | newton | 2.0 | — | 6.0 | — |")
+	assert.NotContains(t, md.String(), "| prefix | 8 | peer | —")
+	assert.Less(t, strings.Index(md.String(), "spectrum"), strings.Index(md.String(), "| eigen |"))
+}

@@ -50,6 +50,9 @@ type Outcome struct {
 	Seconds float64
 	// Trace has one point per iteration.
 	Trace []TracePoint
+	// Phases is the wall time in seconds per phase (newton.Result.Phases;
+	// nil for methods that do not report phases).
+	Phases map[string]float64
 }
 
 // Solver is a method the harness can time.
@@ -92,7 +95,7 @@ func (s Newton) Solve(ctx context.Context, p Problem, _ float64) (*Outcome, erro
 		tr[i] = TracePoint{Seconds: it.Seconds, Objective: it.Objective, GapBest: Num(math.NaN())}
 	}
 	return &Outcome{X: r.X, Objective: r.Objective, Gap: r.Gap, Iterations: r.Iterations,
-		Status: string(r.Status), Seconds: secs, Trace: tr}, nil
+		Status: string(r.Status), Seconds: secs, Trace: tr, Phases: r.Phases}, nil
 }
 
 // Certify recomputes the objective and the certified lower bound of X with

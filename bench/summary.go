@@ -33,6 +33,9 @@ type SummaryRow struct {
 	SpeedUp Num `json:"speedup"`
 	// SpeedUpGap is the median g.
 	SpeedUpGap Num `json:"speedup_gap"`
+	// Phases is the median DGEMM-equivalents per phase over the runs
+	// (methods that report phases: newton).
+	Phases map[string]Num `json:"phases,omitempty"`
 	// Note explains a caveat (a method that stopped before the target, a
 	// reference that never reached the method's gap, an error).
 	Note string `json:"note,omitempty"`
@@ -80,6 +83,12 @@ func (c *Comparison) Summarize() {
 		r := &c.Runs[i]
 		if s, ok := dgemm[r.N]; ok && r.Seconds.Valid() {
 			r.DGEMMEquivalents = Num(float64(r.Seconds) / s)
+			if len(r.Phases) > 0 {
+				r.PhaseDGEMMEquivalents = make(map[string]Num, len(r.Phases))
+				for name, secs := range r.Phases {
+					r.PhaseDGEMMEquivalents[name] = Num(secs / s)
+				}
+			}
 		}
 		L := float64(best[problemKey{r.Workload, r.N}].Value)
 		if r.ok() {
@@ -132,6 +141,7 @@ func summarizeGroup(runs []*RunRecord, ref map[int]*RunRecord, cfg Config) Summa
 	r0 := runs[0]
 	row := SummaryRow{Workload: r0.Workload, N: r0.N, Method: r0.Method}
 	var secs, deq, obj, its, gap, gapBest, speed, speedGap []float64
+	phases := map[string][]float64{} // DGEMM-equivalents per phase, over the runs
 	var statuses, notes []string
 	addNote := func(s string) {
 		if !slices.Contains(notes, s) {
@@ -147,6 +157,9 @@ func summarizeGroup(runs []*RunRecord, ref map[int]*RunRecord, cfg Config) Summa
 		row.Runs++
 		secs = append(secs, float64(r.Seconds))
 		deq = append(deq, float64(r.DGEMMEquivalents))
+		for name, x := range r.PhaseDGEMMEquivalents {
+			phases[name] = append(phases[name], float64(x))
+		}
 		obj = append(obj, float64(r.Objective))
 		its = append(its, float64(r.Iterations))
 		gap = append(gap, float64(r.Gap))
@@ -173,6 +186,12 @@ func summarizeGroup(runs []*RunRecord, ref map[int]*RunRecord, cfg Config) Summa
 		speedGap = append(speedGap, g)
 	}
 	row.Seconds, row.DGEMMEquivalents = Num(median(secs)), Num(median(deq))
+	if len(phases) > 0 {
+		row.Phases = make(map[string]Num, len(phases))
+		for name, xs := range phases {
+			row.Phases[name] = Num(median(xs))
+		}
+	}
 	row.Objective, row.Iterations = Num(median(obj)), Num(median(its))
 	row.Gap, row.GapBest = Num(maxFinite(gap)), Num(maxFinite(gapBest))
 	row.SpeedUp, row.SpeedUpGap = Num(median(speed)), Num(median(speedGap))

@@ -44,8 +44,10 @@ type Backend interface {
 	LAPACK() LAPACK
 	// SymEigVectors computes the eigenvalues (ascending) of the symmetric
 	// n×n matrix a (upper triangle read; destroyed) into w and its
-	// orthonormal eigenvectors as the columns of z.
-	SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool
+	// orthonormal eigenvectors as the columns of z. work, if non-nil,
+	// keeps the float64 workspace between calls (grown as needed); nil
+	// draws it from a pool.
+	SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int, work *[]float64) bool
 	// SingularValues computes the singular values of the row-major m×n
 	// matrix a (destroyed) into s in descending order.
 	SingularValues(m, n int, a []float64, lda int, s []float64) bool

@@ -36,12 +36,14 @@ func (gonumBackend) SingularValues(m, n int, a []float64, lda int, s []float64) 
 	work := (*wp)[:int(query[0])]
 	return impl.Dgesvd(lapack.SVDNone, lapack.SVDNone, m, n, a, lda, s, nil, 1, nil, 1, work, len(work))
 }
-func (gonumBackend) SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
+func (gonumBackend) SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int, wp *[]float64) bool {
 	impl := lgonum.Implementation{}
 	query := []float64{0}
 	impl.Dsyev(lapack.EVCompute, gblas.Upper, n, a, lda, w, query, -1)
-	wp := gonumWork.Get().(*[]float64)
-	defer gonumWork.Put(wp)
+	if wp == nil {
+		wp = gonumWork.Get().(*[]float64)
+		defer gonumWork.Put(wp)
+	}
 	if cap(*wp) < int(query[0]) {
 		*wp = make([]float64, int(query[0]))
 	}

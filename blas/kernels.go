@@ -136,10 +136,26 @@ func SingularValues(a General, s []float64) bool {
 // SymEigVectors computes the eigenvalues of the symmetric matrix a (upper
 // triangle read; destroyed) into w in ascending order and its orthonormal
 // eigenvectors into the columns of z (a = Z·diag(w)·Zᵀ). With OpenBLAS it
-// uses the MRRR driver, whose workspace is O(n) rather than the 2n² of
-// divide and conquer (SymEig). It returns false on failure.
+// runs divide and conquer with the vectors written to z, so it needs n²
+// of (pooled) workspace where SymEig's dsyevd needs 2n², and MRRR below
+// n = 128 (see native.SymEigVectors). It returns false on failure.
 func SymEigVectors(a, z General, w []float64) bool {
-	return Current().SymEigVectors(a.Rows, a.Data, max(1, a.Stride), w, z.Data, max(1, z.Stride))
+	return Current().SymEigVectors(a.Rows, a.Data, max(1, a.Stride), w, z.Data, max(1, z.Stride), nil)
+}
+
+// EigenSym computes full symmetric eigendecompositions like SymEigVectors
+// and keeps its workspace (n² with OpenBLAS) between calls, in the manner
+// of gonum's reusable mat values: a solver that decomposes many matrices of
+// one size allocates it once, where SymEigVectors draws it from a pool that
+// a garbage collection empties. The zero value is ready to use. An
+// EigenSym must not be used by two goroutines at once.
+type EigenSym struct {
+	work []float64
+}
+
+// Factorize is SymEigVectors with e's workspace.
+func (e *EigenSym) Factorize(a, z General, w []float64) bool {
+	return Current().SymEigVectors(a.Rows, a.Data, max(1, a.Stride), w, z.Data, max(1, z.Stride), &e.work)
 }
 
 // GemmUpper computes the upper triangle of C = alpha·A·Bᵀ + beta·C, for

@@ -92,7 +92,9 @@ func TestKernelsAgainstDefinitions(t *testing.T) {
 				for j := range sv {
 					require.InDelta(t, w[n-1-j], sv[j], tol, "singular values = eigenvalues of SPD A")
 				}
-				// The MRRR path agrees with divide and conquer.
+				// SymEigVectors (OpenBLAS: MRRR below 128, its own divide
+				// and conquer into z above; both sizes are in the list)
+				// agrees with SymEig and returns orthonormal columns.
 				c1, z := blas.NewSquare(n), blas.NewSquare(n)
 				blas.Copy(c1, a)
 				w2 := make([]float64, n)
@@ -103,7 +105,14 @@ func TestKernelsAgainstDefinitions(t *testing.T) {
 						aq.Data[i*n+j] -= z.Data[i*n+j] * w2[j]
 					}
 				}
-				require.Less(t, maxAbsDiff(aq, blas.NewSquare(n)), tol, "A·Z = Z·diag(w) (MRRR)")
+				require.Less(t, maxAbsDiff(aq, blas.NewSquare(n)), tol, "A·Z = Z·diag(w) (SymEigVectors)")
+				ztz := blas.NewSquare(n)
+				blas.Gemm(gblas.Trans, gblas.NoTrans, 1, z, z, 0, ztz)
+				for i := 0; i < n; i++ {
+					ztz.Data[i*n+i] -= 1
+				}
+				// Orthogonality of computed eigenvectors: O(n·ε).
+				require.Less(t, maxAbsDiff(ztz, blas.NewSquare(n)), 1e-13*float64(n), "ZᵀZ = I (SymEigVectors)")
 				for j := range w {
 					require.InDelta(t, w[j], w2[j], tol)
 				}

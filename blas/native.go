@@ -20,8 +20,8 @@ func (openblasBackend) LAPACK() LAPACK      { return native.LAPACK{} }
 func (openblasBackend) SingularValues(m, n int, a []float64, lda int, s []float64) bool {
 	return native.SingularValues(m, n, a, lda, s)
 }
-func (openblasBackend) SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int) bool {
-	return native.SymEigVectors(n, a, lda, w, z, ldz)
+func (openblasBackend) SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int, work *[]float64) bool {
+	return native.SymEigVectors(n, a, lda, w, z, ldz, work)
 }
 func (openblasBackend) Threads() int { return native.Threads() }
 func (openblasBackend) SetThreads(n int) {

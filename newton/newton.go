@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // The default method works in the coordinates that whiten X and diagonalize
@@ -61,6 +62,20 @@ const maxFixedPoint = 4
 // better).
 const fastContraction = 0.9
 
+// fpStartGap: the fixed-point phase is skipped when the relative gap at
+// the start, estimated from the dual value at its dual point, exceeds
+// this. Its first step then rarely closes fastContraction of the gap and
+// was thrown away after costing an eigendecomposition with vectors and two
+// Cholesky-whitenings (16 of Prefix n = 2048's 121 DGEMM-equivalents);
+// deciding from S's eigenvalues alone costs a third of that. Measured
+// starting gaps (n = 256 … 2048): Prefix 3.4e-3–3.5e-3 (first step closes
+// 65–78%: skip), weighted discrete ranges 1.1e-4–6.6e-4 and AllRange
+// 6.6e-5–1.2e-4 (the step closes > 99%: keep). Those are gaps of the
+// V^{1/2} start; a caller's warm start (Options.Start) always gets the
+// step: skipping it there cost mechanism/plan's warm-started census
+// descent 81 Newton iterations instead of 64.
+const fpStartGap = 1.5e-3
+
 const (
 	// singularTol: V is treated as singular when its smallest eigenvalue is
 	// at most this fraction of its largest (rounding level for n ≲ 10⁴).
@@ -92,6 +107,7 @@ type newtonState struct {
 	y       []float64        // dual point of the last certificate
 	clock   phaseClock       // per-phase wall time of this solve
 	ebuf    []float64        // formStep's exponential factors (R×n twice)
+	eig     blas.EigenSym    // eigensolver workspace (n² with OpenBLAS), kept between solves
 }
 
 // prepare sizes the workspaces for n, keeping them when n is unchanged, and
@@ -130,9 +146,7 @@ func (s *newtonState) evaluate(x blas.General) (float64, bool) {
 	if !blas.Cholesky(s.u) {
 		return math.Inf(1), false
 	}
-	s.loadV(s.m, s.theta)
-	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
-	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, s.m)
+	s.whiten()
 	f := trace(s.m)
 	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
 		return math.Inf(1), false
@@ -140,25 +154,77 @@ func (s *newtonState) evaluate(x blas.General) (float64, bool) {
 	return f, true
 }
 
+// whiten sets m = U⁻ᵀ(V+θI)U⁻¹ from U = chol(X) in s.u.
+func (s *newtonState) whiten() {
+	s.loadV(s.m, s.theta)
+	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
+	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, s.m)
+}
+
 // loadV fills dst (both triangles) with V/s + θ·I from the caller's V, so
 // the solver keeps no private copy of V.
 func (s *newtonState) loadV(dst blas.General, theta float64) {
 	n, src, st := s.n, s.vsrc.Data, s.vsrc.Stride
 	inv := 1 / s.scale
-	for i := 0; i < n; i++ {
-		dst.Data[i*n+i] = src[i*st+i]*inv + theta
-		for j := i + 1; j < n; j++ {
-			v := src[i*st+j] * inv
-			dst.Data[i*n+j] = v
-			dst.Data[j*n+i] = v
+	d := dst.Data
+	forTiles(s.threads, n, func(bi, ie, bj, je int) {
+		for i := bi; i < ie; i++ {
+			if bj == bi {
+				d[i*n+i] = src[i*st+i]*inv + theta
+			}
+			for j := max(bj, i+1); j < je; j++ {
+				v := src[i*st+j] * inv
+				d[i*n+j] = v
+				d[j*n+i] = v
+			}
 		}
-	}
+	})
 }
+
+// mirrorUpper copies the strict upper triangle of the n×n matrix a into
+// its lower triangle, and zeroes the diagonal if zeroDiag.
+func mirrorUpper(threads int, a blas.General, zeroDiag bool) {
+	n, d := a.Rows, a.Data
+	forTiles(threads, n, func(bi, ie, bj, je int) {
+		for i := bi; i < ie; i++ {
+			if zeroDiag && bj == bi {
+				d[i*n+i] = 0
+			}
+			for j := max(bj, i+1); j < je; j++ {
+				d[j*n+i] = d[i*n+j]
+			}
+		}
+	})
+}
+
+// forTiles calls f(bi, ie, bj, je) for every tile [bi, ie)×[bj, je) of
+// the upper triangle of an n×n matrix (bj ≥ bi), the tile rows spread over
+// the threads. Filling or mirroring a triangle tile by tile keeps the
+// transposed writes in cache: row by row, each write to the lower
+// triangle touches a new cache line (measured at n = 2048: 148–233 ms a
+// pass row by row against 124–157 ms tiled, on one thread of a shared
+// machine; the O(n²) passes run several times per Newton iteration).
+func forTiles(threads, n int, f func(bi, ie, bj, je int)) {
+	const t = tileEdge
+	parallelRows(threads, n, func(lo, hi int) {
+		// The tile rows that start in [lo, hi): each is handled once.
+		for bi := (lo + t - 1) / t * t; bi < hi; bi += t {
+			ie := min(bi+t, n)
+			for bj := bi; bj < n; bj += t {
+				f(bi, ie, bj, min(bj+t, n))
+			}
+		}
+	})
+}
+
+// tileEdge is forTiles' tile edge: a 32×32 tile of float64 is 8 KiB, two
+// fit any L1 data cache.
+const tileEdge = 32
 
 // eigen replaces the symmetric matrix in s.m by its eigenvectors (columns)
 // and sets s.lam; s.g is the output buffer and the two are swapped.
 func (s *newtonState) eigen(w []float64) bool {
-	if !blas.SymEigVectors(s.m, s.g, w) {
+	if !s.eig.Factorize(s.m, s.g, w) {
 		return false
 	}
 	s.m, s.g = s.g, s.m
@@ -203,10 +269,14 @@ func (s *newtonState) certificate() (bound, trXinv float64, ok bool) {
 // half a Newton iteration), and its eigenvalues certify the bound
 // (tr S^{1/2})²/Σy for free. Measured with numpy at n = 512 from the V^{1/2}
 // start: AllRange gap 8e-5 → 3e-8 → 4e-11, Prefix 3e-3 → 3e-4 → 2e-5, then
-// linear at ratio ≈ 0.13, where Newton takes over. The phase stops when a
+// linear at ratio ≈ 0.13, where Newton takes over. Before the first step
+// S's eigenvalues alone certify the start: optimal to the tolerance ends
+// the solve there, a gap above fpStartGap (from the V^{1/2} start) hands
+// over to Newton at once.
+// Otherwise the phase stops when a
 // step gains less than a factor 4 in objective gap (or fails to decrease
 // F), and returns converged if the certified gap already meets opt.Tol.
-func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale float64, start time.Time, res *Result) (iter int, bound, trXinv float64, converged bool) {
+func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale float64, start time.Time, res *Result, warm bool) (iter int, bound, trXinv float64, converged bool) {
 	n := s.n
 	bound = math.Inf(-1)
 	prevDrop := math.Inf(1)
@@ -218,21 +288,57 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 		}
 		// S = D^{1/2}(V+θI)D^{1/2} → Q, λ; X_new = normalize(Q·diag(√λ)·Qᵀ)
 		// (the outer D^{-1/2} factors cancel in the normalization).
-		s.loadV(s.m, s.theta)
 		r := make([]float64, n)
 		sy := 0.0
 		for i, yi := range y {
 			r[i] = math.Sqrt(yi)
 			sy += yi
 		}
-		s.par(n, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				row := s.m.Data[i*n : i*n+n]
-				for j := range row {
-					row[j] *= r[i] * r[j]
+		loadS := func() {
+			s.loadV(s.m, s.theta)
+			s.par(n, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					row := s.m.Data[i*n : i*n+n]
+					for j := range row {
+						row[j] *= r[i] * r[j]
+					}
 				}
+			})
+		}
+		loadS()
+		if iter == 0 {
+			// Before the first step, S's eigenvalues alone (a third of the
+			// cost of the vectors at n = 2048) give the certified gap at the
+			// start and an estimate of it, which decide whether a step is
+			// worth taking at all (see fpStartGap).
+			fOld := s.f
+			if !blas.SymEig(s.m, s.lam, false) {
+				break
 			}
-		})
+			t := sqrtSum(s.lam)
+			b := t * t / sy
+			te := 0.0
+			for _, x := range s.lam {
+				te += math.Sqrt(math.Max(x, 0))
+			}
+			est := te * te / sy
+			it := Iteration{Iter: 1, Objective: fOld * scale, LowerBound: b * scale, Gap: (fOld - b) / fOld}
+			if (fOld-b)/fOld <= opt.Tol {
+				// The start is optimal to the tolerance (Identity, and any
+				// V whose V^{1/2} start is its optimum): certified, done.
+				record(res, opt, start, it)
+				s.y = y
+				return 1, b, tr, true
+			}
+			if !warm && (fOld-est)/fOld > fpStartGap {
+				// Far from the optimum: Newton's turn, from this X. M was
+				// overwritten by S: restore it (U = chol(X) is intact).
+				s.whiten()
+				record(res, opt, start, it)
+				return 1, math.Inf(-1), 0, false
+			}
+			loadS()
+		}
 		if !s.eigen(s.lam) {
 			break
 		}
@@ -434,6 +540,7 @@ func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Optio
 		// The caller's warm start, if it is usable; else V^{1/2}.
 		f, ok = s.evaluate(copyStart(s.x, st))
 	}
+	warm := ok
 	if !ok {
 		if !spectrum() {
 			return nil, fmt.Errorf("newton: eigendecomposition of V failed to converge")
@@ -462,7 +569,7 @@ func solveNewton(ctx context.Context, s *newtonState, V *mat.SymDense, opt Optio
 	lastFull, lastEst := false, math.Inf(1) // the previous step, for certifying early
 	if len(thetas) == 1 {
 		var conv bool
-		iter, bound, trXinv, conv = s.fixedPointPhase(ctx, opt, scale, start, res)
+		iter, bound, trXinv, conv = s.fixedPointPhase(ctx, opt, scale, start, res, warm)
 		s.clock.lap("fixed-point")
 		if conv {
 			status = Converged
@@ -744,7 +851,7 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	if pos < n {
 		blas.Syrk(gblas.Trans, -1, blas.General{Rows: n - pos, Cols: n, Stride: n, Data: s.g.Data[pos*n:]}, 1, s.a)
 	}
-	blas.Symmetrize(s.a)
+	mirrorUpper(s.threads, s.a, false)
 	// g ← K̃ = Eᵀ·diag(w)·E with E (R×n), Eᵣⱼ = e^{−tᵣλⱼ}.
 	R := len(ts)
 	if cap(s.ebuf) < 2*R*n {
@@ -775,14 +882,7 @@ func (s *newtonState) formStep(mu, ts, ws []float64) {
 	// residue is removed, so X + αD keeps diag = 1 exactly.
 	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, s.m, s.a, 0, s.g)
 	blas.GemmUpper(1, s.g, s.m, 0, s.a)
-	s.par(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s.a.Data[i*n+i] = 0
-			for j := i + 1; j < n; j++ {
-				s.a.Data[j*n+i] = s.a.Data[i*n+j]
-			}
-		}
-	})
+	mirrorUpper(s.threads, s.a, true)
 }
 
 // lineSearch tries X + αD for α = 1, ½, ¼, … with the Armijo condition
@@ -827,9 +927,28 @@ func (s *newtonState) recomputeAndCertify() (bound, trXinv float64, ok bool) {
 func record(res *Result, opt Options, start time.Time, it Iteration) {
 	it.Seconds = time.Since(start).Seconds()
 	res.History = append(res.History, it)
-	if opt.Progress != nil {
-		opt.Progress(it)
+	report(opt, res.History, it)
+}
+
+// report sends one iteration to opt.Progress, with the CG steps summed over
+// hist (which ends with it).
+func report(opt Options, hist []Iteration, it Iteration) {
+	if !opt.Progress.Enabled() {
+		return
 	}
+	inner := 0
+	for _, h := range hist {
+		inner += h.CGSteps
+	}
+	opt.Progress(progress.Event{Stage: string(opt.Method), Step: it.Iter, Inner: inner,
+		Objective: it.Objective, Bound: it.LowerBound, Gap: it.Gap, Seconds: it.Seconds, Detail: it})
+}
+
+// reportDone sends a solve's final event.
+func reportDone(opt Options, res *Result) {
+	opt.Progress.Report(progress.Event{Stage: string(opt.Method), Step: res.Iterations, Inner: res.CGSteps,
+		Objective: res.Objective, Bound: res.LowerBound, Gap: res.Gap, Seconds: res.Seconds,
+		Done: true, Note: string(res.Status)})
 }
 
 // parallelRows runs f over [0, n) split into contiguous chunks, one per

@@ -14,6 +14,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 func gram(t *testing.T, name string, n int) *mat.SymDense {
@@ -213,9 +214,11 @@ func TestBackendsAgree(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	r, err := newton.Solve(ctx, gram(t, "prefix", 128), &newton.Options{Progress: func(newton.Iteration) {
-		calls++
-		cancel()
+	r, err := newton.Solve(ctx, gram(t, "prefix", 128), &newton.Options{Progress: func(e progress.Event) {
+		if !e.Done {
+			calls++
+			cancel()
+		}
 	}})
 	require.ErrorIs(t, err, context.Canceled, "the rule: the best result AND ctx.Err()")
 	require.NotNil(t, r)
@@ -232,7 +235,7 @@ func TestCancellation(t *testing.T) {
 	// The same rule on the singular path.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	v := parsed(t, "wrange:m=256", 128)
-	r, err = newton.Solve(ctx2, v, &newton.Options{Progress: func(newton.Iteration) { cancel2() }})
+	r, err = newton.Solve(ctx2, v, &newton.Options{Progress: func(progress.Event) { cancel2() }})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotNil(t, r)
 	require.Equal(t, newton.Cancelled, r.Status)
@@ -338,4 +341,33 @@ func TestRankDeficientWorkload(t *testing.T) {
 	checkFeasible(t, reg)
 	assert.Greater(t, reg.Objective, r.Objective*(1+1e-6), "a regularized X is not the infimum")
 	assert.LessOrEqual(t, reg.LowerBound, r.Objective*(1+1e-10))
+}
+
+// TestStartDecision: before the fixed-point phase, the certified gap at the
+// V^{1/2} start decides. Identity's start is its optimum (X = I, objective
+// n): one iteration, certified, no Newton step. Prefix starts 3.5e-3 from
+// its optimum (above fpStartGap): the first history entry is the start's
+// certified bound with no step taken, and Newton converges from there.
+func TestStartDecision(t *testing.T) {
+	const n = 96
+	r, err := newton.Solve(context.Background(), gram(t, "identity", n), nil)
+	require.NoError(t, err)
+	require.Equal(t, newton.Converged, r.Status)
+	require.Equal(t, 1, r.Iterations)
+	require.InEpsilon(t, float64(n), r.Objective, 1e-12, "tr(I·I⁻¹) = n")
+	require.LessOrEqual(t, r.Gap, 1e-12)
+	checkFeasible(t, r)
+
+	v := gram(t, "prefix", n)
+	r, err = newton.Solve(context.Background(), v, nil)
+	require.NoError(t, err)
+	require.Equal(t, newton.Converged, r.Status)
+	first := r.History[0]
+	require.Zero(t, first.Step, "no fixed-point step from Prefix's start")
+	require.Greater(t, first.Gap, 1.5e-3, "the start's certified gap is what made the decision")
+	require.Less(t, first.LowerBound, r.Objective*(1+1e-12), "the start's bound is a valid bound")
+	obj, bound, err := newton.Certificate(v, r.X)
+	require.NoError(t, err)
+	require.InEpsilon(t, r.Objective, obj, 1e-10)
+	require.LessOrEqual(t, (obj-bound)/obj, 1e-8)
 }

@@ -3,6 +3,8 @@ package newton
 import (
 	"fmt"
 
+	"github.com/dpsolve/dpsolve/progress"
+
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -71,8 +73,12 @@ type Options struct {
 	// point) and for a nearly singular V solved by θ continuation, and falls
 	// back to V^{1/2} if it is not numerically positive definite.
 	Start *mat.SymDense
-	// Progress, when non-nil, is called after every iteration.
-	Progress func(Iteration)
+	// Progress, when non-nil, receives an event after every iteration
+	// (Stage "newton" or "yuan2016", Step the iteration, Inner the CG
+	// steps so far, Objective, Bound and Gap as in Iteration, Detail the
+	// Iteration itself) and a final one with Done set, the result's
+	// objective, certified bound and gap, and its Status as Note.
+	Progress progress.Func
 }
 
 // Iteration records one outer iteration.

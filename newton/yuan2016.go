@@ -189,9 +189,7 @@ func solveYuan2016(ctx context.Context, V *mat.SymDense, opt Options) (*Result, 
 		it := Iteration{Iter: iter, Objective: fcurr, LowerBound: math.NaN(), Gap: math.NaN(),
 			Step: alpha, CGSteps: cgSteps, Seconds: time.Since(start).Seconds()}
 		res.History = append(res.History, it)
-		if opt.Progress != nil {
-			opt.Progress(it)
-		}
+		report(opt, res.History, it)
 		if math.Abs((flast-fcurr)/flast) <= yuanAccuracy {
 			status = Converged
 			break

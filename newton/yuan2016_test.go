@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // octaveTrajectory reads the objective per iteration that the seed's Matlab
@@ -50,8 +51,12 @@ func TestYuan2016ReproducesSeed(t *testing.T) {
 	want := octaveTrajectory(t)
 	var got []float64
 	r, err := newton.Solve(context.Background(), gram(t, "prefix", 256), &newton.Options{
-		Method:   newton.MethodYuan2016,
-		Progress: func(it newton.Iteration) { got = append(got, it.Objective) },
+		Method: newton.MethodYuan2016,
+		Progress: func(e progress.Event) {
+			if !e.Done {
+				got = append(got, e.Objective)
+			}
+		},
 	})
 	require.NoError(t, err)
 	t.Logf("%v; regularized %.6f, CG steps %d", r, r.RegularizedObjective, r.CGSteps)

@@ -32,6 +32,7 @@ type releaseFlags struct {
 	data       string
 	spec       string
 	wfile      string
+	specFile   string
 	mechanism  string
 	eps, delta float64
 	rho        float64
@@ -49,6 +50,7 @@ func (f *releaseFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.data, "data", "", "histogram x: non-negative counts, .npy (int or float) or .csv")
 	fs.StringVar(&f.spec, "workload", "", "workload to answer: identity, total, prefix, allrange, width:k=K, wrange:m=M, … (n is the data length)")
 	fs.StringVar(&f.wfile, "w", "", "workload matrix W (m×n) from a .npy or .csv file, instead of --workload")
+	registerSpecFile(fs, &f.specFile)
 	fs.StringVar(&f.mechanism, "mechanism", "gaussian", "noise: gaussian ((ε,δ)-DP), zcdp (ρ-zCDP Gaussian) or laplace (ε-DP)")
 	fs.Float64Var(&f.eps, "eps", 0, "ε > 0 (gaussian, laplace)")
 	fs.Float64Var(&f.delta, "delta", 0, "δ in (0,1) (gaussian only)")
@@ -110,8 +112,8 @@ func (f *releaseFlags) check() (calibrate.Budget, error) {
 	if f.out == "" {
 		return calibrate.Budget{}, usageErrorf("--out is required")
 	}
-	if (f.spec == "") == (f.wfile == "") {
-		return calibrate.Budget{}, usageErrorf("give exactly one of --workload and --w")
+	if given := btoi(f.spec != "") + btoi(f.wfile != "") + btoi(f.specFile != ""); given != 1 {
+		return calibrate.Budget{}, usageErrorf("give exactly one of --workload, --w and --spec")
 	}
 	if f.seed != "" {
 		if _, err := strconv.ParseUint(f.seed, 10, 64); err != nil {
@@ -135,11 +137,7 @@ func (f *releaseFlags) loadData() ([]float64, error) {
 
 // loadWorkload builds the workload to answer over n cells (the data's).
 func (f *releaseFlags) loadWorkload(n int) (workload.Workload, error) {
-	src := workload.Source{WFile: f.wfile}
-	if f.spec != "" {
-		src = workload.Source{Spec: f.spec, N: n}
-	}
-	w, err := loadWorkload(src)
+	w, err := loadWorkload(f.source(n))
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +145,22 @@ func (f *releaseFlags) loadWorkload(n int) (workload.Workload, error) {
 		return nil, fmt.Errorf("workload %s has domain %d but the data has %d cells", w.Name(), w.Domain(), n)
 	}
 	return w, nil
+}
+
+// source is the workload the flags describe, over n cells (the data's; a
+// built-in workload takes its n from them, a file or spec knows its own).
+func (f *releaseFlags) source(n int) workload.Source {
+	if f.spec != "" {
+		return workload.Source{Spec: f.spec, N: n}
+	}
+	return workload.Source{WFile: f.wfile, SpecFile: f.specFile}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // sampler returns the secure sampler, or the seeded one with a warning.
@@ -298,7 +312,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{f.data, f.wfile, *strategyPath}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-w", *outW)); err != nil {
+	if err := checkOutputs([]string{f.data, f.wfile, f.specFile, *strategyPath}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	a, err := matio.ReadMatrix(*strategyPath)
@@ -312,7 +326,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkCounts(x, f.data, f.allowFractional, stderr); err != nil {
 		return err
 	}
-	if err := checkSpecMemory("answer", f.spec, len(x), memAnswer, false, true); err != nil {
+	if err := checkSpecMemory("answer", f.source(len(x)), memAnswer, false, true); err != nil {
 		return err
 	}
 	if _, n := a.Dims(); n != len(x) {

@@ -178,7 +178,7 @@ func TestAnswerErrors(t *testing.T) {
 		{"bad seed", base("--eps", "1", "--delta", "1e-6", "--insecure-seed", "x"), 2, "insecure-seed"},
 		{"no out", []string{"answer", "--strategy", aPath, "--data", xPath, "--workload", "prefix", "--eps", "1", "--delta", "1e-6"}, 2, "--out is required"},
 		{"no strategy", []string{"answer", "--data", xPath, "--workload", "prefix", "--eps", "1", "--delta", "1e-6", "--out", out}, 2, "--strategy is required"},
-		{"two workloads", base("--eps", "1", "--delta", "1e-6", "--w", aPath), 2, "exactly one of --workload and --w"},
+		{"two workloads", base("--eps", "1", "--delta", "1e-6", "--w", aPath), 2, "exactly one of --workload, --w and --spec"},
 		{"negative counts", []string{"answer", "--strategy", aPath, "--data", negative, "--workload", "prefix", "--eps", "1", "--delta", "1e-6", "--out", out}, 1, "negative"},
 		{"nan counts", []string{"answer", "--strategy", aPath, "--data", nan, "--workload", "prefix", "--eps", "1", "--delta", "1e-6", "--out", out}, 1, "non-finite"},
 		{"length mismatch", []string{"answer", "--strategy", aPath, "--data", short, "--workload", "prefix", "--eps", "1", "--delta", "1e-6", "--out", out}, 1, "16 columns but the data"},

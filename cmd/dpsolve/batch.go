@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dpsolve/dpsolve/blas"
@@ -129,22 +128,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		blas.Current().SetThreads(t)
 		r.InProcess = inProcessJob
 	}
-	var mu sync.Mutex
-	last := time.Time{}
-	r.Progress = func(p batch.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		bad := p.Last != nil && !p.Last.OK()
-		if *quiet || (!bad && time.Since(last) < time.Second && p.Left+p.Running > 0) {
-			return
-		}
-		last = time.Now()
-		fmt.Fprintf(stderr, "dpsolve batch: done %d, failed %d, running %d, left %d", p.Done, p.Failed, p.Running, p.Left)
-		if bad {
-			fmt.Fprintf(stderr, " — %s %s: %s", p.Last.ID, p.Last.Result, p.Last.Error)
-		}
-		fmt.Fprintln(stderr)
-	}
+	r.Progress = progressTo(stderr, "batch", *quiet)
 	t0 := time.Now()
 	outcomes, err := r.Run(ctx, jobs)
 	if err != nil {

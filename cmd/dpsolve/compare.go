@@ -52,6 +52,8 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 func init() {
@@ -70,7 +72,7 @@ func init() {
 // baselineBuilder wraps a registered strategy as a compare row.
 func baselineBuilder(b strategy.Baseline) func(env *compareEnv) (*compareOutcome, error) {
 	return func(env *compareEnv) (*compareOutcome, error) {
-		s, err := b.Build(env.Ctx, env.Workload.Domain(), env.Gram, env.Tol)
+		s, err := b.Build(env.Ctx, env.Workload.Domain(), env.Gram, &newton.Options{Tol: env.Tol, Progress: env.Progress})
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +99,9 @@ type compareEnv struct {
 	Tol float64
 	// Stderr takes human progress messages.
 	Stderr io.Writer
+	// Progress reports long computations (the optimizer, lrm) through
+	// the command's one renderer; nil under --quiet.
+	Progress progress.Func
 }
 
 // compareOutcome is a builder's result: exactly one of Strategy and Report.
@@ -246,7 +251,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := checkPrivacyFlags(*mech, *eps, *delta, 0); err != nil {
 		return err
 	}
-	if err := preflight("compare", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memCompare, false, false, matOut("--out-w", *outW)); err != nil {
+	if err := preflight("compare", []string{wf.gram, wf.wfile, wf.specFile}, wf.source(), memCompare, false, false, matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	var noise accounting.Noise
@@ -310,7 +315,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(progress, "  SVD bound: RMSE %.6g (%.2fs)\n", bound.RMSE, time.Since(t0).Seconds())
 
-	env := &compareEnv{Ctx: ctx, Workload: w, Gram: v, Noise: noise, Tol: *tol, Stderr: progress}
+	env := &compareEnv{Ctx: ctx, Workload: w, Gram: v, Noise: noise, Tol: *tol, Stderr: progress, Progress: progressTo(stderr, "compare", *quiet)}
 	var out []compareRow
 	for _, c := range rows {
 		if err := ctx.Err(); err != nil {
@@ -370,7 +375,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // loadCompareWorkload builds the workload from the shared workload flags
 // (--workload/--n, --w, or --gram with --m).
 func loadCompareWorkload(wf *workloadFlags, m int) (workload.Workload, error) {
-	if wf.gram != "" && m <= 0 && wf.spec == "" && wf.wfile == "" {
+	if wf.gram != "" && m <= 0 && wf.spec == "" && wf.wfile == "" && wf.specFile == "" {
 		return nil, usageErrorf("--gram needs --m, the number of queries (positive), got %d", m)
 	}
 	src := wf.source()

@@ -262,7 +262,7 @@ func TestFaultInterruptRun(t *testing.T) {
 func TestFaultInterruptSolve(t *testing.T) {
 	dir := faultFixture(t, 8)
 	s := startBin(t, dir, "solve", "--workload", "prefix", "--n", "1024", "--out-a", "A.npy")
-	waitForText(t, &s.errb, " iter ", 20*time.Second) // the solve is under way
+	waitForText(t, &s.errb, ", method newton, backend ", 20*time.Second) // printed as the solve starts
 	sent := time.Now()
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
 	code, _ := s.wait(t)
@@ -280,7 +280,7 @@ func TestFaultInterruptSolve(t *testing.T) {
 func TestFaultSecondSignalExitsAtOnce(t *testing.T) {
 	dir := faultFixture(t, 8)
 	s := startBin(t, dir, "solve", "--workload", "prefix", "--n", "1024", "--out-a", "A.npy")
-	waitForText(t, &s.errb, " iter ", 20*time.Second)
+	waitForText(t, &s.errb, ", method newton, backend ", 20*time.Second)
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
 	waitForText(t, &s.errb, "send it again", 5*time.Second)
 	sent := time.Now()

@@ -160,7 +160,7 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := checkOutputs(nil, fileOut("--out", *out), fileOut("--plot", *plotPath)); err != nil {
 		return err
 	}
-	res, err := experiment.Run(ctx, cfg, stderr)
+	res, err := experiment.Run(ctx, cfg, progressTo(stderr, "funcpert", false))
 	if err == nil && ctx.Err() != nil {
 		err = errCancelled(ctx) // an interrupted experiment writes nothing
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -77,6 +76,8 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("lrm", stderr)
 	wfile := fs.String("w", "", "workload matrix W (m×n) from a .npy or .csv file")
 	spec := fs.String("workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
+	var specFile string
+	registerSpecFile(fs, &specFile)
 	nFlag := fs.Int("n", 0, "domain size for --workload")
 	mech := fs.String("mechanism", "laplace", "laplace (ε-DP, columns of L in the ℓ1 ball) or gaussian ((ε,δ)-DP, ℓ2 ball)")
 	eps := fs.Float64("eps", 1, "privacy parameter ε > 0")
@@ -99,7 +100,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no per-iteration progress on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dpsolve lrm (--w W.npy | --workload SPEC --n N) [--mechanism laplace|gaussian] --eps 1 [--delta D] [--out-b B.npy --out-l L.npy] [--json]")
+		fmt.Fprintln(stderr, "usage: dpsolve lrm (--w W.npy | --workload SPEC --n N | --spec FILE) [--mechanism laplace|gaussian] --eps 1 [--delta D] [--out-b B.npy --out-l L.npy] [--json]")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -138,10 +139,10 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkRange("--eps", *eps, epsMin, epsMax); err != nil {
 		return err
 	}
-	if err := preflight("lrm", []string{*wfile, *data}, *spec, *nFlag, memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL), matOut("--out-w", *outW)); err != nil {
+	if err := preflight("lrm", []string{*wfile, *data, specFile}, lrmSource(*wfile, *spec, specFile, *nFlag), memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
-	w, label, err := loadLRMWorkload(*wfile, *spec, *nFlag)
+	w, label, err := loadLRMWorkload(lrmSource(*wfile, *spec, specFile, *nFlag))
 	if err != nil {
 		return err
 	}
@@ -161,40 +162,10 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
 		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
-		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine}
+		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine,
+		Progress: progressTo(stderr, "lrm", *quiet)}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve lrm: %s, m = %d, n = %d, %s noise, columns of L in the %v ball\n", label, m, n, *mech, ball)
-		// The table header comes with the first row: a p-Identity start
-		// under two seconds prints none.
-		headed := false
-		header := func() {
-			if !headed {
-				headed = true
-				fmt.Fprintf(stderr, "%6s %8s %16s %12s %12s\n", "outer", "L-steps", "tr(BᵀB)", "residual", "β")
-			}
-		}
-		opt.Progress = func(it lrm.Iteration) {
-			header()
-			fmt.Fprintf(stderr, "%6d %8d %16.8g %12.3e %12.4g\n", it.Outer, it.Inner, it.Objective, it.Residual, it.Beta)
-		}
-		// Within an outer iteration (minutes at n = 1024), a line at most
-		// every two seconds.
-		begin := time.Now()
-		last := begin
-		opt.StepProgress = func(outer, steps int) {
-			if now := time.Now(); now.Sub(last) >= 2*time.Second {
-				last = now
-				header()
-				fmt.Fprintf(stderr, "%6d %8d   (in progress, %.0f s)\n", outer, steps, now.Sub(begin).Seconds())
-			}
-		}
-		opt.StartProgress = func(its int, phi float64) {
-			if now := time.Now(); now.Sub(last) >= 2*time.Second {
-				last = now
-				header()
-				fmt.Fprintf(stderr, "%6s %8s %16.8g   (p-Identity start: %d L-BFGS iterations, %.0f s)\n", "start", "", phi, its, now.Sub(begin).Seconds())
-			}
-		}
 	}
 	// An interrupted solve returns at once and writes nothing.
 	res, err := untilCancelled(ctx, func() (*lrm.Result, error) { return lrm.Solve(ctx, w, opt) })
@@ -282,8 +253,8 @@ func unitVariance(res *lrm.Result, b calibrate.Budget) (float64, error) {
 
 // loadLRMWorkload reads W from a file or builds an explicit built-in
 // workload, through the shared loader.
-func loadLRMWorkload(wfile, spec string, n int) (*mat.Dense, string, error) {
-	w, err := loadWorkload(workload.Source{Spec: spec, N: n, WFile: wfile})
+func loadLRMWorkload(src workload.Source) (*mat.Dense, string, error) {
+	w, err := loadWorkload(src)
 	if err != nil {
 		return nil, "", err
 	}
@@ -292,4 +263,9 @@ func loadLRMWorkload(wfile, spec string, n int) (*mat.Dense, string, error) {
 		return nil, "", usageErrorf("workload %s has no explicit matrix; write W to a file and use --w", w.Name())
 	}
 	return ex.Matrix(), w.Name(), nil
+}
+
+// lrmSource is the workload lrm's flags describe.
+func lrmSource(wfile, spec, specFile string, n int) workload.Source {
+	return workload.Source{Spec: spec, N: n, WFile: wfile, SpecFile: specFile}
 }

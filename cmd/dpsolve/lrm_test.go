@@ -135,7 +135,7 @@ func TestLRMJSONFromFile(t *testing.T) {
 	// iteration, polished to an exact pair.
 	code, out, errOut = lrmCLI(t, "--w", wPath, "--eps", "0.5", "--start", "svd", "--json")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut, "residual", "the iteration's progress table goes to stderr")
+	assert.Contains(t, errOut, "dpsolve lrm: lrm  step 1", "the iteration's progress goes to stderr")
 	var so lrmOut
 	require.NoError(t, json.Unmarshal([]byte(out), &so), out)
 	assert.Equal(t, "svd", so.Start)

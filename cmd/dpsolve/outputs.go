@@ -47,6 +47,8 @@ func solveWorkload(wf *workloadFlags) (workload.Workload, error) {
 	switch {
 	case wf.spec != "":
 		return workload.Parse(wf.spec, wf.n)
+	case wf.specFile != "":
+		return workload.Load(wf.source())
 	case wf.wfile != "":
 		d, err := matio.ReadMatrix(wf.wfile)
 		if err != nil {
@@ -54,7 +56,7 @@ func solveWorkload(wf *workloadFlags) (workload.Workload, error) {
 		}
 		return workload.FromMatrix("w:"+wf.wfile, d)
 	default:
-		return nil, fmt.Errorf("--out-w needs --workload or --w: --gram gives only V = WᵀW, not W")
+		return nil, fmt.Errorf("--out-w needs --workload, --w or --spec: --gram gives only V = WᵀW, not W")
 	}
 }
 

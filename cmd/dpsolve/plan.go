@@ -48,6 +48,19 @@ type planJSON struct {
 	// Marginals is set for the marginals template: its objective, largest
 	// per-query variance, certificate and per-marginal variances.
 	Marginals *planMarginalsJSON `json:"marginals,omitempty"`
+	// PureMarginals is set for the marginals template under --privacy pure:
+	// the measured tables' Laplace scales (at ε = 1) and the GLS variances.
+	PureMarginals *planPureMarginalsJSON `json:"marginals_pure,omitempty"`
+}
+
+// planPureMarginalsJSON reports a pure marginals plan (per unit Laplace
+// variance 2/ε² at L1 sensitivity 1).
+type planPureMarginalsJSON struct {
+	Objective   string                    `json:"objective"`
+	MaxVariance float64                   `json:"max_variance"`
+	DirectError float64                   `json:"direct_estimator_error"`
+	Tables      []marginals.PureTableJSON `json:"tables"`
+	Sets        []marginals.MarginalJSON  `json:"sets"`
 }
 
 // planMarginalsJSON reports a marginals plan (per unit noise at L2
@@ -155,18 +168,10 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	blas.Current().SetThreads(*threads)
 
-	opt := plan.Options{Privacy: plan.Privacy(*privacy)}
+	opt := plan.Options{Privacy: plan.Privacy(*privacy), Progress: progressTo(stderr, "plan", *quiet)}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %d cells, %d terms, %d queries; template %s, privacy %s\n",
 			*specPath, len(w.Attributes()), w.Cells(), len(w.Terms()), w.Queries(), *template, *privacy)
-		fmt.Fprintf(stderr, "%-9s %6s %22s %9s\n", "template", "sweep", "objective", "seconds")
-		opt.Progress = func(p plan.Progress) {
-			sweep := fmt.Sprint(p.Sweep)
-			if p.Done {
-				sweep = "done"
-			}
-			fmt.Fprintf(stderr, "%-9s %6s %22.14g %9.3f\n", p.Template, sweep, p.Objective, p.Seconds)
-		}
 	}
 	var res *plan.Result
 	if *template == marginals.TemplateName && mobj != marginals.Sum {
@@ -209,6 +214,11 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		out.Marginals = &planMarginalsJSON{Objective: string(mp.Objective), MaxVariance: mp.MaxVariance, LowerBound: mp.LowerBound,
 			Gap: mp.Gap, Residuals: len(mp.Residuals), Iterations: mp.Iterations, Sets: sf.Marginals}
 	}
+	if pp, ok := res.Strategy.Other.(*marginals.PurePlan); ok {
+		sf := pp.StrategyFile(attributeNames(w))
+		out.PureMarginals = &planPureMarginalsJSON{Objective: string(pp.Objective), MaxVariance: pp.MaxVariance,
+			DirectError: pp.DirectValue, Tables: sf.Tables, Sets: sf.Marginals}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -248,6 +258,20 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stdout, " (lower bound %.10g, gap %.2g, %d Newton steps)", m.LowerBound, m.Gap, m.Iterations)
 		}
 		fmt.Fprintln(stdout)
+		for _, s := range m.Sets {
+			v := "not estimable"
+			if s.CellVariance != nil {
+				v = fmt.Sprintf("%.10g", *s.CellVariance)
+			}
+			fmt.Fprintf(stdout, "  marginal %-30s weight %-8g per-cell variance %s\n", "{"+strings.Join(s.Attributes, ", ")+"}", s.Weight, v)
+		}
+	}
+	if m := out.PureMarginals; m != nil {
+		fmt.Fprintf(stdout, "marginals     pure, objective %s: %d tables measured with Laplace noise, GLS reconstruction; largest per-query variance %.10g (each marginal from its own table: %.10g)\n",
+			m.Objective, len(m.Tables), m.MaxVariance, m.DirectError)
+		for _, tb := range m.Tables {
+			fmt.Fprintf(stdout, "  table %-33s scale %.6g/ε (spends %.4g of ε)\n", "{"+strings.Join(tb.Attributes, ", ")+"}", tb.Scale, tb.Share)
+		}
 		for _, s := range m.Sets {
 			v := "not estimable"
 			if s.CellVariance != nil {
@@ -326,6 +350,9 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 		// "template": "marginals", per residual subset its attributes and
 		// noise variance (package marginals documents the format).
 		doc = mp.StrategyFile(attributeNames(w))
+	} else if pp, ok := s.Other.(*marginals.PurePlan); ok {
+		// "privacy": "pure", per measured table its Laplace scale at ε = 1.
+		doc = pp.StrategyFile(attributeNames(w))
 	} else if s.Kind() == "other" {
 		return fmt.Errorf("template %s has no file format for --out", res.Template)
 	}

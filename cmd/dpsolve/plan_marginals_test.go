@@ -130,3 +130,44 @@ func TestPlanMarginalsReleaseReadsIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "marginals", s.Template())
 }
+
+// Under --privacy pure the portfolio runs the marginals template too (its
+// Laplace table plan); on a marginal workload it beats kron and union, and
+// its plan directory carries "privacy": "pure" and the measured tables.
+func TestPlanPureMarginalsInPortfolio(t *testing.T) {
+	spec := writeSpec(t, `{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}, {"name": "c", "size": 2}],
+	 "workload": [{"name": "m", "marginals": {"sets": [["a", "c"], ["b"]]}}]}`)
+	out := filepath.Join(t.TempDir(), "plan")
+	code, stdout, stderr := runCLI(t, "plan", "--spec", spec, "--privacy", "pure", "--json", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	var res struct {
+		Template  string  `json:"template"`
+		Objective float64 `json:"objective"`
+		Templates []struct {
+			Template  string   `json:"template"`
+			Objective *float64 `json:"objective"`
+		} `json:"templates"`
+		Pure *struct {
+			Tables []struct {
+				Share float64 `json:"epsilon_share"`
+			} `json:"tables"`
+		} `json:"marginals_pure"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	assert.Equal(t, "marginals", res.Template)
+	require.NotNil(t, res.Pure)
+	share := 0.0
+	for _, tb := range res.Pure.Tables {
+		share += tb.Share
+	}
+	assert.InDelta(t, 1, share, 1e-12, "the tables' shares of ε add up to 1")
+	for _, tr := range res.Templates {
+		if tr.Template != "marginals" && tr.Objective != nil {
+			assert.Less(t, res.Objective, *tr.Objective, "marginals beats %s", tr.Template)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "strategy.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"privacy": "pure"`)
+	assert.Contains(t, string(b), `"tables"`)
+}

@@ -57,7 +57,7 @@ func TestPlanJSONAndOut(t *testing.T) {
 	assert.LessOrEqual(t, got["lower_bound"].(float64), obj*(1+1e-12))
 	assert.GreaterOrEqual(t, got["above_dense"].(float64), -1e-8)
 	assert.Len(t, got["terms"].([]any), 3)
-	assert.Contains(t, stderr, "sweep", "progress on stderr")
+	assert.Contains(t, stderr, "dpsolve plan: plan  done", "progress on stderr")
 
 	var sf strategyFile
 	data, err := os.ReadFile(filepath.Join(out, "strategy.json"))

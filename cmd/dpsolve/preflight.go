@@ -160,11 +160,24 @@ func memNeed(perN2, n, m, gen float64, needW bool) float64 {
 // command's model above; needW says whether it forms W explicitly even for
 // closed-form workloads; answers says it answers the queries (forming W
 // unless the workload has closed-form answers).
-func checkSpecMemory(cmd, spec string, n int, perN2 float64, needW, answers bool) error {
-	if spec == "" {
+//
+// A spec file (src.SpecFile) is loaded here through the shared loader (so
+// its errors are the same in every command; Load itself refuses a domain
+// whose dense Gram does not fit) and checked with its cells and queries;
+// its answers are closed-form (Kronecker products, no W).
+func checkSpecMemory(cmd string, src workload.Source, perN2 float64, needW, answers bool) error {
+	if src.SpecFile != "" {
+		w, err := loadWorkload(src)
+		if err != nil {
+			return err
+		}
+		sh := workload.Shape{N: float64(w.Domain()), M: float64(w.Queries()), ClosedForm: true}
+		return checkMemory(cmd, sh, perN2, needW)
+	}
+	if src.Spec == "" {
 		return nil
 	}
-	sh, err := workload.ParseShape(spec, n)
+	sh, err := workload.ParseShape(src.Spec, src.N)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -210,9 +223,9 @@ func checkMemory(cmd string, sh workload.Shape, perN2 float64, needW bool) error
 // preflight runs the checks every command makes before its work: the
 // outputs (checkOutputs) and, for a built-in workload, the memory
 // (checkSpecMemory).
-func preflight(cmd string, inputs []string, spec string, n int, perN2 float64, needW, answers bool, outs ...outPath) error {
+func preflight(cmd string, inputs []string, src workload.Source, perN2 float64, needW, answers bool, outs ...outPath) error {
 	if err := checkOutputs(inputs, outs...); err != nil {
 		return err
 	}
-	return checkSpecMemory(cmd, spec, n, perN2, needW, answers)
+	return checkSpecMemory(cmd, src, perN2, needW, answers)
 }

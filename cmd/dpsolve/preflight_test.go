@@ -65,18 +65,18 @@ func TestCheckOutputsReadOnlyDir(t *testing.T) {
 // refusal names the needed and the available memory.
 func TestMemoryModelMatchesLargestN(t *testing.T) {
 	t.Setenv(resources.EnvLimit, "1GiB")
-	err := checkSpecMemory("solve", "prefix", 100000, memSolve, false, false)
+	err := checkSpecMemory("solve", workload.Source{Spec: "prefix", N: 100000}, memSolve, false, false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "needs about 745 GiB of memory, but this machine has 1 GiB (DPSOLVE_MEMORY_LIMIT)")
 	budget := resources.Usable * (1 << 30)
 	largest := resources.LargestN(func(n float64) float64 { return memNeed(memSolve, n, n, 0, false) }, resources.Available())
 	assert.LessOrEqual(t, memNeed(memSolve, float64(largest), 0, 0, false), budget)
 	assert.Greater(t, memNeed(memSolve, float64(largest+1), 0, 0, false), budget)
-	assert.NoError(t, checkSpecMemory("solve", "prefix", largest, memSolve, false, false))
-	assert.Error(t, checkSpecMemory("solve", "prefix", largest+1, memSolve, false, false))
+	assert.NoError(t, checkSpecMemory("solve", workload.Source{Spec: "prefix", N: largest}, memSolve, false, false))
+	assert.Error(t, checkSpecMemory("solve", workload.Source{Spec: "prefix", N: largest + 1}, memSolve, false, false))
 	// Answering a random workload forms W (m×n): m matters.
-	assert.NoError(t, checkSpecMemory("run", "wrange:m=1000", 1024, memRun, false, true))
-	assert.Error(t, checkSpecMemory("run", "wrange:m=100000", 1024, memRun, false, true)) // 8·1e5·1024 = 0.8 GB of W
+	assert.NoError(t, checkSpecMemory("run", workload.Source{Spec: "wrange:m=1000", N: 1024}, memRun, false, true))
+	assert.Error(t, checkSpecMemory("run", workload.Source{Spec: "wrange:m=100000", N: 1024}, memRun, false, true)) // 8·1e5·1024 = 0.8 GB of W
 }
 
 // TestAnswerOrderMatchesW: for every built-in, the release's answers (closed

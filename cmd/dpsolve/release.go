@@ -55,7 +55,7 @@ func (f *tblFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.planDir, "plan", "", "directory written by dpsolve plan --out (strategy.json and its factors)")
 	fs.StringVar(&f.template, "template", "", "plan in-process with this template instead of --plan (kron, union, dense, marginals, best)")
 	fs.Float64Var(&f.rho, "rho", 0, "ρ-zCDP budget (discrete Gaussian noise, σ² = Δ²/(2ρ))")
-	fs.Float64Var(&f.eps, "eps", 0, "ε: with --delta, (ε,δ)-DP (analytic Gaussian); alone, pure ε-DP (Laplace)")
+	fs.Float64Var(&f.eps, "eps", 0, "ε: with --delta, (ε,δ)-DP (analytic Gaussian); alone, pure ε-DP (Laplace; marginals plans measure every marginal table)")
 	fs.Float64Var(&f.delta, "delta", 0, "δ in (0,1), with --eps")
 	fs.StringVar(&f.out, "out", "", "output directory for answers.csv and release.json (required unless --dry-run; must not exist or be empty)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
@@ -63,8 +63,8 @@ func (f *tblFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.splitArg, "split", "1", "N: this release spends 1/N of the given budget (ρ/N, ε/N, δ/N), so N releases together spend it; terms: divide the budget over the spec's terms, equally or terms:w1,w2,… in proportion to the given shares, each term planned and measured on its own (needs --template, not --plan)")
 	fs.StringVar(&f.budgetFile, "budget-file", "", "budget ledger (JSON, e.g. {\"limit\": {\"rho\": 1}}): refuse before any noise when the release would exceed it; record it otherwise")
 	fs.StringVar(&f.label, "label", "", "label of this release in the budget ledger (default: the output directory)")
-	fs.BoolVar(&f.nonneg, "nonnegative", false, "post-process: clamp negative cells to 0 (biased; the stddev column no longer applies)")
-	fs.BoolVar(&f.integer, "integer", false, "post-process: round cells to integers (biased; the stddev column no longer applies)")
+	fs.BoolVar(&f.nonneg, "nonnegative", false, "post-process: no negative cells (histogram strategies: clamp the reconstructed histogram; marginals plans: project onto consistent non-negative tables); biased, the stddev column no longer applies")
+	fs.BoolVar(&f.integer, "integer", false, "post-process: integer cells (marginals plans: every table rounded to one integer grand total; see consistency in release.json); biased, the stddev column no longer applies")
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: seeded noise — the output is NOT private and says so")
 }
 
@@ -219,6 +219,16 @@ type tblSplitJSON struct {
 	ExpectedTotalSqErr float64 `json:"expected_total_squared_error"`
 }
 
+// tblTableJSON is one marginal table a pure marginals release measures.
+type tblTableJSON struct {
+	Attributes []string `json:"attributes"`
+	Cells      int      `json:"cells"`
+	Epsilon    float64  `json:"epsilon"`
+	Scale      float64  `json:"laplace_scale"`
+	Variance   float64  `json:"variance"`
+	Grid       float64  `json:"grid"`
+}
+
 // tblApprox is a ρ budget's (ε,δ) guarantee at one δ, for reporting.
 type tblApprox struct {
 	Delta   float64 `json:"delta"`
@@ -251,6 +261,12 @@ type tblJSON struct {
 	ExpectedTotalSqErr float64       `json:"expected_total_squared_error"`
 	ExpectedWeighted   float64       `json:"expected_weighted_error"`
 	Terms              []tblTermJSON `json:"terms"`
+	// MarginalTables lists, for a pure ε-DP marginals plan, every measured
+	// marginal table with its share of ε and its Laplace noise.
+	MarginalTables []tblTableJSON `json:"marginal_tables,omitempty"`
+	// Consistency reports the post-processing of a marginals plan's tables
+	// (--nonnegative / --integer): method, tolerance and what remains.
+	Consistency *tables.Consistency `json:"consistency,omitempty"`
 	// SplitTerms lists, with --split terms, each term's own release: its
 	// share of the budget, plan and noise (the top-level sigma, noise scale
 	// and sensitivity are then the largest over the terms).
@@ -290,13 +306,15 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	specBytes, err := os.ReadFile(f.spec)
-	if err != nil {
-		return inputerr.Errorf("release", "spec: %v", err)
-	}
+	// The shared spec reader first, so that a bad or missing spec is
+	// reported as by every other command; then its bytes for the record.
 	k, err := workload.LoadSpec(f.spec)
 	if err != nil {
 		return err
+	}
+	specBytes, err := os.ReadFile(f.spec)
+	if err != nil {
+		return inputerr.Errorf("release", "spec: %v", err)
 	}
 	w, err := tables.FromSpec(k)
 	if err != nil {
@@ -373,6 +391,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			res.Answers[t], res.Std[t] = pres.Answers[i], pres.Std[i]
 		}
 		res.PostProcessed = pres.PostProcessed
+		rep.Consistency = mergeConsistency(rep.Consistency, pres.Consistency)
 	}
 	rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
 	rep.Seconds = time.Since(start).Seconds()
@@ -381,6 +400,37 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
 	return tblPrint(stdout, &f, rep, b)
+}
+
+// mergeConsistency combines the consistency reports of the parts of a
+// --split terms release (each part's tables are made consistent among
+// themselves): the largest remaining inconsistency and negativity, the
+// iterations summed, converged only if every part converged.
+func mergeConsistency(a, b *tables.Consistency) *tables.Consistency {
+	if a == nil || b == nil {
+		if a == nil {
+			return b
+		}
+		return a
+	}
+	m := *a
+	const scope = " (per term: --split terms releases every term on its own, so tables of different terms are not made consistent with each other)"
+	if !strings.HasSuffix(m.Method, scope) {
+		m.Method += scope
+	}
+	m.Iterations += b.Iterations
+	m.Converged = a.Converged && b.Converged
+	m.Tables += b.Tables
+	m.MaxInconsistency = math.Max(a.MaxInconsistency, b.MaxInconsistency)
+	m.MaxNegativity = math.Max(a.MaxNegativity, b.MaxNegativity)
+	if b.MaxInconsistencyBeforeRounding != nil && (m.MaxInconsistencyBeforeRounding == nil || *b.MaxInconsistencyBeforeRounding > *m.MaxInconsistencyBeforeRounding) {
+		m.MaxInconsistencyBeforeRounding = b.MaxInconsistencyBeforeRounding
+	}
+	m.Tolerance = math.Max(a.Tolerance, b.Tolerance)
+	if a.GrandTotal != b.GrandTotal {
+		m.GrandTotal = 0 // the parts' totals differ; each part has its own
+	}
+	return &m
 }
 
 // tblPart is one prepared release: the whole workload under the whole
@@ -459,13 +509,15 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 		name = "best"
 	}
 	if name == "marginals" {
-		return tables.MarginalsStrategy{}, "template marginals", nil
+		// Pure ε (--eps alone): the Laplace plan that measures every marginal
+		// table; otherwise the Gaussian residual plan.
+		return tables.MarginalsStrategy{Pure: b.Kind == calibrate.Pure}, "template marginals", nil
 	}
 	t, err := plan.Lookup(name)
 	if err != nil {
 		return nil, "", usageErrorf("%v", err)
 	}
-	opt := plan.Options{Privacy: plan.Gaussian}
+	opt := plan.Options{Privacy: plan.Gaussian, Progress: progressTo(stderr, "release", false)}
 	if b.Kind == calibrate.Pure {
 		opt.Privacy = plan.Pure
 	}
@@ -528,18 +580,7 @@ func (f *tblFlags) readData(parts []tblPart, w *tables.Workload, stderr io.Write
 	if fi, err := file.Stat(); err == nil {
 		opt.Total = fi.Size()
 	}
-	last := time.Now()
-	opt.Progress = func(p records.Progress) {
-		if !p.Done && time.Since(last) < time.Second {
-			return
-		}
-		last = time.Now()
-		if p.Total > 0 {
-			fmt.Fprintf(stderr, "dpsolve release: %s: %d records (%.0f%%)\n", f.data, p.Records, 100*float64(p.Bytes)/float64(p.Total))
-		} else {
-			fmt.Fprintf(stderr, "dpsolve release: %s: %d records\n", f.data, p.Records)
-		}
-	}
+	opt.Progress = progressTo(stderr, "release", false)
 	if histogram {
 		x, st, err := records.ReadHistogram(file, w.Domain, opt)
 		if err != nil {
@@ -654,6 +695,14 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 			}
 		}
 	}
+	for _, tb := range r.MarginalTables() {
+		names := make([]string, len(tb.Attrs))
+		for i, a := range tb.Attrs {
+			names[i] = w.Domain[a].Name
+		}
+		rep.MarginalTables = append(rep.MarginalTables, tblTableJSON{Attributes: names, Cells: tb.Cells, Epsilon: tb.Epsilon,
+			Scale: tb.Scale, Variance: tb.Variance, Grid: tb.Grid})
+	}
 	for _, e := range r.TermErrors() {
 		rep.Terms = append(rep.Terms, tblTermJSON{Name: e.Name, Weight: e.Weight, Queries: e.Queries,
 			TotalVariance: e.TotalVariance, MinStd: e.MinStd, MaxStd: e.MaxStd, HalfWidth95: e.HalfWidth95})
@@ -690,6 +739,13 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 		largest = " (the largest over the terms)"
 	}
 	fmt.Fprintf(stdout, "noise          sigma %.6g per measurement%s\n", rep.Sigma, largest)
+	if len(rep.MarginalTables) > 0 {
+		lo, hi := math.Inf(1), 0.0
+		for _, tb := range rep.MarginalTables {
+			lo, hi = math.Min(lo, math.Sqrt(tb.Variance)), math.Max(hi, math.Sqrt(tb.Variance))
+		}
+		fmt.Fprintf(stdout, "               at unit sensitivity; the %d marginal tables get Laplace noise of stddev %.4g … %.4g (marginal_tables in --json)\n", len(rep.MarginalTables), lo, hi)
+	}
 	fmt.Fprintf(stdout, "expected error %.6g total squared error over all %d answers (weighted: %.6g)\n", rep.ExpectedTotalSqErr, rep.Queries, rep.ExpectedWeighted)
 	fmt.Fprintf(stdout, "%-16s %9s %8s %14s %23s %12s\n", "term", "queries", "weight", "sq. error", "stddev (min … max)", "95% ±")
 	for _, t := range rep.Terms {
@@ -707,6 +763,14 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 	}
 	if rep.Note != "" {
 		fmt.Fprintf(stdout, "note           %s\n", rep.Note)
+	}
+	if c := rep.Consistency; c != nil {
+		conv := "converged"
+		if !c.Converged {
+			conv = "NOT converged"
+		}
+		fmt.Fprintf(stdout, "consistency    %s (%d tables, %d iterations, %s): max inconsistency %.3g, max negativity %.3g\n",
+			c.Method, c.Tables, c.Iterations, conv, c.MaxInconsistency, c.MaxNegativity)
 	}
 	if rep.Out != "" {
 		fmt.Fprintf(stdout, "answers        %s\n", filepath.Join(rep.Out, "answers.csv"))

@@ -229,7 +229,8 @@ func TestReleaseLedgerAndSplit(t *testing.T) {
 
 func TestReleaseMarginalsOnHistogram(t *testing.T) {
 	// A marginals-only spec released from a histogram .npy: the tables are
-	// summed from the histogram; pure ε is refused for marginals plans.
+	// summed from the histogram; pure ε measures the marginal tables with
+	// Laplace noise; a Gaussian marginals plan refuses a pure budget.
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "s.json")
 	require.NoError(t, os.WriteFile(spec, []byte(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}], "workload": [{"name": "m", "marginals": {"upto": 1}}]}`), 0o644))
@@ -247,9 +248,87 @@ func TestReleaseMarginalsOnHistogram(t *testing.T) {
 	total, _ := strconv.ParseFloat(rows[1][2], 64)
 	sd, _ := strconv.ParseFloat(rows[1][3], 64)
 	assert.InDelta(t, 660, total, 6*sd, "the 0-way marginal is the total")
-	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--template", "marginals", "--eps", "1", "--out", filepath.Join(dir, "o2"))
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--template", "marginals", "--eps", "1000", "--out", filepath.Join(dir, "o2"), "--insecure-seed", "1")
+	require.Equal(t, 0, code, stderr)
+	rows = readAnswers(t, filepath.Join(dir, "o2", "answers.csv"))
+	total, _ = strconv.ParseFloat(rows[1][2], 64)
+	sd, _ = strconv.ParseFloat(rows[1][3], 64)
+	assert.InDelta(t, 660, total, 6*sd, "the 0-way marginal is the total")
+	gplan := filepath.Join(dir, "gplan")
+	code, _, stderr = releaseCLI(t, "plan", "--spec", spec, "--template", "marginals", "--out", gplan)
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", gplan, "--eps", "1", "--out", filepath.Join(dir, "o3"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "marginals plans add Gaussian noise")
+	assert.Contains(t, stderr, "this marginals plan adds Gaussian noise")
+	assert.NoDirExists(t, filepath.Join(dir, "o3"))
+}
+
+func TestReleasePureMarginals(t *testing.T) {
+	// dpsolve plan --template marginals --privacy pure writes the Laplace
+	// plan; release --plan reads it under --eps alone (the same answers as
+	// --template marginals with the same seed), records every table's share
+	// of ε in release.json, refuses a zCDP budget, and --nonnegative
+	// --integer report the consistency step.
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.json")
+	require.NoError(t, os.WriteFile(spec, []byte(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}, {"name": "c", "size": 2}],
+	 "workload": [{"name": "m", "marginals": {"sets": [["a", "b"], ["b", "c"]]}}, {"name": "t", "weight": 2, "marginals": {"sets": [["c"]]}}]}`), 0o644))
+	x := make([]float64, 24)
+	for i := range x {
+		x[i] = float64(i % 5)
+	}
+	h := filepath.Join(dir, "h.npy")
+	require.NoError(t, matio.WriteVector(h, x))
+	planDir := filepath.Join(dir, "pplan")
+	code, stdout, stderr := releaseCLI(t, "plan", "--spec", spec, "--template", "marginals", "--privacy", "pure", "--out", planDir, "--json")
+	require.Equal(t, 0, code, stderr)
+	var pj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &pj))
+	assert.Equal(t, "pure", pj["privacy"])
+	require.Contains(t, pj, "marginals_pure")
+	sf, err := os.ReadFile(filepath.Join(planDir, "strategy.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(sf), `"privacy": "pure"`)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", planDir, "--eps", "0.5", "--out", out, "--insecure-seed", "4", "--json")
+	require.Equal(t, 0, code, stderr)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j))
+	assert.Equal(t, "pure", j["privacy"])
+	assert.Equal(t, "L1", j["sensitivity_norm"])
+	tabs := j["marginal_tables"].([]any)
+	require.Len(t, tabs, 3)
+	spent := 0.0
+	for _, tb := range tabs {
+		spent += tb.(map[string]any)["epsilon"].(float64)
+	}
+	assert.InDelta(t, 0.5, spent, 1e-12)
+	assert.LessOrEqual(t, spent, 0.5)
+	out2 := filepath.Join(dir, "out2")
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--template", "marginals", "--eps", "0.5", "--out", out2, "--insecure-seed", "4")
+	require.Equal(t, 0, code, stderr)
+	a1, _ := os.ReadFile(filepath.Join(out, "answers.csv"))
+	a2, _ := os.ReadFile(filepath.Join(out2, "answers.csv"))
+	assert.Equal(t, string(a1), string(a2), "the plan file and the in-process plan release the same answers")
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", planDir, "--rho", "1", "--out", filepath.Join(dir, "o3"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "pure epsilon-DP")
+	out4 := filepath.Join(dir, "out4")
+	code, stdout, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", planDir, "--eps", "0.05", "--out", out4, "--insecure-seed", "4", "--nonnegative", "--integer", "--json")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j))
+	c := j["consistency"].(map[string]any)
+	assert.Equal(t, true, c["converged"])
+	assert.Equal(t, 0.0, c["max_negativity"])
+	assert.Contains(t, j["note"], "no longer have the planned variance")
+	rel, err := os.ReadFile(filepath.Join(out4, "release.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(rel), `"max_inconsistency"`)
+	for _, row := range readAnswers(t, filepath.Join(out4, "answers.csv"))[1:] {
+		v, _ := strconv.ParseFloat(row[2], 64)
+		assert.GreaterOrEqual(t, v, 0.0)
+		assert.Equal(t, math.Round(v), v)
+	}
 }
 
 func TestReleaseAdultWalkthrough(t *testing.T) {

@@ -39,7 +39,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{f.data, f.wfile}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-a", *outA), matOut("--out-w", *outW)); err != nil {
+	if err := checkOutputs([]string{f.data, f.wfile, f.specFile}, matOut("--out", f.out), matOut("--out-xhat", f.outXhat), matOut("--out-a", *outA), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
 	x, err := f.loadData()
@@ -52,7 +52,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err := checkSizeMemory("run", len(x), 0, memRun, false); err != nil {
 		return err
 	}
-	if err := checkSpecMemory("run", f.spec, len(x), memRun, false, true); err != nil {
+	if err := checkSpecMemory("run", f.source(len(x)), memRun, false, true); err != nil {
 		return err
 	}
 	w, err := f.loadWorkload(len(x))
@@ -62,12 +62,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if *maxIter < 0 {
 		return usageErrorf("--max-iter must be non-negative, got %d", *maxIter)
 	}
-	opt := &newton.Options{Tol: *tol, MaxIter: *maxIter}
+	opt := &newton.Options{Tol: *tol, MaxIter: *maxIter, Progress: progressTo(stderr, "run", *quiet)}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve run: optimizing the strategy for %s (n = %d)\n", w.Name(), len(x))
-		opt.Progress = func(it newton.Iteration) {
-			fmt.Fprintf(stderr, "  iter %3d  objective %.10g  gap %s  %.2fs\n", it.Iter, it.Objective, fmtMaybe(it.Gap, "%.3g"), it.Seconds)
-		}
 	}
 	// Interrupted: return at once and release nothing.
 	s, err := untilCancelled(ctx, func() (*strategy.Optimized, error) { return strategy.Optimize(ctx, w.Gram(), opt) })

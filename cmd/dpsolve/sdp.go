@@ -83,7 +83,7 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *tol < 0 || math.IsNaN(*tol) {
 		return usageErrorf("--tol must be non-negative, got %g", *tol)
 	}
-	if err := preflight("sdp", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSDP, true, false,
+	if err := preflight("sdp", []string{wf.gram, wf.wfile, wf.specFile}, wf.source(), memSDP, true, false,
 		fileOut("--export", *export), matOut("--out-x", *outX), matOut("--out-a", *outA)); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func writeSDPAFile(path string, p *sdp.Problem) error {
 func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sdpJSON, opt *sdp.Options,
 	quiet bool, outX, outA string, stderr io.Writer) error {
 	if !quiet {
-		opt.Log = stderr
+		opt.Progress = progressTo(stderr, "sdp", false)
 		fmt.Fprintf(stderr, "solving the %v program (%d variables) with CSDP...\n", fm.Form, fm.NumVars())
 	}
 	res, err := sdp.Solve(ctx, fm.Problem, opt)

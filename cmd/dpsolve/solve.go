@@ -44,10 +44,11 @@ type solveJSON struct {
 
 // workloadFlags are the flags that select a workload, shared by subcommands.
 type workloadFlags struct {
-	spec  string
-	n     int
-	gram  string
-	wfile string
+	spec     string
+	n        int
+	gram     string
+	wfile    string
+	specFile string
 }
 
 func (f *workloadFlags) register(fs interface {
@@ -58,6 +59,7 @@ func (f *workloadFlags) register(fs interface {
 	fs.IntVar(&f.n, "n", 0, "domain size for --workload")
 	fs.StringVar(&f.gram, "gram", "", "read the Gram matrix V = WᵀW from a .npy or .csv file")
 	fs.StringVar(&f.wfile, "w", "", "read the workload matrix W (m×n) from a .npy or .csv file")
+	registerSpecFile(fs, &f.specFile)
 }
 
 // load returns the workload's Gram matrix and a label for it.
@@ -83,7 +85,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	outW := registerOutW(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	quiet := fs.Bool("quiet", false, "no per-iteration progress on stderr")
-	withAnswerOrder(fs, "usage: dpsolve solve (--workload SPEC --n N | --w FILE | --gram FILE) [flags]", stderr)
+	withAnswerOrder(fs, "usage: dpsolve solve (--workload SPEC --n N | --w FILE | --gram FILE | --spec FILE) [flags]", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -99,7 +101,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *method != string(newton.MethodNewton) && *method != string(newton.MethodYuan2016) {
 		return usageErrorf("--method must be newton or yuan2016, got %q", *method)
 	}
-	if err := preflight("solve", []string{wf.gram, wf.wfile}, wf.spec, wf.n, memSolve, false, false,
+	if err := preflight("solve", []string{wf.gram, wf.wfile, wf.specFile}, wf.source(), memSolve, false, false,
 		matOut("--out-a", *outA), matOut("--out-x", *outX), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
@@ -117,14 +119,9 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	n := v.SymmetricDim()
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve solve: %s, n = %d, method %s, backend %s\n", label, n, *method, blas.Describe())
-		fmt.Fprintf(stderr, "%5s %20s %20s %10s %4s %8s %9s\n", "iter", "objective", "lower bound", "gap", "cg", "step", "seconds")
 	}
-	opt := &newton.Options{Method: newton.Method(*method), Tol: *tol, MaxIter: *maxIter, Regularization: *reg}
-	if !*quiet {
-		opt.Progress = func(it newton.Iteration) {
-			fmt.Fprintf(stderr, "%5d %20.12g %20s %10s %4d %8.3g %9.3f\n", it.Iter, it.Objective, fmtMaybe(it.LowerBound, "%.12g"), fmtMaybe(it.Gap, "%.3g"), it.CGSteps, it.Step, it.Seconds)
-		}
-	}
+	opt := &newton.Options{Method: newton.Method(*method), Tol: *tol, MaxIter: *maxIter, Regularization: *reg,
+		Progress: progressTo(stderr, "solve", *quiet)}
 	// An interrupted solve returns at once and writes nothing.
 	res, err := untilCancelled(ctx, func() (*newton.Result, error) { return newton.Solve(ctx, v, opt) })
 	if err != nil {
@@ -190,11 +187,4 @@ func writeMatrices(files ...outFile) error {
 		}
 	}
 	return nil
-}
-
-func fmtMaybe(x float64, format string) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf(format, x)
 }

@@ -40,7 +40,7 @@ func TestSolveJSON(t *testing.T) {
 	assert.InEpsilon(t, reference.PrefixN32, got["objective"].(float64), 1e-8) // the certified gap
 	assert.LessOrEqual(t, got["gap"].(float64), 1e-8)
 	assert.Equal(t, "converged", got["status"])
-	assert.Contains(t, errOut, "lower bound", "progress header on stderr")
+	assert.Contains(t, errOut, "dpsolve solve: newton  done", "progress on stderr, ending with the final event")
 
 	a, err := matio.ReadMatrix(fa)
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // Result is what a batch did with one job.
@@ -50,8 +53,9 @@ type Outcome struct {
 // OK reports whether the job is done successfully (now or before).
 func (o Outcome) OK() bool { return o.Result == Skipped || o.Result == Ran }
 
-// Progress counts a batch's jobs while it runs.
-type Progress struct {
+// Counts counts a batch's jobs while it runs; it is the Detail of the
+// runner's progress events.
+type Counts struct {
 	// Done counts jobs succeeded now or skipped as succeeded before.
 	Done int
 	// Failed counts failed, needs-review, busy and not-run jobs.
@@ -89,9 +93,12 @@ type Runner struct {
 	// could outlive the stdout it vouches for.) It costs a few fsyncs per
 	// job, several milliseconds on some disks.
 	Durable bool
-	// Progress, if set, is called after each job finishes, from one
-	// goroutine at a time.
-	Progress func(Progress)
+	// Progress, if set, receives dpsolve's progress events, from one
+	// goroutine at a time: after each job finishes (Stage "batch", Count
+	// the jobs finished, Total the shard's jobs, Unit "jobs", Detail the
+	// Counts, Note the job and its error when it failed) and once more
+	// with Done set when Run returns its outcomes.
+	Progress progress.Func
 	// GracePeriod is how long a job may take to exit after the batch is
 	// cancelled and sends it SIGTERM, before it is killed (0: 10 s).
 	GracePeriod time.Duration
@@ -125,9 +132,14 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) ([]Outcome, error) {
 	env := r.childEnv()
 	outcomes := make([]Outcome, len(jobs))
 	var (
-		mu   sync.Mutex
-		prog = Progress{Left: len(jobs)}
+		mu    sync.Mutex
+		prog  = Counts{Left: len(jobs)}
+		start = time.Now()
 	)
+	event := func(c Counts) progress.Event {
+		return progress.Event{Stage: "batch", Count: int64(c.Done + c.Failed), Total: int64(len(jobs)), Unit: "jobs",
+			Objective: math.NaN(), Bound: math.NaN(), Gap: math.NaN(), Seconds: time.Since(start).Seconds(), Detail: c}
+	}
 	report := func(o *Outcome, started bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -143,8 +155,12 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) ([]Outcome, error) {
 			prog.Failed++
 		}
 		prog.Last = o
-		if r.Progress != nil {
-			r.Progress(prog)
+		if r.Progress.Enabled() {
+			e := event(prog)
+			if !o.OK() {
+				e.Note = fmt.Sprintf("job %s %s: %s", o.ID, o.Result, o.Error)
+			}
+			r.Progress(e)
 		}
 	}
 	next := make(chan int)
@@ -178,6 +194,12 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) ([]Outcome, error) {
 		if outcomes[i].Result == "" {
 			outcomes[i] = Outcome{ID: jobs[i].ID, Command: jobs[i].Command, Result: NotRun, Exit: -1, Error: "the batch was stopped before this job started"}
 		}
+	}
+	if r.Progress.Enabled() {
+		e := event(prog)
+		e.Done = true
+		e.Note = fmt.Sprintf("succeeded %d, failed %d, not run %d", prog.Done, prog.Failed, len(jobs)-prog.Done-prog.Failed)
+		r.Progress(e)
 	}
 	return outcomes, nil
 }

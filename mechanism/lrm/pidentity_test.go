@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // explicitPIdentity forms L = [I; Θ]D⁻¹ (r×n) entry by entry.
@@ -133,9 +134,11 @@ func TestPIdentityStartOnWRange(t *testing.T) {
 	w := mustMatrix(t, rg, err)
 	ctx := context.Background()
 	var prog []int
-	pid, err := Solve(ctx, w, &Options{StartProgress: func(it int, phi float64) {
-		prog = append(prog, it)
-		assert.Positive(t, phi)
+	pid, err := Solve(ctx, w, &Options{Progress: func(e progress.Event) {
+		if e.Stage == "lrm start" {
+			prog = append(prog, e.Inner)
+			assert.Positive(t, e.Objective)
+		}
 	}})
 	require.NoError(t, err)
 	checkResult(t, "p-Identity", w, pid, L1)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // Ball is the unit ball the columns of L are constrained to; it fixes the
@@ -121,17 +122,17 @@ type Options struct {
 	// and B ← s·B, which removes the data-dependent error for a relative
 	// change in Φ of the order of the residual.
 	Relaxed bool
-	// Progress, when set, is called after every outer iteration.
-	Progress func(Iteration)
-	// StepProgress, when set, is called every StepProgressEvery L-steps
-	// with the outer iteration in progress and the L-steps taken so far:
-	// an outer iteration can take minutes at n = 1024 (the first one runs
-	// up to FirstInner = 160 L-steps).
-	StepProgress func(outer, steps int)
-	// StartProgress, when set, is called every StepProgressEvery L-BFGS
-	// iterations of the p-Identity start with the iterations done and the
-	// current Φ (about 9 s in all at n = 1024).
-	StartProgress func(iterations int, objective float64)
+	// Progress, when set, receives dpsolve's progress events: with Stage
+	// "lrm start" every StepProgressEvery L-BFGS iterations of the
+	// p-Identity start (Inner the iterations done, Objective the current
+	// Φ; about 9 s in all at n = 1024); with Stage "lrm" every
+	// StepProgressEvery L-steps inside an outer iteration (Step the outer
+	// iteration, Inner the L-steps so far, Objective unknown: an outer
+	// iteration can take minutes at n = 1024) and after every outer
+	// iteration (Objective tr(BᵀB) at the closed-form B, Detail the
+	// Iteration); and a final "lrm" event with Done set and the returned
+	// decomposition's Φ when Solve returns a result.
+	Progress progress.Func
 }
 
 // Iteration reports one outer iteration.
@@ -305,6 +306,23 @@ type Bounds struct {
 // W = BL) or discard it. A context cancelled before the work starts gives
 // that same fallback.
 func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
+	res, err := solve(ctx, w, opt)
+	if res != nil && opt != nil && opt.Progress.Enabled() {
+		note := "converged"
+		switch {
+		case err != nil:
+			note = "cancelled"
+		case !res.Converged:
+			note = "not converged"
+		}
+		opt.Progress(progress.Event{Stage: "lrm", Step: res.Iterations, Inner: res.InnerIterations,
+			Objective: res.Objective, Bound: math.NaN(), Gap: math.NaN(), Seconds: res.Seconds, Done: true, Note: note})
+	}
+	return res, err
+}
+
+// solve is Solve without the final progress event.
+func solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	start := time.Now()
 	o, err := opt.withDefaults()
 	if err != nil {
@@ -318,7 +336,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	fro2 := fro * fro
 
 	// W's row space and singular values from the Gram V = WᵀW (one SYRK
-	// and a symmetric eigendecomposition, MRRR through package blas): much
+	// and a symmetric eigendecomposition through package blas): much
 	// faster than an SVD of W, especially for tall W. λᵢ(V) = σᵢ(W)².
 	switch {
 	case fro == 0:
@@ -416,8 +434,11 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 			p = (n + 15) / 16
 		}
 		var prog func(int, float64)
-		if o.StartProgress != nil {
-			prog = func(it int, f float64) { o.StartProgress(it, f*fro2) }
+		if o.Progress.Enabled() {
+			prog = func(it int, f float64) {
+				o.Progress(progress.Event{Stage: "lrm start", Inner: it, Objective: f * fro2,
+					Bound: math.NaN(), Gap: math.NaN(), Seconds: time.Since(start).Seconds()})
+			}
 		}
 		theta, its, err := pIdentityStart(ctx, &gram, p, o.Ball, o.PIdentityIters, rng, prog)
 		if err != nil && ctx.Err() == nil {
@@ -493,11 +514,12 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 			iters = o.FirstInner
 		}
 		st.onStep = nil
-		if o.StepProgress != nil {
+		if o.Progress.Enabled() {
 			before, outer := res.InnerIterations, outer
 			st.onStep = func(done int) {
 				if (before+done)%StepProgressEvery == 0 {
-					o.StepProgress(outer, before+done)
+					o.Progress(progress.Event{Stage: "lrm", Step: outer, Inner: before + done,
+						Objective: math.NaN(), Bound: math.NaN(), Gap: math.NaN(), Seconds: time.Since(start).Seconds()})
 				}
 			}
 		}
@@ -521,8 +543,10 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		nb := mat.Norm(b, 2)
 		phi = nb * nb
 		res.Iterations = outer
-		if o.Progress != nil {
-			o.Progress(Iteration{Outer: outer, Inner: res.InnerIterations, Objective: phi * fro2, Residual: rel, Beta: vp.beta})
+		if o.Progress.Enabled() {
+			it := Iteration{Outer: outer, Inner: res.InnerIterations, Objective: phi * fro2, Residual: rel, Beta: vp.beta}
+			o.Progress(progress.Event{Stage: "lrm", Step: outer, Inner: it.Inner, Objective: it.Objective,
+				Bound: math.NaN(), Gap: math.NaN(), Seconds: time.Since(start).Seconds(), Detail: it})
 		}
 		if !(rel <= math.MaxFloat64) || !(phi <= math.MaxFloat64) {
 			return nil, errors.New("lrm: iteration diverged (non-finite residual or objective)")
@@ -731,7 +755,8 @@ func seedBounds(lam []float64, n int, ball Ball) Bounds {
 	return bd
 }
 
-// StepProgressEvery is the number of L-steps between StepProgress calls.
+// StepProgressEvery is the number of L-steps (or L-BFGS iterations of the
+// p-Identity start) between in-progress events.
 const StepProgressEvery = 20
 
 const (
@@ -869,7 +894,7 @@ func projectRows(lt *mat.Dense, ball Ball) {
 
 // symEig returns the eigenvalues of V in descending order and the matching
 // orthonormal eigenvectors as the columns of an n×n matrix, through
-// package blas (LAPACK's MRRR driver with OpenBLAS, gonum's Dsyev in pure-Go
+// package blas (LAPACK divide and conquer with OpenBLAS, gonum's Dsyev in pure-Go
 // builds).
 func symEig(v *mat.SymDense) ([]float64, *mat.Dense, error) {
 	n := v.SymmetricDim()

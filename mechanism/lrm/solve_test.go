@@ -16,6 +16,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 func mustMatrix(t *testing.T, w workload.Explicit, err error) *mat.Dense {
@@ -359,7 +360,14 @@ func TestSolveOptionsAndProgress(t *testing.T) {
 	pf, err := workload.NewPrefix(24)
 	w := mustMatrix(t, pf, err)
 	var its []Iteration
-	res, err := Solve(context.Background(), w, &Options{Start: StartSVD, Rank: 30, Progress: func(it Iteration) { its = append(its, it) }})
+	// outerIters keeps the events that end an outer iteration (their
+	// Detail is the Iteration).
+	outerIters := func(e progress.Event) {
+		if it, ok := e.Detail.(Iteration); ok {
+			its = append(its, it)
+		}
+	}
+	res, err := Solve(context.Background(), w, &Options{Start: StartSVD, Rank: 30, Progress: outerIters})
 	require.NoError(t, err)
 	assert.Equal(t, 30, res.Rank)
 	assert.Equal(t, 24, res.WorkloadRank)
@@ -367,13 +375,17 @@ func TestSolveOptionsAndProgress(t *testing.T) {
 	assert.Equal(t, res.InnerIterations, its[len(its)-1].Inner)
 	assert.LessOrEqual(t, its[len(its)-1].Residual, 1e-3)
 
-	// StepProgress reports every StepProgressEvery L-steps, in order, within
-	// the outer iteration that runs them.
+	// In-progress events come every StepProgressEvery L-steps, in order,
+	// within the outer iteration that runs them.
 	var steps, outers []int
 	res, err = Solve(context.Background(), w, &Options{
-		Start:        StartSVD,
-		Progress:     func(it Iteration) { its = append(its, it) },
-		StepProgress: func(outer, n int) { outers, steps = append(outers, outer), append(steps, n) },
+		Start: StartSVD,
+		Progress: func(e progress.Event) {
+			if e.Detail == nil && !e.Done {
+				assert.False(t, progress.Known(e.Objective), "no objective inside an outer iteration")
+				outers, steps = append(outers, e.Step), append(steps, e.Inner)
+			}
+		},
 	})
 	require.NoError(t, err)
 	require.NotEmpty(t, steps)
@@ -468,8 +480,8 @@ func TestSolveCancelled(t *testing.T) {
 
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	res, err = Solve(ctx, w, &Options{Ball: L2, Progress: func(it Iteration) {
-		if it.Outer == 2 {
+	res, err = Solve(ctx, w, &Options{Ball: L2, Progress: func(e progress.Event) {
+		if _, ok := e.Detail.(Iteration); ok && e.Step == 2 {
 			cancel()
 		}
 	}})

@@ -86,4 +86,107 @@
 // the sensitivity) gives a Gram of the form Σ_T θ_T Π_T whose per-query
 // variances are, by operator convexity of X ↦ X⁻¹, no larger than the
 // average, so no larger than the maximum.
+//
+// # Pure ε-DP plans
+//
+// Under pure ε-DP the residual strategy's accounting (L2 sensitivity) does
+// not apply; a PurePlan instead measures every positive-weight workload
+// marginal table M_A x directly with discrete Laplace noise and
+// reconstructs consistent answers by generalized least squares.
+//
+// Neighbouring relation (the project's, as in the accounting above):
+// datasets differ by adding or removing one record, which moves x by a unit
+// vector e_i and so changes exactly one cell of every marginal table by 1:
+// the L1 sensitivity of one table is Δ_A = 1. (Under replace-one it would be
+// 2; dpsolve uses add/remove throughout.) Releasing table A with Laplace
+// noise of scale b_A is (1/b_A)-DP and pure DP composes by addition, so the
+// plan is ε-DP with ε = Σ_A Δ_A/b_A. A PurePlan is normalised to
+// Σ_A 1/b_A = 1 (unit L1 sensitivity of the stacked measurement [M_A/b_A]_A,
+// the `--privacy pure` convention of dpsolve plan); at budget ε every scale
+// is divided by ε.
+//
+// The scales. Answering every marginal from its own table alone gives the
+// "direct" error D(b) = Σ_A W_A c_A b_A² (per unit Laplace variance 2/ε²;
+// c_A = cells of A, W_A = Σ w_S² over the workload sets on A). Minimizing
+// D subject to Σ_A 1/b_A = 1 by Lagrange, 2 W_A c_A b_A = λ/b_A², so
+// b_A ∝ (W_A c_A)^(−1/3); normalising, b_A = t (W_A c_A)^(−1/3) with
+// t = Σ_A (W_A c_A)^(1/3), and the optimum is D* = t³ (Hölder). D is convex
+// on the convex feasible set {Σ 1/b_A ≤ 1}, so this is its global minimum.
+// For the Max objective, max_A W_A b_A² (W_A = the largest w_S² on A) is
+// minimized by equalizing W_A b_A², b_A = t/√W_A, t = Σ_A √W_A, optimum t².
+// Both are exact for the direct estimator. The released answers come from
+// generalized least squares over all tables, which is never worse (it is
+// the best linear unbiased estimator and the direct one is linear and
+// unbiased); the GLS error of these scales is reported exactly, but the
+// scales are not claimed to minimize it — the GLS optimum over b has no
+// closed form.
+//
+// Generalized least squares in the residual basis. Table A decomposes as
+// M_A x = Σ_{T⊆A} E_{A,T} θ_T with θ_T = Q_T x and E_{A,T} = ⊗_{a∈T} U_{d_a}
+// ⊗_{a∈A∖T} 1_{d_a}/d_a (package documentation). The ranges of E_{A,T} for
+// T ⊆ A are orthogonal and together span R^{c_A}, and E_{A,T}ᵀE_{A,T} =
+// I/c_{A∖T}, c_{A∖T} = Π_{a∈A∖T} d_a. So r_{A,T} = c_{A∖T} E_{A,T}ᵀ y_A
+// (sum out A∖T, apply U_dᵀ along T) equals θ_T plus noise of covariance
+// V_A c_{A∖T} I (V_A = 2 b_A² the table's Laplace variance), uncorrelated
+// across T (orthogonal projections of white noise) and across tables. The
+// GLS normal equations therefore split by residual:
+//
+//	θ̂_T = Σ_{A⊇T} r_{A,T}/(V_A c_{A∖T}) / Σ_{A⊇T} 1/(V_A c_{A∖T}),
+//	Var θ̂_T = I / Σ_{A⊇T} 1/(V_A c_{A∖T}),
+//
+// the inverse-variance combination of every table that sees T, and every
+// marginal is reconstructed from the θ̂_T exactly as in Reconstruct, with
+// the cell variance formula there. The answers are consistent (all come from
+// one θ̂) and the variances exact (Laplace variance 2b², independent cells).
+//
+// # Consistent post-processing
+//
+// The least-squares tables (Plan.Reconstruct, PurePlan.Reconstruct) are
+// consistent — every table is derived from one set of residual coordinates
+// θ, so two tables agree on every sub-marginal they share — but may have
+// negative cells. Clamping cell by cell would break the agreement.
+// MakeConsistent instead computes the closest tables that are both
+// consistent and non-negative, by Dykstra's alternating projections between
+//
+//	C = {(Σ_{T⊆S} E_{S,T} θ_T)_S : θ}   (the tables derivable from one θ),
+//	K = {every cell ≥ 0},
+//
+// in the metric ‖t‖² = Σ_S ‖t_S‖²/v_S, v_S the released table's cell
+// variance: the diagonal of the least-squares covariance (the full
+// covariance is singular and correlated across tables; its diagonal keeps
+// both projections in closed form). The projection onto K in that metric is
+// clamping at 0; the projection onto C is the inverse-variance combination
+// of the tables' residual coordinates (PurePlan's GLS step, applied to the
+// tables with variances v_S). Dykstra's iterates converge to the projection
+// of the least-squares tables onto C ∩ K in that metric (Boyle & Dykstra
+// 1986); C is a subspace, so only K needs a correction term. It stops when
+// the consistent iterate's most negative cell is ≥ −Tol and no cell moved
+// by more than Tol in the last sweep, or after MaxIter sweeps (Converged
+// false). Its remaining negativity (≤ Tol when converged) is removed without
+// giving up consistency: the iterate x is moved toward the uniform tables u
+// (the marginals of the histogram that spreads x's grand total N > 0 evenly
+// over all cells; consistent and positive) by the smallest α ∈ [0, 1] with
+// (1 − α)x + αu ≥ 0. Both are in C, so the released tables are exactly
+// consistent (up to rounding) and exactly non-negative; α is reported
+// (ShiftTowardUniform) and is of the order Tol/min u. When N ≤ 0 the only
+// consistent non-negative tables with that total are 0, which are released.
+// So the released tables are consistent and non-negative even when the cap
+// stops the iterations early; they are then only farther from the
+// least-squares tables than the projection (and α larger).
+//
+// Exactly consistent integer tables close to the real ones are hard to find
+// in general (the brief calls it NP-hard; for three-way tables even
+// controlled rounding has no known efficient method). With Integer, N is
+// the nearest integer to the tables' common total and every attribute's
+// one-way marginal is rounded to total N by largest remainders (floor every
+// cell, give the N − Σ⌊t⌋ units left to the largest fractional parts, or
+// take them from the smallest among cells ≥ 1 when the sum must shrink).
+// Tables on at most two attributes are then rounded to exactly those
+// margins by controlled rounding (every cell to ⌊t⌋ or ⌊t⌋ + 1, a bipartite
+// flow; see controlledRound), so they agree exactly on every attribute and
+// on the total: for a workload of ≤2-way marginals, on every shared
+// sub-marginal. Larger tables, and a two-way table for which no controlled
+// rounding to those margins exists, are rounded to N alone by largest
+// remainders; cells move by at most 1 and the disagreement that remains is
+// measured and reported (MaxInconsistency), not removed.
 package marginals

@@ -247,50 +247,62 @@ func (p *Plan) Reconstruct(m *Measurement) ([]Estimate, error) {
 			continue
 		}
 		attrs := set.Attrs
-		full := make([]int, len(attrs))
-		for k, a := range attrs {
-			full[k] = p.Sizes[a]
-		}
-		est := make([]float64, product(full))
-		variance := 0.0
-		forSubsets(p.Sizes, attrs, buf, func(t []int, mask uint64) bool {
-			j, _ := p.lat.lookup(t)
-			r := m.Residuals[j]
-			shape := make([]int, len(attrs))
-			shrink := 1.0
-			for k, a := range attrs {
-				d := float64(p.Sizes[a])
-				if mask&(1<<k) != 0 {
-					shape[k] = p.Sizes[a] - 1
-					shrink *= (d - 1) / d
-				} else {
-					shape[k] = 1
-					shrink /= d * d
-				}
-			}
-			variance += r.Std * r.Std * shrink
-			cur := r.Values
-			for k, a := range attrs {
-				d := p.Sizes[a]
-				next := make([]float64, len(cur)/shape[k]*d)
-				if mask&(1<<k) != 0 {
-					alongAxis(next, cur, shape, k, d, helmert)
-				} else {
-					inv := 1 / float64(d)
-					alongAxis(next, cur, shape, k, d, func(out, in []float64) {
-						for c := range out {
-							out[c] = in[0] * inv
-						}
-					})
-				}
-				cur, shape[k] = next, d
-			}
-			for c, v := range cur {
-				est[c] += v
-			}
-			return true
+		est, variance := p.expand(attrs, buf, func(j int) ([]float64, float64) {
+			return m.Residuals[j].Values, m.Residuals[j].Std
 		})
 		out = append(out, Estimate{Table: Table{Attrs: slices.Clone(attrs), Values: est}, Set: i, CellVariance: variance})
 	}
 	return out, nil
+}
+
+// expand returns the table on attrs reconstructed from residual
+// coordinates, Σ_{T⊆attrs} [⊗_{a∈T} U_{d_a} ⊗_{a∈attrs∖T} 1_{d_a}/d_a] θ_T,
+// and its cell variance Σ_T std_T² Π_{a∈T}(d_a−1)/d_a Π_{a∈attrs∖T} 1/d_a²,
+// where get(j) returns residual j's coordinates θ_T and standard deviation.
+// Every residual T ⊆ attrs must be in the plan's lattice.
+func (p *Plan) expand(attrs []int, buf []int, get func(j int) ([]float64, float64)) ([]float64, float64) {
+	full := make([]int, len(attrs))
+	for k, a := range attrs {
+		full[k] = p.Sizes[a]
+	}
+	est := make([]float64, product(full))
+	variance := 0.0
+	forSubsets(p.Sizes, attrs, buf, func(t []int, mask uint64) bool {
+		j, _ := p.lat.lookup(t)
+		vals, std := get(j)
+		shape := make([]int, len(attrs))
+		shrink := 1.0
+		for k, a := range attrs {
+			d := float64(p.Sizes[a])
+			if mask&(1<<k) != 0 {
+				shape[k] = p.Sizes[a] - 1
+				shrink *= (d - 1) / d
+			} else {
+				shape[k] = 1
+				shrink /= d * d
+			}
+		}
+		variance += std * std * shrink
+		cur := vals
+		for k, a := range attrs {
+			d := p.Sizes[a]
+			next := make([]float64, len(cur)/shape[k]*d)
+			if mask&(1<<k) != 0 {
+				alongAxis(next, cur, shape, k, d, helmert)
+			} else {
+				inv := 1 / float64(d)
+				alongAxis(next, cur, shape, k, d, func(out, in []float64) {
+					for c := range out {
+						out[c] = in[0] * inv
+					}
+				})
+			}
+			cur, shape[k] = next, d
+		}
+		for c, v := range cur {
+			est[c] += v
+		}
+		return true
+	})
+	return est, variance
 }

@@ -89,3 +89,52 @@ func (p *Plan) StrategyFile(names []string) *StrategyFile {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// PureStrategyFile is the JSON form of a PurePlan for `dpsolve plan
+// --privacy pure --out DIR`: per measured table its attributes and Laplace
+// scale at unit L1 sensitivity (ε = 1; divide by ε for a budget), and the
+// workload marginals' GLS variances per unit Laplace variance 2/ε².
+type PureStrategyFile struct {
+	Template  string          `json:"template"` // "marginals"
+	Objective string          `json:"objective"`
+	Privacy   string          `json:"privacy"` // "pure": L1 sensitivity 1
+	Mechanism string          `json:"mechanism"`
+	Domain    []AttributeJSON `json:"domain"`
+	// TotalSquaredError and MaxVariance are the GLS answers' (as in
+	// PurePlan); DirectError is the minimized direct-estimator objective.
+	TotalSquaredError float64 `json:"total_squared_error"`
+	MaxVariance       float64 `json:"max_variance"`
+	DirectError       float64 `json:"direct_estimator_error"`
+	// L1Sensitivity is Σ_A 1/b_A, 1 up to rounding.
+	L1Sensitivity float64         `json:"l1_sensitivity"`
+	Tables        []PureTableJSON `json:"tables"`
+	Marginals     []MarginalJSON  `json:"marginals"`
+}
+
+// PureTableJSON is one measured table of a pure plan.
+type PureTableJSON struct {
+	Attributes []string `json:"attributes"`
+	Cells      float64  `json:"cells"`
+	// Scale is b_A at ε = 1; Share is the fraction 1/b_A of ε it spends.
+	Scale float64 `json:"scale"`
+	Share float64 `json:"epsilon_share"`
+}
+
+// StrategyFile returns the plan's JSON form; names as in Plan.StrategyFile.
+func (pp *PurePlan) StrategyFile(names []string) *PureStrategyFile {
+	g := pp.base.StrategyFile(names)
+	f := &PureStrategyFile{Template: TemplateName, Objective: string(pp.Objective), Privacy: "pure",
+		Mechanism:         "discrete Laplace on every marginal table; generalized least squares in the residual basis",
+		Domain:            g.Domain,
+		TotalSquaredError: pp.TotalSquaredError, MaxVariance: pp.MaxVariance, DirectError: pp.DirectValue,
+		Marginals: g.Marginals}
+	for _, tb := range pp.Tables {
+		f.L1Sensitivity += 1 / tb.Scale
+		attrs := make([]string, len(tb.Attrs))
+		for i, a := range tb.Attrs {
+			attrs[i] = g.Domain[a].Name
+		}
+		f.Tables = append(f.Tables, PureTableJSON{Attributes: attrs, Cells: tb.Cells, Scale: tb.Scale, Share: 1 / tb.Scale})
+	}
+	return f
+}

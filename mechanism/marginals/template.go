@@ -88,11 +88,15 @@ func Sets(w *workload.Kron) (sizes []int, sets []Set, terms []int, err error) {
 // Plan implements plan.Template. The Result's Objective is the expected
 // total squared error per unit noise at sensitivity 1 (for either
 // objective), its LowerBound the SVD bound over every strategy, which the
-// Sum plan attains; TermErrors sum the term's marginals.
+// Sum plan attains; TermErrors sum the term's marginals. With
+// opt.Privacy = plan.Pure it returns the pure ε-DP PurePlan (Laplace noise
+// on every marginal table, GLS reconstruction) as Strategy.Other; its
+// Objective is per unit Laplace variance 2/ε² at L1 sensitivity 1, and no
+// lower bound is known (NaN).
 func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options) (*plan.Result, error) {
 	start := time.Now()
-	if opt.Privacy != "" && opt.Privacy != plan.Gaussian {
-		return nil, errorf("the marginals template plans Gaussian noise (L2 sensitivity) only, not %q privacy", opt.Privacy)
+	if opt.Privacy != "" && opt.Privacy != plan.Gaussian && opt.Privacy != plan.Pure {
+		return nil, errorf("the marginals template plans %q or %q privacy, not %q", plan.Gaussian, plan.Pure, opt.Privacy)
 	}
 	sizes, sets, terms, err := Sets(w)
 	if err != nil {
@@ -100,6 +104,9 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 	}
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if opt.Privacy == plan.Pure {
+		return tp.planPure(w, sizes, sets, terms, opt, start)
 	}
 	p, err := NewPlanContext(ctx, sizes, sets, tp.Objective, tp.Options)
 	if err != nil {
@@ -123,8 +130,33 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 		res.TermErrors[terms[i]].Error += m.TotalSquaredError
 	}
 	res.Seconds = time.Since(start).Seconds()
-	if opt.Progress != nil {
-		opt.Progress(plan.Progress{Template: TemplateName, Objective: res.Objective, Seconds: res.Seconds, Done: true})
+	plan.ReportDone(opt.Progress, plan.Stage(TemplateName), res)
+	return res, nil
+}
+
+// planPure is Plan for pure ε-DP: the PurePlan of the workload's sets.
+func (tp Template) planPure(w *workload.Kron, sizes []int, sets []Set, terms []int, opt plan.Options, start time.Time) (*plan.Result, error) {
+	pp, err := NewPurePlan(sizes, sets, tp.Objective)
+	if err != nil {
+		return nil, err
 	}
+	res := &plan.Result{
+		Template:       TemplateName,
+		Strategy:       &plan.Strategy{Template: TemplateName, Privacy: plan.Pure, Other: pp},
+		Objective:      pp.TotalSquaredError,
+		LowerBound:     math.NaN(),
+		Status:         "converged",
+		DenseObjective: math.NaN(),
+		AboveDense:     math.NaN(),
+	}
+	res.TermErrors = make([]plan.TermError, len(w.Terms()))
+	for j, t := range w.Terms() {
+		res.TermErrors[j] = plan.TermError{Term: t.Name, Queries: t.Queries()}
+	}
+	for i, m := range pp.Marginals {
+		res.TermErrors[terms[i]].Error += m.TotalSquaredError
+	}
+	res.Seconds = time.Since(start).Seconds()
+	plan.ReportDone(opt.Progress, plan.Stage(TemplateName), res)
 	return res, nil
 }

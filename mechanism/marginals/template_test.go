@@ -76,8 +76,25 @@ func TestTemplate(t *testing.T) {
 			pm.Gap, pm.MaxVariance, p.MaxVariance, mx.Objective, res.Objective)
 	}
 
-	if _, err := tp.Plan(context.Background(), w, plan.Options{Privacy: plan.Pure}); !errors.Is(err, ErrInput) {
-		t.Errorf("pure privacy: %v", err)
+	// Pure privacy: the Laplace plan of every marginal table, its objective
+	// the sum of the term errors.
+	pr, err := tp.Plan(context.Background(), w, plan.Options{Privacy: plan.Pure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ppure, ok := pr.Strategy.Other.(*PurePlan)
+	if !ok || pr.Strategy.Privacy != plan.Pure || !math.IsNaN(pr.LowerBound) {
+		t.Fatalf("pure plan: %T, privacy %q, lower bound %v", pr.Strategy.Other, pr.Strategy.Privacy, pr.LowerBound)
+	}
+	sumTerms := 0.0
+	for _, te := range pr.TermErrors {
+		sumTerms += te.Error
+	}
+	if relDiff(sumTerms, pr.Objective) > 1e-12 || pr.Objective != ppure.TotalSquaredError {
+		t.Errorf("pure plan: terms sum to %.15g, objective %.15g, plan %.15g", sumTerms, pr.Objective, ppure.TotalSquaredError)
+	}
+	if _, err := tp.Plan(context.Background(), w, plan.Options{Privacy: "renyi"}); !errors.Is(err, ErrInput) {
+		t.Errorf("unknown privacy: %v", err)
 	}
 	other, err := workload.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}],
 		"workload": [{"name": "p", "product": {"a": "prefix"}}]}`), ".")

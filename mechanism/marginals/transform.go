@@ -47,6 +47,12 @@ func alongAxis(dst, src []float64, shape []int, k, outLen int, f func(out, in []
 		inner *= d
 	}
 	n := shape[k]
+	if inner == 1 { // contiguous fibres: no copies (same arithmetic)
+		for o := 0; o < outer; o++ {
+			f(dst[o*outLen:(o+1)*outLen], src[o*n:(o+1)*n])
+		}
+		return
+	}
 	in := make([]float64, n)
 	out := make([]float64, outLen)
 	for o := 0; o < outer; o++ {

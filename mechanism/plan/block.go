@@ -110,9 +110,12 @@ func groupClasses(g *mat.SymDense) (classes [][]int, c []float64, ok bool) {
 		classes = append(classes, members)
 		c = append(c, gi)
 	}
-	// Every entry must be cᵣ inside class r and 0 across classes.
+	// Every entry must be cᵣ inside class r and 0 across classes — the
+	// diagonal too: [[1, 1], [1, 2]] has one class by its first row, but it
+	// is not 1·J (the diagonal was once left unchecked, and such a block was
+	// planned as "total" with an objective below the certified optimum).
 	for i := 0; i < d; i++ {
-		for j := i + 1; j < d; j++ {
+		for j := i; j < d; j++ {
 			v := at(i, j)
 			if class[i] == class[j] {
 				if math.Abs(v-c[class[i]]) > 1e-14*c[class[i]] {

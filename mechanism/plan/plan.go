@@ -37,6 +37,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // ErrInput is wrapped by every error returned for bad input.
@@ -64,18 +65,36 @@ type Options struct {
 	// DenseMaxCells is the largest domain the dense template accepts;
 	// default 4096.
 	DenseMaxCells int
-	// Progress, when non-nil, is called after every sweep and at the end of
-	// every template.
-	Progress func(Progress)
+	// Progress, when non-nil, receives dpsolve's progress events: one
+	// with Stage "plan <template>" ("plan kron") after every sweep of block
+	// coordinate descent (Step the sweep, Objective the objective so far),
+	// one with Done set when a template finishes (its objective and, where
+	// it has one, certified bound; the portfolio "best" sends its own after
+	// its templates'), and from Run a final one with Stage "plan" and Done
+	// set for the returned plan (its template as Note).
+	Progress progress.Func
 }
 
-// Progress reports one step of a template.
-type Progress struct {
-	Template  string
-	Sweep     int     // 0 for a template without sweeps, or its final report
-	Objective float64 // the objective so far
-	Seconds   float64 // since the template started
-	Done      bool    // the template finished
+// Stage is the progress stage name of a template: "plan " + its name.
+func Stage(template string) string { return "plan " + template }
+
+// ReportDone sends a template's final progress event for res to f; templates
+// registered by other packages call it when they finish.
+func ReportDone(f progress.Func, stage string, res *Result) {
+	if !f.Enabled() {
+		return
+	}
+	f(progress.Event{Stage: stage, Step: res.Sweeps, Objective: res.Objective, Bound: res.LowerBound,
+		Gap: gap(res.Objective, res.LowerBound), Seconds: res.Seconds, Done: true, Note: res.Status})
+}
+
+// gap is the relative gap (objective − bound)/objective; NaN when the bound
+// is unknown.
+func gap(objective, bound float64) float64 {
+	if math.IsNaN(bound) || !(objective > 0) {
+		return math.NaN()
+	}
+	return (objective - bound) / objective
 }
 
 // Template is a family of strategies with an optimizer for it. Other

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 func spec(t *testing.T, s string) *workload.Kron {
@@ -111,8 +112,8 @@ const unionSpec = `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size
 // dense optimum it is.
 func TestKronUnionAgainstDense(t *testing.T) {
 	w := spec(t, unionSpec)
-	var progress []Progress
-	res, err := Run(context.Background(), w, "kron", Options{Progress: func(p Progress) { progress = append(progress, p) }})
+	var events []progress.Event
+	res, err := Run(context.Background(), w, "kron", Options{Progress: func(e progress.Event) { events = append(events, e) }})
 	require.NoError(t, err)
 	require.Greater(t, res.Sweeps, 1)
 	require.Len(t, res.History, res.Sweeps)
@@ -127,7 +128,17 @@ func TestKronUnionAgainstDense(t *testing.T) {
 	// ends the descent.
 	checkStopRule(t, w, Options{})
 	assert.Equal(t, res.History[n-1], res.Objective)
-	assert.NotEmpty(t, progress)
+	// One event per sweep with that sweep's objective, then the
+	// template's, dense's and Run's final events.
+	require.Len(t, events, res.Sweeps+3)
+	for i, h := range res.History {
+		assert.Equal(t, progress.Event{Stage: "plan kron", Step: i + 1, Objective: h}, withoutNaN(events[i]), "sweep %d", i+1)
+	}
+	for i, stage := range []string{"plan kron", "plan dense", "plan"} {
+		e := events[res.Sweeps+i]
+		assert.True(t, e.Done, stage)
+		assert.Equal(t, stage, e.Stage)
+	}
 
 	require.False(t, math.IsNaN(res.DenseObjective), "Run compares with dense on small domains")
 	assert.GreaterOrEqual(t, res.Objective, res.LowerBound*(1-1e-12))
@@ -378,4 +389,20 @@ func TestBestSkipsUnionWhenCertified(t *testing.T) {
 	assert.Contains(t, res.Tried[1].Err, "certified optimal")
 	assert.Equal(t, "kron", res.Template)
 	assert.InDelta(t, res.DenseObjective, res.Objective, 2e-8*res.Objective)
+}
+
+// withoutNaN returns e with its unknown (NaN) fields and its time zeroed,
+// for comparison.
+func withoutNaN(e progress.Event) progress.Event {
+	if !progress.Known(e.Objective) {
+		e.Objective = 0
+	}
+	if !progress.Known(e.Bound) {
+		e.Bound = 0
+	}
+	if !progress.Known(e.Gap) {
+		e.Gap = 0
+	}
+	e.Seconds = 0
+	return e
 }

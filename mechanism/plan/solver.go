@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // solver holds what the templates of one plan share: the workload, the
@@ -330,8 +331,9 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 		nf := objective()
 		sol.history = append(sol.history, nf)
 		sol.sweeps = sweep
-		if s.o.Progress != nil {
-			s.o.Progress(Progress{Template: template, Sweep: sweep, Objective: nf, Seconds: time.Since(start).Seconds()})
+		if s.o.Progress.Enabled() {
+			s.o.Progress(progress.Event{Stage: Stage(template), Step: sweep, Objective: nf, Bound: math.NaN(), Gap: math.NaN(),
+				Seconds: time.Since(start).Seconds()})
 		}
 		// One free attribute: its block solve is exact given the fixed
 		// others, and they never change, so one sweep is the optimum.

@@ -14,6 +14,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 func init() {
@@ -89,9 +90,7 @@ func (s *solver) setBound(ctx context.Context, res *Result) error {
 }
 
 func (s *solver) done(res *Result) {
-	if s.o.Progress != nil {
-		s.o.Progress(Progress{Template: res.Template, Sweep: res.Sweeps, Objective: res.Objective, Seconds: res.Seconds, Done: true})
-	}
+	ReportDone(s.o.Progress, Stage(res.Template), res)
 }
 
 // Union is the template OPT₊: a weighted stack of Kronecker strategies,
@@ -407,9 +406,7 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 		DenseObjective: nr.Objective, AboveDense: 0,
 		Seconds: time.Since(start).Seconds(),
 	}
-	if o.Progress != nil {
-		o.Progress(Progress{Template: "dense", Objective: res.Objective, Seconds: res.Seconds, Done: true})
-	}
+	ReportDone(o.Progress, Stage("dense"), res)
 	return res, nil
 }
 
@@ -433,6 +430,7 @@ func (Best) Name() string { return "best" }
 
 // Plan runs the portfolio.
 func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error) {
+	start := time.Now()
 	o, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
@@ -519,6 +517,12 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 	if dense != nil {
 		compareDense(&out, dense)
 	}
+	// The portfolio's own final event (its templates sent theirs), with
+	// the chosen template as Note.
+	if opt.Progress.Enabled() {
+		opt.Progress(progress.Event{Stage: Stage("best"), Objective: out.Objective, Bound: out.LowerBound,
+			Gap: gap(out.Objective, out.LowerBound), Seconds: time.Since(start).Seconds(), Done: true, Note: "template " + out.Template})
+	}
 	return &out, nil
 }
 
@@ -540,6 +544,17 @@ const CompareCells = BestDenseCells
 // cells it also runs the dense template (Gaussian privacy) and records in
 // the result how far the plan is above the certified dense optimum.
 func Run(ctx context.Context, w *workload.Kron, template string, opt Options) (*Result, error) {
+	res, err := run(ctx, w, template, opt)
+	if err == nil && opt.Progress.Enabled() {
+		f := progress.Event{Stage: "plan", Objective: res.Objective, Bound: res.LowerBound,
+			Gap: gap(res.Objective, res.LowerBound), Seconds: res.Seconds, Done: true, Note: "template " + res.Template}
+		opt.Progress(f)
+	}
+	return res, err
+}
+
+// run is Run without the final progress event.
+func run(ctx context.Context, w *workload.Kron, template string, opt Options) (*Result, error) {
 	t, err := Lookup(template)
 	if err != nil {
 		return nil, err

@@ -5,32 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
-)
+	"time"
 
-// Progress reports how far a read has come.
-type Progress struct {
-	// Records is the number of data rows read so far.
-	Records int64
-	// Bytes is the number of input bytes consumed so far.
-	Bytes int64
-	// Total is Options.Total (the input's size in bytes, 0 if unknown).
-	Total int64
-	// Done is true for the final report, after the last row.
-	Done bool
-}
+	"github.com/dpsolve/dpsolve/progress"
+)
 
 // Options configures a read. The zero value (or nil) is usable.
 type Options struct {
-	// Progress, if non-nil, is called every ProgressEvery records and once
-	// more at the end (Done = true). It runs on the reading goroutine.
-	Progress func(Progress)
+	// Progress, if non-nil, receives dpsolve's progress events (Stage
+	// "records", Count the records read so far, Unit "records", Fraction
+	// the share of Total bytes consumed when Total is known) every
+	// ProgressEvery records and once more at the end with Done set. It runs
+	// on the reading goroutine.
+	Progress progress.Func
 	// ProgressEvery is the number of records between progress reports;
 	// 0 means 1,000,000.
 	ProgressEvery int64
-	// Total is the input's size in bytes, passed through to Progress so a
-	// caller can print a fraction; 0 if unknown.
+	// Total is the input's size in bytes, from which progress events
+	// carry the fraction read; 0 if unknown.
 	Total int64
 	// MemoryLimit, if positive, replaces AvailableMemory as the limit the
 	// output tables must fit in (tests use it; so can a caller that wants
@@ -186,6 +181,7 @@ func scan(r io.Reader, attrs []Attribute, opt *Options, visit func(codes []int))
 	if every <= 0 {
 		every = 1_000_000
 	}
+	start := time.Now()
 	cr := &countingReader{r: r}
 	rd := csv.NewReader(cr)
 	rd.ReuseRecord = true
@@ -250,18 +246,28 @@ func scan(r io.Reader, attrs []Attribute, opt *Options, visit func(codes []int))
 		}
 		visit(codes)
 		st.Records++
-		if opt.Progress != nil && st.Records%every == 0 {
-			opt.Progress(Progress{Records: st.Records, Bytes: cr.n, Total: opt.Total})
+		if opt.Progress.Enabled() && st.Records%every == 0 {
+			opt.Progress(readEvent(st.Records, cr.n, opt.Total, start, false))
 		}
 	}
 	st.Bytes = cr.n
 	if st.Records == 0 {
 		return st, errorf("the CSV file has a header but no records")
 	}
-	if opt.Progress != nil {
-		opt.Progress(Progress{Records: st.Records, Bytes: cr.n, Total: opt.Total, Done: true})
-	}
+	opt.Progress.Report(readEvent(st.Records, cr.n, opt.Total, start, true))
 	return st, nil
+}
+
+// readEvent is the progress event after records rows and bytes of total
+// input bytes (0: unknown).
+func readEvent(records, bytes, total int64, start time.Time, done bool) progress.Event {
+	e := progress.Event{Stage: "records", Count: records, Unit: "records", Objective: math.NaN(), Bound: math.NaN(),
+		Gap: math.NaN(), Seconds: time.Since(start).Seconds(), Done: done}
+	if total > 0 {
+		// The CSV reader reads ahead of the row it returns: cap at 1.
+		e.Fraction = math.Min(1, float64(bytes)/float64(total))
+	}
+	return e
 }
 
 // csvError converts a parse error of encoding/csv (wrong number of fields,

@@ -11,14 +11,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 var small = []Attribute{{"a", 2}, {"b", 3}, {"c", 4}}
 
 func TestReadHistogramSmall(t *testing.T) {
 	csv := "id,c,b,a,extra\n7,3,2,1,x\n8,0,0,0,y\n9,3,2,1,z\n10,1,0,1,w\n"
-	var reports []Progress
-	opt := &Options{ProgressEvery: 2, Total: int64(len(csv)), Progress: func(p Progress) { reports = append(reports, p) }}
+	var reports []progress.Event
+	opt := &Options{ProgressEvery: 2, Total: int64(len(csv)), Progress: func(e progress.Event) { reports = append(reports, e) }}
 	h, st, err := ReadHistogram(strings.NewReader(csv), small, opt)
 	require.NoError(t, err)
 	require.Len(t, h, 24)
@@ -31,9 +33,11 @@ func TestReadHistogramSmall(t *testing.T) {
 	assert.Equal(t, int64(4), st.Records)
 	assert.Equal(t, int64(len(csv)), st.Bytes)
 	require.Len(t, reports, 3) // after records 2 and 4, then Done
-	assert.Equal(t, int64(2), reports[0].Records)
+	assert.Equal(t, int64(2), reports[0].Count)
+	assert.Equal(t, "records", reports[0].Stage)
 	assert.True(t, reports[2].Done)
-	assert.Equal(t, int64(len(csv)), reports[2].Total)
+	assert.Equal(t, int64(4), reports[2].Count)
+	assert.Equal(t, 1.0, reports[2].Fraction, "the whole input was read")
 }
 
 func TestReadMarginalsMatchesHistogram(t *testing.T) {

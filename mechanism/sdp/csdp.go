@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // ErrSolverNotFound is returned by Solve when the csdp executable is absent.
@@ -73,6 +75,12 @@ type Options struct {
 	MaxIter int
 	// Log, if non-nil, receives CSDP's output as it runs.
 	Log io.Writer
+	// Progress, if non-nil, receives dpsolve's progress events: one with
+	// Stage "csdp" per CSDP iteration as CSDP prints it (Step the
+	// iteration, Objective CSDP's current cᵀy), and a final one with Done
+	// set, the result's Objective, LowerBound and CSDP's status as Note,
+	// when Solve returns a result.
+	Progress progress.Func
 }
 
 // Result is the outcome of a CSDP run.
@@ -104,6 +112,20 @@ func Solve(ctx context.Context, p *Problem, opt *Options) (*Result, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
+	res, err := solveCSDP(ctx, p, opt)
+	if res != nil && opt.Progress.Enabled() {
+		gap := math.NaN()
+		if !math.IsNaN(res.LowerBound) && res.Objective != 0 {
+			gap = (res.Objective - res.LowerBound) / math.Abs(res.Objective)
+		}
+		opt.Progress(progress.Event{Stage: "csdp", Objective: res.Objective, Bound: res.LowerBound, Gap: gap,
+			Seconds: res.Seconds, Done: true, Note: res.Status})
+	}
+	return res, err
+}
+
+// solveCSDP is Solve without the final progress event.
+func solveCSDP(ctx context.Context, p *Problem, opt *Options) (*Result, error) {
 	path := opt.Path
 	if path == "" {
 		path = "csdp"
@@ -141,10 +163,13 @@ func Solve(ctx context.Context, p *Problem, opt *Options) (*Result, error) {
 	var out bytes.Buffer
 	var sink io.Writer = &out
 	if opt.Log != nil {
-		sink = io.MultiWriter(&out, opt.Log)
+		sink = io.MultiWriter(sink, opt.Log)
+	}
+	start := time.Now()
+	if opt.Progress.Enabled() {
+		sink = io.MultiWriter(sink, &iterWriter{f: opt.Progress, start: start})
 	}
 	cmd.Stdout, cmd.Stderr = sink, sink
-	start := time.Now()
 	runErr := cmd.Run()
 	res := &Result{Seconds: time.Since(start).Seconds(), Output: out.String(), LowerBound: math.NaN()}
 	if ctx.Err() != nil {

@@ -117,7 +117,7 @@ func exactReport(ctx context.Context, v *mat.SymDense, pt *Point) *ExactReport {
 		if b.NeedsGram {
 			continue
 		}
-		if s, err := b.Build(ctx, n, v, 0); err == nil {
+		if s, err := b.Build(ctx, n, v, nil); err == nil {
 			if j, err := StrategyObjective(v, s, 1); err == nil {
 				rep.Baselines[b.Name] = j
 			}

@@ -23,9 +23,10 @@ type Baseline struct {
 	// NeedsGram reports that Build reads the workload's Gram (and may take
 	// long): the optimized strategy. The others depend only on n.
 	NeedsGram bool
-	// Build returns the strategy for a workload with Gram v on n cells; tol
-	// is the certified relative gap asked of an optimizer (0: its default).
-	Build func(ctx context.Context, n int, v *mat.SymDense, tol float64) (Strategy, error)
+	// Build returns the strategy for a workload with Gram v on n cells; opt
+	// (nil: the defaults) configures an optimizer (its Tol, the certified
+	// relative gap asked; its Progress) and is ignored by the others.
+	Build func(ctx context.Context, n int, v *mat.SymDense, opt *newton.Options) (Strategy, error)
 }
 
 // Baselines returns the registered strategies in their display order:
@@ -33,18 +34,18 @@ type Baseline struct {
 func Baselines() []Baseline {
 	return []Baseline{
 		{Name: "identity", Summary: "measure every cell", Default: true,
-			Build: func(_ context.Context, n int, _ *mat.SymDense, _ float64) (Strategy, error) {
+			Build: func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Strategy, error) {
 				return nilIfErr(NewIdentity(n))
 			}},
 		{Name: "h2", Summary: "binary hierarchical tree with root, unit weights (hB for branching B)", Default: true,
 			Build: hierarchical(2)},
 		{Name: "wavelet", Summary: "Haar wavelet (Privelet), unweighted", Default: true,
-			Build: func(_ context.Context, n int, _ *mat.SymDense, _ float64) (Strategy, error) {
+			Build: func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Strategy, error) {
 				return nilIfErr(NewWavelet(n))
 			}},
 		{Name: "optimized", Summary: "Newton-optimized Gaussian strategy (certified)", Default: true, NeedsGram: true,
-			Build: func(ctx context.Context, _ int, v *mat.SymDense, tol float64) (Strategy, error) {
-				return nilIfErr(Optimize(ctx, v, &newton.Options{Tol: tol}))
+			Build: func(ctx context.Context, _ int, v *mat.SymDense, opt *newton.Options) (Strategy, error) {
+				return nilIfErr(Optimize(ctx, v, opt))
 			}},
 	}
 }
@@ -58,8 +59,8 @@ func nilIfErr[T Strategy](s T, err error) (Strategy, error) {
 	return s, nil
 }
 
-func hierarchical(b int) func(context.Context, int, *mat.SymDense, float64) (Strategy, error) {
-	return func(_ context.Context, n int, _ *mat.SymDense, _ float64) (Strategy, error) {
+func hierarchical(b int) func(context.Context, int, *mat.SymDense, *newton.Options) (Strategy, error) {
+	return func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Strategy, error) {
 		return nilIfErr(NewHierarchical(n, b))
 	}
 }
@@ -85,8 +86,9 @@ func Lookup(name string) (Baseline, error) {
 }
 
 // Parse builds the named strategy (see Lookup) for a workload with Gram v on
-// n cells; v may be nil for the strategies that do not need it.
-func Parse(ctx context.Context, name string, n int, v *mat.SymDense, tol float64) (Strategy, error) {
+// n cells; v may be nil for the strategies that do not need it, and opt
+// (nil: the defaults) configures the optimizer as in Baseline.Build.
+func Parse(ctx context.Context, name string, n int, v *mat.SymDense, opt *newton.Options) (Strategy, error) {
 	b, err := Lookup(name)
 	if err != nil {
 		return nil, err
@@ -94,5 +96,5 @@ func Parse(ctx context.Context, name string, n int, v *mat.SymDense, tol float64
 	if b.NeedsGram && v == nil {
 		return nil, inputerr.Errorf("strategy", "strategy %q needs the workload's Gram matrix", b.Name)
 	}
-	return b.Build(ctx, n, v, tol)
+	return b.Build(ctx, n, v, opt)
 }

@@ -11,7 +11,7 @@ func ExampleParse() {
 	// Registered baselines by name (case-insensitive), or hB for a B-ary
 	// tree; "optimized" also needs the workload's Gram.
 	for _, name := range []string{"identity", "H2", "h4", "wavelet"} {
-		s, err := strategy.Parse(context.Background(), name, 16, nil, 0)
+		s, err := strategy.Parse(context.Background(), name, 16, nil, nil)
 		if err != nil {
 			fmt.Println(err)
 			continue

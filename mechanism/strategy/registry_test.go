@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/newton"
 )
 
 func TestLookupAndParse(t *testing.T) {
@@ -15,11 +17,11 @@ func TestLookupAndParse(t *testing.T) {
 	for name, want := range map[string]string{
 		"identity": "identity(n=4)", "H2": "h2(n=4)", " wavelet ": "wavelet(n=4)", "h3": "h3(n=4)",
 	} {
-		s, err := Parse(ctx, name, 4, nil, 0)
+		s, err := Parse(ctx, name, 4, nil, nil)
 		require.NoError(t, err, name)
 		assert.Equal(t, want, s.Name(), name)
 	}
-	s, err := Parse(ctx, "optimized", 4, v, 1e-10)
+	s, err := Parse(ctx, "optimized", 4, v, &newton.Options{Tol: 1e-10})
 	require.NoError(t, err)
 	o, ok := s.(*Optimized)
 	require.True(t, ok)
@@ -28,9 +30,9 @@ func TestLookupAndParse(t *testing.T) {
 		_, err := Lookup(bad)
 		assert.ErrorIs(t, err, ErrInput, "%q", bad)
 	}
-	_, err = Parse(ctx, "optimized", 4, nil, 0)
+	_, err = Parse(ctx, "optimized", 4, nil, nil)
 	assert.ErrorIs(t, err, ErrInput)
-	s, err = Parse(ctx, "identity", 0, nil, 0)
+	s, err = Parse(ctx, "identity", 0, nil, nil)
 	assert.ErrorIs(t, err, ErrInput)
 	assert.Nil(t, s, "a failed build is a true nil Strategy")
 	var names []string

@@ -61,7 +61,7 @@ func mechanismName(b Budget) string {
 // (the marginals plans' normalisation).
 func unitSigma(b Budget) (float64, error) {
 	if pure(b) {
-		return 0, errorf("marginals plans add Gaussian noise; give rho, or epsilon with delta (pure epsilon-DP needs a kron or union plan made with --privacy pure)")
+		return 0, errorf("the residual marginals plan adds Gaussian noise; give rho, or epsilon with delta (for pure epsilon-DP use the pure marginals plan: --privacy pure)")
 	}
 	s, err := calibrate.Scale(b, 1)
 	if err != nil {

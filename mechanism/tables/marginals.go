@@ -2,6 +2,7 @@ package tables
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 
@@ -15,9 +16,17 @@ import (
 // marginals (package marginals, ResidualPlanner): each residual is measured
 // from a marginal table read directly from the records, so the full
 // histogram is never formed.
+//
+// With Pure set it is the pure ε-DP plan (marginals.PurePlan): every
+// positive-weight marginal table is measured with discrete Laplace noise
+// and the answers are its generalized-least-squares reconstruction; it
+// needs a pure ε budget. Otherwise the Gaussian residual plan, for ρ-zCDP
+// or (ε,δ) budgets.
 type MarginalsStrategy struct {
 	// Objective is the plan's objective (marginals.Sum when empty).
 	Objective marginals.Objective
+	// Pure selects the pure ε-DP (Laplace) plan.
+	Pure bool
 }
 
 // Template returns "marginals".
@@ -27,11 +36,55 @@ func (MarginalsStrategy) isStrategy()      {}
 // marginalsPlan is a prepared residual plan and the map from the
 // workload's products to its sets.
 type marginalsPlan struct {
-	plan  *marginals.Plan
-	index [][]int // per term, per product: the plan's set index
+	plan  *marginals.Plan // the Gaussian plan, or the pure plan's base lattice
+	index [][]int         // per term, per product: the plan's set index
+	// pure plans: the plan and one calibration per measured table.
+	pure *marginals.PurePlan
+	cals []calibrate.Calibration
 }
 
-func (m *marginalsPlan) needs() [][]int { return m.plan.Needs() }
+func (m *marginalsPlan) needs() [][]int {
+	if m.pure != nil {
+		return m.pure.Needs()
+	}
+	return m.plan.Needs()
+}
+
+// PurePlan returns the pure ε-DP plan of a pure marginals release (nil
+// otherwise).
+func (r *Release) PurePlan() *marginals.PurePlan {
+	if r.mplan == nil {
+		return nil
+	}
+	return r.mplan.pure
+}
+
+// MarginalTable is one table a pure marginals release measures, with its
+// share of the budget and the noise calibrated for it.
+type MarginalTable struct {
+	// Attrs are the table's attribute positions; Cells its size.
+	Attrs []int
+	Cells int
+	// Epsilon is the part of the budget the table spends (Σ = ε).
+	Epsilon float64
+	// Scale is the discrete Laplace scale sampled, Variance = 2·Scale² the
+	// per-cell noise variance and Grid the snapping grid.
+	Scale, Variance, Grid float64
+}
+
+// MarginalTables returns the measured tables of a pure marginals release
+// (nil for every other release).
+func (r *Release) MarginalTables() []MarginalTable {
+	if r.mplan == nil || r.mplan.pure == nil {
+		return nil
+	}
+	out := make([]MarginalTable, len(r.mplan.cals))
+	for i, c := range r.mplan.cals {
+		out[i] = MarginalTable{Attrs: slices.Clone(r.mplan.pure.Tables[i].Attrs), Cells: c.Rows,
+			Epsilon: c.Budget.Epsilon, Scale: c.Scale, Variance: c.Variance, Grid: c.Grid}
+	}
+	return out
+}
 
 // Plan returns the residual plan of a marginals release (nil otherwise).
 func (r *Release) Plan() *marginals.Plan {
@@ -75,6 +128,15 @@ func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 	if obj == "" {
 		obj = marginals.Sum
 	}
+	if ms.Pure != pure(r.b) {
+		if ms.Pure {
+			return errorf("this marginals plan is for pure epsilon-DP (Laplace noise): give --eps without --delta")
+		}
+		return errorf("this marginals plan adds Gaussian noise; give rho, or epsilon with delta (for pure epsilon-DP plan the marginals with --privacy pure, or release with --template marginals and --eps alone)")
+	}
+	if ms.Pure {
+		return r.preparePureMarginals(w, sizes, sets, index, obj)
+	}
 	plan, err := marginals.NewPlan(sizes, sets, obj, nil)
 	if err != nil {
 		return err
@@ -113,6 +175,58 @@ func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 	return nil
 }
 
+// preparePureMarginals plans the pure ε-DP measurement of the marginal
+// tables and calibrates each table's Laplace noise for its share of ε.
+func (r *Release) preparePureMarginals(w *Workload, sizes []int, sets []marginals.Set, index [][]int, obj marginals.Objective) error {
+	pp, err := marginals.NewPurePlan(sizes, sets, obj)
+	if err != nil {
+		return err
+	}
+	for ti := range w.Terms {
+		for pi, j := range index[ti] {
+			if !pp.Marginals[j].Estimable {
+				return errorf("%s has weight 0 and is not measured by the plan; give it a positive weight", w.describe(&w.Terms[ti], &w.Terms[ti].Products[pi]))
+			}
+		}
+	}
+	cals, err := pp.Calibrate(r.b)
+	if err != nil {
+		return err
+	}
+	vars := make([]float64, len(cals))
+	rows := 0
+	for i, c := range cals {
+		vars[i] = c.Variance
+		rows += c.Rows
+	}
+	cv, err := pp.CellVariances(vars)
+	if err != nil {
+		return err
+	}
+	r.mplan = &marginalsPlan{plan: pp.Base(), index: index, pure: pp, cals: cals}
+	// The stacked measurement [M_A/b_A]_A has L1 sensitivity 1 at the
+	// unit-budget scales: report it as one Laplace mechanism of scale 1/ε
+	// (each table's own noise is that times b_A, snapped per table by
+	// PurePlan.Calibrate). Variances are the exact per-table ones.
+	unit, err := calibrate.Scale(r.b, 1)
+	if err != nil {
+		return fmt.Errorf("tables: %w", err)
+	}
+	r.cal = calibrate.Calibration{Budget: r.b, Noise: calibrate.Laplace, Rows: rows,
+		Sensitivity: 1, SnappedSensitivity: 1, Calibrated: unit, Scale: unit, Variance: 2 * unit * unit}
+	r.unit = make([][]float64, len(w.Terms))
+	for ti := range w.Terms {
+		for pi, j := range index[ti] {
+			v := cv[j] / r.cal.Variance
+			q := w.Terms[ti].Products[pi].Queries()
+			for c := 0; c < q; c++ {
+				r.unit[ti] = append(r.unit[ti], v)
+			}
+		}
+	}
+	return nil
+}
+
 // runMarginals measures every residual from the tables, reconstructs the
 // marginals and answers the terms.
 func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, beforeNoise func() error, pp PostProcess) (*Result, error) {
@@ -126,7 +240,7 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 			}
 		}
 	}
-	if err := coversNeeds(d.Tables, plan.Needs()); err != nil {
+	if err := coversNeeds(d.Tables, r.mplan.needs()); err != nil {
 		return nil, err
 	}
 	if beforeNoise != nil {
@@ -137,14 +251,34 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, err := plan.Measure(tabs, src, r.cal.Scale)
-	if err != nil {
-		return nil, err
+	var est []marginals.Estimate
+	var err error
+	if pure := r.mplan.pure; pure != nil {
+		m, err := pure.Measure(tabs, src, r.mplan.cals)
+		if err != nil {
+			return nil, err
+		}
+		// From here on: post-processing of the private measurement.
+		if est, err = pure.Reconstruct(m); err != nil {
+			return nil, err
+		}
+	} else {
+		m, err := plan.Measure(tabs, src, r.cal.Scale)
+		if err != nil {
+			return nil, err
+		}
+		// From here on: post-processing of the private measurement.
+		if est, err = plan.Reconstruct(m); err != nil {
+			return nil, err
+		}
 	}
-	// From here on: post-processing of the private measurement.
-	est, err := plan.Reconstruct(m)
-	if err != nil {
-		return nil, err
+	var cons *Consistency
+	if pp.Any() {
+		// Post-processing that keeps the tables consistent with one another
+		// (marginals.Plan.MakeConsistent), not cell by cell.
+		if est, cons, err = plan.MakeConsistentContext(ctx, est, marginals.ConsistencyOptions{NonNegative: pp.NonNegative, Integer: pp.Integer}); err != nil {
+			return nil, err
+		}
 	}
 	bySet := make([]*marginals.Estimate, len(plan.Sets))
 	k := 0
@@ -155,14 +289,11 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 		}
 	}
 	res := &Result{Answers: make([][]float64, len(r.w.Terms)), Std: make([][]float64, len(r.w.Terms)),
-		Private: src.Private(), PostProcessed: pp.Any()}
+		Private: src.Private(), PostProcessed: pp.Any(), Consistency: cons}
 	for ti := range r.w.Terms {
 		for _, j := range r.mplan.index[ti] {
 			e := bySet[j]
 			vals := slices.Clone(e.Values)
-			if pp.Any() {
-				pp.apply(vals)
-			}
 			res.Answers[ti] = append(res.Answers[ti], vals...)
 			sd := math.Sqrt(e.CellVariance)
 			for range vals {
@@ -172,6 +303,10 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 	}
 	return res, nil
 }
+
+// Consistency reports the consistent post-processing of a marginals
+// plan's tables (--nonnegative, --integer): see marginals.MakeConsistent.
+type Consistency = marginals.Consistency
 
 // coversNeeds checks, before any noise is drawn, that a table is given for
 // every attribute set the plan needs.

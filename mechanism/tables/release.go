@@ -221,8 +221,10 @@ type Data struct {
 // planned standard errors no longer apply. For Kronecker and union
 // strategies they act on the reconstructed histogram before answering, so
 // all of a part's tables stay consistent with one another (and integral
-// when the queries have integer coefficients); for marginals plans they act
-// on each reconstructed table cell.
+// when the queries have integer coefficients). For marginals plans (no
+// histogram) the tables are projected onto consistent non-negative tables
+// and rounded to one integer grand total (marginals.Plan.MakeConsistent);
+// Result.Consistency reports what inconsistency remains.
 type PostProcess struct {
 	// NonNegative replaces negative cells by 0.
 	NonNegative bool
@@ -250,6 +252,10 @@ type Result struct {
 	// PostProcessed is true when clamping or rounding was applied: the
 	// answers are then biased and Std no longer describes their error.
 	PostProcessed bool
+	// Consistency reports, for a post-processed marginals plan, the
+	// consistent non-negative / integer step and what inconsistency and
+	// negativity remain (nil otherwise).
+	Consistency *Consistency
 }
 
 // Run measures the data with noise from src, reconstructs and answers

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
@@ -29,6 +30,8 @@ type strategyFile struct {
 	Objective          json.RawMessage  `json:"objective"` // the plan's objective value; for marginals also "sum" or "max"
 	MarginalsObjective string           `json:"marginals_objective"`
 	Residuals          []residualRecord `json:"residuals"` // marginals: checked against the re-plan
+	Privacy            string           `json:"privacy"`   // marginals: "gaussian" (default) or "pure"
+	Tables             []tableRecord    `json:"tables"`    // pure marginals: checked against the re-plan
 	Domain             []domainRecord   `json:"domain"`    // when present, must equal the spec's domain
 }
 
@@ -46,6 +49,11 @@ type partFile struct {
 	Weight  float64      `json:"weight"`
 	Terms   []string     `json:"terms"`
 	Factors []factorFile `json:"factors"`
+}
+
+type tableRecord struct {
+	Attributes []json.RawMessage `json:"attributes"` // names or positions
+	Scale      float64           `json:"scale"`
 }
 
 type residualRecord struct {
@@ -133,6 +141,19 @@ func ReadStrategyDir(dir string, w *Workload) (Strategy, error) {
 		if obj != "" && ms.Objective != marginals.Sum && ms.Objective != marginals.Max {
 			return nil, errorf("%s: unknown marginals objective %q", path, obj)
 		}
+		switch f.Privacy {
+		case "", "gaussian":
+		case "pure":
+			ms.Pure = true
+			if len(f.Tables) > 0 {
+				if err := checkPureTables(f.Tables, w, ms); err != nil {
+					return nil, fmt.Errorf("%s: %w", path, err)
+				}
+			}
+			return ms, nil
+		default:
+			return nil, errorf("%s: unknown marginals privacy %q (want gaussian or pure)", path, f.Privacy)
+		}
 		if len(f.Residuals) > 0 {
 			if err := checkResiduals(f.Residuals, w, ms); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
@@ -186,6 +207,59 @@ func readMatrix(dir, name string) (*mat.Dense, error) {
 		return nil, errorf("matrix file %q must be a relative path inside the plan directory", name)
 	}
 	return matio.ReadMatrix(filepath.Join(dir, name))
+}
+
+// attrPositions reads a list of attribute names or positions.
+func attrPositions(raw []json.RawMessage, w *Workload) ([]int, error) {
+	pos := map[string]int{}
+	for i, a := range w.Domain {
+		pos[a.Name] = i
+	}
+	attrs := make([]int, len(raw))
+	for k, r := range raw {
+		var name string
+		var idx int
+		if json.Unmarshal(r, &name) == nil {
+			i, ok := pos[name]
+			if !ok {
+				return nil, errorf("the plan names attribute %q, which is not in the spec", name)
+			}
+			attrs[k] = i
+		} else if json.Unmarshal(r, &idx) == nil {
+			attrs[k] = idx
+		} else {
+			return nil, errorf("a plan attribute is neither a name nor a position: %s", r)
+		}
+	}
+	return attrs, nil
+}
+
+// checkPureTables compares a pure marginals strategy file's table scales
+// with the plan recomputed for w (relative 1e-12: closed form from the
+// same inputs).
+func checkPureTables(ts []tableRecord, w *Workload, ms MarginalsStrategy) error {
+	r := &Release{w: w, b: calibrate.PureDP(1)}
+	if err := r.prepareMarginals(ms); err != nil {
+		return err
+	}
+	want := map[string]float64{}
+	for _, tb := range r.mplan.pure.Tables {
+		want[fmt.Sprint(tb.Attrs)] = tb.Scale
+	}
+	if len(ts) != len(want) {
+		return errorf("the plan measures %d tables but the plan for this spec measures %d: was it made for another spec?", len(ts), len(want))
+	}
+	for _, rec := range ts {
+		attrs, err := attrPositions(rec.Attributes, w)
+		if err != nil {
+			return err
+		}
+		v, ok := want[fmt.Sprint(attrs)]
+		if !ok || math.Abs(v-rec.Scale) > 1e-12*math.Max(v, rec.Scale) {
+			return errorf("the pure marginals plan in the file (table %v, scale %g) differs from the plan for this spec (%g): was it made for another spec?", attrs, rec.Scale, v)
+		}
+	}
+	return nil
 }
 
 // checkResiduals compares a marginals strategy file's residual variances
@@ -272,6 +346,9 @@ func FromPlan(s *plan.Strategy, w *Workload) (Strategy, error) {
 	}
 	if mp, ok := s.Other.(*marginals.Plan); ok {
 		return MarginalsStrategy{Objective: mp.Objective}, nil
+	}
+	if pp, ok := s.Other.(*marginals.PurePlan); ok {
+		return MarginalsStrategy{Objective: pp.Objective, Pure: true}, nil
 	}
 	return nil, errorf("template %q made a strategy this release cannot measure (%T)", s.Template, s.Other)
 }

@@ -626,6 +626,11 @@ func (k *Kron) DenseMatrix(maxCells int) (*mat.Dense, error) {
 	if k.cells > maxCells || k.queries > maxCells*maxCells/k.cells {
 		return nil, inputerr.Errorf("workload", "the workload has %d queries over %d cells; the explicit matrix is limited to %d cells", k.queries, k.cells, maxCells)
 	}
+	return k.denseMatrix()
+}
+
+// denseMatrix is DenseMatrix without the size limit.
+func (k *Kron) denseMatrix() (*mat.Dense, error) {
 	w := mat.NewDense(k.queries, k.cells, nil)
 	row := 0
 	for _, p := range k.products {

@@ -24,6 +24,10 @@ type Source struct {
 	WFile string
 	// GramFile is a .npy or .csv file holding V = WᵀW (n×n).
 	GramFile string
+	// SpecFile is a JSON multi-attribute workload spec (see ParseSpec),
+	// loaded as a *DenseKron: its domain must be small enough for a dense
+	// Gram matrix (larger ones are planned by package plan).
+	SpecFile string
 	// Queries is m for a GramFile workload (0: unknown — per-query error
 	// accounting then refuses it). It must be 0 for Spec and WFile, whose
 	// workloads know their m.
@@ -33,7 +37,7 @@ type Source struct {
 // given counts the workload descriptions set in s.
 func (s Source) given() int {
 	k := 0
-	for _, v := range []string{s.Spec, s.WFile, s.GramFile} {
+	for _, v := range []string{s.Spec, s.WFile, s.GramFile, s.SpecFile} {
 		if v != "" {
 			k++
 		}
@@ -49,12 +53,14 @@ var ErrSource = errors.New("workload source")
 // Load builds the workload s describes. Files are read with package matio
 // (.npy or .csv, format by extension) and validated once, here: a W file by
 // FromMatrix, a Gram file by FromGramDense (symmetric to a relative 1e-9 of
-// its ∞-norm, finite, non-negative diagonal, |V_ij| ≤ √(V_ii V_jj)). Every
-// error wraps ErrInput; a file's errors name the file.
+// its ∞-norm, finite, non-negative diagonal, |V_ij| ≤ √(V_ii V_jj)); a spec
+// file by LoadSpec, returned as a *DenseKron (Kron.Dense: refused when its
+// dense Gram would not fit in memory). Every error wraps ErrInput; a file's
+// errors name the file.
 func Load(s Source) (Workload, error) {
 	switch {
 	case s.given() != 1:
-		return nil, inputerr.Errorf("workload", "%w: give exactly one of a built-in workload, a W file and a Gram file", ErrSource)
+		return nil, inputerr.Errorf("workload", "%w: give exactly one of a built-in workload, a W file, a Gram file and a spec file", ErrSource)
 	case s.Queries != 0 && s.GramFile == "":
 		return nil, inputerr.Errorf("workload", "%w: the number of queries is only for a Gram file (other workloads know it)", ErrSource)
 	case s.N != 0 && s.Spec == "":
@@ -65,6 +71,16 @@ func Load(s Source) (Workload, error) {
 	switch {
 	case s.Spec != "":
 		return Parse(s.Spec, s.N)
+	case s.SpecFile != "":
+		k, err := LoadSpec(s.SpecFile) // its errors name the file
+		if err != nil {
+			return nil, err
+		}
+		d, err := k.Dense("spec:" + s.SpecFile)
+		if err != nil {
+			return nil, err // a nil Workload, not a nil *DenseKron in one
+		}
+		return d, nil
 	case s.WFile != "":
 		d, err := matio.ReadMatrix(s.WFile)
 		if err != nil {

@@ -48,7 +48,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"runtime"
 	"sort"
@@ -62,6 +61,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // ErrInput is wrapped by every error caused by an invalid configuration.
@@ -259,15 +259,25 @@ type degreeSetup struct {
 	smooth float64
 }
 
-// Run executes the experiment, writing progress to progress (may be nil).
-func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
+// Run executes the experiment, reporting through report (may be nil)
+// dpsolve's progress events with Stage "funcpert": remarks on the setup as
+// Notes (the true minimizer, each degree's projector, the tuned message
+// baseline), the functionals computed (Count of Total, Unit
+// "functionals") about twenty times, and a final event with Done set.
+func Run(ctx context.Context, cfg Config, report progress.Func) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if progress == nil {
-		progress = io.Discard
-	}
 	start := time.Now()
+	event := func(count, total int64, note string) progress.Event {
+		return progress.Event{Stage: "funcpert", Count: count, Total: total, Objective: math.NaN(), Bound: math.NaN(),
+			Gap: math.NaN(), Seconds: time.Since(start).Seconds(), Note: note}
+	}
+	remark := func(format string, a ...any) {
+		if report.Enabled() {
+			report(event(0, 0, fmt.Sprintf(format, a...)))
+		}
+	}
 	agents, err := distributed.NewLogisticAgents(cfg.Data)
 	if err != nil {
 		return nil, err
@@ -285,7 +295,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 		return nil, fmt.Errorf("experiment: true minimizer: %w", err)
 	}
 	res := &Result{Config: cfg, XStar: xstar, Smoothing: map[int]float64{}}
-	fmt.Fprintf(progress, "funcpert: x* = (%.6f, %.6f)\n", xstar[0], xstar[1])
+	remark("x* = (%.6f, %.6f)", xstar[0], xstar[1])
 	setups := make([]*degreeSetup, len(cfg.Degrees))
 	for di, K := range cfg.Degrees {
 		s, err := setupDegree(agents, box, K, cfg.S, max(K+1, int(math.Ceil(cfg.GridFactor*float64(K)))), xstar)
@@ -296,7 +306,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 		res.Smoothing[K] = s.smooth
 		res.ProjectionCertificate = math.Max(res.ProjectionCertificate, s.cert)
 		sH, sG := s.proj.InflationFactors()
-		fmt.Fprintf(progress, "funcpert: %d coefficients: grid %d², s_H=%.3f s_G=%.3f, node bounds %+v, smoothing error %.3g\n",
+		remark("%d coefficients: grid %d², s_H=%.3f s_G=%.3f, node bounds %+v, smoothing error %.3g",
 			s.b.Len(), s.proj.GridSize(), sH, sG, s.proj.NodeBounds(), s.smooth)
 	}
 	workers := cfg.Workers
@@ -338,8 +348,10 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 				}
 				mu.Lock()
 				done++
-				if done%max(1, len(tasks)/20) == 0 {
-					fmt.Fprintf(progress, "funcpert: functional %d/%d (%.0fs)\n", done, len(tasks), time.Since(start).Seconds())
+				if done%max(1, len(tasks)/20) == 0 && report.Enabled() {
+					e := event(int64(done), int64(len(tasks)), "")
+					e.Unit = "functionals"
+					report(e)
 				}
 				mu.Unlock()
 			}
@@ -389,12 +401,17 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 		res.Series = append(res.Series, ser)
 	}
 	if cfg.Message.Rounds > 0 {
-		if err := runMessage(ctx, cfg, res, agents, box, xstar, progress); err != nil {
+		if err := runMessage(ctx, cfg, res, agents, box, xstar, remark); err != nil {
 			return nil, err
 		}
 		res.Series = append(res.Series, summarize(res.Rows, "message", 0, cfg.Eps))
 	}
 	res.Elapsed = time.Since(start)
+	if report.Enabled() {
+		e := event(0, 0, "")
+		e.Done = true
+		report(e)
+	}
 	return res, nil
 }
 
@@ -537,7 +554,7 @@ func summarize(rows []Row, method string, coeffs int, eps []float64) Series {
 }
 
 // runMessage tunes and runs the message-perturbation baseline.
-func runMessage(ctx context.Context, cfg Config, res *Result, agents []*distributed.Logistic, box basis.Box, xstar []float64, progress io.Writer) error {
+func runMessage(ctx context.Context, cfg Config, res *Result, agents []*distributed.Logistic, box basis.Box, xstar []float64, remark func(string, ...any)) error {
 	mc := cfg.Message
 	g, err := distributed.Ring(len(agents))
 	if err != nil {
@@ -593,7 +610,7 @@ func runMessage(ctx context.Context, cfg Config, res *Result, agents []*distribu
 			}
 		}
 	}
-	fmt.Fprintf(progress, "funcpert: message baseline tuned at ε=%g: s0=%g p=%g (mean error %.3g)\n", epsMin, res.MessageS0, res.MessageP, best)
+	remark("message baseline tuned at ε=%g: s0=%g p=%g (mean error %.3g)", epsMin, res.MessageS0, res.MessageP, best)
 	for e, eps := range cfg.Eps {
 		for r := 0; r < cfg.Reps; r++ {
 			v, err := run(eps, res.MessageS0, res.MessageP, agentSeed(cfg.Seed, 0, e, r, 1))

@@ -1,0 +1,291 @@
+package marginals
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ConsistencyOptions configures MakeConsistent.
+type ConsistencyOptions struct {
+	// NonNegative makes the tables non-negative (and consistent).
+	NonNegative bool
+	// Integer rounds every table to integers summing to one common total.
+	Integer bool
+	// Tol is the stopping tolerance of Dykstra's iterations, in counts;
+	// 0 selects 1e-9·max(1, largest |cell|).
+	Tol float64
+	// MaxIter caps the iterations; 0 selects 10000.
+	MaxIter int
+}
+
+// Consistency reports what MakeConsistent did and what remains.
+type Consistency struct {
+	// Method names the steps applied.
+	Method string `json:"method"`
+	// Metric names the metric of the projections.
+	Metric string `json:"metric,omitempty"`
+	// Tolerance and MaxIterations are the stopping rule; Iterations the
+	// sweeps run and Converged whether the tolerance was met.
+	Tolerance     float64 `json:"tolerance,omitempty"`
+	MaxIterations int     `json:"max_iterations,omitempty"`
+	Iterations    int     `json:"iterations"`
+	Converged     bool    `json:"converged"`
+	// GrandTotal is the common integer total of the rounded tables.
+	GrandTotal float64 `json:"grand_total,omitempty"`
+	// ControlledTables counts the tables of at most two attributes rounded
+	// to the common rounded one-way margins (so they agree exactly on every
+	// attribute and the total); FallbackTables those rounded by largest
+	// remainders to the grand total alone (three or more attributes, or no
+	// controlled rounding found).
+	ControlledTables int `json:"controlled_tables,omitempty"`
+	FallbackTables   int `json:"fallback_tables,omitempty"`
+	// MaxInconsistency is the largest |difference| between two released
+	// tables on a sub-marginal they share (every attribute subset of both,
+	// the grand total included), over the released values.
+	MaxInconsistency float64 `json:"max_inconsistency"`
+	// MaxInconsistencyBeforeRounding is the same before the integer
+	// rounding (Integer only).
+	MaxInconsistencyBeforeRounding *float64 `json:"max_inconsistency_before_rounding,omitempty"`
+	// ShiftTowardUniform is the α of the last non-negative step (see the
+	// documentation above).
+	ShiftTowardUniform float64 `json:"shift_toward_uniform,omitempty"`
+	// MaxNegativity is the largest −cell over the released values (0 when
+	// none is negative).
+	MaxNegativity float64 `json:"max_negativity"`
+	// Tables is the number of distinct tables processed.
+	Tables int `json:"tables"`
+}
+
+// MakeConsistent post-processes reconstructed marginals (from Reconstruct
+// of this plan, or of a PurePlan through its Base) as the documentation
+// above describes, and returns new estimates in the same order (CellVariance
+// copied: it describes the least-squares answers, not the post-processed
+// ones) with the report. Estimates on the same attribute set get the same
+// values.
+func (p *Plan) MakeConsistent(est []Estimate, opt ConsistencyOptions) ([]Estimate, *Consistency, error) {
+	return p.MakeConsistentContext(context.Background(), est, opt)
+}
+
+// MakeConsistentContext is MakeConsistent with a context: cancelling it
+// stops the iterations at the next sweep with an error wrapping ctx.Err().
+func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt ConsistencyOptions) ([]Estimate, *Consistency, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opt.MaxIter == 0 {
+		opt.MaxIter = 10000
+	}
+	if opt.MaxIter < 0 || math.IsNaN(opt.Tol) || opt.Tol < 0 || math.IsInf(opt.Tol, 0) {
+		return nil, nil, errorf("consistency: the tolerance must be non-negative and finite and the iteration cap positive, got %v and %d", opt.Tol, opt.MaxIter)
+	}
+	// Distinct attribute sets; rep[i] is estimate i's table.
+	index := map[string]int{}
+	rep := make([]int, len(est))
+	var tabs []Table
+	var vars []float64
+	scale := 1.0
+	for i, e := range est {
+		if e.Set < 0 || e.Set >= len(p.Sets) || !slices.Equal(e.Attrs, p.Sets[e.Set].Attrs) || !p.lat.estimable[e.Set] {
+			return nil, nil, errorf("consistency: estimate %d does not belong to this plan", i)
+		}
+		if !(e.CellVariance > 0) || math.IsInf(e.CellVariance, 0) {
+			return nil, nil, errorf("consistency: estimate %d has cell variance %v", i, e.CellVariance)
+		}
+		key := fmt.Sprint(e.Attrs)
+		j, ok := index[key]
+		if !ok {
+			j = len(tabs)
+			index[key] = j
+			tabs = append(tabs, Table{Attrs: slices.Clone(e.Attrs), Values: slices.Clone(e.Values)})
+			vars = append(vars, e.CellVariance)
+			for _, v := range e.Values {
+				scale = math.Max(scale, math.Abs(v))
+			}
+		}
+		rep[i] = j
+	}
+	c := &Consistency{Tables: len(tabs), Converged: true}
+	var steps []string
+	if opt.NonNegative {
+		if opt.Tol == 0 {
+			opt.Tol = 1e-9 * scale
+		}
+		c.Tolerance, c.MaxIterations, c.Converged = opt.Tol, opt.MaxIter, false
+		c.Metric = "sum over tables of squared cell differences divided by the table's cell variance"
+		steps = append(steps, "Dykstra projection onto consistent non-negative tables")
+		x := tabs
+		corr := make([][]float64, len(tabs))
+		y := make([]Table, len(tabs))
+		for i, t := range tabs {
+			corr[i] = make([]float64, len(t.Values))
+			y[i] = Table{Attrs: t.Attrs, Values: make([]float64, len(t.Values))}
+		}
+		for it := 1; it <= opt.MaxIter; it++ {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("marginals: consistency step interrupted after %d iterations: %w", it-1, err)
+			}
+			c.Iterations = it
+			for i := range x { // y = P_K(x + corr), corr ← x + corr − y
+				for k, v := range x[i].Values {
+					s := v + corr[i][k]
+					y[i].Values[k] = math.Max(s, 0)
+					corr[i][k] = s - y[i].Values[k]
+				}
+			}
+			next := p.projectConsistent(y, vars)
+			moved, neg := 0.0, 0.0
+			for i := range next {
+				for k, v := range next[i].Values {
+					moved = math.Max(moved, math.Abs(v-x[i].Values[k]))
+					neg = math.Max(neg, -v)
+				}
+			}
+			x = next
+			if neg <= opt.Tol && moved <= opt.Tol {
+				c.Converged = true
+				break
+			}
+		}
+		c.ShiftTowardUniform = p.shiftNonNegative(x)
+		tabs = x
+	}
+	if opt.Integer {
+		before := maxInconsistency(p.Sizes, tabs)
+		c.MaxInconsistencyBeforeRounding = &before
+		total := 0.0
+		for _, t := range tabs {
+			for _, v := range t.Values {
+				total += v
+			}
+		}
+		n := math.Round(total / float64(len(tabs)))
+		if opt.NonNegative {
+			n = math.Max(n, 0)
+		}
+		c.GrandTotal = n
+		c.ControlledTables, c.FallbackTables = p.roundTables(tabs, n, opt.NonNegative)
+		steps = append(steps, "integer rounding to one grand total (tables of at most two attributes: controlled rounding to common rounded one-way margins; others: largest remainders)")
+	}
+	if len(steps) == 0 {
+		steps = append(steps, "none")
+	}
+	c.Method = joinSteps(steps)
+	c.MaxInconsistency = maxInconsistency(p.Sizes, tabs)
+	for _, t := range tabs {
+		for _, v := range t.Values {
+			c.MaxNegativity = math.Max(c.MaxNegativity, -v)
+		}
+	}
+	out := make([]Estimate, len(est))
+	for i, e := range est {
+		out[i] = Estimate{Table: Table{Attrs: slices.Clone(e.Attrs), Values: slices.Clone(tabs[rep[i]].Values)}, Set: e.Set, CellVariance: e.CellVariance}
+	}
+	return out, c, nil
+}
+
+// shiftNonNegative moves the consistent tables x in place to
+// (1 − α)x + αu, u the uniform tables of x's grand total, with the smallest
+// α that makes every cell ≥ 0, and returns α (1 with all-zero tables when
+// the total is ≤ 0).
+func (p *Plan) shiftNonNegative(x []Table) float64 {
+	total := 0.0
+	for _, t := range x {
+		for _, v := range t.Values {
+			total += v
+		}
+	}
+	total /= float64(len(x)) // every table has the same total
+	alpha := 0.0
+	if total <= 0 {
+		alpha = 1
+	}
+	for _, t := range x {
+		u := total / float64(len(t.Values))
+		for _, v := range t.Values {
+			if v < 0 && alpha < 1 {
+				alpha = math.Max(alpha, -v/(u-v))
+			}
+		}
+	}
+	if alpha == 0 {
+		return 0
+	}
+	for _, t := range x {
+		u := math.Max(total, 0) / float64(len(t.Values))
+		for k, v := range t.Values {
+			t.Values[k] = math.Max((1-alpha)*v+alpha*u, 0) // max: rounding only
+		}
+	}
+	return alpha
+}
+
+func joinSteps(s []string) string {
+	out := s[0]
+	for _, x := range s[1:] {
+		out += ", then " + x
+	}
+	return out
+}
+
+// projectConsistent returns the projection of the tables onto the
+// consistent ones in the metric Σ_S ‖t_S‖²/v_S: the inverse-variance
+// combination θ of their residual coordinates, expanded back into every
+// table.
+func (p *Plan) projectConsistent(tabs []Table, vars []float64) []Table {
+	theta, _ := p.combine(tabs, vars)
+	out := make([]Table, len(tabs))
+	buf := make([]int, 0, 64)
+	for i, t := range tabs {
+		vals, _ := p.expand(t.Attrs, buf, func(j int) ([]float64, float64) { return theta[j], 0 })
+		out[i] = Table{Attrs: t.Attrs, Values: vals}
+	}
+	return out
+}
+
+// maxInconsistency returns the largest |difference| between two tables on
+// a sub-marginal they share: for every attribute set I contained in at
+// least two tables, the spread (max − min) of each cell of I's marginal
+// over those tables.
+func maxInconsistency(sizes []int, tabs []Table) float64 {
+	type acc struct {
+		n      int
+		lo, hi []float64
+	}
+	seen := map[string]*acc{}
+	p := &Plan{Sizes: sizes}
+	for _, t := range tabs {
+		k := len(t.Attrs)
+		for mask := 0; mask < 1<<k; mask++ {
+			var sub []int
+			for b := 0; b < k; b++ {
+				if mask&(1<<b) != 0 {
+					sub = append(sub, t.Attrs[b])
+				}
+			}
+			m := p.marginalize(t, sub)
+			key := fmt.Sprint(sub)
+			a, ok := seen[key]
+			if !ok {
+				seen[key] = &acc{n: 1, lo: m, hi: slices.Clone(m)}
+				continue
+			}
+			a.n++
+			for c, v := range m {
+				a.lo[c] = math.Min(a.lo[c], v)
+				a.hi[c] = math.Max(a.hi[c], v)
+			}
+		}
+	}
+	worst := 0.0
+	for _, a := range seen {
+		if a.n < 2 {
+			continue
+		}
+		for c := range a.lo {
+			worst = math.Max(worst, a.hi[c]-a.lo[c])
+		}
+	}
+	return worst
+}
