@@ -56,10 +56,11 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	shardFlag := fs.String("shard", "", "run only shard I/N of the jobs (default: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX, else all)")
 	shards := fs.Int("shards", 0, "number of shards, for Kubernetes' JOB_COMPLETION_INDEX (or to override SLURM_ARRAY_TASK_COUNT)")
 	workers := fs.Int("workers", 0, "jobs run at once (0: cores / threads)")
-	threads := fs.Int("threads", 0, "kernel threads per job, passed as OPENBLAS_NUM_THREADS and GOMAXPROCS (0: cores / workers, 1 when neither is given)")
+	threads := fs.Int("threads", 0, "kernel threads per job, passed as OPENBLAS_NUM_THREADS and GOMAXPROCS (0: the user's OPENBLAS_NUM_THREADS or GOMAXPROCS, left as they are, else cores / workers, 1 when neither flag is given)")
 	over := fs.Bool("oversubscribe", false, "allow workers × threads > cores")
 	asJSON := fs.Bool("json", false, "print a JSON summary with every job's outcome on stdout")
 	quiet := fs.Bool("quiet", false, "only the final summary on stderr")
+	durable := fs.Bool("durable", false, "sync every job's outputs, then its status, to disk before counting it finished, so finished jobs survive a crash of the machine (release jobs always are); a few fsyncs per job")
 	inProc := fs.Bool("in-process", false, "run solve jobs inside the batch process instead of as child processes (saves each one's process start; other commands still run as children)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: dpsolve batch --manifest M.jsonl --out DIR [--shard I/N] [--workers K] [--threads T] [--json]\n"+
@@ -81,24 +82,16 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	shard, err := batch.ShardFrom(*shardFlag, *shards, os.Getenv)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return fmt.Errorf("%w: %w", errUsage, batchPkgErr{err})
 	}
 	cores := batchCores()
-	k, t := *workers, *threads
-	switch {
-	case k == 0 && t == 0:
-		k, t = cores, 1
-	case k == 0:
-		k = max(1, cores/t)
-	case t == 0:
-		t = max(1, cores/k)
-	}
+	k, t, inherit := batchShape(*workers, *threads, cores, os.Getenv)
 	if k*t > cores && !*over {
 		return usageErrorf("--workers %d × --threads %d exceeds the %d cores available; lower them or add --oversubscribe", k, t, cores)
 	}
 	m, err := batch.ReadManifest(*manifest)
 	if err != nil {
-		return err
+		return batchPkgErr{err}
 	}
 	for _, j := range m.Jobs {
 		if _, ok := commands[j.Command]; !ok || j.Command == "batch" {
@@ -111,14 +104,21 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	jobs := shard.Select(m.Jobs)
 	defer shareMemory(min(k, len(jobs)), stderr)()
-	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads on %d cores\n",
-		len(jobs), len(m.Jobs), shard, shard.Source, k, t, cores)
+	from := ""
+	if inherit {
+		from = " (from the environment's " + threadVars + ")"
+	}
+	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads%s on %d cores\n",
+		len(jobs), len(m.Jobs), shard, shard.Source, k, t, from, cores)
 
 	outDir, err := filepath.Abs(*out)
 	if err != nil {
 		return err
 	}
-	r := &batch.Runner{Exe: exe, Manifest: m, Out: outDir, Workers: k, Threads: t, Shard: shard}
+	r := &batch.Runner{Exe: exe, Manifest: m, Out: outDir, Workers: k, Threads: t, Shard: shard, Durable: *durable}
+	if inherit {
+		r.Threads = 0 // the children inherit the user's thread variables
+	}
 	if *inProc {
 		// Children run in the manifest's folder; in-process jobs share the
 		// batch's, so the batch moves there (every path it holds is absolute).
@@ -181,6 +181,37 @@ func inProcessJob(command string, args []string, stdout, stderr io.Writer) (int,
 	return run(append([]string{command}, args...), stdout, stderr), true
 }
 
+// threadVars names the environment variables that set a job's threads.
+const threadVars = "OPENBLAS_NUM_THREADS/GOMAXPROCS"
+
+// batchShape chooses the workers k and the threads per job t from the
+// flags (0: not given) and the cores. --threads, when given, is passed to
+// every job as OPENBLAS_NUM_THREADS and GOMAXPROCS. Without it, a thread
+// count the user exported (OPENBLAS_NUM_THREADS, else GOMAXPROCS, a
+// positive integer) is left to the jobs as it is (inherit) and counted as
+// t; otherwise t is cores/k (1 when neither flag is given: one job per
+// core). k defaults to cores/t.
+func batchShape(workers, threads, cores int, getenv func(string) string) (k, t int, inherit bool) {
+	k, t = workers, threads
+	if t == 0 {
+		for _, v := range []string{"OPENBLAS_NUM_THREADS", "GOMAXPROCS"} {
+			if n, err := strconv.Atoi(getenv(v)); err == nil && n > 0 {
+				t, inherit = n, true
+				break
+			}
+		}
+	}
+	switch {
+	case k == 0 && t == 0:
+		k, t = cores, 1
+	case k == 0:
+		k = max(1, cores/t)
+	case t == 0:
+		t = max(1, cores/k)
+	}
+	return k, t, inherit
+}
+
 // batchCores is the number of cores this batch may use: the Slurm
 // allocation when running inside one (SLURM_CPUS_PER_TASK, else
 // SLURM_CPUS_ON_NODE), otherwise Go's default GOMAXPROCS, which counts the
@@ -193,6 +224,16 @@ func batchCores() int {
 	}
 	return runtime.GOMAXPROCS(0)
 }
+
+// batchPkgErr is an error from internal/batch without its leading
+// "batch: ": the command line prints "dpsolve batch: " before every error
+// already, so the user reads "dpsolve batch: invalid input: m.jsonl: line
+// 3: …" rather than "dpsolve batch: batch: invalid input: …". It wraps the
+// original, so errors.Is(err, batch.ErrInput) still holds.
+type batchPkgErr struct{ err error }
+
+func (e batchPkgErr) Error() string { return strings.TrimPrefix(e.err.Error(), "batch: ") }
+func (e batchPkgErr) Unwrap() error { return e.err }
 
 // countsLine formats result counts in a fixed order.
 func countsLine(c map[string]int) string {
@@ -240,7 +281,7 @@ func scanBatch(dir, manifest string) ([]batch.JobReport, error) {
 	if manifest != "" {
 		var err error
 		if m, err = batch.ReadManifest(manifest); err != nil {
-			return nil, err
+			return nil, batchPkgErr{err}
 		}
 	}
 	return batch.Scan(dir, m)

@@ -539,11 +539,62 @@ func TestBatchCommandLine(t *testing.T) {
 			code := run(tc.args, &so, &se)
 			assert.Equal(t, tc.code, code, se.String())
 			assert.Contains(t, se.String(), tc.msg)
+			// One "batch:" prefix, from the command line: the package's own
+			// "batch: " is not repeated after it.
+			assert.Equal(t, 1, strings.Count(se.String(), "batch:"), se.String())
 		})
 	}
+	// The exact messages of a bad manifest line and a bad shard.
+	bad := filepath.Join(dir, "b.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"id":"a b","command":"solve"}`+"\n"), 0o644))
+	var se0 bytes.Buffer
+	assert.Equal(t, 1, run([]string{"batch", "--manifest", bad, "--out", out}, &bytes.Buffer{}, &se0))
+	assert.Equal(t, "dpsolve batch: invalid input: "+bad+": line 1: job id \"a b\" contains ' '; use only letters, digits, '.', '_' and '-'\n", se0.String())
+	se0.Reset()
+	assert.Equal(t, 2, run([]string{"batch", "--manifest", good, "--out", out, "--shard", "x"}, &bytes.Buffer{}, &se0))
+	assert.Equal(t, "dpsolve batch: usage error: invalid input: shard \"x\" is not I/N (for example 0/4)\n", se0.String())
+	// --durable runs the jobs to the same statuses (as a subprocess: the
+	// batch's jobs are this test binary acting as dpsolve).
+	dur := filepath.Join(dir, "durable")
+	code, _, errOut := runDpsolve(t, dir, nil, "batch", "--manifest", good, "--out", dur, "--durable", "--quiet")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, batch.Succeeded, statusOf(t, dur, "a").State)
 	// --oversubscribe lifts the cores check.
 	var se bytes.Buffer
 	assert.NotEqual(t, 2, run([]string{"batch", "--manifest", unknown, "--out", out, "--workers", "64", "--threads", "64", "--oversubscribe"}, &bytes.Buffer{}, &se), se.String())
+}
+
+// TestBatchShape: --threads wins and is passed on; without it a thread
+// count the user exported is inherited and counted; otherwise the cores
+// are shared out.
+func TestBatchShape(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, tc := range []struct {
+		name             string
+		workers, threads int
+		env              func(string) string
+		k, t             int
+		inherit          bool
+	}{
+		{"defaults", 0, 0, env(), 8, 1, false},
+		{"workers", 2, 0, env(), 2, 4, false},
+		{"threads", 0, 2, env(), 4, 2, false},
+		{"both", 3, 2, env(), 3, 2, false},
+		{"user's OpenBLAS threads", 0, 0, env("OPENBLAS_NUM_THREADS", "4"), 2, 4, true},
+		{"user's GOMAXPROCS", 2, 0, env("GOMAXPROCS", "2"), 2, 2, true},
+		{"OpenBLAS's first", 0, 0, env("OPENBLAS_NUM_THREADS", "2", "GOMAXPROCS", "8"), 4, 2, true},
+		{"--threads beats the environment", 0, 1, env("OPENBLAS_NUM_THREADS", "4"), 8, 1, false},
+		{"not a count", 0, 0, env("OPENBLAS_NUM_THREADS", "x", "GOMAXPROCS", "0"), 8, 1, false},
+	} {
+		k, th, inh := batchShape(tc.workers, tc.threads, 8, tc.env)
+		assert.Equal(t, []any{tc.k, tc.t, tc.inherit}, []any{k, th, inh}, tc.name)
+	}
 }
 
 func TestBatchCores(t *testing.T) {

@@ -291,17 +291,10 @@ func writeBenchOutputs(rep *bench.Report, f benchFlags, convW string, convN int,
 	} else if err := rep.WriteMarkdown(stdout); err != nil {
 		return err
 	}
-	writeFile := func(path string, write func(io.Writer) error) error {
-		fh, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := write(fh); err != nil {
-			fh.Close()
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		return fh.Close()
-	}
+	// Every file goes through a temporary file and rename, like every other
+	// output: an interrupted or failed bench never leaves a half-written
+	// table where a previous complete one was.
+	writeFile := writeFileAtomic
 	if f.md != "" {
 		if err := writeFile(f.md, rep.WriteMarkdown); err != nil {
 			return err

@@ -196,6 +196,42 @@ func TestBenchMarkdownDefault(t *testing.T) {
 	assert.Contains(t, errOut, "missing.json")
 }
 
+// TestBenchFilesAreReplacedAtomically: --md and --csv replace an existing
+// file by renaming a complete new one over it, never by rewriting it in
+// place: a hard link to the old file keeps the old content (an in-place
+// write would change it through the link too), and no temporary file is
+// left behind.
+func TestBenchFilesAreReplacedAtomically(t *testing.T) {
+	args := []string{"bench", "--workload", "allrange", "--n", "16", "--repeat", "1", "--methods", "newton", "--json"}
+	code, js, errOut := runCLI(t, args...)
+	require.Equal(t, 0, code, errOut)
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "report.json")
+	require.NoError(t, os.WriteFile(saved, []byte(js), 0o644))
+	md, csvPath := filepath.Join(dir, "t.md"), filepath.Join(dir, "t.csv")
+	for _, p := range []string{md, csvPath} {
+		require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o644))
+		require.NoError(t, os.Link(p, p+".old"))
+	}
+	code, _, errOut = runCLI(t, "bench", "--from", saved, "--md", md, "--csv", csvPath)
+	require.Equal(t, 0, code, errOut)
+	for _, p := range []string{md, csvPath} {
+		old, err := os.ReadFile(p + ".old")
+		require.NoError(t, err)
+		assert.Equal(t, "old\n", string(old), "%s was rewritten in place", p)
+		now, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Contains(t, string(now), "allrange", p)
+	}
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"report.json", "t.md", "t.md.old", "t.csv", "t.csv.old"}, names, "no temporary file is left")
+}
+
 func TestBenchUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--repeat", "0"},

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,9 +62,12 @@ func ReadManifest(path string) (*Manifest, error) {
 		return nil, err
 	}
 	defer f.Close()
-	jobs, err := ParseManifest(f)
-	if err != nil {
+	jobs, bad, err := parseManifest(f)
+	if bad {
 		return nil, inputerr.Errorf("batch", "%s: %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -78,23 +82,33 @@ func ReadManifest(path string) (*Manifest, error) {
 // valid ([CheckID]) and unique regardless of letter case, so the output
 // folders are distinct on case-insensitive file systems too.
 func ParseManifest(r io.Reader) ([]Job, error) {
+	jobs, bad, err := parseManifest(r)
+	if bad {
+		return nil, inputerr.Errorf("batch", "%w", err)
+	}
+	return jobs, err
+}
+
+// parseManifest is ParseManifest with unwrapped errors, so that ReadManifest
+// can name the file and wrap ErrInput once: bad says the error is the
+// manifest's fault (otherwise reading failed).
+func parseManifest(r io.Reader) (jobs []Job, bad bool, err error) {
 	br := bufio.NewReader(r)
-	var jobs []Job
 	seen := map[string]int{}
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
+			return nil, false, err
 		}
 		trimmed := bytes.TrimSpace(line)
 		if len(trimmed) > 0 && trimmed[0] != '#' {
 			j, perr := parseJob(trimmed)
 			if perr != nil {
-				return nil, inputerr.Errorf("batch", "line %d: %w", lineNo, perr)
+				return nil, true, fmt.Errorf("line %d: %w", lineNo, perr)
 			}
 			key := strings.ToLower(j.ID)
 			if prev, dup := seen[key]; dup {
-				return nil, inputerr.Errorf("batch", "line %d: job id %q repeats the id on line %d (ids must be unique, ignoring case)", lineNo, j.ID, prev)
+				return nil, true, fmt.Errorf("line %d: job id %q repeats the id on line %d (ids must be unique, ignoring case)", lineNo, j.ID, prev)
 			}
 			seen[key] = lineNo
 			j.Line = lineNo
@@ -105,9 +119,9 @@ func ParseManifest(r io.Reader) ([]Job, error) {
 		}
 	}
 	if len(jobs) == 0 {
-		return nil, inputerr.Errorf("batch", "the manifest has no jobs")
+		return nil, true, errors.New("the manifest has no jobs")
 	}
-	return jobs, nil
+	return jobs, false, nil
 }
 
 func parseJob(line []byte) (Job, error) {
@@ -115,22 +129,22 @@ func parseJob(line []byte) (Job, error) {
 	dec.DisallowUnknownFields()
 	var j Job
 	if err := dec.Decode(&j); err != nil {
-		return j, inputerr.Errorf("batch", "not a job object {\"id\", \"command\", \"args\"}: %v", err)
+		return j, fmt.Errorf("not a job object {\"id\", \"command\", \"args\"}: %v", err)
 	}
 	if dec.More() {
-		return j, inputerr.Errorf("batch", "more than one JSON value on the line")
+		return j, errors.New("more than one JSON value on the line")
 	}
-	if err := CheckID(j.ID); err != nil {
+	if err := checkID(j.ID); err != nil {
 		return j, err
 	}
 	if j.Command == "" {
-		return j, inputerr.Errorf("batch", "job %q has no command", j.ID)
+		return j, fmt.Errorf("job %q has no command", j.ID)
 	}
 	if j.Command == "batch" {
-		return j, inputerr.Errorf("batch", "job %q: a batch cannot run another batch", j.ID)
+		return j, fmt.Errorf("job %q: a batch cannot run another batch", j.ID)
 	}
 	if strings.HasPrefix(j.Command, "-") {
-		return j, inputerr.Errorf("batch", "job %q: command %q is a flag, not a command", j.ID, j.Command)
+		return j, fmt.Errorf("job %q: command %q is a flag, not a command", j.ID, j.Command)
 	}
 	if j.Args == nil {
 		j.Args = []string{}
@@ -155,19 +169,27 @@ func hashJob(j Job) string {
 // a letter or digit (so never ".", "..", a hidden name or a flag), and no
 // path separators.
 func CheckID(id string) error {
+	if err := checkID(id); err != nil {
+		return inputerr.Errorf("batch", "%w", err)
+	}
+	return nil
+}
+
+// checkID is CheckID with an unwrapped error, for parseJob.
+func checkID(id string) error {
 	if id == "" {
-		return inputerr.Errorf("batch", "a job has no id")
+		return errors.New("a job has no id")
 	}
 	if len(id) > MaxIDLength {
-		return inputerr.Errorf("batch", "job id %q is longer than %d characters", id, MaxIDLength)
+		return fmt.Errorf("job id %q is longer than %d characters", id, MaxIDLength)
 	}
 	for i, c := range id {
 		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 		if i == 0 && !alnum {
-			return inputerr.Errorf("batch", "job id %q must start with a letter or digit", id)
+			return fmt.Errorf("job id %q must start with a letter or digit", id)
 		}
 		if !alnum && c != '.' && c != '_' && c != '-' {
-			return inputerr.Errorf("batch", "job id %q contains %q; use only letters, digits, '.', '_' and '-'", id, c)
+			return fmt.Errorf("job id %q contains %q; use only letters, digits, '.', '_' and '-'", id, c)
 		}
 	}
 	return nil

@@ -77,7 +77,43 @@ func TestParseManifestErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInput) {
 				t.Errorf("err = %v, want an input error containing %q", err, tc.want)
 			}
+			checkOnePrefix(t, err)
 		})
+	}
+}
+
+// checkOnePrefix checks that err says "batch: invalid input: " once, at
+// the start: an error wrapped on its way up must not repeat the prefix.
+func checkOnePrefix(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "batch: invalid input: ") || strings.Count(msg, "batch:") != 1 || strings.Count(msg, "invalid input") != 1 {
+		t.Errorf("%q: want exactly one leading \"batch: invalid input: \"", msg)
+	}
+}
+
+// TestReadManifestErrorNamesTheFile: the file's errors name it once, after
+// the one prefix, then the line: what the CLI prints after "dpsolve batch: ".
+func TestReadManifestErrorNamesTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.jsonl")
+	if err := os.WriteFile(p, []byte("{\"id\":\"a\",\"command\":\"solve\"}\n{\"id\":\"a b\",\"command\":\"solve\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadManifest(p)
+	want := "batch: invalid input: " + p + ": line 2: job id \"a b\" contains ' '; use only letters, digits, '.', '_' and '-'"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrInput) {
+		t.Errorf("err = %v\nwant   %s", err, want)
+	}
+	if err := os.WriteFile(p, []byte("# nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadManifest(p)
+	checkOnePrefix(t, err)
+	if err == nil || !strings.Contains(err.Error(), p+": the manifest has no jobs") {
+		t.Errorf("err = %v", err)
 	}
 }
 
@@ -88,9 +124,11 @@ func TestCheckID(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", ".", "..", ".hidden", "-flag", "_x", "a/b", `a\b`, "a b", "é", "a\x00", "a:b", strings.Repeat("x", MaxIDLength+1)} {
-		if err := CheckID(bad); err == nil {
+		err := CheckID(bad)
+		if err == nil || !errors.Is(err, ErrInput) {
 			t.Errorf("CheckID(%q) accepted an unsafe id", bad)
 		}
+		checkOnePrefix(t, err)
 	}
 }
 

@@ -83,6 +83,16 @@ type Runner struct {
 	Env []string
 	// Shard is recorded in the status files.
 	Shard Shard
+	// Durable makes every job's result survive a crash of the machine, not
+	// only a release job's: its outputs (the regular files in its folder)
+	// are synced to disk, then its status is written durably (temporary
+	// file, fsync, rename, fsync of the folder). Without it a job's status
+	// is still atomic but only as durable as its outputs, which are not
+	// synced: a crash can lose both, and the job then simply runs again.
+	// (Syncing the status alone would be worse: a durable "succeeded"
+	// could outlive the stdout it vouches for.) It costs a few fsyncs per
+	// job, several milliseconds on some disks.
+	Durable bool
 	// Progress, if set, receives dpsolve's progress events, from one
 	// goroutine at a time: after each job finishes (Stage "batch", Count
 	// the jobs finished, Total the shard's jobs, Unit "jobs", Detail the
@@ -313,13 +323,19 @@ func (r *Runner) launch(ctx context.Context, j Job, dir, host string, env []stri
 			st.Error += "; it failed before drawing any noise, so a rerun runs it again"
 		}
 	}
-	if releases {
+	durable := releases || r.Durable
+	if durable {
 		// Outputs first, then the status that vouches for them.
 		if err := syncTree(dir); err != nil && st.Error == "" {
-			st.State, st.Error = NeedsReview, "cannot sync its outputs to disk: "+err.Error()
+			st.Error = "cannot sync its outputs to disk: " + err.Error()
+			if releases {
+				st.State = NeedsReview
+			} else {
+				st.State = Failed
+			}
 		}
 	}
-	if err := WriteStatus(dir, st, releases); err != nil {
+	if err := WriteStatus(dir, st, durable); err != nil {
 		o.Result, o.Error = RanFailed, "cannot write its status: "+err.Error()
 		if releases {
 			o.Result = Review

@@ -18,9 +18,11 @@ import (
 // fixture is a manifest folder, an output folder, and a runner whose jobs
 // are the test binary in fakeJob mode.
 type fixture struct {
-	t   *testing.T
-	dir string
-	out string
+	t       *testing.T
+	dir     string
+	out     string
+	durable bool // Runner.Durable
+	threads int  // Runner.Threads (-1: 0, leave the environment)
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -44,8 +46,15 @@ func (f *fixture) run(ctx context.Context, lines []string, workers int) []Outcom
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	r := &Runner{Exe: exe, Manifest: m, Out: f.out, Workers: workers, Threads: 1,
-		Env: append(os.Environ(), "BATCH_TEST_CHILD=1", "OPENBLAS_NUM_THREADS=7"), GracePeriod: 2 * time.Second}
+	threads := 1
+	switch {
+	case f.threads < 0:
+		threads = 0
+	case f.threads > 0:
+		threads = f.threads
+	}
+	r := &Runner{Exe: exe, Manifest: m, Out: f.out, Workers: workers, Threads: threads,
+		Env: append(os.Environ(), "BATCH_TEST_CHILD=1", "OPENBLAS_NUM_THREADS=7"), GracePeriod: 2 * time.Second, Durable: f.durable}
 	outs, err := r.Run(ctx, m.Jobs)
 	if err != nil {
 		f.t.Fatal(err)
@@ -379,6 +388,85 @@ func TestScanSeesUnfinishedAttempts(t *testing.T) {
 	os.WriteFile(filepath.Join(f.out, "a", LockFile), []byte(`{"id":`), 0o644)
 	if c := ReadJob(f.out, "a").Category(); c != "running" {
 		t.Errorf("half-written record: %s", c)
+	}
+}
+
+// TestThreadsZeroLeavesTheEnvironment: with Threads 0 the jobs inherit the
+// thread variables as they are (the batch's user set them).
+func TestThreadsZeroLeavesTheEnvironment(t *testing.T) {
+	f := newFixture(t)
+	f.threads = -1
+	f.run(context.Background(), []string{job("env", "solve", "--env", "OPENBLAS_NUM_THREADS")}, 1)
+	if got := f.read("env", StdoutFile); got != "OPENBLAS_NUM_THREADS=7\n" {
+		t.Errorf("the job saw %q", got)
+	}
+}
+
+// TestDurableRun: with Runner.Durable the jobs' outcomes, statuses and
+// outputs are exactly those of an ordinary run, and the folders hold no
+// temporary files. (That the data reached the disk cannot be observed short
+// of crashing the machine; syncTree's choice of files is checked below.)
+func TestDurableRun(t *testing.T) {
+	lines := []string{
+		job("ok", "solve", "--stdout", "hello", "--write", "{out}/A.txt"),
+		job("bad", "solve", "--stderr", "no such workload", "--exit", "1"),
+	}
+	var got [2]string
+	for k, durable := range []bool{false, true} {
+		f := newFixture(t)
+		f.durable = durable
+		got[k] = results(f.run(context.Background(), lines, 2))
+		if st := f.status("ok"); st.State != Succeeded || st.Exit != 0 {
+			t.Errorf("durable=%v: ok: %+v", durable, st)
+		}
+		if st := f.status("bad"); st.State != Failed || st.Error != "no such workload (exit status 1)" {
+			t.Errorf("durable=%v: bad: %+v", durable, st)
+		}
+		if out, a := f.read("ok", StdoutFile), f.read("ok", "A.txt"); out != "hello\n" || a != "written\n" {
+			t.Errorf("durable=%v: stdout %q, A.txt %q", durable, out, a)
+		}
+		for _, id := range []string{"ok", "bad"} {
+			ents, _ := os.ReadDir(filepath.Join(f.out, id))
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), ".") {
+					t.Errorf("durable=%v: %s holds the temporary file %s", durable, id, e.Name())
+				}
+			}
+		}
+	}
+	if got[0] != got[1] {
+		t.Errorf("outcomes differ: %s (ordinary) vs %s (durable)", got[0], got[1])
+	}
+}
+
+// TestNeedsSync: syncTree syncs a job's outputs (stdout, stderr, files it
+// wrote) but not its status (rewritten durably right after), its lock
+// file, hidden temporary files or folders.
+func TestNeedsSync(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{StdoutFile, StderrFile, "A.npy", StatusFile, LockFile, ".status.json.tmp123", ".A.npy.tmp9"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var synced []string
+	for _, e := range ents {
+		if needsSync(e) {
+			synced = append(synced, e.Name())
+		}
+	}
+	if got, want := strings.Join(synced, " "), "A.npy stderr stdout"; got != want {
+		t.Errorf("syncs %q, want %q", got, want)
+	}
+	if err := syncTree(dir); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -13,9 +13,11 @@ func TestParseShard(t *testing.T) {
 		t.Fatalf("ParseShard(2/5) = %+v, %v", s, err)
 	}
 	for _, bad := range []string{"", "3", "a/4", "1/b", "4/4", "-1/4", "0/0", "1/-2"} {
-		if _, err := ParseShard(bad); err == nil || !errors.Is(err, ErrInput) {
+		_, err := ParseShard(bad)
+		if err == nil || !errors.Is(err, ErrInput) {
 			t.Errorf("ParseShard(%q) = %v, want an input error", bad, err)
 		}
+		checkOnePrefix(t, err)
 	}
 }
 
@@ -82,6 +84,7 @@ func TestShardFrom(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrInput) {
 					t.Errorf("got %v, %v; want an input error containing %q", s, err, want)
 				}
+				checkOnePrefix(t, err)
 				return
 			}
 			if err != nil || s.String()+" "+s.Source != tc.want {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -141,15 +142,18 @@ func syncDir(dir string) error {
 	return err
 }
 
-// syncTree syncs every regular file directly inside dir, then dir itself:
-// a release job's outputs are on disk before its status says it succeeded.
+// syncTree syncs the outputs directly inside a job's folder dir, then dir
+// itself: a job's outputs are on disk before its status says it succeeded.
+// It skips what needs no syncing there: the status (rewritten durably right
+// after), the lock file (its start record only informs batch status) and
+// hidden temporary files (an unfinished write of someone's).
 func syncTree(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if !e.Type().IsRegular() {
+		if !needsSync(e) {
 			continue
 		}
 		f, err := os.OpenFile(filepath.Join(dir, e.Name()), os.O_RDWR, 0)
@@ -163,4 +167,10 @@ func syncTree(dir string) error {
 		}
 	}
 	return syncDir(dir)
+}
+
+// needsSync says whether syncTree syncs the folder entry e.
+func needsSync(e fs.DirEntry) bool {
+	name := e.Name()
+	return e.Type().IsRegular() && name != StatusFile && name != LockFile && !strings.HasPrefix(name, ".")
 }
