@@ -122,16 +122,11 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 		DenseObjective:   math.NaN(),
 		AboveDense:       math.NaN(),
 	}
-	res.TermErrors = make([]plan.TermError, len(w.Terms()))
-	for j, t := range w.Terms() {
-		res.TermErrors[j] = plan.TermError{Term: t.Name, Queries: t.Queries()}
-	}
+	errs := make([]float64, len(p.Marginals))
 	for i, m := range p.Marginals {
-		res.TermErrors[terms[i]].Error += m.TotalSquaredError
+		errs[i] = m.TotalSquaredError
 	}
-	res.Seconds = time.Since(start).Seconds()
-	plan.ReportDone(opt.Progress, plan.Stage(TemplateName), res)
-	return res, nil
+	return finish(res, w, terms, errs, opt, start), nil
 }
 
 // planPure is Plan for pure ε-DP: the PurePlan of the workload's sets.
@@ -149,14 +144,24 @@ func (tp Template) planPure(w *workload.Kron, sizes []int, sets []Set, terms []i
 		DenseObjective: math.NaN(),
 		AboveDense:     math.NaN(),
 	}
+	errs := make([]float64, len(pp.Marginals))
+	for i, m := range pp.Marginals {
+		errs[i] = m.TotalSquaredError
+	}
+	return finish(res, w, terms, errs, opt, start), nil
+}
+
+// finish fills res's per-term errors (marginal i, of error errs[i],
+// belongs to term terms[i]) and its time, and reports it done.
+func finish(res *plan.Result, w *workload.Kron, terms []int, errs []float64, opt plan.Options, start time.Time) *plan.Result {
 	res.TermErrors = make([]plan.TermError, len(w.Terms()))
 	for j, t := range w.Terms() {
 		res.TermErrors[j] = plan.TermError{Term: t.Name, Queries: t.Queries()}
 	}
-	for i, m := range pp.Marginals {
-		res.TermErrors[terms[i]].Error += m.TotalSquaredError
+	for i, e := range errs {
+		res.TermErrors[terms[i]].Error += e
 	}
 	res.Seconds = time.Since(start).Seconds()
 	plan.ReportDone(opt.Progress, plan.Stage(TemplateName), res)
-	return res, nil
+	return res
 }
