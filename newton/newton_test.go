@@ -371,3 +371,22 @@ func TestStartDecision(t *testing.T) {
 	require.InEpsilon(t, r.Objective, obj, 1e-10)
 	require.LessOrEqual(t, (obj-bound)/obj, 1e-8)
 }
+
+// TestLineSearchInterpolates: Prefix's first Newton step from V^{1/2} is
+// too long (F along it is minimal near α = 0.8, where the quadratic
+// through F, its slope and F(X+D) puts it), and the line search takes the
+// interpolated α instead of the full step: the step recorded is neither 1
+// nor a halving, and the solve needs three Newton steps (five history
+// entries with the start's and the final certificates) where full steps
+// took four.
+func TestLineSearchInterpolates(t *testing.T) {
+	r, err := newton.Solve(context.Background(), gram(t, "prefix", 256), nil)
+	require.NoError(t, err)
+	require.Equal(t, newton.Converged, r.Status)
+	step := r.History[1].Step
+	require.Greater(t, step, 0.6, "the first Newton step's length")
+	require.Less(t, step, 0.95, "the first Newton step's length")
+	require.NotEqual(t, 0.5, step)
+	require.LessOrEqual(t, r.Iterations, 5)
+	require.LessOrEqual(t, r.Gap, 1e-8)
+}
