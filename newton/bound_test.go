@@ -44,8 +44,9 @@ func rangesGram(n, k int) *mat.SymDense {
 	return v
 }
 
-// polarAt returns polarBound's and dualBound's values for (V, X).
-func polarAt(t *testing.T, V, X *mat.SymDense) (polar, svd float64, ok bool) {
+// boundsAt returns polarBound's, eigenDualBound's and dualBound's values
+// for (V, X), and whether the first two passed their Gershgorin tests.
+func boundsAt(t *testing.T, V, X *mat.SymDense) (polar, eig, svd float64, pok, eok bool) {
 	t.Helper()
 	n := V.SymmetricDim()
 	c := symToGeneral(V, 1)
@@ -56,18 +57,25 @@ func polarAt(t *testing.T, V, X *mat.SymDense) (polar, svd float64, ok bool) {
 	blas.Copy(w, c)
 	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, u, w)
 	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, u, w)
+	y0 := rowNormsSq(w)
+	require.NotNil(t, y0)
 	var work []float64
-	polar, y, ok := polarBound(c, w, blas.NewSquare(n), 0, &work)
+	polar, y, pok := polarBound(c, w, blas.NewSquare(n), 0, &work)
 	require.NotNil(t, y)
+	require.Equal(t, y0, y)
+	var es blas.EigenSym
+	eig, eok = eigenDualBound(c, y, blas.NewSquare(n), blas.NewSquare(n), &es, 0)
 	svd, sok := dualBound(c, y, blas.NewSquare(n))
 	require.True(t, sok)
-	return polar, svd, ok
+	return polar, eig, svd, pok, eok
 }
 
 // TestPolarBound: at the optimum polarBound is within 1e-9 of the singular
 // values' bound (its safeguard is ~1e-12 at these n, its deficit second
 // order in X − X*); at perturbed and random feasible X it never exceeds
-// it (1e-13: the SVD's own rounding, ~n·ε).
+// it (1e-13: the SVD's own rounding, ~n·ε). eigenDualBound obeys the same
+// upper limit and, being tight for the given y whatever X, stays within
+// 1e-11 of the singular values at every X here (measured ≤ 1e-13).
 func TestPolarBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	for _, tc := range []struct {
@@ -79,10 +87,12 @@ func TestPolarBound(t *testing.T) {
 	} {
 		res, err := Solve(context.Background(), tc.v, &Options{Tol: 1e-12})
 		require.NoError(t, err)
-		p, s, ok := polarAt(t, tc.v, res.X)
-		require.True(t, ok, tc.name)
+		p, e, s, pok, eok := boundsAt(t, tc.v, res.X)
+		require.True(t, pok && eok, tc.name)
 		require.LessOrEqual(t, p, s*(1+1e-13), tc.name)
 		require.GreaterOrEqual(t, p, s*(1-1e-9), "%s: at the optimum", tc.name)
+		require.LessOrEqual(t, e, s*(1+1e-13), tc.name)
+		require.GreaterOrEqual(t, e, s*(1-1e-11), "%s: at the optimum", tc.name)
 		n := tc.v.SymmetricDim()
 		for trial := 0; trial < 20; trial++ {
 			x := mat.NewSymDense(n, nil)
@@ -100,9 +110,13 @@ func TestPolarBound(t *testing.T) {
 			if !ch.Factorize(x) {
 				continue
 			}
-			p, s, ok := polarAt(t, tc.v, x)
-			if ok {
+			p, e, s, pok, eok := boundsAt(t, tc.v, x)
+			if pok {
 				require.LessOrEqual(t, p, s*(1+1e-13), "%s trial %d (perturbation %.1e)", tc.name, trial, amp)
+			}
+			if eok {
+				require.LessOrEqual(t, e, s*(1+1e-13), "%s trial %d (perturbation %.1e)", tc.name, trial, amp)
+				require.GreaterOrEqual(t, e, s*(1-1e-11), "%s trial %d (perturbation %.1e)", tc.name, trial, amp)
 			}
 		}
 	}

@@ -12,6 +12,14 @@
 // gap (F − g)/F bounds how far the returned strategy's expected error is from
 // the best possible.
 //
+// The trace in g is the nuclear norm of D^{1/2}·C for any factor V = C·Cᵀ.
+// Certificate, the independent check for any (V, X), takes it from
+// singular values. The solvers use cheaper certified lower bounds first:
+// tr(QᵀD^{1/2}C) for a Q of spectral norm ≤ 1 built by one Newton–Schulz
+// step from X⁻¹C (dense path) or from the eigenvectors of B·diag(y)·Bᵀ
+// (singular path), both tight to second order at the optimum, and fall
+// back on the singular values only when such a bound misses the tolerance.
+//
 // Two methods share that certificate. For a positive definite V, a Newton
 // method in the coordinates that whiten X and diagonalize V (newton.go). For
 // a singular V, whose infimum is attained only by a singular X, a

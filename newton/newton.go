@@ -234,8 +234,8 @@ func (s *newtonState) eigen(w []float64) bool {
 
 // certificate returns the dual bound for the scaled problem at the current
 // iterate (Z in s.m, Λ in s.lam) and the trace of X⁻¹; tol is the gap the
-// caller needs (see bestBound). It uses s.g, s.a and s.gr.
-func (s *newtonState) certificate(tol float64) (bound, trXinv float64, ok bool) {
+// caller needs and est its estimate of the gap (see bestBound). It uses s.g, s.a and s.gr.
+func (s *newtonState) certificate(tol, est float64) (bound, trXinv float64, ok bool) {
 	n := s.n
 	// Y = X⁻¹Z = U⁻¹U⁻ᵀZ; X⁻¹ = YYᵀ. V = (ZΛ^{1/2})(ZΛ^{1/2})ᵀ: the factor C
 	// comes free with the coordinates, and X⁻¹C = YΛ^{1/2}.
@@ -255,23 +255,46 @@ func (s *newtonState) certificate(tol float64) (bound, trXinv float64, ok bool) 
 			crow[j] = zrow[j] * r[j]
 		}
 	}
-	bound, ok = s.bestBound(c, w, tol)
+	bound, ok = s.bestBound(c, w, tol, est)
 	return bound, trXinv, ok
 }
 
 // bestBound certifies the dual point y = diag(X⁻¹VX⁻¹) given a factor C of
-// V (c) and W = X⁻¹C (w), and sets s.y. The cheap polarBound comes first;
-// only when it fails or leaves a gap above tol is the bound recomputed from
-// the singular values of D^{1/2}C (dualBound), which is exact to rounding
-// and never lower. c, w and s.gr are overwritten.
-func (s *newtonState) bestBound(c, w blas.General, tol float64) (float64, bool) {
-	b, y, ok := polarBound(c, w, s.gr, s.threads, &s.pbuf)
-	if y == nil {
-		return math.Inf(-1), false
+// V (c) and W = X⁻¹C (w), and sets s.y; est is the caller's estimate of
+// X's gap. Three bounds, cheapest first, each tried only if the previous
+// one failed or left a gap above tol (each is never lower than the last):
+// polarBound (two GEMMs; its deficit is second order in X − X* but about
+// 30 times the objective's gap, so it is tried only when est ≤ tol/100),
+// eigenDualBound (tight for this y whatever X; about 7 DGEMM-equivalents)
+// and the singular values of D^{1/2}C (dualBound, about 11). w and s.gr
+// are overwritten; c is preserved.
+func (s *newtonState) bestBound(c, w blas.General, tol, est float64) (float64, bool) {
+	b, ok := math.Inf(-1), false
+	var y []float64
+	if est <= tol/100 {
+		var pok bool
+		b, y, pok = polarBound(c, w, s.gr, s.threads, &s.pbuf)
+		if y == nil {
+			return math.Inf(-1), false
+		}
+		s.y = y
+		if pok {
+			ok = true
+			if (s.f-b)/s.f <= tol {
+				return b, true
+			}
+		}
+	} else {
+		if y = rowNormsSq(w); y == nil {
+			return math.Inf(-1), false
+		}
+		s.y = y
 	}
-	s.y = y
-	if ok && (s.f-b)/s.f <= tol {
-		return b, true
+	if e, eok := eigenDualBound(c, y, w, s.gr, &s.eig, s.threads); eok {
+		b, ok = math.Max(b, e), true
+		if (s.f-b)/s.f <= tol {
+			return b, true
+		}
 	}
 	b2, ok2 := dualBound(c, y, w)
 	if !ok2 {
@@ -396,7 +419,7 @@ func (s *newtonState) fixedPointPhase(ctx context.Context, opt Options, scale fl
 			// optimal to the tolerance; the eigenvalue-based bound is
 			// limited by its rounding safeguard for ill-conditioned S, so
 			// certify with singular values at this X.
-			if b, tr, ok := s.certifyDirect(opt.Tol); ok && (s.f-b)/s.f <= opt.Tol {
+			if b, tr, ok := s.certifyDirect(opt.Tol, math.Max(0, (s.f-est)/s.f)); ok && (s.f-b)/s.f <= opt.Tol {
 				return iter, b, tr, true
 			}
 			break
@@ -461,7 +484,7 @@ func (s *newtonState) dualPoint() (y []float64, trXinv float64, ok bool) {
 // iteration would otherwise spend just to learn that it is done. ok is
 // false if V + θI is not numerically definite (then the caller certifies
 // the usual way); s.u and s.m are preserved.
-func (s *newtonState) certifyDirect(tol float64) (bound, trXinv float64, ok bool) {
+func (s *newtonState) certifyDirect(tol, est float64) (bound, trXinv float64, ok bool) {
 	c, w := s.g, s.a
 	s.loadV(c, s.theta)
 	if !lowerCholesky(c) {
@@ -482,7 +505,7 @@ func (s *newtonState) certifyDirect(tol float64) (bound, trXinv float64, ok bool
 	blas.Copy(w, c)
 	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, w)
 	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, w)
-	bound, ok = s.bestBound(c, w, tol)
+	bound, ok = s.bestBound(c, w, tol, est)
 	return bound, trXinv, ok
 }
 
@@ -631,7 +654,7 @@ stages:
 			// below the tolerance, certify before paying for a new
 			// eigendecomposition and Newton system.
 			if final && lastFull && 1e3*lastEst*lastEst <= tol {
-				b, tr, ok := s.certifyDirect(tol)
+				b, tr, ok := s.certifyDirect(tol, 1e3*lastEst*lastEst)
 				s.clock.lap("certificate")
 				if ok && (s.f-b)/s.f <= tol {
 					bound, trXinv = b, tr
@@ -686,7 +709,7 @@ stages:
 				continue stages
 			}
 			if final && (dec/(2*s.f) <= tol || iter == opt.MaxIter) {
-				b, tr, ok := s.certificate(tol)
+				b, tr, ok := s.certificate(tol, dec/(2*s.f))
 				s.clock.lap("certificate")
 				if !ok {
 					return nil, fmt.Errorf("newton: certificate eigendecomposition failed at iteration %d", iter)
@@ -987,7 +1010,7 @@ func (s *newtonState) recomputeAndCertify(tol float64) (bound, trXinv float64, o
 		return math.Inf(-1), 0, false
 	}
 	blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, s.m)
-	return s.certificate(tol)
+	return s.certificate(tol, math.Inf(1))
 }
 
 // record stamps an iteration with the elapsed time, appends it to the

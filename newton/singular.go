@@ -512,7 +512,6 @@ func (ds *dualSolver) bound(f, tol float64) float64 {
 // the trace's error and ‖M̃ − Q₀ᵀQ₀‖₂ ≤ 10·√n·ε·tr M̃.
 func (ds *dualSolver) eigenBound() (float64, bool) {
 	n, r := ds.n, ds.r
-	const u = 0x1p-53
 	a := ds.w
 	sy := 0.0
 	for i := 0; i < n; i++ {
@@ -523,13 +522,25 @@ func (ds *dualSolver) eigenBound() (float64, bool) {
 			dst[b] = f * x
 		}
 	}
-	g := ds.mm
-	blas.Syrk(gblas.Trans, 1, a, 0, g) // upper triangle of G = ÃᵀÃ
-	sl := make([]float64, r)           // √λ
-	md := make([]float64, r)           // M̃ₐₐ
-	for b, l := range ds.lam {
+	blas.Syrk(gblas.Trans, 1, a, 0, ds.mm) // upper triangle of G = ÃᵀÃ
+	return refinedBound(ds.mm, ds.lam, n, sy)
+}
+
+// refinedBound is the bound T²/Σy of eigenBound from the upper triangle of
+// G = ÃᵀÃ (r×r, Ã with n rows) and the computed eigenvalues λ of M(y),
+// Σy given; ok is false when the Gershgorin test fails or a value is not
+// finite.
+func refinedBound(g blas.General, lam []float64, n int, sy float64) (float64, bool) {
+	const u = 0x1p-53
+	r := len(lam)
+	sl := make([]float64, r) // √λ
+	md := make([]float64, r) // M̃ₐₐ
+	for b, l := range lam {
+		if !(l > 0) {
+			return 0, false
+		}
 		sl[b] = math.Sqrt(l)
-		md[b] = g.Data[b*r+b] / l
+		md[b] = g.Data[b*g.Stride+b] / l
 	}
 	eps := 10 * math.Sqrt(float64(n)) * u
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -540,7 +551,7 @@ func (ds *dualSolver) eigenBound() (float64, bool) {
 		t2 += md[b] * md[b] * sl[b]
 		trM += md[b]
 		terr += md[b] * sl[b] * md[b]
-		row := g.Data[b*r : b*r+r]
+		row := g.Data[b*g.Stride : b*g.Stride+r]
 		for c := b + 1; c < r; c++ {
 			m := row[c] / (sl[b] * sl[c])
 			am := math.Abs(m)
