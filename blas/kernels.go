@@ -143,20 +143,22 @@ func SymEigVectors(a, z General, w []float64) bool {
 	return Current().SymEigVectors(a.Rows, a.Data, max(1, a.Stride), w, z.Data, max(1, z.Stride), nil)
 }
 
-// EigenSym computes full symmetric eigendecompositions like SymEigVectors
-// and keeps its workspace (n² with OpenBLAS) between calls, in the manner
-// of gonum's reusable mat values: a solver that decomposes many matrices of
-// one size allocates it once, where SymEigVectors draws it from a pool that
-// a garbage collection empties. The zero value is ready to use. An
-// EigenSym must not be used by two goroutines at once.
-type EigenSym struct {
-	work []float64
+// SymEigVectorsWork is SymEigVectors with the caller's scratch: *work is
+// used when its capacity suffices (EigenWorkLen) and replaced by a larger
+// allocation otherwise. A solver whose workspaces include a matrix that is
+// free while it decomposes can lend that matrix's storage, allocated with
+// EigenWorkLen(n) capacity, and so need no eigensolver workspace of its
+// own.
+func SymEigVectorsWork(a, z General, w []float64, work *[]float64) bool {
+	return Current().SymEigVectors(a.Rows, a.Data, max(1, a.Stride), w, z.Data, max(1, z.Stride), work)
 }
 
-// Factorize is SymEigVectors with e's workspace.
-func (e *EigenSym) Factorize(a, z General, w []float64) bool {
-	return Current().SymEigVectors(a.Rows, a.Data, max(1, a.Stride), w, z.Data, max(1, z.Stride), &e.work)
-}
+// EigenWorkLen is the scratch length SymEigVectorsWork needs for an n×n
+// matrix with any backend: 2n + 1 + 4n + n² for OpenBLAS's divide and
+// conquer (dsytrd's e and τ, then dstedc's work; the blocked dsytrd and
+// dormtr need n·nb, nb ≤ 64, which the extra 64² covers for small n); the
+// pure-Go backend and OpenBLAS's MRRR below n = 128 need O(n).
+func EigenWorkLen(n int) int { return n*n + 6*n + 1 + 64*64 }
 
 // GemmUpper computes the upper triangle of C = alpha·A·Bᵀ + beta·C, for
 // results known to be symmetric, in about 5/8 of a full GEMM's flops: the

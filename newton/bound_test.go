@@ -63,9 +63,16 @@ func boundsAt(t *testing.T, V, X *mat.SymDense) (polar, eig, svd float64, pok, e
 	polar, y, pok := polarBound(c, w, blas.NewSquare(n), 0, &work)
 	require.NotNil(t, y)
 	require.Equal(t, y0, y)
-	var es blas.EigenSym
-	eig, eok = eigenDualBound(c, y, blas.NewSquare(n), blas.NewSquare(n), &es, 0)
-	svd, sok := dualBound(c, y, blas.NewSquare(n))
+	factor := func(dst blas.General) bool {
+		blas.Copy(dst, symToGeneral(V, 1))
+		return lowerCholesky(dst)
+	}
+	cc := symToGeneral(V, 1)
+	require.True(t, lowerCholesky(cc))
+	a := scratchSquare(n)
+	eig, eok = eigenDualBound(c, a, scratchSquare(n), y, factor, 0)
+	require.Equal(t, cc.Data, a.Data, "C rebuilt in a")
+	svd, sok := dualBound(cc, y, blas.NewSquare(n))
 	require.True(t, sok)
 	return polar, eig, svd, pok, eok
 }
@@ -194,6 +201,8 @@ func randomSPDInternal(r *rand.Rand, n int) *mat.SymDense {
 	return randomLowRank(r, n, n+n/2)
 }
 
+// randomLowRank is WᵀW for a rank×n W of standard normals (rank ≥ n:
+// definite almost surely).
 func randomLowRank(r *rand.Rand, n, rank int) *mat.SymDense {
 	w := mat.NewDense(rank, n, nil)
 	for i := 0; i < rank; i++ {

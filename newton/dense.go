@@ -317,17 +317,20 @@ func rowNormsSq(w blas.General) []float64 {
 	return y
 }
 
-// eigenDualBound is the dual bound at y from V's factor C (n×k) through
+// eigenDualBound is the dual bound at y from V's factor C (n×n) through
 // the eigendecomposition of M = CᵀDC = P·Λ·Pᵀ and the refinement of
 // refinedBound (see dualSolver.eigenBound) on Ã = D^{1/2}·C·P — tight at
 // any y up to the accuracy of M's small eigenvectors, where polarBound is
 // tight only at an X close to optimal. Cost: an eigendecomposition with
 // vectors, a GEMM and two SYRKs (about 7 DGEMM-equivalents at n = 2048
-// against 11 for the singular values). c is preserved; a and b (n×k and at
-// least k×k) are overwritten.
-func eigenDualBound(c blas.General, y []float64, a, b blas.General, eig *blas.EigenSym, threads int) (float64, bool) {
-	n, k := c.Rows, c.Cols
-	a = blas.General{Rows: n, Cols: k, Stride: k, Data: a.Data[:n*k]}
+// against 11 for the singular values), and factor once more.
+//
+// It needs no fourth n×n buffer: c holds C on entry, a and b are free
+// (b and a from scratchSquare: the eigensolver borrows a's storage); C is
+// overwritten by P and rebuilt by factor(a), so a holds C on return and
+// c and b are overwritten.
+func eigenDualBound(c, a, b blas.General, y []float64, factor func(dst blas.General) bool, threads int) (float64, bool) {
+	n := c.Rows
 	sq := make([]float64, n)
 	sy := 0.0
 	for i, yi := range y {
@@ -337,25 +340,24 @@ func eigenDualBound(c blas.General, y []float64, a, b blas.General, eig *blas.Ei
 	scaleRows := func(dst, src blas.General) {
 		parallelRows(threads, n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				d, s := dst.Data[i*dst.Stride:i*dst.Stride+k], src.Data[i*src.Stride:i*src.Stride+k]
+				d, s := dst.Data[i*dst.Stride:i*dst.Stride+n], src.Data[i*src.Stride:i*src.Stride+n]
 				for j, x := range s {
 					d[j] = sq[i] * x
 				}
 			}
 		})
 	}
-	scaleRows(a, c) // A = D^{1/2}C
-	m := blas.General{Rows: k, Cols: k, Stride: k, Data: b.Data[:k*k]}
-	blas.Syrk(gblas.Trans, 1, a, 0, m) // M = AᵀA (upper)
-	lam := make([]float64, k)
-	p := blas.General{Rows: k, Cols: k, Stride: k, Data: a.Data[:k*k]}
-	if !eig.Factorize(m, p, lam) {
+	scaleRows(a, c)                    // A = D^{1/2}C
+	blas.Syrk(gblas.Trans, 1, a, 0, b) // M = AᵀA (upper)
+	lam := make([]float64, n)
+	if !symEigIn(b, c, lam, a) { // P into c, a's storage as scratch
 		return 0, false
 	}
-	at := blas.General{Rows: n, Cols: k, Stride: k, Data: b.Data[:n*k]}
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, c, p, 0, at) // C·P
-	scaleRows(at, at)                                       // Ã = D^{1/2}·C·P
-	g := blas.General{Rows: k, Cols: k, Stride: k, Data: a.Data[:k*k]}
-	blas.Syrk(gblas.Trans, 1, at, 0, g)
-	return refinedBound(g, lam, n, sy)
+	if !factor(a) {
+		return 0, false
+	}
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, a, c, 0, b) // C·P
+	scaleRows(b, b)                                        // Ã = D^{1/2}·C·P
+	blas.Syrk(gblas.Trans, 1, b, 0, c)                     // G = ÃᵀÃ
+	return refinedBound(c, lam, n, sy)
 }

@@ -108,7 +108,6 @@ type newtonState struct {
 	clock   phaseClock       // per-phase wall time of this solve
 	ebuf    []float64        // formStep's exponential factors (R×n twice)
 	pbuf    []float64        // polarBound's block of rows (256×n)
-	eig     blas.EigenSym    // eigensolver workspace (n² with OpenBLAS), kept between solves
 }
 
 // prepare sizes the workspaces for n, keeping them when n is unchanged, and
@@ -117,11 +116,30 @@ func (s *newtonState) prepare(n int) {
 	if s.n != n || s.x.Data == nil {
 		th := s.threads
 		*s = newtonState{n: n, threads: th}
-		s.x, s.u, s.m, s.a, s.g, s.gr = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+		s.x, s.u, s.m, s.g = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+		// s.a and s.gr lend their storage to the eigensolver whenever
+		// they are free, so they have its scratch capacity.
+		s.a, s.gr = scratchSquare(n), scratchSquare(n)
 		s.lam = make([]float64, n)
 	}
 	s.f, s.theta, s.terms, s.y = 0, 0, 0, nil
 	s.clock = phaseClock{last: time.Now(), acc: map[string]float64{}}
+}
+
+// scratchSquare returns an n×n matrix whose storage has the capacity
+// blas.EigenWorkLen(n), so that it can serve as the eigensolver's scratch
+// while it is free (symEigIn).
+func scratchSquare(n int) blas.General {
+	return blas.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n, blas.EigenWorkLen(n))}
+}
+
+// symEigIn decomposes a into eigenvalues w and eigenvectors z (as
+// blas.SymEigVectors) with the storage of the free matrix scratch (from
+// scratchSquare, or any view into one) as the eigensolver's workspace, so
+// the solver holds no n² eigensolver workspace of its own.
+func symEigIn(a, z blas.General, w []float64, scratch blas.General) bool {
+	work := scratch.Data[:cap(scratch.Data)]
+	return blas.SymEigVectorsWork(a, z, w, &work)
 }
 
 // phaseClock attributes wall time to the solver's phases: lap(name) adds
@@ -225,7 +243,8 @@ const tileEdge = 32
 // eigen replaces the symmetric matrix in s.m by its eigenvectors (columns)
 // and sets s.lam; s.g is the output buffer and the two are swapped.
 func (s *newtonState) eigen(w []float64) bool {
-	if !s.eig.Factorize(s.m, s.g, w) {
+	// s.a is free at every call: its storage is the eigensolver's scratch.
+	if !symEigIn(s.m, s.g, w, s.a) {
 		return false
 	}
 	s.m, s.g = s.g, s.m
@@ -255,20 +274,29 @@ func (s *newtonState) certificate(tol, est float64) (bound, trXinv float64, ok b
 			crow[j] = zrow[j] * r[j]
 		}
 	}
-	bound, ok = s.bestBound(c, w, tol, est)
+	bound, ok = s.bestBound(c, w, tol, est, func(dst blas.General) bool {
+		for i := 0; i < n; i++ {
+			drow, zrow := dst.Data[i*n:i*n+n], s.m.Data[i*n:i*n+n]
+			for j, z := range zrow {
+				drow[j] = z * r[j]
+			}
+		}
+		return true
+	})
 	return bound, trXinv, ok
 }
 
 // bestBound certifies the dual point y = diag(X⁻¹VX⁻¹) given a factor C of
-// V (c) and W = X⁻¹C (w), and sets s.y; est is the caller's estimate of
-// X's gap. Three bounds, cheapest first, each tried only if the previous
-// one failed or left a gap above tol (each is never lower than the last):
-// polarBound (two GEMMs; its deficit is second order in X − X* but about
-// 30 times the objective's gap, so it is tried only when est ≤ tol/100),
-// eigenDualBound (tight for this y whatever X; about 7 DGEMM-equivalents)
-// and the singular values of D^{1/2}C (dualBound, about 11). w and s.gr
-// are overwritten; c is preserved.
-func (s *newtonState) bestBound(c, w blas.General, tol, est float64) (float64, bool) {
+// V (c = s.g) and W = X⁻¹C (w = s.a), and sets s.y; est is the caller's
+// estimate of X's gap and factor rebuilds C into a matrix. Three bounds,
+// cheapest first, each tried only if the previous one failed or left a
+// gap above tol (each is never lower than the last): polarBound (two
+// GEMMs; its deficit is second order in X − X* but about 30 times the
+// objective's gap, so it is tried only when est ≤ tol/100),
+// eigenDualBound (tight for this y whatever X; about 7
+// DGEMM-equivalents) and the singular values of D^{1/2}C (dualBound,
+// about 11). s.g, s.a and s.gr are overwritten.
+func (s *newtonState) bestBound(c, w blas.General, tol, est float64, factor func(dst blas.General) bool) (float64, bool) {
 	b, ok := math.Inf(-1), false
 	var y []float64
 	if est <= tol/100 {
@@ -290,13 +318,16 @@ func (s *newtonState) bestBound(c, w blas.General, tol, est float64) (float64, b
 		}
 		s.y = y
 	}
-	if e, eok := eigenDualBound(c, y, w, s.gr, &s.eig, s.threads); eok {
+	e, eok := eigenDualBound(c, w, s.gr, y, factor, s.threads) // C is in w now
+	if eok {
 		b, ok = math.Max(b, e), true
 		if (s.f-b)/s.f <= tol {
 			return b, true
 		}
+	} else if !factor(w) {
+		return b, ok
 	}
-	b2, ok2 := dualBound(c, y, w)
+	b2, ok2 := dualBound(w, y, c)
 	if !ok2 {
 		return b, ok
 	}
@@ -505,7 +536,10 @@ func (s *newtonState) certifyDirect(tol, est float64) (bound, trXinv float64, ok
 	blas.Copy(w, c)
 	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, s.u, w)
 	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, s.u, w)
-	bound, ok = s.bestBound(c, w, tol, est)
+	bound, ok = s.bestBound(c, w, tol, est, func(dst blas.General) bool {
+		s.loadV(dst, s.theta)
+		return lowerCholesky(dst)
+	})
 	return bound, trXinv, ok
 }
 

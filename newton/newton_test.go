@@ -123,17 +123,7 @@ func TestSVDBound(t *testing.T) {
 	assert.LessOrEqual(t, r.SVDBound, r.LowerBound)
 }
 
-func randomSPD(r *rand.Rand, n, rank int) *mat.SymDense {
-	w := mat.NewDense(rank, n, nil)
-	for i := 0; i < rank; i++ {
-		for j := 0; j < n; j++ {
-			w.Set(i, j, r.NormFloat64())
-		}
-	}
-	v := mat.NewSymDense(n, nil)
-	v.SymOuterK(1, w.T())
-	return v
-}
+func randomSPD(r *rand.Rand, n, rank int) *mat.SymDense { return newton.RandomLowRank(r, n, rank) }
 
 // randomFeasible returns a random correlation matrix: B·Bᵀ scaled to unit
 // diagonal, B with a random column count so conditioning varies widely.

@@ -78,18 +78,17 @@ const (
 // further n×n matrix.
 type dualSolver struct {
 	n, r    int
-	threads int            // as newtonState.threads
-	eig     *blas.EigenSym // the solver's eigensolver workspace
-	mu      []float64      // eigenvalues of V/s on its numerical range (ascending)
-	c       blas.General   // n×r, rows bᵢ: V/s = C·Cᵀ on its numerical range
-	ct      blas.General   // n×r: C̃ = C·P at the current y
-	w       blas.General   // n×r workspace
-	mm      blas.General   // r×r: M (destroyed by the eigendecomposition)
-	p       blas.General   // r×r: eigenvectors of M
-	h       blas.General   // n×n: −H̃ + ρI, then its Cholesky factor
-	gt      blas.General   // n×n: Gₜ
-	lam     []float64      // eigenvalues of M at y (ascending)
-	d       []float64      // diag(X(y))
+	threads int          // as newtonState.threads
+	mu      []float64    // eigenvalues of V/s on its numerical range (ascending)
+	c       blas.General // n×r, rows bᵢ: V/s = C·Cᵀ on its numerical range
+	ct      blas.General // n×r: C̃ = C·P at the current y
+	w       blas.General // n×r workspace
+	mm      blas.General // r×r: M (destroyed by the eigendecomposition)
+	p       blas.General // r×r: eigenvectors of M
+	h       blas.General // n×n: −H̃ + ρI, then its Cholesky factor
+	gt      blas.General // n×n: Gₜ
+	lam     []float64    // eigenvalues of M at y (ascending)
+	d       []float64    // diag(X(y))
 	y       []float64
 	g       float64 // g(y)
 	tr      float64 // tr(M^{1/2}) = Σ√λ
@@ -121,7 +120,9 @@ func (ds *dualSolver) factorAt(y []float64, lam []float64, vectors bool) bool {
 	blas.Syrk(gblas.Trans, 1, ds.w, 0, ds.mm)
 	var ok bool
 	if vectors {
-		ok = ds.eig.Factorize(ds.mm, ds.p, lam)
+		// h is free here (the Newton systems are solved before the line
+		// search that calls this): its storage is the scratch.
+		ok = symEigIn(ds.mm, ds.p, lam, ds.h)
 	} else {
 		ok = blas.SymEig(ds.mm, lam, false)
 	}
@@ -251,7 +252,7 @@ func hessScale(h blas.General) float64 {
 // which are kept; C = Q·diag(√μ) on those goes to s.g.
 func newDualSolver(s *newtonState, mu []float64, r int) *dualSolver {
 	n := s.n
-	ds := &dualSolver{n: n, r: r, threads: s.threads, eig: &s.eig}
+	ds := &dualSolver{n: n, r: r, threads: s.threads}
 	ds.mu = append([]float64(nil), mu[n-r:]...)
 	ds.c = view(s.g.Data, n, r)
 	for i := 0; i < n; i++ {
