@@ -553,7 +553,7 @@ func (f *tblFlags) readData(parts []tblPart, w *tables.Workload, stderr io.Write
 				sets = append(sets, s)
 			}
 		}
-		need = math.Max(need, p.r.MemoryEstimate()) // the parts run one at a time
+		need = math.Max(need, p.r.MemoryEstimate(tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})) // the parts run one at a time
 	}
 	if mem, ok := records.AvailableMemory(); ok {
 		if histogram {
