@@ -163,28 +163,9 @@ func TestAdultMarginalsRelease(t *testing.T) {
 	w.Terms = w.Terms[:1]
 	r, err := Prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
 	require.NoError(t, err)
-	hist, sets := r.Needs()
-	assert.False(t, hist)
-	truth := adultTruth(t, dir, w.Domain)[0]
-	f, err := os.Open(filepath.Join(dir, "adult.csv"))
-	require.NoError(t, err)
-	tabs, _, err := records.ReadMarginals(f, w.Domain, sets, nil)
-	f.Close()
-	require.NoError(t, err)
 	expected := r.ExpectedTotalSquaredError()
 	const releases = 120
-	sq := make([]float64, releases)
-	z2 := make([]float64, releases)
-	for rel := 0; rel < releases; rel++ {
-		res, err := r.Run(context.Background(), Data{Tables: tabs}, noise.NewSeededInsecure(uint64(5000+rel)), nil, PostProcess{})
-		require.NoError(t, err)
-		require.Len(t, res.Answers[0], len(truth))
-		for i, v := range res.Answers[0] {
-			e := v - truth[i]
-			sq[rel] += e * e
-			z2[rel] += e * e / (res.Std[0][i] * res.Std[0][i]) / float64(len(truth))
-		}
-	}
+	sq, z2 := adultMarginalReleases(t, r, dir, w, releases, 5000, nil)
 	mean, variance := stat.MeanVariance(sq, nil)
 	se := math.Sqrt(variance / releases)
 	t.Logf("marginals: expected %.6g; empirical %.6g ± %.3g", expected, mean, se)
@@ -201,6 +182,39 @@ func TestAdultMarginalsRelease(t *testing.T) {
 	rk, err := Prepare(w, kronStrategy(t, fs...), calibrate.ZCDP(0.05))
 	require.NoError(t, err)
 	assert.LessOrEqual(t, expected, rk.ExpectedTotalSquaredError())
+}
+
+// adultMarginalReleases runs releases seeded releases (seeds seed0, seed0+1,
+// …; simulation only) of the marginals plan r on Adult's first workload
+// term and returns each release's total squared error against the true
+// answers and its mean squared z-score (error over reported stddev); the
+// plan needs only marginal tables, which are read from adult.csv. check,
+// if non-nil, inspects every result.
+func adultMarginalReleases(t *testing.T, r *Release, dir string, w *Workload, releases int, seed0 uint64, check func(*Result)) (sq, z2 []float64) {
+	t.Helper()
+	hist, sets := r.Needs()
+	assert.False(t, hist)
+	truth := adultTruth(t, dir, w.Domain)[0]
+	f, err := os.Open(filepath.Join(dir, "adult.csv"))
+	require.NoError(t, err)
+	tabs, _, err := records.ReadMarginals(f, w.Domain, sets, nil)
+	f.Close()
+	require.NoError(t, err)
+	sq, z2 = make([]float64, releases), make([]float64, releases)
+	for rel := 0; rel < releases; rel++ {
+		res, err := r.Run(context.Background(), Data{Tables: tabs}, noise.NewSeededInsecure(seed0+uint64(rel)), nil, PostProcess{})
+		require.NoError(t, err)
+		if check != nil {
+			check(res)
+		}
+		require.Len(t, res.Answers[0], len(truth))
+		for i, v := range res.Answers[0] {
+			e := v - truth[i]
+			sq[rel] += e * e
+			z2[rel] += e * e / (res.Std[0][i] * res.Std[0][i]) / float64(len(truth))
+		}
+	}
+	return sq, z2
 }
 
 func TestAdultPureMarginalsRelease(t *testing.T) {
@@ -230,29 +244,11 @@ func TestAdultPureMarginalsRelease(t *testing.T) {
 	}
 	assert.InDelta(t, 0.5, spent, 1e-12)
 	assert.LessOrEqual(t, spent, 0.5, "the tables never spend more than ε")
-	hist, sets := r.Needs()
-	assert.False(t, hist)
-	truth := adultTruth(t, dir, w.Domain)[0]
-	f, err := os.Open(filepath.Join(dir, "adult.csv"))
-	require.NoError(t, err)
-	tabs, _, err := records.ReadMarginals(f, w.Domain, sets, nil)
-	f.Close()
-	require.NoError(t, err)
 	expected := r.ExpectedTotalSquaredError()
 	const releases = 200
-	sq := make([]float64, releases)
-	z2 := make([]float64, releases)
-	for rel := 0; rel < releases; rel++ {
-		res, err := r.Run(context.Background(), Data{Tables: tabs}, noise.NewSeededInsecure(uint64(7000+rel)), nil, PostProcess{})
-		require.NoError(t, err)
+	sq, z2 := adultMarginalReleases(t, r, dir, w, releases, 7000, func(res *Result) {
 		require.False(t, res.Private)
-		require.Len(t, res.Answers[0], len(truth))
-		for i, v := range res.Answers[0] {
-			e := v - truth[i]
-			sq[rel] += e * e
-			z2[rel] += e * e / (res.Std[0][i] * res.Std[0][i]) / float64(len(truth))
-		}
-	}
+	})
 	mean, variance := stat.MeanVariance(sq, nil)
 	se := math.Sqrt(variance / releases)
 	t.Logf("pure marginals: expected %.6g; empirical %.6g ± %.3g", expected, mean, se)
