@@ -15,21 +15,30 @@ import (
 	"github.com/dpsolve/dpsolve/internal/resources"
 )
 
+// loadFixtures returns a temporary directory, a function writing a file
+// into it, and the 4-cell histogram x.npy and identity strategy a.npy that
+// the commands run below need besides their workload.
+func loadFixtures(t *testing.T) (dir string, write func(name, body string) string, xPath, aPath string) {
+	t.Helper()
+	dir = t.TempDir()
+	write = func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	xPath = filepath.Join(dir, "x.npy")
+	require.NoError(t, matio.WriteVector(xPath, []float64{3, 1, 4, 1}))
+	aPath = filepath.Join(dir, "a.npy")
+	require.NoError(t, matio.WriteMatrix(aPath, mat.NewDense(4, 4, []float64{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})))
+	return dir, write, xPath, aPath
+}
+
 // Every command that takes a workload accepts and rejects the same workload
 // strings and files identically: the same exit status and, for a rejection,
 // the same message (after "dpsolve <command>: "), because they all go
 // through workload.Load. Run on n = 4 so every command is quick.
 func TestEveryCommandLoadsWorkloadsIdentically(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	xPath := filepath.Join(dir, "x.npy")
-	require.NoError(t, matio.WriteVector(xPath, []float64{3, 1, 4, 1}))
-	aPath := filepath.Join(dir, "a.npy")
-	require.NoError(t, matio.WriteMatrix(aPath, mat.NewDense(4, 4, []float64{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})))
+	dir, write, xPath, aPath := loadFixtures(t)
 	goodW := write("w.csv", "1,1,0,0\n0,1,1,0\n0,0,1,1\n")
 	raggedW := write("ragged.csv", "1,1,0,0\n0,1\n")
 	nanW := write("nan.csv", "1,nan,0,0\n0,1,1,0\n")
@@ -123,16 +132,7 @@ func TestEveryCommandLoadsWorkloadsIdentically(t *testing.T) {
 // too large for a dense Gram is refused by the former and planned by the
 // latter; TestEveryCommandLoadsWorkloadsIdentically covers that refusal.)
 func TestEveryCommandReadsSpecFilesIdentically(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	xPath := filepath.Join(dir, "x.npy")
-	require.NoError(t, matio.WriteVector(xPath, []float64{3, 1, 4, 1}))
-	aPath := filepath.Join(dir, "a.npy")
-	require.NoError(t, matio.WriteMatrix(aPath, mat.NewDense(4, 4, []float64{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})))
+	dir, write, xPath, aPath := loadFixtures(t)
 	// Gram [[1,1],[1,2]]: this file found the planner's unchecked diagonal
 	// (plan's groupClasses), which made release refuse its own plan.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.csv"), []byte("1,1\n0,1\n"), 0o600))
