@@ -57,12 +57,10 @@ func boundsAt(t *testing.T, V, X *mat.SymDense) (polar, eig, svd float64, pok, e
 	blas.Copy(w, c)
 	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, u, w)
 	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, u, w)
-	y0 := rowNormsSq(w)
-	require.NotNil(t, y0)
-	var work []float64
-	polar, y, pok := polarBound(c, w, blas.NewSquare(n), 0, &work)
+	y := rowNormsSq(w)
 	require.NotNil(t, y)
-	require.Equal(t, y0, y)
+	var work []float64
+	polar, pok = polarBound(c, w, y, blas.NewSquare(n), 0, &work)
 	factor := func(dst blas.General) bool {
 		blas.Copy(dst, symToGeneral(V, 1))
 		return lowerCholesky(dst)

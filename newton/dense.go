@@ -163,8 +163,8 @@ func sqrtSum(mu []float64) float64 {
 }
 
 // polarBound is the cheap certificate for a dual point that comes from a
-// primal X: given C (n×k, V = C·Cᵀ) and W = X⁻¹·C it sets yᵢ = ‖row i of W‖²,
-// so y = diag(X⁻¹VX⁻¹), and returns a lower bound on dualBound's T²/Σy
+// primal X: given C (n×k, V = C·Cᵀ), W = X⁻¹·C and yᵢ = ‖row i of W‖²
+// (rowNormsSq), so y = diag(X⁻¹VX⁻¹), it returns a lower bound on dualBound's T²/Σy
 // there, T = tr((D^{1/2}VD^{1/2})^{1/2}) = ‖A‖_* for A = D^{1/2}·C, without
 // A's singular values.
 //
@@ -192,21 +192,12 @@ func sqrtSum(mu []float64) float64 {
 // 8e-10. ok is false when the Gershgorin test fails or a value is not
 // finite; c is left intact for dualBound then, w and m are overwritten.
 // work holds a 256×k block of M̃·A between calls (grown as needed).
-func polarBound(c, w, m blas.General, threads int, work *[]float64) (bound float64, y []float64, ok bool) {
+func polarBound(c, w blas.General, y []float64, m blas.General, threads int, work *[]float64) (bound float64, ok bool) {
 	n, k := c.Rows, c.Cols
-	const u = 0x1p-53 // unit roundoff
-	y = make([]float64, n)
+	const u = 0x1p-53    // unit roundoff
 	sy, afro := 0.0, 0.0 // Σy and ‖A‖_F²
-	for i := 0; i < n; i++ {
+	for i, yi := range y {
 		wrow := w.Data[i*w.Stride : i*w.Stride+k]
-		yi := 0.0
-		for _, x := range wrow {
-			yi += x * x
-		}
-		if !(yi > 0) || math.IsInf(yi, 0) {
-			return 0, nil, false
-		}
-		y[i] = yi
 		sy += yi
 		r := 1 / math.Sqrt(yi)
 		cn := 0.0
@@ -233,7 +224,7 @@ func polarBound(c, w, m blas.General, threads int, work *[]float64) (bound float
 		lo, hi, gmax = math.Min(lo, d-r), math.Max(hi, d+r), math.Max(gmax, math.Abs(d)+r)
 	}
 	if !(hi <= 4) {
-		return 0, y, false
+		return 0, false
 	}
 	// T₀ = tr(Q₀ᵀA) and tr(Q₀ᵀM̃A), with M̃A = (M̃·D^{1/2})·C formed a block
 	// of rows at a time (scaling M̃'s columns in place: M̃ is not needed
@@ -292,12 +283,12 @@ func polarBound(c, w, m blas.General, threads int, work *[]float64) (bound float
 	eta := 0.25 * s3 * s3 * 10 * float64(n) * math.Sqrt(float64(k)) * u
 	tl := t - terr
 	if math.IsNaN(tl) || math.IsInf(tl, 0) {
-		return 0, nil, false
+		return 0, false
 	}
 	if tl <= 0 {
-		return 0, y, true // a valid, useless bound
+		return 0, true // a valid, useless bound
 	}
-	return tl * tl / ((1 + eta) * sy * (1 + float64(n)*u)), y, true
+	return tl * tl / ((1 + eta) * sy * (1 + float64(n)*u)), true
 }
 
 // rowNormsSq returns yᵢ = ‖row i of w‖², nil if one is not positive and

@@ -267,14 +267,13 @@ func (s *newtonState) certificate(tol, est float64) (bound, trXinv float64, ok b
 		r[j] = math.Sqrt(math.Max(l, 0))
 	}
 	for i := 0; i < n; i++ {
-		wrow, crow, zrow := w.Data[i*n:i*n+n], c.Data[i*n:i*n+n], s.m.Data[i*n:i*n+n]
+		wrow := w.Data[i*n : i*n+n]
 		for j, z := range wrow {
 			trXinv += z * z
 			wrow[j] = z * r[j]
-			crow[j] = zrow[j] * r[j]
 		}
 	}
-	bound, ok = s.bestBound(c, w, tol, est, func(dst blas.General) bool {
+	factor := func(dst blas.General) bool { // C = ZΛ^{1/2}
 		for i := 0; i < n; i++ {
 			drow, zrow := dst.Data[i*n:i*n+n], s.m.Data[i*n:i*n+n]
 			for j, z := range zrow {
@@ -282,7 +281,9 @@ func (s *newtonState) certificate(tol, est float64) (bound, trXinv float64, ok b
 			}
 		}
 		return true
-	})
+	}
+	factor(c)
+	bound, ok = s.bestBound(c, w, tol, est, factor)
 	return bound, trXinv, ok
 }
 
@@ -297,26 +298,19 @@ func (s *newtonState) certificate(tol, est float64) (bound, trXinv float64, ok b
 // DGEMM-equivalents) and the singular values of D^{1/2}C (dualBound,
 // about 11). s.g, s.a and s.gr are overwritten.
 func (s *newtonState) bestBound(c, w blas.General, tol, est float64, factor func(dst blas.General) bool) (float64, bool) {
+	y := rowNormsSq(w)
+	if y == nil {
+		return math.Inf(-1), false
+	}
+	s.y = y
 	b, ok := math.Inf(-1), false
-	var y []float64
 	if est <= tol/100 {
-		var pok bool
-		b, y, pok = polarBound(c, w, s.gr, s.threads, &s.pbuf)
-		if y == nil {
-			return math.Inf(-1), false
-		}
-		s.y = y
-		if pok {
-			ok = true
+		if pb, pok := polarBound(c, w, y, s.gr, s.threads, &s.pbuf); pok {
+			b, ok = pb, true
 			if (s.f-b)/s.f <= tol {
 				return b, true
 			}
 		}
-	} else {
-		if y = rowNormsSq(w); y == nil {
-			return math.Inf(-1), false
-		}
-		s.y = y
 	}
 	e, eok := eigenDualBound(c, w, s.gr, y, factor, s.threads) // C is in w now
 	if eok {
