@@ -8,7 +8,8 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
-// Families are issue 14's workload families, as specs whose parameters may
+// Families are the workload families of docs/performance.md's solver
+// table, as specs whose parameters may
 // be relative to n ("2n", "n/8") and whose parameter lists use ';' instead
 // of ',' (so that they fit a comma-separated --workload list). The
 // marginals take dims from n (ParseWorkload).

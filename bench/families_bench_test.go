@@ -13,7 +13,8 @@ import (
 	"github.com/dpsolve/dpsolve/newton"
 )
 
-// BenchmarkFamilies solves issue 14's families (Families) at n = 1024 and
+// BenchmarkFamilies solves the workload families of docs/performance.md
+// (Families) at n = 1024 and
 // 2048 (or the sizes in DPSOLVE_BENCH_N, comma-separated) and reports
 // iterations, the certified gap re-checked by newton.Certificate, the
 // rank, and the time in DGEMM-equivalents (seconds over one n×n DGEMM

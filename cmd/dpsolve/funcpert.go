@@ -17,7 +17,7 @@ import (
 func init() {
 	register(&command{
 		name:    "funcpert",
-		summary: "privacy–accuracy experiment of functional perturbation for distributed optimization (seed 003)",
+		summary: "privacy–accuracy experiment of functional perturbation for distributed optimization (Nozari et al. 2018)",
 		run:     runFuncpert,
 	})
 }

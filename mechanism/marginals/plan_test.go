@@ -85,8 +85,9 @@ func checkAgainstNewton(t *testing.T, p *Plan, res *newton.Result) {
 	t.Logf("plan %.15g, newton objective %.15g, lower bound %.15g, SVD bound %.15g", p.Value, res.Objective, res.LowerBound, res.SVDBound)
 }
 
-// All 3-way marginals over 4⁵: the published optimum 3389.99336813103 (the
-// brief; given to 15 digits, so 1e-13 relative), which is also the SVD bound.
+// All 3-way marginals over 4⁵: the optimum 3389.99336813103 of
+// ResidualPlanner's closed form (Xiao, Kifer et al., NeurIPS 2023; given to
+// 15 digits, so 1e-13 relative), which is also the SVD bound.
 func TestFourToTheFiveKnownOptimum(t *testing.T) {
 	sets, err := KWay(5, 3)
 	if err != nil {

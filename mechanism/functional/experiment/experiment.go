@@ -1,5 +1,5 @@
 // Package experiment runs the privacy–accuracy experiment of Nozari,
-// Tallapragada and Cortés (seed 003, Section VII): ten agents with private
+// Tallapragada and Cortés (IEEE TCNS 2018, Section VII): ten agents with private
 // logistic-regression objectives on D = X = [−5, 5]² release their functions
 // through the functional Laplace mechanism (package functional), post-process
 // them (truncation and projection onto S, package project), and the group
