@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpsolve/dpsolve/mechanism/functional/experiment"
+	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/distributed"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
-	"github.com/dpsolve/dpsolve/mechanism/functional/experiment"
+	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
