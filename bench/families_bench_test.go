@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkFamilies(b *testing.B) {
 	for _, n := range ns {
 		dg := DGEMMSeconds(n, 3)
 		for _, f := range Families {
-			w, err := ParseWorkload(f, n)
+			w, err := workload.Parse(f, n)
 			if err != nil {
 				b.Fatal(err)
 			}
