@@ -43,7 +43,7 @@ func checkFeasible(t *testing.T, r *newton.Result) {
 	require.LessOrEqual(t, r.LowerBound, r.Objective*(1+1e-12), "bound ≤ objective")
 }
 
-// TestReferenceOptima compares with the BRIEF's published optima: Prefix
+// TestReferenceOptima compares with reference optima: Prefix
 // n = 32 and 64 from an interior-point SDP solver (CVXOPT), Prefix 256 from
 // L-BFGS and the dual fixed point agreeing, AllRange 256 inside the interval
 // [276928.5, 276929.3] of L-BFGS primal / dual bound. Objectives must match
@@ -252,7 +252,7 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, newton.ErrInput)
 	_, err = newton.Solve(ctx, &mat.SymDense{}, nil)
 	require.ErrorIs(t, err, newton.ErrInput)
-	_, err = newton.Solve(ctx, mat.NewSymDense(1, []float64{1}), &newton.Options{Method: "bogus"})
+	_, err = newton.Solve(ctx, mat.NewSymDense(1, []float64{1}), &newton.Options{Method: newton.Method(99)})
 	require.ErrorContains(t, err, "unknown method")
 	_, err = newton.Solve(ctx, mat.NewSymDense(1, []float64{1}), &newton.Options{Tol: -1})
 	require.ErrorIs(t, err, newton.ErrInput)

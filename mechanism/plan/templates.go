@@ -398,7 +398,7 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 			tes[j].Error += w.Weight2(p) * e
 		}
 	}
-	status := string(nr.Status)
+	status := nr.Status.String()
 	res := &Result{
 		Template: "dense", Strategy: &Strategy{Template: "dense", Privacy: Gaussian, Matrix: a},
 		Objective: nr.Objective, LowerBound: nr.LowerBound, LowerBoundSource: "dense newton certificate",
