@@ -195,7 +195,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		ExpectedError: noiseErr, NoiseError: noiseErr, StructuralBound: sb,
 		IdentityError: unit * res.FrobeniusW2, SVDUpperBound: unit * res.Bounds.SVDUpper,
 		LowerBound: unit * res.Bounds.Lower, HardtTalwarRate: unit * res.Bounds.HardtTalwar,
-		Sensitivity: res.Sensitivity, Converged: res.Converged, Polished: res.Polished, Fallback: res.Fallback, Identity: res.Identity,
+		Sensitivity: res.Sensitivity, Converged: res.Status.Err() == nil, Polished: res.Polished, Fallback: res.Fallback, Identity: res.Identity,
 		RelaxedObjective: res.RelaxedObjective, ALResidual: res.ALResidual, Perturbations: res.Perturbations,
 		Start: res.Start.String(), PIdentity: res.PIdentity, PIdentityRows: res.PIdentityRows,
 		PIdentityIterations: res.PIdentityIterations, PIdentityObjective: res.PIdentityObjective,

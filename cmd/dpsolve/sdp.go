@@ -176,7 +176,7 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 	out.NewtonObjective = ptr(ver.NewtonObjective)
 	out.RelativeDifference = ptr(ver.RelativeDifference)
 	out.Solver = res.Solver
-	out.Status = res.Status
+	out.Status = res.Message
 	out.Seconds = ptr(res.Seconds)
 	out.NewtonSeconds = ptr(ver.NewtonSeconds)
 	out.MaxInfeasibility = ptr(ver.MaxInfeasibility)
