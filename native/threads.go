@@ -45,9 +45,10 @@ import (
 // a pool thread is free, and its pool threads spin for about 2²⁸ cycles
 // after each job before they sleep), so k goroutines calling multi-threaded
 // OpenBLAS at once on c cores run many times slower than one after another
-// (8 solves at n = 512 on 2 cores: 28× the sequential time, half of it
-// system time). A call that runs with one thread never touches the pool: it
-// runs in its caller's thread, reentrant, without any waiting.
+// (8 solves at n = 512 on 2 cores: 28× the sequential time, with system
+// time a third of the CPU time). A call that runs with one thread never
+// touches the pool: it runs in its caller's thread, reentrant, without any
+// waiting.
 //
 // So every kernel call goes through a gate that keeps this invariant:
 // OpenBLAS's thread count exceeds 1 only while exactly one kernel call is in
