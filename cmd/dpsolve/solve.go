@@ -75,7 +75,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("solve", stderr)
 	var wf workloadFlags
 	wf.register(fs)
-	method := fs.String("method", "newton", "optimizer: newton (certified, default) or yuan2016 (the seed's Algorithm 1)")
+	method := fs.String("method", "newton", "optimizer: newton (certified, default) or yuan2016 (Algorithm 1 of Yuan et al., KDD 2016)")
 	tol := fs.Float64("tol", 1e-8, "target certified relative duality gap")
 	maxIter := fs.Int("max-iter", 0, "iteration cap (0: 100 for newton, 30 for yuan2016)")
 	reg := fs.Float64("regularization", 0, "θ relative to mean(diag V) (0: automatic, only when V is singular)")
