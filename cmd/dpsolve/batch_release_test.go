@@ -305,7 +305,7 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 			case name == "ledger.Check":
 				checks++
 				assert.True(t, inside(c, run) && c.Pos() < runCall.Pos() && !inAnyFuncLit(run, c), "ledger.Check at %s is not straight-line code before r.Run", fset.Position(c.Pos()))
-			case name == "ledger.Spend":
+			case name == "ledger.Spend" || name == "ledger.SpendContext":
 				spends++
 				assert.True(t, inside(c, charge), "ledger.Spend at %s is outside the beforeNoise closure", fset.Position(c.Pos()))
 			case strings.HasPrefix(name, "ledger."):

@@ -146,8 +146,9 @@ type Charge struct {
 	Rho     float64
 }
 
-// inUnit converts c into the ledger's unit (see the package doc).
-func (c Charge) inUnit(l Limit) (Limit, error) {
+// InUnit converts c into the unit of a ledger with limit l (see the
+// package doc): what a charge of c adds to its spend.
+func (c Charge) InUnit(l Limit) (Limit, error) {
 	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 	switch c.Kind {
 	case "zcdp":
@@ -326,7 +327,7 @@ func Create(path string, limit Limit) error {
 
 // evaluate returns the status with c added, or ErrExceeded.
 func evaluate(path string, f *File, c Charge) (Status, Limit, error) {
-	add, err := c.inUnit(f.Limit)
+	add, err := c.InUnit(f.Limit)
 	if err != nil {
 		return Status{}, Limit{}, err
 	}

@@ -243,13 +243,13 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 	if err := coversNeeds(d.Tables, r.mplan.needs()); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if beforeNoise != nil {
 		if err := beforeNoise(); err != nil {
 			return nil, err
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	var est []marginals.Estimate
 	var err error
