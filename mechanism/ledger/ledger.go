@@ -340,8 +340,12 @@ func evaluate(path string, f *File, c Charge) (Status, Limit, error) {
 	over := func(spent, limit float64) bool { return spent > limit*(1+slack) }
 	if over(t.Rho, f.Limit.Rho) || over(t.Epsilon, f.Limit.Epsilon) || over(t.Delta, f.Limit.Delta) {
 		prev := f.Total()
+		cost := add.String()
+		if own := (Limit{Rho: c.Rho, Epsilon: c.Epsilon, Delta: c.Delta}).String(); own != cost {
+			cost = own + ", that is " + cost + " in this ledger's unit"
+		}
 		return st, add, fmt.Errorf("ledger: %w: %w: %s: this release costs %s but %s of the limit %s is already spent over %d release(s); nothing was released",
-			ErrInput, ErrExceeded, path, add, prev, f.Limit, len(f.Spent))
+			ErrInput, ErrExceeded, path, cost, prev, f.Limit, len(f.Spent))
 	}
 	return st, add, nil
 }

@@ -146,3 +146,12 @@ func TestConcurrentProcessesThroughTwoNames(t *testing.T) {
 	assert.Len(t, f.Spent, 3)
 	assert.InDelta(t, 0.9, f.Total().Rho, 1e-15)
 }
+
+// A refusal states the charge in the release's own unit and in the
+// ledger's (before: only "costs rho=0.5" for an ε = 1 release).
+func TestRefusalStatesBothUnits(t *testing.T) {
+	p := newLedger(t, Limit{Rho: 0.4})
+	_, err := Spend(p, Charge{Kind: "pure", Epsilon: 1}, "x")
+	require.ErrorIs(t, err, ErrExceeded)
+	assert.Contains(t, err.Error(), "costs eps=1, that is rho=0.5 in this ledger's unit")
+}
