@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
@@ -379,55 +380,120 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// The whole budget b is charged once, as the last step before the first
 	// part draws any noise (the parts' budgets add up to b), and only if
-	// the command was not interrupted (SpendContext checks under the lock).
-	charged := false
+	// the command was not interrupted (SpendContext checks under the lock;
+	// the gate orders the charge with an interrupt's decision).
+	var gate commitGate
 	charge := func() error {
-		if f.budgetFile == "" || charged {
+		if f.budgetFile == "" {
 			return nil
 		}
 		label := f.label
 		if label == "" {
 			label = f.out
 		}
-		st, err := ledger.SpendContext(ctx, f.budgetFile, tables.Charge(b), label)
-		if err != nil {
-			return err
-		}
-		charged = true
-		rep.LedgerSpent = &st.Spent
-		fmt.Fprintf(stderr, "dpsolve release: charged %s to %s: %s of %s spent\n", chargeInUnit(b, &st.Limit), f.budgetFile, st.Spent, st.Limit)
-		return nil
+		return gate.spend(func() error {
+			st, err := ledger.SpendContext(ctx, f.budgetFile, tables.Charge(b), label)
+			if err != nil {
+				return err
+			}
+			rep.LedgerSpent = &st.Spent
+			fmt.Fprintf(stderr, "dpsolve release: charged %s to %s: %s of %s spent\n", chargeInUnit(b, &st.Limit), f.budgetFile, st.Spent, st.Limit)
+			return nil
+		})
 	}
-	// After the charge nothing may fail silently: an error or interrupt
-	// then says that the budget was spent and nothing released.
-	spent := func(err error) error {
-		if !charged || err == nil {
-			return err
+	// Noise, reconstruction and writing run aside, so that an interrupt
+	// stops the command at once, charged or not (awaitRelease).
+	done := make(chan error, 1)
+	go func() {
+		res := &tables.Result{Answers: make([][]float64, len(w.Terms)), Std: make([][]float64, len(w.Terms)), Private: src.Private()}
+		for _, part := range parts {
+			r := part.r
+			pres, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
+			if err != nil {
+				done <- err
+				return
+			}
+			for i, t := range part.terms {
+				res.Answers[t], res.Std[t] = pres.Answers[i], pres.Std[i]
+			}
+			res.PostProcessed = pres.PostProcessed
+			rep.Consistency = mergeConsistency(rep.Consistency, pres.Consistency)
 		}
-		return &spentError{err: err, cost: chargeInUnit(b, rep.LedgerLimit), ledger: f.budgetFile}
-	}
-	res := &tables.Result{Answers: make([][]float64, len(w.Terms)), Std: make([][]float64, len(w.Terms)), Private: src.Private()}
-	for _, part := range parts {
-		r := part.r
-		pres, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
-		if err != nil {
-			return spent(err)
+		rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
+		rep.Seconds = time.Since(start).Seconds()
+		done <- writeReleaseDir(ctx, f.out, w, res, rep, &gate)
+	}()
+	if err := gate.await(ctx, done); err != nil {
+		// After the charge nothing may fail silently: the error then says
+		// that the budget was spent and nothing released.
+		if gate.charged {
+			return &spentError{err: err, cost: chargeInUnit(b, rep.LedgerLimit), ledger: f.budgetFile}
 		}
-		for i, t := range part.terms {
-			res.Answers[t], res.Std[t] = pres.Answers[i], pres.Std[i]
-		}
-		res.PostProcessed = pres.PostProcessed
-		rep.Consistency = mergeConsistency(rep.Consistency, pres.Consistency)
-	}
-	rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
-	rep.Seconds = time.Since(start).Seconds()
-	if err := writeReleaseDir(ctx, f.out, w, res, rep); err != nil {
-		return spent(err)
+		return err
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
 	}
 	return tblPrint(stdout, &f, rep, b)
+}
+
+// commitGate orders the two irreversible steps of a release — the ledger
+// charge and the rename of the output into place — with the decision an
+// interrupt makes: each step runs holding mu and checks the context under
+// it, and an interrupt takes mu for good, so afterwards neither step can
+// happen and charged and released say exactly what did.
+type commitGate struct {
+	mu                sync.Mutex
+	charged, released bool
+}
+
+// spend runs the ledger charge (which must check the context itself)
+// under the gate.
+func (g *commitGate) spend(charge func() error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.charged { // --split terms: the parts share one charge
+		return nil
+	}
+	if err := charge(); err != nil {
+		return err
+	}
+	g.charged = true
+	return nil
+}
+
+// commit runs rename under the gate if ctx is not cancelled.
+func (g *commitGate) commit(ctx context.Context, rename func() error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := rename(); err != nil {
+		return err
+	}
+	g.released = true
+	return nil
+}
+
+// await returns the release's result from done, or on an interrupt at
+// once: the noise and reconstruction after the charge do not check the
+// context, and a user who pressed Ctrl-C wants out. The work left running
+// is discarded when the process exits; the gate, held from then on, keeps
+// it from charging or writing anything. A release that was already in
+// place when the interrupt came is reported as done.
+func (g *commitGate) await(ctx context.Context, done <-chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	g.mu.Lock() // never released: nothing is charged or renamed after this
+	if g.released {
+		g.mu.Unlock()
+		return <-done
+	}
+	return errCancelled(ctx)
 }
 
 // mergeConsistency combines the consistency reports of the parts of a
@@ -866,7 +932,7 @@ func tblBudgetString(p tblSplitJSON) string {
 // writeReleaseDir writes answers.csv and release.json into a temporary
 // directory beside dir and renames it into place: a failure or Ctrl-C
 // leaves no partial dir.
-func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *tables.Result, rep *tblJSON) (err error) {
+func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *tables.Result, rep *tblJSON, gate *commitGate) (err error) {
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, tmpPrefix(dir)+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
@@ -902,14 +968,13 @@ func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *t
 	}); err != nil {
 		return fmt.Errorf("writing release.json: %w", err)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("moving the output into place: %w", err)
-	}
-	return nil
+	return gate.commit(ctx, func() error {
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("moving the output into place: %w", err)
+		}
+		return nil
+	})
 }

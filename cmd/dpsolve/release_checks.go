@@ -222,9 +222,8 @@ func (f *tblFlags) feasible(k *workload.Kron, w *tables.Workload, stderr io.Writ
 	}
 	if template == "best" && f.planDir == "" {
 		if _, err := tables.Prepare(w, tables.MarginalsStrategy{}, calibrate.ZCDP(1)); err == nil {
-			if !f.quiet {
-				fmt.Fprintf(stderr, "dpsolve release: the domain has %s cells, too many to hold its histogram (%s at least, %s available): planning with the marginals template only\n", cells, formatBytesFloat(need), avail)
-			}
+			// Said even with --quiet: it is a choice of plan, not progress.
+			fmt.Fprintf(stderr, "dpsolve release: the domain has %s cells, too many to hold its histogram (%s at least, %s available): planning with the marginals template only\n", cells, formatBytesFloat(need), avail)
 			f.template = "marginals"
 			return nil
 		}

@@ -502,7 +502,7 @@ func TestWriteReleaseDirCancelledLeavesNothing(t *testing.T) {
 	cancel()
 	w := &tables.Workload{Domain: []records.Attribute{{Name: "a", Size: 1}}, Terms: []tables.Term{{Name: "t", Weight: 1,
 		Products: []tables.Product{tables.Marginal([]records.Attribute{{Name: "a", Size: 1}}, []int{0})}}}}
-	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{})
+	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{}, &commitGate{})
 	assert.ErrorIs(t, err, context.Canceled)
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries, "neither the output nor a temporary directory remains")
