@@ -88,8 +88,6 @@ func TestFaultInterruptReleaseReadingRecords(t *testing.T) {
 		sb.WriteString(body)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.csv"), []byte(sb.String()), 0o644))
-	m := strings.Replace(adultSpec, `, {"name": "cum_age", "product": {"age": "prefix"}}`, "", 1)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.json"), []byte(m), 0o644))
 	args := []string{"release", "--spec", "m.json", "--data", "big.csv", "--template", "marginals",
 		"--rho", "0.01", "--budget-file", "L.json", "--out", "o", "--insecure-seed", "7", "--quiet"}
 	interruptRelease(t, dir, args, time.Second)

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -242,14 +241,13 @@ func cellCount(dom []records.Attribute) string {
 }
 
 // bigCount formats a count of arbitrary size: its digits up to 15 of them,
-// beyond as a float with its power of ten ("1.268e+30 (10^30.1)").
+// beyond in 4 significant digits ("1.268e+30" for 2¹⁰⁰).
 func bigCount(n *big.Int) string {
 	s := n.String()
 	if len(s) <= 15 {
 		return s
 	}
-	f, _ := new(big.Float).SetInt(n).Float64()
-	return fmt.Sprintf("%.4g (10^%.1f)", f, math.Log10(f))
+	return new(big.Float).SetInt(n).Text('g', 4)
 }
 
 // chargeInUnit describes budget b as the ledger with limit l charges it:

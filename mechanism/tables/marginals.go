@@ -246,6 +246,14 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Data too large for the noise grid are refused before the charge.
+	if pure := r.mplan.pure; pure != nil {
+		if err := pure.CheckGrid(tabs, r.mplan.cals); err != nil {
+			return nil, err
+		}
+	} else if err := plan.CheckGrid(tabs, r.cal.Scale); err != nil {
+		return nil, err
+	}
 	if beforeNoise != nil {
 		if err := beforeNoise(); err != nil {
 			return nil, err
