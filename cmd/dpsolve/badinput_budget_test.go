@@ -323,6 +323,7 @@ func TestBudgetNonRegularAndBinaryInputs(t *testing.T) {
 	}
 	copy(bin, "age,workclass\x00\xff,")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bin.csv"), bin, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "esc.json"), []byte(`{"domain": [{"name": "a\u001b[31mRED", "size": 2}], "workload": [{"name": "t", "product": {"b": "identity"}}]}`), 0o644))
 	for _, c := range []struct {
 		name string
 		args []string
@@ -331,6 +332,7 @@ func TestBudgetNonRegularAndBinaryInputs(t *testing.T) {
 		{"fifo data", []string{"release", "--spec", "spec.json", "--data", "fifo.csv", "--template", "kron", "--rho", "0.1", "--out", "o"}, "fifo.csv is a named pipe"},
 		{"fifo spec", []string{"release", "--spec", "fifo.csv", "--data", "adult.csv", "--rho", "0.1", "--out", "o"}, "named pipe"},
 		{"fifo matrix block", []string{"plan", "--spec", "mspec.json"}, "named pipe"},
+		{"escape sequence in a spec name", []string{"plan", "--spec", "esc.json"}, "names must be printable"},
 		{"binary data", []string{"release", "--spec", "spec.json", "--data", "bin.csv", "--template", "kron", "--rho", "0.1", "--out", "o"}, "bin.csv"},
 	} {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {

@@ -141,6 +141,8 @@ func TestParseSpecRejectsBadSpecs(t *testing.T) {
 		{"huge size", `{"domain": [{"name": "a", "size": 100000}], "workload": [{"product": {}}]}`, `1…8192`},
 		{"no name", `{"domain": [{"size": 3}], "workload": [{"product": {}}]}`, `non-empty "name"`},
 		{"name not string", `{"domain": [{"name": 3, "size": 3}], "workload": [{"product": {}}]}`, `field "name" must be a string, got a JSON number`},
+		{"control character in a name", `{"domain": [{"name": "a\u001b[31m", "size": 2}], "workload": [{"product": {}}]}`, `names must be printable`},
+		{"control character in a term name", `{` + d2 + `, "workload": [{"name": "t\u0007", "product": {}}]}`, `names must be printable`},
 		{"uncovered cell", `{` + d2 + `, "workload": [{"name": "t", "product": {"a": {"ranges": [[0, 2]]}}}]}`, `the cell (a = 3, b = 0) is in no query`},
 		{"unknown block", `{` + d2 + `, "workload": [{"name": "t", "product": {"a": "bogus"}}]}`, `term "t", attribute "a": block "bogus"`},
 		{"marginals as block", `{` + d2 + `, "workload": [{"name": "t", "product": {"a": "marginals:dims=2x2"}}]}`, `not a 1-D block`},
