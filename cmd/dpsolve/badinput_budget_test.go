@@ -215,7 +215,7 @@ func TestBudgetRefusedBeforeTheCharge(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			before, _ := os.ReadFile(filepath.Join(dir, "L.json"))
-			code, _, stderr, took := runBin(t, dir, nil, c.args...)
+			code, _, stderr, took := runBinWithin(t, dir, time.Minute, c.args...)
 			assert.Equal(t, c.code, code, "stderr: %s", stderr)
 			for _, s := range c.stderr {
 				assert.Contains(t, stderr, s)
@@ -229,6 +229,9 @@ func TestBudgetRefusedBeforeTheCharge(t *testing.T) {
 			if c.within > 0 {
 				assert.Less(t, took, c.within)
 			}
+			// The next case starts clean even if this one released.
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, "o")))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "L.json"), before, 0o644))
 		})
 	}
 	// --allow-fractional is the rule of dpsolve run.

@@ -365,7 +365,12 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		rep.Seconds = time.Since(start).Seconds()
 		return tblPrint(stdout, &f, rep, b)
 	}
+	return f.publish(ctx, start, w, parts, b, rep, stdout, stderr)
+}
 
+// publish reads the data, charges the ledger as the last step before the
+// noise, measures, answers and writes the release.
+func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workload, parts []tblPart, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
 	// The data: only what the strategies need, read once for all parts.
 	data, nrec, err := f.readData(ctx, parts, w, stderr)
 	if err != nil {
@@ -434,7 +439,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
 	}
-	return tblPrint(stdout, &f, rep, b)
+	return tblPrint(stdout, f, rep, b)
 }
 
 // commitGate orders the two irreversible steps of a release — the ledger
