@@ -89,7 +89,7 @@ func TestFaultInterruptReleaseReadingRecords(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.csv"), []byte(sb.String()), 0o644))
 	args := []string{"release", "--spec", "m.json", "--data", "big.csv", "--template", "marginals",
-		"--rho", "0.01", "--budget-file", "L.json", "--out", "o", "--insecure-seed", "7", "--quiet"}
+		"--rho", "0.01", "--budget-file", "L.json", "--out", "o", "--insecure-seed", "7"}
 	interruptRelease(t, dir, args, time.Second)
 }
 
