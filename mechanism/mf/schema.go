@@ -174,13 +174,20 @@ func StrategySensitivity(x *mat.SymDense, s Schema) (Sensitivity, error) {
 func epochSensitivity(x *mat.SymDense, b int) Sensitivity {
 	n := x.SymmetricDim()
 	out := Sensitivity{Squared: math.Inf(-1), Exact: true}
+	// Entries below 1e-12·max X_ii (rounding in a computed CᵀC) change
+	// Σ|X_ij| by less than that relative amount and are not counted as
+	// sign information.
+	tiny := 0.0
+	for i := 0; i < n; i++ {
+		tiny = math.Max(tiny, 1e-12*x.At(i, i))
+	}
 	for r := 0; r < b; r++ {
 		sum, neg := 0.0, false
 		for i := r; i < n; i += b {
 			for j := r; j < n; j += b {
 				v := x.At(i, j)
 				sum += math.Abs(v)
-				neg = neg || i != j && v < 0
+				neg = neg || i != j && v < -tiny
 			}
 		}
 		if sum > out.Squared {
