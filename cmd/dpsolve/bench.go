@@ -43,6 +43,7 @@ type benchFlags struct {
 	kernelNs                       string
 	jsonOut                        bool
 	from                           string
+	mf                             string
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -74,6 +75,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.kernelNs, "kernel-n", "1024,2048", "sizes of the kernel table")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the full report as one JSON object on stdout (tables otherwise)")
 	fs.StringVar(&f.from, "from", "", "run nothing: re-render the outputs from a report saved with --json")
+	fs.StringVar(&f.mf, "mf", "", "run only the DP-MF table instead (see dpsolve mf): cases \"n=512,k=4,workload=prefix;n=512,b=64,workload=momentum:0.9\", with --peers the L-BFGS peer side by side")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +85,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if f.from != "" {
 		return rerenderBench(f, stdout)
+	}
+	if f.mf != "" {
+		return runMFBench(ctx, f.mf, f.peers, f.python, f.peerTimeout, f.md, stdout, stderr)
 	}
 	workloads, err := parseWorkloads(f.workloads)
 	if err != nil {

@@ -14,9 +14,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/bench"
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
@@ -327,4 +329,32 @@ func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, re
 		os.RemoveAll(old)
 	}
 	return nil
+}
+
+// runMFBench is dpsolve bench --mf: dpsolve's certified DP-MF solves and,
+// with --peers, the L-BFGS peer at both stopping rules, in one run.
+func runMFBench(ctx context.Context, spec string, peers bool, python string, budget time.Duration, md string, stdout, stderr io.Writer) error {
+	cases, err := bench.ParseMFCases(spec)
+	if err != nil {
+		return usageErrorf("--mf: %v", err)
+	}
+	for _, c := range cases {
+		if err := checkSizeMemory("bench", c.N, 0, memSolve, false); err != nil {
+			return err
+		}
+	}
+	b := &bench.MFBench{MaxSeconds: budget.Seconds(), Log: stderr}
+	if peers {
+		b.Python = python
+	}
+	rows, err := b.Run(ctx, cases)
+	if err != nil {
+		return err
+	}
+	if md != "" {
+		if err := writeFileAtomic(md, func(w io.Writer) error { return bench.WriteMFMarkdown(w, rows) }); err != nil {
+			return err
+		}
+	}
+	return bench.WriteMFMarkdown(stdout, rows)
 }
