@@ -114,15 +114,8 @@ func (s *bandSolver) newtonStep() int {
 	for k := range s.d.Data {
 		s.d.Data[k] = 0
 	}
-	prec := func() {
-		for k, v := range r {
-			if diag[k] > 0 {
-				z[k] = v / diag[k]
-			} else {
-				z[k] = 0
-			}
-		}
-	}
+	pc := s.columnBlocks()
+	prec := func() { pc.apply(r, z) }
 	prec()
 	copy(p, z)
 	rz, r0 := dot(r, z), math.Sqrt(dot(r, r))
