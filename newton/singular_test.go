@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
@@ -115,7 +116,7 @@ func TestTotalClosedForm(t *testing.T) {
 // marginal Gram is diagonal: the basis vector residual on the attribute set
 // T (multiplicity (d−1)^|T|) has eigenvalue C(m−|T|, k−|T|)·d^{m−k} for
 // |T| ≤ k and 0 otherwise. By symmetry the optimum is the SVD bound
-// (tr V^{1/2})²/n (ResidualPlanner; the BRIEF's 3389.99336813103), which
+// (tr V^{1/2})²/n (ResidualPlanner; reference.Marginals3Way4x5), which
 // the test evaluates from that spectrum in closed form, and requires 1e-9
 // relative agreement with it and with the published value.
 //
@@ -147,7 +148,7 @@ func checkMarginals(t *testing.T, m int) {
 	}
 	closed := s * s / float64(n)
 	if m == 5 {
-		require.InEpsilon(t, 3389.99336813103, closed, 1e-12)
+		require.InEpsilon(t, reference.Marginals3Way4x5, closed, 1e-12)
 	}
 	r, err := newton.Solve(context.Background(), v, nil)
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/bench"
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -89,11 +90,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.mf != "" {
 		return runMFBench(ctx, f.mf, f.peers, f.python, f.peerTimeout, f.md, stdout, stderr)
 	}
-	workloads, err := parseWorkloads(f.workloads)
+	ns, err := parseInts("n", f.ns)
 	if err != nil {
 		return err
 	}
-	ns, err := parseInts("n", f.ns)
+	workloads, err := parseWorkloads(f.workloads, ns)
 	if err != nil {
 		return err
 	}
@@ -375,7 +376,9 @@ func parseInts(name, s string) ([]int, error) {
 	return out, nil
 }
 
-func parseWorkloads(s string) ([]string, error) {
+// parseWorkloads splits and expands the --workload list and checks that
+// every workload builds at every size of the comparison.
+func parseWorkloads(s string, ns []int) ([]string, error) {
 	list, err := splitList("workload", s)
 	if err != nil {
 		return nil, err
@@ -385,8 +388,10 @@ func parseWorkloads(s string) ([]string, error) {
 		return nil, usageErrorf("--workload is empty")
 	}
 	for _, w := range ws {
-		if _, err := bench.ParseWorkload(w, 1024); err != nil {
-			return nil, usageErrorf("--workload: %v", err)
+		for _, n := range ns {
+			if _, err := workload.Parse(w, n); err != nil {
+				return nil, usageErrorf("--workload: %v", err)
+			}
 		}
 	}
 	return ws, nil

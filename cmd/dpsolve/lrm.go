@@ -1,7 +1,8 @@
 package main
 
-// dpsolve lrm: plan the Low-Rank Mechanism (seed 001) for a workload matrix
-// and report its expected error against the seed's bounds and Identity's.
+// dpsolve lrm: plan the Low-Rank Mechanism (Yuan et al., VLDB 2012) for a
+// workload matrix and report its expected error against the paper's bounds
+// and Identity's.
 
 import (
 	"context"

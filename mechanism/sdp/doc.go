@@ -1,5 +1,5 @@
-// Package sdp writes the semidefinite programs of seed 000 §1 (Yuan, Yang,
-// Zhang, Hao, KDD 2016, appendix) in SDPA sparse format (.dat-s), runs the
+// Package sdp writes the semidefinite programs of Yuan, Yang, Zhang and
+// Hao (KDD 2016, appendix §1) in SDPA sparse format (.dat-s), runs the
 // CSDP interior-point solver on them when it is installed, and maps the
 // solution back to the strategy. It gives dpsolve an independent check of
 // its Newton optimizer and lets users take the problems to any SDP solver.
