@@ -272,18 +272,9 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 }
 
 func (s *bandSolver) lineSearch(obj, slope float64) (float64, bool) {
-	for a := 1.0; a >= 0x1p-30; a /= 2 {
-		for i, x := range s.x.Data {
-			s.w1.Data[i] = x + a*s.d.Data[i]
-		}
-		f, ok := objective(s.f, s.w1, s.u, s.t)
-		if ok && f <= obj-1e-4*a*slope {
-			blas.Copy(s.x, s.w1)
-			return f, true
-		}
-	}
-	f, _ := objective(s.f, s.x, s.u, s.t)
-	return f, false
+	return lineSearch(s.x, s.d, s.w1, obj, slope, func(x blas.General) (float64, bool) {
+		return objective(s.f, x, s.u, s.t)
+	})
 }
 
 func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, error) {

@@ -46,28 +46,57 @@ func (e *epochSolver) tick(name string, t0 time.Time) time.Time {
 	return now
 }
 
-// start is V^{1/2} scaled to unit diagonal with the pattern entries off
-// the diagonal zeroed, blended with I until definite, divided by k.
+// start is R = V^{1/2} scaled to unit diagonal with the pattern entries
+// off the diagonal zeroed, shifted by (0.3 − λ_min(R))⁺·I to be definite
+// and scaled so each pattern's diagonal sums to 1; I/k if that fails.
+// (Measured at n = 256–512, k = 4–16: 6–9 Newton iterations on prefix
+// against 11–12 from I/k; on momentum 0.9 about as many as from I/k. The
+// shift 0.3 was the best of 0.05, 0.3, 1, 3 on prefix.)
 func (e *epochSolver) start(v blas.General) {
 	n, b := e.n, e.b
 	root := sqrtPSD(v)
-	for t := 0.0; t <= 1; t += 0.25 {
+	ident := func() {
+		for i := range e.x.Data {
+			e.x.Data[i] = 0
+		}
 		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				val := 0.0
-				switch {
-				case i == j:
-					val = 1
-				case i%b != j%b && root != nil:
-					val = (1 - t) * root.Data[i*n+j] / math.Sqrt(root.Data[i*n+i]*root.Data[j*n+j])
+			e.x.Data[i*n+i] = 1 / float64(e.k)
+		}
+	}
+	if root == nil {
+		ident()
+		return
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			val := 1.0
+			if i != j {
+				val = 0
+				if i%b != j%b {
+					val = root.Data[i*n+j] / math.Sqrt(root.Data[i*n+i]*root.Data[j*n+j])
 				}
-				e.x.Data[i*n+j] = val / float64(e.k)
 			}
+			e.x.Data[i*n+j] = val
 		}
-		blas.Copy(e.u, e.x)
-		if blas.Cholesky(e.u) {
-			return
+	}
+	blas.Copy(e.u, e.x)
+	mu := make([]float64, n)
+	if !blas.SymEig(e.u, mu, false) {
+		ident()
+		return
+	}
+	shift := math.Max(0, 0.3-mu[0])
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i == j {
+				e.x.Data[i*n+j] += shift
+			}
+			e.x.Data[i*n+j] /= (1 + shift) * float64(e.k)
 		}
+	}
+	blas.Copy(e.u, e.x)
+	if !blas.Cholesky(e.u) {
+		ident()
 	}
 }
 
