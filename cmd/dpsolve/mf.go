@@ -69,6 +69,11 @@ type mfJSON struct {
 	Core    string    `json:"core,omitempty"`
 }
 
+// memMF is the peak of dpsolve mf in n×n float64 matrices: the workload A
+// and its Gram, V's factor, the solver's eight work matrices, the
+// eigensolver's workspace, and the strategy and its evaluation at the end.
+const memMF = 14
+
 const mfUsage = `usage: dpsolve mf --n N [--epochs K | --min-sep B [--bands B] [--epochs K]]
        (--workload prefix|momentum:BETA[,cooldown:S[:F]] | --w FILE | --gram FILE)
        [--json] [--out DIR] [--check C.npy] [--epsilon E --delta D]
@@ -120,8 +125,16 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if (*eps != 0) != (*delta != 0) {
 		return usageErrorf("--epsilon and --delta go together")
 	}
+	if *n > 0 {
+		if err := checkSizeMemory("mf", *n, 0, memMF, false); err != nil {
+			return err
+		}
+	}
 	w, err := mfWorkload(*spec, *wfile, *gram, *n)
 	if err != nil {
+		return err
+	}
+	if err := checkSizeMemory("mf", w.N(), 0, memMF, false); err != nil {
 		return err
 	}
 	if err := schema.Validate(w.N()); err != nil {
@@ -339,7 +352,7 @@ func runMFBench(ctx context.Context, spec string, peers bool, python string, bud
 		return usageErrorf("--mf: %v", err)
 	}
 	for _, c := range cases {
-		if err := checkSizeMemory("bench", c.N, 0, memSolve, false); err != nil {
+		if err := checkSizeMemory("bench", c.N, 0, memMF, false); err != nil {
 			return err
 		}
 	}

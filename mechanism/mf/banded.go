@@ -46,7 +46,10 @@ func (s *bandSolver) free(i, j int) bool { return i != j && i-j < s.bw && j-i < 
 // until definite.
 func (s *bandSolver) start(v blas.General) {
 	n := s.n
-	root := sqrtPSD(v)
+	var root *blas.General
+	if sqrtPSD(v, s.w1, s.w2, s.m) {
+		root = &s.m
+	}
 	for t := 0.0; t <= 1; t += 0.25 {
 		for i := 0; i < n; i++ {
 			for j := 0; j < n; j++ {

@@ -54,7 +54,6 @@ func (e *epochSolver) tick(name string, t0 time.Time) time.Time {
 // shift 0.3 was the best of 0.05, 0.3, 1, 3 on prefix.)
 func (e *epochSolver) start(v blas.General) {
 	n, b := e.n, e.b
-	root := sqrtPSD(v)
 	ident := func() {
 		for i := range e.x.Data {
 			e.x.Data[i] = 0
@@ -63,10 +62,11 @@ func (e *epochSolver) start(v blas.General) {
 			e.x.Data[i*n+i] = 1 / float64(e.k)
 		}
 	}
-	if root == nil {
+	if !sqrtPSD(v, e.s, e.z, e.w) {
 		ident()
 		return
 	}
+	root := e.w
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			val := 1.0
@@ -100,24 +100,23 @@ func (e *epochSolver) start(v blas.General) {
 	}
 }
 
-// sqrtPSD returns V^{1/2}, or nil if the eigendecomposition fails.
-func sqrtPSD(v blas.General) *blas.General {
+// sqrtPSD writes V^{1/2} into r using a and q as scratch (all n×n);
+// false if the eigendecomposition fails.
+func sqrtPSD(v, a, q, r blas.General) bool {
 	n := v.Rows
-	a, q := blas.NewSquare(n), blas.NewSquare(n)
 	blas.Copy(a, v)
 	mu := make([]float64, n)
 	if !blas.SymEigVectors(a, q, mu) {
-		return nil
+		return false
 	}
 	for i := 0; i < n; i++ { // a = Q·diag(μ^{1/4})
 		for j := 0; j < n; j++ {
 			a.Data[i*n+j] = q.Data[i*n+j] * math.Sqrt(math.Sqrt(math.Max(mu[j], 0)))
 		}
 	}
-	r := blas.NewSquare(n)
 	blas.Syrk(gblas.NoTrans, 1, a, 0, r)
 	blas.Symmetrize(r)
-	return &r
+	return true
 }
 
 // certify returns the dual bound at the current X (e.u, e.t as left by

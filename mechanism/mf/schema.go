@@ -53,6 +53,9 @@ func (s Schema) Validate(n int) error {
 		if s.Epochs < 1 || s.Epochs > n {
 			return inputErr("epochs k = %d outside [1, n = %d]", s.Epochs, n)
 		}
+		if s.Epochs > MaxEpochs {
+			return inputErr("epochs k = %d above %d: the fixed-epoch solver's per-pattern systems grow as k⁴", s.Epochs, MaxEpochs)
+		}
 		if n%s.Epochs != 0 {
 			return inputErr("fixed-epoch schema needs n = k·b: n = %d is not divisible by k = %d", n, s.Epochs)
 		}
@@ -71,6 +74,11 @@ func (s Schema) Validate(n int) error {
 	}
 	return inputErr("unknown schema %q (want single, fixed-epoch or min-sep)", s.Kind)
 }
+
+// MaxEpochs caps k for the fixed-epoch schema: each pattern carries
+// 1 + k(k−1)/2 multipliers, and the preconditioner holds their k⁴/4-entry
+// block.
+const MaxEpochs = 64
 
 // Period is b: the steps between two participations (FixedEpoch: n/k;
 // MinSep: the minimum separation; Single: n).

@@ -112,3 +112,37 @@ func TestCancelled(t *testing.T) {
 		}
 	}
 }
+
+// Closed forms at the edges of the schemas: with k = n every step is in one
+// pattern, X is diagonal with trace 1 and the optimum is (Σᵢ √Vᵢᵢ)²
+// (Cauchy–Schwarz: x ∝ √diag V); with one band X = I and the optimum is
+// tr V.
+func TestSchemaEdges(t *testing.T) {
+	w, _ := Momentum(8, 0.6, nil)
+	res, err := Solve(context.Background(), w, Schema{Kind: FixedEpoch, Epochs: 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0.0
+	for i := 0; i < 8; i++ {
+		want += math.Sqrt(w.V.At(i, i))
+	}
+	want *= want
+	if math.Abs(res.Objective-want) > 1e-9*want || res.LowerBound > want*(1+1e-12) || res.Gap > 1e-8 {
+		t.Errorf("k = n: objective %v bound %v, closed form %v", res.Objective, res.LowerBound, want)
+	}
+	res, err = Solve(context.Background(), w, Schema{Kind: MinSep, MinSep: 3, Bands: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := 0.0
+	for i := 0; i < 8; i++ {
+		tr += w.V.At(i, i)
+	}
+	if math.Abs(res.Objective-tr) > 1e-12*tr || res.Gap > 1e-8 || res.Sensitivity.Squared != 3 {
+		t.Errorf("one band: objective %v gap %v sens² %v, want tr V = %v, 3", res.Objective, res.Gap, res.Sensitivity.Squared, tr)
+	}
+	if _, err := Solve(context.Background(), w, Schema{Kind: FixedEpoch, Epochs: 3}, nil); !errorsIsInput(err) {
+		t.Errorf("n = 8, k = 3: %v", err)
+	}
+}
