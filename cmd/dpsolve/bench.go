@@ -44,6 +44,7 @@ type benchFlags struct {
 	kernelNs                       string
 	jsonOut, quiet                 bool
 	from                           string
+	mf                             string
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -76,6 +77,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (notes and errors remain)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the full report as one JSON object on stdout (tables otherwise)")
 	fs.StringVar(&f.from, "from", "", "run nothing: re-render the outputs from a report saved with --json")
+	fs.StringVar(&f.mf, "mf", "", "run only the DP-MF table instead (see dpsolve mf): cases \"n=512,k=4,workload=prefix;n=512,b=64,workload=momentum:0.9\", with --peers the L-BFGS peer side by side")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -85,6 +87,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if f.from != "" {
 		return rerenderBench(f, stdout)
+	}
+	if f.mf != "" {
+		return runMFBench(ctx, f.mf, f.peers, f.python, f.peerTimeout, f.md, stdout, stderr)
 	}
 	ns, err := parseInts("n", f.ns)
 	if err != nil {
