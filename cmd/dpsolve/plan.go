@@ -238,7 +238,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		AboveBound:  maybe((res.Objective - res.LowerBound) / res.Objective),
 		FamilyBound: maybe(positive(res.FamilyBound)), FamilySource: res.FamilySource,
 		DenseObjective: maybe(res.DenseObjective), AboveDense: maybe(res.AboveDense),
-		Sweeps: res.Sweeps, Status: res.Status, Regularization: res.Regularization, Seconds: res.Seconds, Out: *outDir,
+		Sweeps: res.Sweeps, Status: res.Status.String(), Regularization: res.Regularization, Seconds: res.Seconds, Out: *outDir,
 	}
 	tried := res.Tried
 	if tried == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // TemplateName is the marginals template's name in plan's registry and on
@@ -127,7 +128,7 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 		LowerBound:       svdBound(p.Sizes, p.Sets, p.lat),
 		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n, attained by the residual plan",
 		FamilySource:     "the residual closed form (optimal over all strategies)",
-		Status:           "converged",
+		Status:           status.Converged,
 		DenseObjective:   math.NaN(),
 		AboveDense:       math.NaN(),
 	}
@@ -159,7 +160,7 @@ func (tp Template) planPure(w *workload.Kron, sizes []int, sets []Set, terms []i
 		Objective:        pp.TotalSquaredError,
 		LowerBound:       svdBound(pp.base.Sizes, pp.base.Sets, pp.base.lat) * (1 - 1e-12),
 		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n: the Gaussian optimum, below every pure strategy",
-		Status:           "converged",
+		Status:           status.Converged,
 		DenseObjective:   math.NaN(),
 		AboveDense:       math.NaN(),
 	}
@@ -216,7 +217,7 @@ func (tp Template) planFamily(w *workload.Kron, opt plan.Options, start time.Tim
 		FamilyBound:    fp.FamilyBound,
 		FamilySource:   source,
 		Sweeps:         fp.Iterations,
-		Status:         "converged",
+		Status:         status.Converged,
 		DenseObjective: math.NaN(),
 		AboveDense:     math.NaN(),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // solver holds what the templates of one plan share: the workload, the
@@ -172,7 +173,7 @@ type kronSol struct {
 	perProd []float64 // each product's error
 	history []float64
 	sweeps  int
-	status  string
+	status  status.Status
 	theta   float64
 	exact   bool // a single product: the product of certified optima
 	// finalTol is the certified relative gap of the last sweep's block
@@ -255,7 +256,7 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 		}
 	}
 	k := len(s.attrs)
-	sol := &kronSol{blocks: make([]*block, k), status: "converged"}
+	sol := &kronSol{blocks: make([]*block, k), status: status.Converged}
 	warm := make([]*warmSolver, k)
 	if len(live) == 0 { // only zero-weight terms: nothing to answer
 		for i := range sol.blocks {
@@ -384,7 +385,7 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 			}
 		}
 		if err != nil {
-			sol.status = "cancelled"
+			sol.status = status.Cancelled
 			break
 		}
 		nf := objective()
@@ -407,7 +408,7 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 			break
 		}
 		if sweep == maxSweeps {
-			sol.status = "iteration_limit"
+			sol.status = status.IterationLimit
 		}
 	}
 	sol.obj = f

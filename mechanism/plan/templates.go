@@ -157,11 +157,10 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 			tes[j].Error += w.Weight2(p) * e
 		}
 	}
-	status := string(nr.Status)
 	res := &Result{
 		Template: "dense", Strategy: &Strategy{Template: "dense", Privacy: Gaussian, Matrix: a},
 		Objective: nr.Objective, LowerBound: nr.LowerBound, LowerBoundSource: "dense newton certificate",
-		TermErrors: tes, Status: status, Regularization: nr.Regularization,
+		TermErrors: tes, Status: nr.Status, Regularization: nr.Regularization,
 		DenseObjective: nr.Objective, AboveDense: 0,
 		Seconds: time.Since(start).Seconds(),
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // Union is the template OPT₊, extended to hybrid parts: a weighted stack of
@@ -622,7 +623,7 @@ func (u *unionRun) result(ctx context.Context, parts []*partSol) (*Result, error
 	}
 	res := &Result{
 		Template: "union", Strategy: strat, Objective: combine(es, s.o.Privacy), TermErrors: tes,
-		Sweeps: sweeps, Status: "converged", Regularization: theta,
+		Sweeps: sweeps, Status: status.Converged, Regularization: theta,
 		DenseObjective: math.NaN(), AboveDense: math.NaN(),
 	}
 	if err := s.setBound(ctx, res); err != nil {
