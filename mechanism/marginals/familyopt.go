@@ -2,6 +2,8 @@ package marginals
 
 import (
 	"math"
+	"slices"
+	"strings"
 )
 
 // Optimizing the marginal-table weights.
@@ -337,11 +339,19 @@ func (f *family) optimizePure(extra []float64) pureResult {
 	if v := o.eval(full, o.gx); v <= res.value {
 		res.value, res.theta, res.start = v, full, "largest-table"
 	}
-	v, it := f.vertexMoves(o, res.theta, res.value, 50)
-	res.iterations += it
-	if v < res.value {
-		res.value = v
-		res.start += "+moves"
+	// Alternate the two kinds of move until neither helps.
+	for round := 0; round < 10; round++ {
+		v, it := f.vertexMoves(o, res.theta, res.value, 50)
+		res.iterations += it
+		v2, it2 := f.mergeMoves(o, res.theta, v, 50)
+		res.iterations += it2
+		if !(v2 < res.value*(1-1e-9)) {
+			break
+		}
+		res.value = v2
+		if !strings.HasSuffix(res.start, "+moves") {
+			res.start += "+moves"
+		}
 	}
 	if v := o.eval(full, o.gx); v <= res.value {
 		res.value, res.theta, res.start = v, full, "largest-table"
@@ -525,4 +535,150 @@ func topMasks(g []float64, k int) []int {
 		}
 	}
 	return idx
+}
+
+// mergeKeep is the fraction of their weight that the tables a merge move
+// empties keep, so that the descent can grow them back where they help (a
+// weight at 0 would stay at 0).
+const mergeKeep = 0.02
+
+// mergeMoves escapes the local minima in which several tables each answer
+// part of what one larger table could answer at once (pair tables
+// {a,b}, {a,c}, {b,c} against the table {a,b,c}, cheap when the attributes
+// are small). A move onto table S takes the weight of the significant
+// tables strictly inside S (all but mergeKeep of it) and puts it on S; only
+// ℓ_T with T ⊆ S change, so its error is exact in 2^{|S|}·(tables moved)
+// terms. Candidates are the unions of two significant tables (growing the
+// larger by at most two attributes) and each significant table with one
+// attribute more. Each round follows the mergeProbes best moves (by their
+// immediate error) with a descent each and keeps the lowest result if it
+// lowers E; rounds stop when none does.
+func (f *family) mergeMoves(o *mm, theta []float64, value float64, rounds int) (float64, int) {
+	iters := 0
+	cur := make([]float64, f.n)
+	for r := 0; r < rounds; r++ {
+		if v := o.eval(theta, o.gx); v < value {
+			value = v
+		}
+		mx := 0.0
+		for _, v := range theta {
+			mx = math.Max(mx, v)
+		}
+		var sig []int
+		for m, v := range theta {
+			if v >= 1e-3*mx {
+				sig = append(sig, m)
+			}
+		}
+		cands := map[int]bool{}
+		full := f.n - 1
+		for i, a := range sig {
+			for bit := 1; bit <= full; bit <<= 1 {
+				if a&bit == 0 {
+					cands[a|bit] = true
+				}
+			}
+			for _, b := range sig[i+1:] {
+				u := a | b
+				if u != a && u != b && bits(u) <= max(bits(a), bits(b))+2 {
+					cands[u] = true
+				}
+			}
+		}
+		order := make([]int, 0, len(cands))
+		for sm := range cands {
+			order = append(order, sm)
+		}
+		slices.Sort(order) // deterministic: ties go to the smallest mask
+		type move struct {
+			s  int
+			ev float64
+		}
+		var moves []move
+		var moved []int
+		for _, sm := range order {
+			moved = moved[:0]
+			mass := 0.0
+			for _, t := range sig {
+				if t != sm && t&^sm == 0 {
+					moved = append(moved, t)
+					mass += theta[t]
+				}
+			}
+			if len(moved) == 0 {
+				continue
+			}
+			ns := theta[sm] + (1-mergeKeep)*mass
+			ev := value
+			for sub := sm; ; sub = (sub - 1) & sm {
+				if c := f.c[sub]; c > 0 {
+					l := o.ell[sub] + (ns*ns-theta[sm]*theta[sm])*f.gamma[sm]
+					for _, t := range moved {
+						if sub&^t == 0 {
+							l -= (1 - mergeKeep*mergeKeep) * theta[t] * theta[t] * f.gamma[t]
+						}
+					}
+					if !(l > 0) {
+						ev = math.Inf(1)
+						break
+					}
+					ev += c/l - c/o.ell[sub]
+				}
+				if sub == 0 {
+					break
+				}
+			}
+			if !math.IsInf(ev, 0) {
+				moves = append(moves, move{sm, ev})
+			}
+		}
+		// The best few moves by their immediate error are each followed by
+		// a descent (a merge that does not pay at once may pay once the
+		// weights settle); the best descended point is kept if it is lower.
+		slices.SortStableFunc(moves, func(a, b move) int { return cmpFloat(a.ev, b.ev) })
+		bestV := value
+		var best []float64
+		for mi := 0; mi < len(moves) && mi < mergeProbes; mi++ {
+			copy(cur, theta)
+			for _, t := range sig {
+				if t != moves[mi].s && t&^moves[mi].s == 0 {
+					cur[moves[mi].s] += (1 - mergeKeep) * cur[t]
+					cur[t] *= mergeKeep
+				}
+			}
+			nv, it := o.run(cur, f.mmIterations(), 1e-11, nil)
+			iters += it
+			if nv < bestV*(1-1e-9) {
+				bestV, best = nv, append(best[:0], cur...)
+			}
+		}
+		if best == nil {
+			break
+		}
+		copy(theta, best)
+		value = bestV
+	}
+	return value, iters
+}
+
+// mergeProbes is how many merge moves a round follows with a descent.
+const mergeProbes = 4
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// bits counts the attributes of a mask.
+func bits(m int) int {
+	c := 0
+	for ; m != 0; m &= m - 1 {
+		c++
+	}
+	return c
 }

@@ -353,6 +353,12 @@ func TestTemplatesRescoredDense(t *testing.T) {
 // terms by Kronecker strategies.
 func adultMixed(t *testing.T) *workload.Kron {
 	t.Helper()
+	w, err := adultMixedKron()
+	require.NoError(t, err)
+	return w
+}
+
+func adultMixedKron() (*workload.Kron, error) {
 	dom := kronwork.Domain(kronwork.AdultSizes)
 	sets := [][]int{}
 	for a := range dom {
@@ -361,21 +367,37 @@ func adultMixed(t *testing.T) *workload.Kron {
 		}
 	}
 	pairs, err := workload.NewMarginalsTerm("pairs", 1, dom, sets)
-	require.NoError(t, err)
-	block := func(kind string, d int) *workload.Block {
-		b, err := workload.NewBlock(kind, d)
-		require.NoError(t, err)
-		return b
+	if err != nil {
+		return nil, err
 	}
-	age, err := workload.NewProductTerm("age-cumulative", 2, dom, map[string]*workload.Block{
-		dom[0].Name: block("prefix", dom[0].Size), dom[13].Name: block("identity", dom[13].Size)})
-	require.NoError(t, err)
-	hours, err := workload.NewProductTerm("hours-cumulative", 1, dom, map[string]*workload.Block{
-		dom[11].Name: block("prefix", dom[11].Size), dom[8].Name: block("identity", dom[8].Size)})
-	require.NoError(t, err)
-	w, err := workload.NewKron(dom, []*workload.Term{pairs, age, hours})
-	require.NoError(t, err)
-	return w
+	blocks := func(kinds map[int]string) (map[string]*workload.Block, error) {
+		out := map[string]*workload.Block{}
+		for a, kind := range kinds {
+			b, err := workload.NewBlock(kind, dom[a].Size)
+			if err != nil {
+				return nil, err
+			}
+			out[dom[a].Name] = b
+		}
+		return out, nil
+	}
+	ab, err := blocks(map[int]string{0: "prefix", 13: "identity"})
+	if err != nil {
+		return nil, err
+	}
+	age, err := workload.NewProductTerm("age-cumulative", 2, dom, ab)
+	if err != nil {
+		return nil, err
+	}
+	hb, err := blocks(map[int]string{11: "prefix", 8: "identity"})
+	if err != nil {
+		return nil, err
+	}
+	hours, err := workload.NewProductTerm("hours-cumulative", 1, dom, hb)
+	if err != nil {
+		return nil, err
+	}
+	return workload.NewKron(dom, []*workload.Term{pairs, age, hours})
 }
 
 // On the Adult mix the portfolio is never worse than any split of the
