@@ -400,14 +400,23 @@ func adultMixedKron() (*workload.Kron, error) {
 	return workload.NewKron(dom, []*workload.Term{pairs, age, hours})
 }
 
-// On the Adult mix the portfolio is never worse than any split of the
+// On the Adult mix, and on the README's Adult example
+// (examples/adult/mixed.json: two marginals and a cumulative-age product),
+// the portfolio is never worse than any split of the
 // budget over the terms with each term planned alone (release --split
 // terms:s₁,s₂,s₃: term t at share s_t has error E_t/s_t, E_t its own best
 // plan's): not than the shares 8:1:1, 2:1:1, 1:1:1, nor than the best
 // shares s_t ∝ √E_t ((Σ√E_t)² under Gaussian noise; (ΣE_t^{1/3})³ under
 // pure ε). Its union has a marginals part.
 func TestHybridBeatsEverySplit(t *testing.T) {
-	w := adultMixed(t)
+	readme, err := workload.LoadSpec("../../../examples/adult/mixed.json")
+	require.NoError(t, err)
+	for _, w := range []*workload.Kron{adultMixed(t), readme} {
+		beatsEverySplit(t, w)
+	}
+}
+
+func beatsEverySplit(t *testing.T, w *workload.Kron) {
 	for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
 		best, err := plan.Best{}.Plan(context.Background(), w, plan.Options{Privacy: pr})
 		require.NoError(t, err)
@@ -429,7 +438,7 @@ func TestHybridBeatsEverySplit(t *testing.T) {
 		}
 		opt = math.Pow(opt, 1/q)
 		assert.LessOrEqual(t, best.Objective, opt*(1+1e-9), "%s: best %.6g, best split %.6g", pr, best.Objective, opt)
-		for _, shares := range [][]float64{{8, 1, 1}, {2, 1, 1}, {1, 1, 1}} {
+		for _, shares := range [][]float64{{8, 1, 1}, {2, 1, 1}, {1, 1, 1}, {1, 2, 1}, {1, 1, 4}} {
 			tot, split := 0.0, 0.0
 			for _, s := range shares {
 				tot += s
@@ -444,7 +453,7 @@ func TestHybridBeatsEverySplit(t *testing.T) {
 			}
 			assert.LessOrEqual(t, best.Objective, split, "%s %v", pr, shares)
 		}
-		t.Logf("%s: best %s %.6g (bound %.4g); terms alone %.6g, best split %.6g", pr, best.Template, best.Objective, best.LowerBound, es, opt)
+		t.Logf("%s %s: best %s %.6g (bound %.4g); terms alone %.6g, best split %.6g", w.Name(), pr, best.Template, best.Objective, best.LowerBound, es, opt)
 	}
 }
 
