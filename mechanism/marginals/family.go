@@ -184,9 +184,10 @@ func (pc prodCoef) forMasks(fn func(m int, v float64)) {
 func supersetSum(a []float64, k int) {
 	for i := 0; i < k; i++ {
 		bit := 1 << i
-		for m := range a {
-			if m&bit == 0 {
-				a[m] += a[m|bit]
+		for base := 0; base < len(a); base += 2 * bit {
+			lo, hi := a[base:base+bit], a[base+bit:base+2*bit]
+			for j := range lo {
+				lo[j] += hi[j]
 			}
 		}
 	}
@@ -196,9 +197,10 @@ func supersetSum(a []float64, k int) {
 func subsetSum(a []float64, k int) {
 	for i := 0; i < k; i++ {
 		bit := 1 << i
-		for m := range a {
-			if m&bit != 0 {
-				a[m] += a[m^bit]
+		for base := 0; base < len(a); base += 2 * bit {
+			lo, hi := a[base:base+bit], a[base+bit:base+2*bit]
+			for j := range hi {
+				hi[j] += lo[j]
 			}
 		}
 	}

@@ -646,7 +646,8 @@ func (f *family) mergeMoves(o *mm, theta []float64, value float64, rounds int) (
 					cur[t] *= mergeKeep
 				}
 			}
-			nv, it := o.run(cur, f.mmIterations(), 1e-11, nil)
+			// A probe's descent is short; the kept one is finished below.
+			nv, it := o.run(cur, probeIterations, 1e-9, nil)
 			iters += it
 			if nv < bestV*(1-1e-9) {
 				bestV, best = nv, append(best[:0], cur...)
@@ -655,14 +656,21 @@ func (f *family) mergeMoves(o *mm, theta []float64, value float64, rounds int) (
 		if best == nil {
 			break
 		}
+		nv, it := o.run(best, f.mmIterations(), 1e-11, nil)
+		iters += it
 		copy(theta, best)
-		value = bestV
+		value = math.Min(nv, bestV)
 	}
 	return value, iters
 }
 
-// mergeProbes is how many merge moves a round follows with a descent.
-const mergeProbes = 4
+// mergeProbes is how many merge moves a round follows with a descent of
+// probeIterations steps (the descent converges in a few dozen steps from a
+// nearby point; the kept move's descent then runs to convergence).
+const (
+	mergeProbes     = 4
+	probeIterations = 40
+)
 
 func cmpFloat(a, b float64) int {
 	switch {

@@ -31,6 +31,10 @@ type solver struct {
 	// attribute's workspaces are allocated once.
 	newtons []*newton.Solver
 	canon   map[canonKey]*workload.Block
+	// whole holds other templates' plans of the whole workload made as a
+	// union's one-part candidate (with the plan's privacy and no Accept),
+	// which the portfolio reuses instead of planning again.
+	whole map[string]*Result
 }
 
 // newtonFor returns attribute i's newton.Solver.
@@ -51,7 +55,7 @@ type singleKey struct {
 
 func newSolver(w *workload.Kron, o Options) *solver {
 	s := &solver{w: w, o: o, attrs: w.Attributes(), single: map[singleKey]*block{}, groups: map[string]*kronSol{},
-		canon: map[canonKey]*workload.Block{}}
+		canon: map[canonKey]*workload.Block{}, whole: map[string]*Result{}}
 	for _, p := range w.Products() {
 		for i, b := range p.Blocks {
 			k := canonKey{i, b.Key()}

@@ -253,6 +253,10 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 		}
 		notApplicable := false
 		if err := run(name, func() (*Result, error) {
+			if r, ok := s.whole[name]; ok && opt.Accepts(r.Strategy) == nil {
+				// union's one-part candidate: the same plan, already made.
+				return r, nil
+			}
 			r, err := t.Plan(ctx, w, opt)
 			notApplicable = err != nil && errors.Is(err, ErrInput) && ctx.Err() == nil
 			return r, err

@@ -307,8 +307,17 @@ func (u *unionRun) otherParts(ctx context.Context, p *partSol) error {
 		if err != nil {
 			continue
 		}
+		whole := len(p.terms) == len(s.w.Terms())
+		if r, ok := s.whole[name]; ok && whole {
+			if r.Objective < p.err*(1-1e-9) {
+				p.err, p.other = r.Objective, r
+			}
+			continue
+		}
 		if sub == nil {
-			if sub, err = subWorkload(s.w, p.terms); err != nil {
+			if whole {
+				sub = s.w
+			} else if sub, err = subWorkload(s.w, p.terms); err != nil {
 				return nil // a sub-workload that is not one: Kronecker only
 			}
 		}
@@ -321,6 +330,9 @@ func (u *unionRun) otherParts(ctx context.Context, p *partSol) error {
 				continue
 			}
 			return err
+		}
+		if whole {
+			s.whole[name] = r // the portfolio runs this template on w too
 		}
 		if r.Objective < p.err*(1-1e-9) {
 			p.err, p.other = r.Objective, r
