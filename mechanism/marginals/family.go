@@ -70,30 +70,13 @@ func newFamily(w *workload.Kron) (*family, error) {
 	for i, a := range attrs {
 		f.sizes[i] = a.Size
 	}
-	type tr struct{ t, r float64 }
-	memo := map[*workload.Block]tr{}
-	split := func(b *workload.Block) tr {
-		if v, ok := memo[b]; ok {
-			return v
+	memo := map[*workload.Block]blockTraces{}
+	split := func(b *workload.Block) blockTraces {
+		v, ok := memo[b]
+		if !ok {
+			v = splitBlock(b)
+			memo[b] = v
 		}
-		g := b.Gram()
-		d := g.SymmetricDim()
-		trace, sum := 0.0, 0.0
-		for i := 0; i < d; i++ {
-			trace += g.At(i, i)
-			for j := 0; j < d; j++ {
-				sum += g.At(i, j)
-			}
-		}
-		v := tr{t: sum / float64(d), r: trace - sum/float64(d)}
-		// A total-like block has r = 0 up to rounding of the sums.
-		if v.r <= 1e-13*trace {
-			v.r = 0
-		}
-		if v.t <= 1e-13*trace {
-			v.t = 0
-		}
-		memo[b] = v
 		return v
 	}
 	inU := make([]bool, len(attrs))
@@ -146,6 +129,31 @@ func newFamily(w *workload.Kron) (*family, error) {
 		f.dim[m] = f.dim[m^low] * (d - 1)
 	}
 	return f, nil
+}
+
+// blockTraces are a block's t = 1ᵀV1/d and r = tr V − t.
+type blockTraces struct{ t, r float64 }
+
+// splitBlock returns a block's traces, a part below 1e-13 of tr V (the
+// rounding of the sums, e.g. r of a total block) set to 0.
+func splitBlock(b *workload.Block) blockTraces {
+	g := b.Gram()
+	d := g.SymmetricDim()
+	trace, sum := 0.0, 0.0
+	for i := 0; i < d; i++ {
+		trace += g.At(i, i)
+		for j := 0; j < d; j++ {
+			sum += g.At(i, j)
+		}
+	}
+	v := blockTraces{t: sum / float64(d), r: trace - sum/float64(d)}
+	if v.r <= 1e-13*trace {
+		v.r = 0
+	}
+	if v.t <= 1e-13*trace {
+		v.t = 0
+	}
+	return v
 }
 
 func bitIndex(b int) int {

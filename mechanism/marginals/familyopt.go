@@ -556,79 +556,18 @@ const mergeKeep = 0.02
 func (f *family) mergeMoves(o *mm, theta []float64, value float64, rounds int) (float64, int) {
 	iters := 0
 	cur := make([]float64, f.n)
+	type move struct {
+		s  int
+		ev float64
+	}
 	for r := 0; r < rounds; r++ {
 		if v := o.eval(theta, o.gx); v < value {
 			value = v
 		}
-		mx := 0.0
-		for _, v := range theta {
-			mx = math.Max(mx, v)
-		}
-		var sig []int
-		for m, v := range theta {
-			if v >= 1e-3*mx {
-				sig = append(sig, m)
-			}
-		}
-		cands := map[int]bool{}
-		full := f.n - 1
-		for i, a := range sig {
-			for bit := 1; bit <= full; bit <<= 1 {
-				if a&bit == 0 {
-					cands[a|bit] = true
-				}
-			}
-			for _, b := range sig[i+1:] {
-				u := a | b
-				if u != a && u != b && bits(u) <= max(bits(a), bits(b))+2 {
-					cands[u] = true
-				}
-			}
-		}
-		order := make([]int, 0, len(cands))
-		for sm := range cands {
-			order = append(order, sm)
-		}
-		slices.Sort(order) // deterministic: ties go to the smallest mask
-		type move struct {
-			s  int
-			ev float64
-		}
+		sig := significant(theta)
 		var moves []move
-		var moved []int
-		for _, sm := range order {
-			moved = moved[:0]
-			mass := 0.0
-			for _, t := range sig {
-				if t != sm && t&^sm == 0 {
-					moved = append(moved, t)
-					mass += theta[t]
-				}
-			}
-			if len(moved) == 0 {
-				continue
-			}
-			ns := theta[sm] + (1-mergeKeep)*mass
-			ev := value
-			for sub := sm; ; sub = (sub - 1) & sm {
-				if c := f.c[sub]; c > 0 {
-					l := o.ell[sub] + (ns*ns-theta[sm]*theta[sm])*f.gamma[sm]
-					for _, t := range moved {
-						if sub&^t == 0 {
-							l -= (1 - mergeKeep*mergeKeep) * theta[t] * theta[t] * f.gamma[t]
-						}
-					}
-					if !(l > 0) {
-						ev = math.Inf(1)
-						break
-					}
-					ev += c/l - c/o.ell[sub]
-				}
-				if sub == 0 {
-					break
-				}
-			}
-			if !math.IsInf(ev, 0) {
+		for _, sm := range f.mergeCandidates(sig) {
+			if ev := f.mergeError(o, theta, sig, sm, value); !math.IsInf(ev, 0) {
 				moves = append(moves, move{sm, ev})
 			}
 		}
@@ -640,12 +579,7 @@ func (f *family) mergeMoves(o *mm, theta []float64, value float64, rounds int) (
 		var best []float64
 		for mi := 0; mi < len(moves) && mi < mergeProbes; mi++ {
 			copy(cur, theta)
-			for _, t := range sig {
-				if t != moves[mi].s && t&^moves[mi].s == 0 {
-					cur[moves[mi].s] += (1 - mergeKeep) * cur[t]
-					cur[t] *= mergeKeep
-				}
-			}
+			applyMerge(cur, sig, moves[mi].s)
 			// A probe's descent is short; the kept one is finished below.
 			nv, it := o.run(cur, probeIterations, 1e-9, nil)
 			iters += it
@@ -662,6 +596,95 @@ func (f *family) mergeMoves(o *mm, theta []float64, value float64, rounds int) (
 		value = math.Min(nv, bestV)
 	}
 	return value, iters
+}
+
+// significant returns the tables with at least 1e-3 of the largest weight.
+func significant(theta []float64) []int {
+	mx := 0.0
+	for _, v := range theta {
+		mx = math.Max(mx, v)
+	}
+	var sig []int
+	for m, v := range theta {
+		if v >= 1e-3*mx {
+			sig = append(sig, m)
+		}
+	}
+	return sig
+}
+
+// mergeCandidates returns, sorted (so that ties go to the smallest mask),
+// the tables a merge may move weight onto: each significant table with one
+// attribute more, and the union of two significant tables that grows the
+// larger by at most two attributes.
+func (f *family) mergeCandidates(sig []int) []int {
+	cands := map[int]bool{}
+	for i, a := range sig {
+		for bit := 1; bit < f.n; bit <<= 1 {
+			if a&bit == 0 {
+				cands[a|bit] = true
+			}
+		}
+		for _, b := range sig[i+1:] {
+			u := a | b
+			if u != a && u != b && bits(u) <= max(bits(a), bits(b))+2 {
+				cands[u] = true
+			}
+		}
+	}
+	order := make([]int, 0, len(cands))
+	for sm := range cands {
+		order = append(order, sm)
+	}
+	slices.Sort(order)
+	return order
+}
+
+// mergeError returns the error after the merge onto sm (see mergeMoves;
+// o.ell must hold ℓ of theta, whose error is value), +Inf when no
+// significant table lies inside sm.
+func (f *family) mergeError(o *mm, theta []float64, sig []int, sm int, value float64) float64 {
+	var moved []int
+	mass := 0.0
+	for _, t := range sig {
+		if t != sm && t&^sm == 0 {
+			moved = append(moved, t)
+			mass += theta[t]
+		}
+	}
+	if len(moved) == 0 {
+		return math.Inf(1)
+	}
+	ns := theta[sm] + (1-mergeKeep)*mass
+	ev := value
+	for sub := sm; ; sub = (sub - 1) & sm {
+		if c := f.c[sub]; c > 0 {
+			l := o.ell[sub] + (ns*ns-theta[sm]*theta[sm])*f.gamma[sm]
+			for _, t := range moved {
+				if sub&^t == 0 {
+					l -= (1 - mergeKeep*mergeKeep) * theta[t] * theta[t] * f.gamma[t]
+				}
+			}
+			if !(l > 0) {
+				return math.Inf(1)
+			}
+			ev += c/l - c/o.ell[sub]
+		}
+		if sub == 0 {
+			return ev
+		}
+	}
+}
+
+// applyMerge moves all but mergeKeep of the weight of the significant
+// tables inside sm onto sm.
+func applyMerge(theta []float64, sig []int, sm int) {
+	for _, t := range sig {
+		if t != sm && t&^sm == 0 {
+			theta[sm] += (1 - mergeKeep) * theta[t]
+			theta[t] *= mergeKeep
+		}
+	}
 }
 
 // mergeProbes is how many merge moves a round follows with a descent of

@@ -379,7 +379,6 @@ func (u *unionRun) merge(ctx context.Context, parts []*partSol) ([]*partSol, err
 		q = 1.0 / 3
 	}
 	pw := func(e float64) float64 { return math.Pow(e, q) }
-	type pairKey struct{ a, b *partSol }
 	bounds := map[pairKey]pairBound{}
 	for len(parts) > 1 {
 		if err := ctx.Err(); err != nil {
@@ -390,30 +389,7 @@ func (u *unionRun) merge(ctx context.Context, parts []*partSol) ([]*partSol, err
 			sum += pw(p.err)
 		}
 		cur := math.Pow(sum, 1/q)
-		type cand struct {
-			a, b  int
-			total float64
-		}
-		var cands []cand
-		for a := 0; a < len(parts); a++ {
-			for b := a + 1; b < len(parts); b++ {
-				if parts[a].kron == nil || parts[b].kron == nil {
-					continue // a certified non-Kronecker part stays as it is
-				}
-				key := pairKey{parts[a], parts[b]}
-				pb, ok := bounds[key]
-				if !ok {
-					pb.ub, pb.blocks = u.mergeBound(parts[a], parts[b])
-					bounds[key] = pb
-				}
-				if math.IsInf(pb.ub, 0) {
-					continue
-				}
-				t := sum - pw(parts[a].err) - pw(parts[b].err) + pw(pb.ub)
-				cands = append(cands, cand{a, b, math.Pow(math.Max(t, 0), 1/q)})
-			}
-		}
-		sort.Slice(cands, func(i, j int) bool { return cands[i].total < cands[j].total })
+		cands := u.mergeCandidates(parts, bounds, sum, q)
 		accepted := false
 		for ci, c := range cands {
 			helps := c.total < cur*(1-1e-12)
@@ -452,6 +428,41 @@ func (u *unionRun) merge(ctx context.Context, parts []*partSol) ([]*partSol, err
 		}
 	}
 	return parts, nil
+}
+
+type pairKey struct{ a, b *partSol }
+
+// mergeCand is a pair of parts and the total with their merge bound.
+type mergeCand struct {
+	a, b  int
+	total float64
+}
+
+// mergeCandidates scores every pair of Kronecker parts by its merge bound
+// (computed once per pair, kept in bounds) and returns them by total,
+// lowest first; sum is Σₖ Eₖ^q over the parts.
+func (u *unionRun) mergeCandidates(parts []*partSol, bounds map[pairKey]pairBound, sum, q float64) []mergeCand {
+	var cands []mergeCand
+	for a := 0; a < len(parts); a++ {
+		for b := a + 1; b < len(parts); b++ {
+			if parts[a].kron == nil || parts[b].kron == nil {
+				continue // a certified non-Kronecker part stays as it is
+			}
+			key := pairKey{parts[a], parts[b]}
+			pb, ok := bounds[key]
+			if !ok {
+				pb.ub, pb.blocks = u.mergeBound(parts[a], parts[b])
+				bounds[key] = pb
+			}
+			if math.IsInf(pb.ub, 0) {
+				continue
+			}
+			t := sum - math.Pow(parts[a].err, q) - math.Pow(parts[b].err, q) + math.Pow(pb.ub, q)
+			cands = append(cands, mergeCand{a, b, math.Pow(math.Max(t, 0), 1/q)})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].total < cands[j].total })
+	return cands
 }
 
 // mergeBound returns an upper bound on the error at weight 1 of the best
