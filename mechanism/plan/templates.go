@@ -252,9 +252,12 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 			continue
 		}
 		notApplicable := false
+		var reused *Result
 		if err := run(name, func() (*Result, error) {
 			if r, ok := s.whole[name]; ok && opt.Accepts(r.Strategy) == nil {
-				// union's one-part candidate: the same plan, already made.
+				// union's one-part candidate: the same plan, already made
+				// (its own time is reported below).
+				reused = r
 				return r, nil
 			}
 			r, err := t.Plan(ctx, w, opt)
@@ -265,6 +268,8 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 		}
 		if notApplicable {
 			tried = tried[:len(tried)-1]
+		} else if reused != nil {
+			tried[len(tried)-1].Seconds = reused.Seconds
 		}
 	}
 	if best == nil {
