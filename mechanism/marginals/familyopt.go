@@ -170,11 +170,13 @@ func (o *mm) run(x []float64, maxIter int, tol float64, onIter func(obj float64,
 	return fx, it
 }
 
-// mmIterations is the step budget of one descent: about 4·10⁷ array
-// element operations (a few tenths of a second), between 300 and 5000 steps.
+// mmIterations is the step budget of one descent: about 10⁸ array element
+// operations (a few tenths of a second), between 20 and 5000 steps — 300 at
+// 14 resolved attributes, 20 at the 20 of MaxFamilyAttributes, where one
+// step touches 2²⁰ weights.
 func (f *family) mmIterations() int {
 	work := float64(f.n) * float64(len(f.attrs)+6)
-	return int(math.Max(300, math.Min(5000, 4e7/work)))
+	return int(math.Max(20, math.Min(5000, 1e8/work)))
 }
 
 // l2Relaxation minimizes the convex L2 problem in u from the uniform start
@@ -458,6 +460,9 @@ func (f *family) vertexMoves(o *mm, theta []float64, value float64, rounds int) 
 		cands := topMasks(o.gx, moveCandidates)
 		bestV, bestS, bestD := value, -1, 0.0
 		for _, sm := range cands {
+			if bits(sm) > moveMaxAttrs {
+				continue // 2^|S| terms per δ: the cost cap
+			}
 			base := 0.0
 			for sub := sm; ; sub = (sub - 1) & sm {
 				if c := f.c[sub]; c > 0 {
@@ -598,7 +603,8 @@ func (f *family) mergeMoves(o *mm, theta []float64, value float64, rounds int) (
 	return value, iters
 }
 
-// significant returns the tables with at least 1e-3 of the largest weight.
+// significant returns the tables with at least 1e-3 of the largest weight,
+// at most maxSignificant of them (the heaviest).
 func significant(theta []float64) []int {
 	mx := 0.0
 	for _, v := range theta {
@@ -610,8 +616,22 @@ func significant(theta []float64) []int {
 			sig = append(sig, m)
 		}
 	}
+	if len(sig) > maxSignificant {
+		slices.SortStableFunc(sig, func(a, b int) int { return cmpFloat(theta[b], theta[a]) })
+		sig = sig[:maxSignificant]
+		slices.Sort(sig)
+	}
 	return sig
 }
+
+// Cost caps of the moves: a move onto S costs 2^|S| terms (per δ, or per
+// table moved), so tables of more than moveMaxAttrs attributes are not
+// move targets, and merges consider the maxSignificant heaviest tables
+// (their candidates grow as its square).
+const (
+	moveMaxAttrs   = 12
+	maxSignificant = 160
+)
 
 // mergeCandidates returns, sorted (so that ties go to the smallest mask),
 // the tables a merge may move weight onto: each significant table with one
@@ -620,14 +640,14 @@ func significant(theta []float64) []int {
 func (f *family) mergeCandidates(sig []int) []int {
 	cands := map[int]bool{}
 	for i, a := range sig {
-		for bit := 1; bit < f.n; bit <<= 1 {
+		for bit := 1; bit < f.n && bits(a) < moveMaxAttrs; bit <<= 1 {
 			if a&bit == 0 {
 				cands[a|bit] = true
 			}
 		}
 		for _, b := range sig[i+1:] {
 			u := a | b
-			if u != a && u != b && bits(u) <= max(bits(a), bits(b))+2 {
+			if u != a && u != b && bits(u) <= min(moveMaxAttrs, max(bits(a), bits(b))+2) {
 				cands[u] = true
 			}
 		}
