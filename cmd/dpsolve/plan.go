@@ -28,14 +28,14 @@ func init() {
 
 // planJSON is the machine-readable output of dpsolve plan.
 type planJSON struct {
-	Spec             string   `json:"spec"`
-	Cells            int      `json:"cells"`
-	Queries          int      `json:"queries"`
-	Template         string   `json:"template"`
-	Privacy          string   `json:"privacy"`
-	Objective        float64  `json:"objective"`
-	LowerBound       *float64 `json:"lower_bound"`
-	LowerBoundSource string   `json:"lower_bound_source,omitempty"`
+	Spec             string      `json:"spec"`
+	Cells            json.Number `json:"cells"` // exact, however large
+	Queries          int         `json:"queries"`
+	Template         string      `json:"template"`
+	Privacy          string      `json:"privacy"`
+	Objective        float64     `json:"objective"`
+	LowerBound       *float64    `json:"lower_bound"`
+	LowerBoundSource string      `json:"lower_bound_source,omitempty"`
 	// AboveBound is (objective − lower_bound)/objective.
 	AboveBound *float64 `json:"above_lower_bound"`
 	// FamilyBound bounds every strategy of the template's own family
@@ -131,7 +131,7 @@ type strategyFile struct {
 	Template      string               `json:"template"`
 	Privacy       string               `json:"privacy"`
 	ExpectedError float64              `json:"expected_error"`
-	Cells         int                  `json:"cells"`
+	Cells         json.Number          `json:"cells"`
 	Domain        []workload.Attribute `json:"domain"`
 	Factors       []factorFile         `json:"factors,omitempty"`
 	Parts         []partFile           `json:"parts,omitempty"`
@@ -209,8 +209,8 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		opt.Accept = writable
 	}
 	if !*quiet {
-		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %d cells, %d terms, %d queries; template %s, privacy %s\n",
-			*specPath, len(w.Attributes()), w.Cells(), len(w.Terms()), w.Queries(), *template, *privacy)
+		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %s cells, %d terms, %d queries; template %s, privacy %s\n",
+			*specPath, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), *template, *privacy)
 	}
 	var res *plan.Result
 	if *template == marginals.TemplateName && mobj != marginals.Sum {
@@ -233,7 +233,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	out := planJSON{
-		Spec: *specPath, Cells: w.Cells(), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
+		Spec: *specPath, Cells: json.Number(w.CellCount().String()), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
 		Objective: res.Objective, LowerBound: maybe(res.LowerBound), LowerBoundSource: res.LowerBoundSource,
 		AboveBound:  maybe((res.Objective - res.LowerBound) / res.Objective),
 		FamilyBound: maybe(positive(res.FamilyBound)), FamilySource: res.FamilySource,
@@ -275,7 +275,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(stdout, "spec          %s: %d cells, %d queries in %d terms\n", *specPath, w.Cells(), w.Queries(), len(w.Terms()))
+	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", *specPath, bigCount(w.CellCount()), w.Queries(), len(w.Terms()))
 	fmt.Fprintf(stdout, "template      %s (%s), %s", res.Template, *privacy, res.Status)
 	if res.Sweeps > 0 {
 		fmt.Fprintf(stdout, " after %d sweeps", res.Sweeps)
@@ -382,7 +382,7 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 		}
 	}()
 	s := res.Strategy
-	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: w.Cells(), Domain: w.Attributes()}
+	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: json.Number(w.CellCount().String()), Domain: w.Attributes()}
 	used := map[string]bool{}
 	writeFactors := func(prefix string, fs []plan.Factor) ([]factorFile, error) {
 		var out []factorFile
