@@ -40,26 +40,6 @@ func writeOutW(path string, w workload.Workload) error {
 	return matio.WriteMatrix(path, ex.Matrix())
 }
 
-// solveWorkload rebuilds the workload of dpsolve solve's flags for --out-w
-// (solve itself needs only the Gram). Parse is deterministic, so it is the
-// W the solve used.
-func solveWorkload(wf *workloadFlags) (workload.Workload, error) {
-	switch {
-	case wf.spec != "":
-		return workload.Parse(wf.spec, wf.n)
-	case wf.specFile != "":
-		return workload.Load(wf.source())
-	case wf.wfile != "":
-		d, err := matio.ReadMatrix(wf.wfile)
-		if err != nil {
-			return nil, err
-		}
-		return workload.FromMatrix("w:"+wf.wfile, d)
-	default:
-		return nil, fmt.Errorf("--out-w needs --workload, --w or --spec: --gram gives only V = WᵀW, not W")
-	}
-}
-
 // writeFileAtomic writes a non-matrix output (CSV report, SDPA program)
 // through a temporary file in the same directory and renames it into
 // place, so an interrupted or failed write never leaves a partial file at

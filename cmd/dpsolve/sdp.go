@@ -8,11 +8,14 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -237,10 +240,28 @@ func printSDPHuman(w io.Writer, o *sdpJSON) {
 		}
 		fmt.Fprintf(w, "J₁ of SDP A       %s\n", f(e.SDPStrategy, e.SDPStrategyNote))
 		fmt.Fprintf(w, "J₁ of chol(X)     %s\n", f(e.CholXStrategy, e.CholXStrategyNote))
-		for _, k := range []string{"identity", "h2", "wavelet"} {
-			if j, ok := e.Baselines[k]; ok {
-				fmt.Fprintf(w, "J₁ of %-11s %.8g\n", k, j)
-			}
+		for _, k := range baselineOrder(e.Baselines) {
+			fmt.Fprintf(w, "J₁ of %-11s %.8g\n", k, e.Baselines[k])
 		}
 	}
+}
+
+// baselineOrder lists the baselines of an exact report in mechanism/strategy's
+// registry order, then the rest (the Low-Rank Mechanism's L) by name, so the
+// text shows every baseline the JSON carries, in a stable order.
+func baselineOrder(m map[string]float64) []string {
+	names := make([]string, 0, len(m))
+	for _, b := range strategy.Baselines() {
+		if _, ok := m[b.Name]; ok {
+			names = append(names, b.Name)
+		}
+	}
+	var rest []string
+	for k := range m {
+		if !slices.Contains(names, k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
 }
