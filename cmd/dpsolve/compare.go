@@ -40,6 +40,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -216,21 +217,69 @@ func compareNum(x float64) *float64 {
 	return &x
 }
 
+// compareFlags are dpsolve compare's parsed flags.
+type compareFlags struct {
+	wf              workloadFlags
+	m               int
+	mech, cal, list string
+	eps, delta, tol float64
+	asCSV, asJSON   bool
+	quiet           bool
+	outW            string
+}
+
+func (f *compareFlags) register(fs *flag.FlagSet) {
+	f.wf.register(fs)
+	fs.IntVar(&f.m, "m", 0, "number of queries of the workload given by --gram (needed for per-query RMSE)")
+	fs.StringVar(&f.mech, "mechanism", "gaussian", "noise: gaussian ((ε,δ)-DP, L2 sensitivity) or laplace (ε-DP, L1 sensitivity)")
+	fs.Float64Var(&f.eps, "eps", 1, "privacy parameter ε > 0")
+	fs.Float64Var(&f.delta, "delta", 1e-6, "privacy parameter δ in (0,1) (Gaussian only)")
+	fs.StringVar(&f.cal, "calibration", "analytic", "Gaussian σ: analytic (Balle & Wang 2018) or classic (√(2 ln(1.25/δ))/ε, ε < 1)")
+	fs.StringVar(&f.list, "strategies", "", "comma-separated rows (default: all registered defaults); hB for a B-ary tree")
+	fs.Float64Var(&f.tol, "tol", 1e-8, "certified relative gap for the optimized strategy")
+	fs.BoolVar(&f.asCSV, "csv", false, "print CSV on stdout")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&f.outW, "out-w", "", outWUsage)
+}
+
+// check validates the flags that need no file and returns the calibrated
+// noise at unit sensitivity.
+func (f *compareFlags) check() (accounting.Noise, error) {
+	if f.asCSV && f.asJSON {
+		return accounting.Noise{}, usageErrorf("give at most one of --csv and --json")
+	}
+	if !(f.tol > 0) {
+		return accounting.Noise{}, usageErrorf("--tol must be positive, got %g", f.tol)
+	}
+	if err := checkPrivacyFlags(f.mech, f.eps, f.delta, 0); err != nil {
+		return accounting.Noise{}, err
+	}
+	return compareNoise(f.mech, f.eps, f.delta, f.cal)
+}
+
+// compareNoise calibrates the noise of --mechanism at unit sensitivity.
+func compareNoise(mech string, eps, delta float64, cal string) (accounting.Noise, error) {
+	var noise accounting.Noise
+	var err error
+	switch mech {
+	case "gaussian":
+		noise, err = accounting.GaussianNoise(eps, delta, accounting.Calibration(cal))
+	case "laplace":
+		noise, err = accounting.LaplaceNoise(eps)
+	default:
+		return noise, usageErrorf("--mechanism must be gaussian or laplace, got %q", mech)
+	}
+	if err != nil {
+		return noise, usageErrorf("%v", err)
+	}
+	return noise, nil
+}
+
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
-	var wf workloadFlags
-	wf.register(fs)
-	m := fs.Int("m", 0, "number of queries of the workload given by --gram (needed for per-query RMSE)")
-	mech := fs.String("mechanism", "gaussian", "noise: gaussian ((ε,δ)-DP, L2 sensitivity) or laplace (ε-DP, L1 sensitivity)")
-	eps := fs.Float64("eps", 1, "privacy parameter ε > 0")
-	delta := fs.Float64("delta", 1e-6, "privacy parameter δ in (0,1) (Gaussian only)")
-	cal := fs.String("calibration", "analytic", "Gaussian σ: analytic (Balle & Wang 2018) or classic (√(2 ln(1.25/δ))/ε, ε < 1)")
-	list := fs.String("strategies", "", "comma-separated rows (default: all registered defaults); hB for a B-ary tree")
-	tol := fs.Float64("tol", 1e-8, "certified relative gap for the optimized strategy")
-	asCSV := fs.Bool("csv", false, "print CSV on stdout")
-	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	outW := registerOutW(fs)
+	var f compareFlags
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism gaussian|laplace] [--eps 1 --delta 1e-6] [--csv|--json]")
 		fs.PrintDefaults()
@@ -242,134 +291,155 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *asCSV && *asJSON {
-		return usageErrorf("give at most one of --csv and --json")
-	}
-	if !(*tol > 0) {
-		return usageErrorf("--tol must be positive, got %g", *tol)
-	}
-	if err := checkPrivacyFlags(*mech, *eps, *delta, 0); err != nil {
-		return err
-	}
-	if err := preflight("compare", []string{wf.gram, wf.wfile, wf.specFile}, wf.source(), memCompare, false, false, matOut("--out-w", *outW)); err != nil {
-		return err
-	}
-	var noise accounting.Noise
-	var err error
-	switch *mech {
-	case "gaussian":
-		noise, err = accounting.GaussianNoise(*eps, *delta, accounting.Calibration(*cal))
-	case "laplace":
-		noise, err = accounting.LaplaceNoise(*eps)
-	default:
-		return usageErrorf("--mechanism must be gaussian or laplace, got %q", *mech)
-	}
+	// The order of the checks is the order of their messages: cheap flag
+	// checks, then the files, then the workload itself.
+	noise, err := f.check()
 	if err != nil {
-		return usageErrorf("%v", err)
+		return err
 	}
-	w, err := loadCompareWorkload(&wf, *m)
+	wf := &f.wf
+	if err := preflight("compare", []string{wf.gram, wf.wfile, wf.specFile}, wf.source(), memCompare, false, false, matOut("--out-w", f.outW)); err != nil {
+		return err
+	}
+	w, err := loadCompareWorkload(wf, f.m)
 	if err != nil {
 		return err
 	}
 	if err := checkSizeMemory("compare", w.Domain(), w.Queries(), memCompare, false); err != nil {
 		return err
 	}
+	rows, err := selectCompareRows(f.list)
+	if err != nil {
+		return err
+	}
+	progress := stderr
+	if f.quiet {
+		progress = io.Discard
+	}
+	env := &compareEnv{Ctx: ctx, Workload: w, Noise: noise, Tol: f.tol, Stderr: progress, Progress: progressTo(stderr, "compare", f.quiet)}
+	out, err := runCompareRows(env, rows)
+	if err != nil {
+		return err
+	}
+	if err := writeOutW(f.outW, w); err != nil {
+		return err
+	}
+	var werr error
+	switch {
+	case f.asJSON:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		werr = enc.Encode(out)
+	case f.asCSV:
+		werr = out.writeCSV(stdout)
+	default:
+		werr = out.writeTable(stdout)
+	}
+	if werr != nil {
+		return werr
+	}
+	return out.rowsError()
+}
+
+// selectCompareRows resolves --strategies (empty: the registered defaults);
+// a name given twice yields one row.
+func selectCompareRows(list string) ([]compareStrategy, error) {
 	var rows []compareStrategy
-	if strings.TrimSpace(*list) == "" {
+	if strings.TrimSpace(list) == "" {
 		for _, c := range compareStrategies {
 			if c.Default {
 				rows = append(rows, c)
 			}
 		}
-	} else {
-		seen := map[string]bool{}
-		for _, name := range strings.Split(*list, ",") {
-			name = strings.ToLower(strings.TrimSpace(name))
-			if name == "" {
-				return usageErrorf("--strategies %q has an empty entry", *list)
-			}
-			if seen[name] {
-				continue
-			}
-			seen[name] = true
-			c, err := lookupCompareStrategy(name)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, c)
+		return rows, nil
+	}
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name == "" {
+			return nil, usageErrorf("--strategies %q has an empty entry", list)
 		}
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		c, err := lookupCompareStrategy(name)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, c)
 	}
-	progress := stderr
-	if *quiet {
-		progress = io.Discard
-	}
+	return rows, nil
+}
 
+// runCompareRows computes the Gram and the SVD bound once, builds and
+// evaluates every row in order, and returns the one result that every
+// rendering (table, CSV, JSON) reads. It fills env.Gram. A failed row is
+// kept, with its error, so the table still shows the rows that worked.
+func runCompareRows(env *compareEnv, rows []compareStrategy) (*compareJSON, error) {
+	ctx, w, progress := env.Ctx, env.Workload, env.Stderr
 	t0 := time.Now()
-	v := w.Gram()
+	env.Gram = w.Gram()
 	n, nq := w.Domain(), w.Queries()
-	fmt.Fprintf(progress, "dpsolve compare: %s, n = %d, m = %d, %s (%.2fs for the Gram)\n", w.Name(), n, nq, describeNoise(noise), time.Since(t0).Seconds())
+	fmt.Fprintf(progress, "dpsolve compare: %s, n = %d, m = %d, %s (%.2fs for the Gram)\n", w.Name(), n, nq, describeNoise(env.Noise), time.Since(t0).Seconds())
 	t0 = time.Now()
-	bound, err := accounting.LowerBound(v, nq, noise)
+	bound, err := accounting.LowerBound(env.Gram, nq, env.Noise)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(progress, "  SVD bound: RMSE %.6g (%.2fs)\n", bound.RMSE, time.Since(t0).Seconds())
-
-	env := &compareEnv{Ctx: ctx, Workload: w, Gram: v, Noise: noise, Tol: *tol, Stderr: progress, Progress: progressTo(stderr, "compare", *quiet)}
 	var out []compareRow
 	for _, c := range rows {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		row := compareRow{Strategy: c.Name, RatioSVD: math.NaN(), RatioOptimized: math.NaN()}
-		start := time.Now()
-		oc, err := untilCancelled(ctx, func() (*compareOutcome, error) { return c.Build(env) })
-		if interrupted(ctx, err) {
-			return errCancelled(ctx)
+		row, err := runCompareRow(env, c, bound)
+		if err != nil {
+			return nil, err
 		}
-		row.Seconds = time.Since(start).Seconds()
-		switch {
-		case errors.Is(err, errCompareSkip):
-			fmt.Fprintf(progress, "  %s: skipped (%v)\n", c.Name, err)
-			continue
-		case err != nil:
-			row.Err = err
-		case oc == nil || (oc.Strategy == nil) == (oc.Report == nil):
-			row.Err = fmt.Errorf("builder returned neither a strategy nor a report (or both)")
-		case oc.Report != nil:
-			row.Report, row.Note = oc.Report, oc.Note
-		default:
-			row.Note = oc.Note
-			row.Report, row.Err = accounting.Evaluate(v, nq, oc.Strategy, noise)
+		if row != nil {
+			out = append(out, *row)
 		}
-		if row.Err != nil {
-			fmt.Fprintf(progress, "  %s: %v\n", c.Name, row.Err)
-		} else {
-			row.RatioSVD = row.Report.RMSE / bound.RMSE
-			fmt.Fprintf(progress, "  %s: RMSE %.6g (built in %.2fs)\n", c.Name, row.Report.RMSE, row.Seconds)
-		}
-		out = append(out, row)
 	}
 	if err := ctx.Err(); err != nil {
-		return errCancelled(ctx)
+		return nil, errCancelled(ctx)
 	}
-	setCompareReference(out, noise)
-	if err := writeOutW(*outW, w); err != nil {
-		return err
+	setCompareReference(out, env.Noise)
+	return newCompareResult(w, env.Noise, bound, out), nil
+}
+
+// runCompareRow builds and evaluates one row; nil (and no error) when the
+// builder skips it. The only error is an interruption.
+func runCompareRow(env *compareEnv, c compareStrategy, bound *accounting.Bound) (*compareRow, error) {
+	ctx, progress := env.Ctx, env.Stderr
+	row := compareRow{Strategy: c.Name, RatioSVD: math.NaN(), RatioOptimized: math.NaN()}
+	start := time.Now()
+	oc, err := untilCancelled(ctx, func() (*compareOutcome, error) { return c.Build(env) })
+	if interrupted(ctx, err) {
+		return nil, errCancelled(ctx)
 	}
-	var werr error
+	row.Seconds = time.Since(start).Seconds()
 	switch {
-	case *asJSON:
-		werr = writeCompareJSON(stdout, w, noise, bound, out)
-	case *asCSV:
-		werr = writeCompareCSV(stdout, bound, out)
+	case errors.Is(err, errCompareSkip):
+		fmt.Fprintf(progress, "  %s: skipped (%v)\n", c.Name, err)
+		return nil, nil
+	case err != nil:
+		row.Err = err
+	case oc == nil || (oc.Strategy == nil) == (oc.Report == nil):
+		row.Err = fmt.Errorf("builder returned neither a strategy nor a report (or both)")
+	case oc.Report != nil:
+		row.Report, row.Note = oc.Report, oc.Note
 	default:
-		werr = writeCompareTable(stdout, w, noise, bound, out)
+		row.Note = oc.Note
+		row.Report, row.Err = accounting.Evaluate(env.Gram, env.Workload.Queries(), oc.Strategy, env.Noise)
 	}
-	if werr != nil {
-		return werr
+	if row.Err != nil {
+		fmt.Fprintf(progress, "  %s: %v\n", c.Name, row.Err)
+	} else {
+		row.RatioSVD = row.Report.RMSE / bound.RMSE
+		fmt.Fprintf(progress, "  %s: RMSE %.6g (built in %.2fs)\n", c.Name, row.Report.RMSE, row.Seconds)
 	}
-	return compareRowsError(out)
+	return &row, nil
 }
 
 // loadCompareWorkload builds the workload from the shared workload flags
@@ -384,14 +454,23 @@ func loadCompareWorkload(wf *workloadFlags, m int) (workload.Workload, error) {
 }
 
 func describeNoise(nz accounting.Noise) string {
-	if nz.Mechanism == accounting.Laplace {
-		return fmt.Sprintf("Laplace, ε = %g (ε-DP), scale %.6g per unit L1 sensitivity", nz.Epsilon, nz.Scale)
-	}
-	return fmt.Sprintf("Gaussian, ε = %g, δ = %g (%s), σ = %.6g per unit L2 sensitivity", nz.Epsilon, nz.Delta, nz.Calibration, nz.Scale)
+	return noiseWords(string(nz.Mechanism), nz.Epsilon, nz.Delta, string(nz.Calibration), nz.Scale)
 }
 
-func writeCompareJSON(stdout io.Writer, w workload.Workload, nz accounting.Noise, b *accounting.Bound, rows []compareRow) error {
-	o := compareJSON{
+// noiseWords describes calibrated noise at unit sensitivity (for progress
+// and for the table, which reads it back from the result).
+func noiseWords(mech string, eps, delta float64, cal string, scale float64) string {
+	if mech == string(accounting.Laplace) {
+		return fmt.Sprintf("Laplace, ε = %g (ε-DP), scale %.6g per unit L1 sensitivity", eps, scale)
+	}
+	return fmt.Sprintf("Gaussian, ε = %g, δ = %g (%s), σ = %.6g per unit L2 sensitivity", eps, delta, cal, scale)
+}
+
+// newCompareResult is the one result of dpsolve compare: the JSON object,
+// which the table and the CSV render too. Undefined numbers become absent
+// fields (nil), which the table and the CSV show as empty cells.
+func newCompareResult(w workload.Workload, nz accounting.Noise, b *accounting.Bound, rows []compareRow) *compareJSON {
+	o := &compareJSON{
 		Workload: w.Name(), N: w.Domain(), M: w.Queries(), Mechanism: string(nz.Mechanism),
 		Epsilon: nz.Epsilon, Calibration: string(nz.Calibration), NoiseScale: nz.Scale,
 		Rows:         []compareRowJSON{},
@@ -412,59 +491,67 @@ func writeCompareJSON(stdout io.Writer, w workload.Workload, nz accounting.Noise
 		}
 		o.Rows = append(o.Rows, j)
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(o)
+	return o
+}
+
+// noiseText is the table's noise line.
+func (o *compareJSON) noiseText() string {
+	delta := math.NaN()
+	if o.Delta != nil {
+		delta = *o.Delta
+	}
+	return noiseWords(o.Mechanism, o.Epsilon, delta, o.Calibration, o.NoiseScale)
 }
 
 // compareCell formats a number for the table and CSV ("" when undefined).
-func compareCell(x float64, format string) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
+func compareCell(x *float64, format string) string {
+	if x == nil {
 		return ""
 	}
-	return fmt.Sprintf(format, x)
+	return fmt.Sprintf(format, *x)
 }
 
-func writeCompareCSV(stdout io.Writer, b *accounting.Bound, rows []compareRow) error {
+func (o *compareJSON) writeCSV(stdout io.Writer) error {
 	cw := csv.NewWriter(stdout)
 	_ = cw.Write([]string{"strategy", "rmse", "total_error", "unit_rmse", "ratio_svd", "ratio_optimized", "seconds", "note", "error"})
-	g := func(x float64) string { return compareCell(x, "%.10g") }
-	for _, r := range rows {
-		if r.Err != nil {
-			_ = cw.Write([]string{r.Strategy, "", "", "", "", "", g(r.Seconds), r.Note, r.Err.Error()})
+	g := func(x *float64) string { return compareCell(x, "%.10g") }
+	for _, r := range o.Rows {
+		if r.Error != "" {
+			_ = cw.Write([]string{r.Strategy, "", "", "", "", "", g(&r.Seconds), r.Note, r.Error})
 			continue
 		}
-		_ = cw.Write([]string{r.Strategy, g(r.Report.RMSE), g(r.Report.TotalError), g(r.Report.UnitRMSE),
-			g(r.RatioSVD), g(r.RatioOptimized), g(r.Seconds), r.Note, ""})
+		_ = cw.Write([]string{r.Strategy, g(r.RMSE), g(r.TotalError), g(r.UnitRMSE),
+			g(r.RatioSVD), g(r.RatioOptimized), g(&r.Seconds), r.Note, ""})
 	}
-	_ = cw.Write([]string{"svd_bound", g(b.RMSE), g(b.TotalError), g(b.UnitRMSE), "1", "", "", "lower bound for every strategy", ""})
+	_ = cw.Write([]string{"svd_bound", g(compareNum(o.SVDBoundRMSE)), g(compareNum(o.SVDBoundTotalError)), g(compareNum(o.SVDBoundUnitRMSE)), "1", "", "", "lower bound for every strategy", ""})
 	cw.Flush()
 	return cw.Error()
 }
 
-func writeCompareTable(stdout io.Writer, w workload.Workload, nz accounting.Noise, b *accounting.Bound, rows []compareRow) error {
-	fmt.Fprintf(stdout, "workload  %s: n = %d, m = %d\n", w.Name(), w.Domain(), w.Queries())
-	fmt.Fprintf(stdout, "noise     %s\n\n", describeNoise(nz))
+func (o *compareJSON) writeTable(stdout io.Writer) error {
+	fmt.Fprintf(stdout, "workload  %s: n = %d, m = %d\n", o.Workload, o.N, o.M)
+	fmt.Fprintf(stdout, "noise     %s\n\n", o.noiseText())
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "strategy\tRMSE\ttotal error\t× SVD bound\t%s\tunit RMSE\tseconds\t\n", compareReferenceHeader(nz))
-	for _, r := range rows {
-		if r.Err != nil {
+	fmt.Fprintf(tw, "strategy\tRMSE\ttotal error\t× SVD bound\t%s\tunit RMSE\tseconds\t\n", compareReferenceHeader(accounting.Mechanism(o.Mechanism)))
+	for _, r := range o.Rows {
+		if r.Error != "" {
 			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%.2f\t\n", r.Strategy, "error", r.Seconds)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t\n", r.Strategy,
-			compareCell(r.Report.RMSE, "%.4f"), compareCell(r.Report.TotalError, "%.6g"),
+			compareCell(r.RMSE, "%.4f"), compareCell(r.TotalError, "%.6g"),
 			compareCell(r.RatioSVD, "%.3f"), compareCell(r.RatioOptimized, "%.3f"),
-			compareCell(r.Report.UnitRMSE, "%.4f"), r.Seconds)
+			compareCell(r.UnitRMSE, "%.4f"), r.Seconds)
 	}
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t%s\t\t\n", "SVD bound", compareCell(b.RMSE, "%.4f"), compareCell(b.TotalError, "%.6g"), "1", compareCell(b.UnitRMSE, "%.4f"))
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t%s\t\t\n", "SVD bound", compareCell(compareNum(o.SVDBoundRMSE), "%.4f"),
+		compareCell(compareNum(o.SVDBoundTotalError), "%.6g"), "1", compareCell(compareNum(o.SVDBoundUnitRMSE), "%.4f"))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, r := range rows {
+	for _, r := range o.Rows {
 		switch {
-		case r.Err != nil:
-			fmt.Fprintf(stdout, "\n%s: %v", r.Strategy, r.Err)
+		case r.Error != "":
+			fmt.Fprintf(stdout, "\n%s: %s", r.Strategy, r.Error)
 		case r.Note != "":
 			fmt.Fprintf(stdout, "\n%s: %s", r.Strategy, r.Note)
 		}

@@ -40,8 +40,8 @@ func setCompareReference(rows []compareRow, nz accounting.Noise) {
 }
 
 // compareReferenceHeader names the ratio column.
-func compareReferenceHeader(nz accounting.Noise) string {
-	if nz.Mechanism == accounting.Laplace {
+func compareReferenceHeader(mech accounting.Mechanism) string {
+	if mech == accounting.Laplace {
 		return "× best ε-DP"
 	}
 	return "× optimized"
@@ -50,11 +50,11 @@ func compareReferenceHeader(nz accounting.Noise) string {
 // compareRowsError turns failed rows into the command's error (exit 1) once
 // the table, with the rows that worked, has been printed: a comparison with
 // a missing row is not a successful comparison.
-func compareRowsError(rows []compareRow) error {
+func (o *compareJSON) rowsError() error {
 	var msgs []string
-	for _, r := range rows {
-		if r.Err != nil {
-			msgs = append(msgs, fmt.Sprintf("%s: %v", r.Strategy, r.Err))
+	for _, r := range o.Rows {
+		if r.Error != "" {
+			msgs = append(msgs, fmt.Sprintf("%s: %s", r.Strategy, r.Error))
 		}
 	}
 	if len(msgs) == 0 {

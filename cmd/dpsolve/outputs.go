@@ -20,8 +20,11 @@ import (
 
 // registerOutW adds the --out-w flag to fs.
 func registerOutW(fs *flag.FlagSet) *string {
-	return fs.String("out-w", "", "write the workload matrix W (m×n) actually used to this .npy or .csv file: row i is the query of answer i")
+	return fs.String("out-w", "", outWUsage)
 }
+
+// outWUsage is --out-w's help text.
+const outWUsage = "write the workload matrix W (m×n) actually used to this .npy or .csv file: row i is the query of answer i"
 
 // writeOutW writes w's query matrix to path (nothing when path is empty).
 // A workload known only by its Gram (--gram) has no W to write.
