@@ -2,7 +2,7 @@ package newton
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"math"
 	"time"
 
@@ -132,7 +132,7 @@ func newMethod(st *newtonState, V *mat.SymDense, o Options, start time.Time, res
 }
 
 // errSpectrum reports a failed eigendecomposition of V.
-var errSpectrum = fmt.Errorf("newton: eigendecomposition of V failed to converge")
+var errSpectrum = errors.New("newton: eigendecomposition of V failed to converge")
 
 // spectrum is V's eigendecomposition as the methods need it: the
 // eigenvalues of V/s (s = mean(diag V)), with their eigenvectors in the
