@@ -1,60 +1,23 @@
 package main
 
 // dpsolve compare: one workload, one privacy budget, one row per strategy
-// with its expected error. See runCompare for the flags.
-//
-// # Extension point
-//
-// Rows come from a registry of strategy builders. Another file of this
-// package adds a row by calling registerCompareStrategy from its init:
-//
-//	func init() {
-//		registerCompareStrategy(compareStrategy{
-//			Name:    "lrm",
-//			Summary: "Low-Rank Mechanism (W ≈ B·L)",
-//			Default: true,
-//			Build: func(env *compareEnv) (*compareOutcome, error) {
-//				// env.Workload, env.Gram, env.Noise (mechanism, ε, δ,
-//				// unit scale), env.Ctx, env.Stderr are available.
-//				if env.Noise.Mechanism != accounting.Laplace {
-//					return nil, errCompareSkip // not applicable: no row
-//				}
-//				...
-//				rep, err := accounting.NewReport("lrm", n, m, totalError)
-//				return &compareOutcome{Report: rep}, err
-//			},
-//		})
-//	}
-//
-// A builder returns either a matrix-mechanism strategy (compareOutcome.
-// Strategy: compare computes its error with accounting.Evaluate under
-// env.Noise, Gaussian or Laplace) or a finished accounting.Report (for
-// mechanisms whose reconstruction is not least squares, such as the Low-Rank
-// Mechanism). The time the builder takes is the row's "seconds". Rows appear
-// in registration order (files initialize in file-name order, so
-// compare_lrm.go's rows follow these). --mechanism laplace selects ε-DP
-// Laplace noise for every row.
+// with its expected error (mechanism/compare computes them; its registry
+// holds the rows). See runCompare for the flags.
 
 import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
-	"time"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"github.com/dpsolve/dpsolve/mechanism/compare"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
-	"github.com/dpsolve/dpsolve/newton"
-	"github.com/dpsolve/dpsolve/progress"
 )
 
 func init() {
@@ -63,118 +26,6 @@ func init() {
 		summary: "compare the expected error of strategies (identity, H2, wavelet, optimized, ...) on a workload",
 		run:     runCompare,
 	})
-	// The matrix-mechanism baselines are mechanism/strategy's registry; this
-	// file only adds the optimizer's note. Other files add rows (lrm).
-	for _, b := range strategy.Baselines() {
-		registerCompareStrategy(compareStrategy{Name: b.Name, Summary: b.Summary, Default: b.Default, Build: baselineBuilder(b)})
-	}
-}
-
-// baselineBuilder wraps a registered strategy as a compare row.
-func baselineBuilder(b strategy.Baseline) func(env *compareEnv) (*compareOutcome, error) {
-	return func(env *compareEnv) (*compareOutcome, error) {
-		s, err := b.Build(env.Ctx, env.Workload.Domain(), env.Gram, &newton.Options{Tol: env.Tol, Progress: env.Progress})
-		if err != nil {
-			return nil, err
-		}
-		oc := &compareOutcome{Strategy: s}
-		if o, ok := s.(*strategy.Optimized); ok {
-			r := o.Result
-			oc.Note = fmt.Sprintf("%s after %d iterations, certified gap %.2g", r.Status, r.Iterations, r.Gap)
-		}
-		return oc, nil
-	}
-}
-
-// compareEnv is what a strategy builder receives. Builders must not modify
-// Gram.
-type compareEnv struct {
-	Ctx      context.Context
-	Workload workload.Workload
-	// Gram is V = WᵀW, computed once for all rows.
-	Gram *mat.SymDense
-	// Noise is the calibrated noise at unit sensitivity: Mechanism
-	// (accounting.Gaussian or accounting.Laplace), Epsilon, Delta, Scale.
-	Noise accounting.Noise
-	// Tol is the certified relative gap asked of optimizers (--tol).
-	Tol float64
-	// Stderr takes human progress messages.
-	Stderr io.Writer
-	// Progress reports long computations (the optimizer, lrm) through
-	// the command's one renderer; nil under --quiet.
-	Progress progress.Func
-}
-
-// compareOutcome is a builder's result: exactly one of Strategy and Report.
-type compareOutcome struct {
-	// Strategy is a matrix-mechanism strategy; compare evaluates it.
-	Strategy strategy.Strategy
-	// Report is an error report the builder computed itself.
-	Report *accounting.Report
-	// Note is an optional remark shown in the table and the JSON.
-	Note string
-}
-
-// compareStrategy is one registered row.
-type compareStrategy struct {
-	// Name is the row label and the --strategies key.
-	Name string
-	// Summary is shown by dpsolve compare -h.
-	Summary string
-	// Default selects the row when --strategies is not given.
-	Default bool
-	// Build constructs the strategy (or the finished report).
-	Build func(env *compareEnv) (*compareOutcome, error)
-}
-
-// errCompareSkip, returned by a builder, omits its row (with a note on
-// stderr), e.g. for a mechanism the strategy does not support.
-var errCompareSkip = errors.New("not applicable")
-
-var compareStrategies []compareStrategy
-
-// registerCompareStrategy adds a row builder; it is called from init
-// functions. Duplicate names panic (a programming error).
-func registerCompareStrategy(s compareStrategy) {
-	if s.Name == "" || s.Build == nil {
-		panic("dpsolve: compare strategy needs a name and a builder")
-	}
-	for _, c := range compareStrategies {
-		if c.Name == s.Name {
-			panic("dpsolve: duplicate compare strategy " + s.Name)
-		}
-	}
-	compareStrategies = append(compareStrategies, s)
-}
-
-// lookupCompareStrategy resolves a --strategies name: a registered row, or
-// any name strategy.Lookup knows (hB for the B-ary tree).
-func lookupCompareStrategy(name string) (compareStrategy, error) {
-	for _, c := range compareStrategies {
-		if c.Name == name {
-			return c, nil
-		}
-	}
-	b, err := strategy.Lookup(name)
-	if err != nil {
-		names := make([]string, 0, len(compareStrategies))
-		for _, c := range compareStrategies {
-			names = append(names, c.Name)
-		}
-		return compareStrategy{}, usageErrorf("unknown strategy %q (want %s, or hB for a B-ary tree)", name, strings.Join(names, ", "))
-	}
-	return compareStrategy{Name: b.Name, Summary: b.Summary, Build: baselineBuilder(b)}, nil
-}
-
-// compareRow is one strategy's line of output.
-type compareRow struct {
-	Strategy string
-	Report   *accounting.Report // nil when Err is set
-	Seconds  float64            // building time
-	Note     string
-	Err      error
-	// RatioSVD and RatioOptimized are RMSE ratios (NaN when undefined).
-	RatioSVD, RatioOptimized float64
 }
 
 // compareRowJSON is a row's JSON form; absent or undefined numbers are
@@ -284,7 +135,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism gaussian|laplace] [--eps 1 --delta 1e-6] [--csv|--json]")
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "\nstrategies:")
-		for _, c := range compareStrategies {
+		for _, c := range compare.Registered() {
 			fmt.Fprintf(stderr, "  %-10s %s\n", c.Name, c.Summary)
 		}
 	}
@@ -316,11 +167,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if f.quiet {
 		progress = io.Discard
 	}
-	env := &compareEnv{Ctx: ctx, Workload: w, Noise: noise, Tol: f.tol, Stderr: progress, Progress: progressTo(stderr, "compare", f.quiet)}
-	out, err := runCompareRows(env, rows)
+	env := &compare.Env{Ctx: ctx, Workload: w, Noise: noise, Tol: f.tol, Log: progress, Progress: progressTo(stderr, "compare", f.quiet)}
+	// An interrupted comparison returns at once and writes nothing.
+	res, err := untilCancelled(ctx, func() (*compare.Result, error) { return compare.Run(env, rows) })
 	if err != nil {
 		return err
 	}
+	out := newCompareResult(res)
 	if err := writeOutW(f.outW, w); err != nil {
 		return err
 	}
@@ -338,21 +191,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if werr != nil {
 		return werr
 	}
-	return out.rowsError()
+	return res.Err()
 }
 
 // selectCompareRows resolves --strategies (empty: the registered defaults);
 // a name given twice yields one row.
-func selectCompareRows(list string) ([]compareStrategy, error) {
-	var rows []compareStrategy
+func selectCompareRows(list string) ([]compare.Strategy, error) {
 	if strings.TrimSpace(list) == "" {
-		for _, c := range compareStrategies {
-			if c.Default {
-				rows = append(rows, c)
-			}
-		}
-		return rows, nil
+		return compare.Defaults(), nil
 	}
+	var rows []compare.Strategy
 	seen := map[string]bool{}
 	for _, name := range strings.Split(list, ",") {
 		name = strings.ToLower(strings.TrimSpace(name))
@@ -363,83 +211,17 @@ func selectCompareRows(list string) ([]compareStrategy, error) {
 			continue
 		}
 		seen[name] = true
-		c, err := lookupCompareStrategy(name)
-		if err != nil {
-			return nil, err
+		c, ok := compare.Lookup(name)
+		if !ok {
+			var names []string
+			for _, c := range compare.Registered() {
+				names = append(names, c.Name)
+			}
+			return nil, usageErrorf("unknown strategy %q (want %s, or hB for a B-ary tree)", name, strings.Join(names, ", "))
 		}
 		rows = append(rows, c)
 	}
 	return rows, nil
-}
-
-// runCompareRows computes the Gram and the SVD bound once, builds and
-// evaluates every row in order, and returns the one result that every
-// rendering (table, CSV, JSON) reads. It fills env.Gram. A failed row is
-// kept, with its error, so the table still shows the rows that worked.
-func runCompareRows(env *compareEnv, rows []compareStrategy) (*compareJSON, error) {
-	ctx, w, progress := env.Ctx, env.Workload, env.Stderr
-	t0 := time.Now()
-	env.Gram = w.Gram()
-	n, nq := w.Domain(), w.Queries()
-	fmt.Fprintf(progress, "dpsolve compare: %s, n = %d, m = %d, %s (%.2fs for the Gram)\n", w.Name(), n, nq, describeNoise(env.Noise), time.Since(t0).Seconds())
-	t0 = time.Now()
-	bound, err := accounting.LowerBound(env.Gram, nq, env.Noise)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(progress, "  SVD bound: RMSE %.6g (%.2fs)\n", bound.RMSE, time.Since(t0).Seconds())
-	var out []compareRow
-	for _, c := range rows {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		row, err := runCompareRow(env, c, bound)
-		if err != nil {
-			return nil, err
-		}
-		if row != nil {
-			out = append(out, *row)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, errCancelled(ctx)
-	}
-	setCompareReference(out, env.Noise)
-	return newCompareResult(w, env.Noise, bound, out), nil
-}
-
-// runCompareRow builds and evaluates one row; nil (and no error) when the
-// builder skips it. The only error is an interruption.
-func runCompareRow(env *compareEnv, c compareStrategy, bound *accounting.Bound) (*compareRow, error) {
-	ctx, progress := env.Ctx, env.Stderr
-	row := compareRow{Strategy: c.Name, RatioSVD: math.NaN(), RatioOptimized: math.NaN()}
-	start := time.Now()
-	oc, err := untilCancelled(ctx, func() (*compareOutcome, error) { return c.Build(env) })
-	if interrupted(ctx, err) {
-		return nil, errCancelled(ctx)
-	}
-	row.Seconds = time.Since(start).Seconds()
-	switch {
-	case errors.Is(err, errCompareSkip):
-		fmt.Fprintf(progress, "  %s: skipped (%v)\n", c.Name, err)
-		return nil, nil
-	case err != nil:
-		row.Err = err
-	case oc == nil || (oc.Strategy == nil) == (oc.Report == nil):
-		row.Err = fmt.Errorf("builder returned neither a strategy nor a report (or both)")
-	case oc.Report != nil:
-		row.Report, row.Note = oc.Report, oc.Note
-	default:
-		row.Note = oc.Note
-		row.Report, row.Err = accounting.Evaluate(env.Gram, env.Workload.Queries(), oc.Strategy, env.Noise)
-	}
-	if row.Err != nil {
-		fmt.Fprintf(progress, "  %s: %v\n", c.Name, row.Err)
-	} else {
-		row.RatioSVD = row.Report.RMSE / bound.RMSE
-		fmt.Fprintf(progress, "  %s: RMSE %.6g (built in %.2fs)\n", c.Name, row.Report.RMSE, row.Seconds)
-	}
-	return &row, nil
 }
 
 // loadCompareWorkload builds the workload from the shared workload flags
@@ -453,23 +235,18 @@ func loadCompareWorkload(wf *workloadFlags, m int) (workload.Workload, error) {
 	return loadWorkload(src)
 }
 
-func describeNoise(nz accounting.Noise) string {
-	return noiseWords(string(nz.Mechanism), nz.Epsilon, nz.Delta, string(nz.Calibration), nz.Scale)
-}
-
-// noiseWords describes calibrated noise at unit sensitivity (for progress
-// and for the table, which reads it back from the result).
+// noiseWords describes calibrated noise at unit sensitivity as
+// compare.DescribeNoise does, from the result's fields.
 func noiseWords(mech string, eps, delta float64, cal string, scale float64) string {
-	if mech == string(accounting.Laplace) {
-		return fmt.Sprintf("Laplace, ε = %g (ε-DP), scale %.6g per unit L1 sensitivity", eps, scale)
-	}
-	return fmt.Sprintf("Gaussian, ε = %g, δ = %g (%s), σ = %.6g per unit L2 sensitivity", eps, delta, cal, scale)
+	return compare.DescribeNoise(accounting.Noise{Mechanism: accounting.Mechanism(mech), Epsilon: eps, Delta: delta,
+		Calibration: accounting.Calibration(cal), Scale: scale})
 }
 
 // newCompareResult is the one result of dpsolve compare: the JSON object,
 // which the table and the CSV render too. Undefined numbers become absent
 // fields (nil), which the table and the CSV show as empty cells.
-func newCompareResult(w workload.Workload, nz accounting.Noise, b *accounting.Bound, rows []compareRow) *compareJSON {
+func newCompareResult(res *compare.Result) *compareJSON {
+	w, nz, b := res.Workload, res.Noise, res.Bound
 	o := &compareJSON{
 		Workload: w.Name(), N: w.Domain(), M: w.Queries(), Mechanism: string(nz.Mechanism),
 		Epsilon: nz.Epsilon, Calibration: string(nz.Calibration), NoiseScale: nz.Scale,
@@ -479,13 +256,13 @@ func newCompareResult(w workload.Workload, nz accounting.Noise, b *accounting.Bo
 	if nz.Mechanism == accounting.Gaussian {
 		o.Delta = compareNum(nz.Delta)
 	}
-	for _, r := range rows {
+	for _, r := range res.Rows {
 		j := compareRowJSON{Strategy: r.Strategy, Seconds: r.Seconds, Note: r.Note}
 		if r.Err != nil {
 			j.Error = r.Err.Error()
 		} else {
 			j.RMSE, j.TotalError, j.UnitRMSE = compareNum(r.Report.RMSE), compareNum(r.Report.TotalError), compareNum(r.Report.UnitRMSE)
-			j.RatioSVD, j.RatioOptimized = compareNum(r.RatioSVD), compareNum(r.RatioOptimized)
+			j.RatioSVD, j.RatioOptimized = compareNum(r.RatioSVD), compareNum(r.RatioReference)
 			j.Measurements = r.Report.Rows
 			j.L2Sensitivity, j.L1Sensitivity = compareNum(r.Report.L2Sensitivity), compareNum(r.Report.L1Sensitivity)
 		}
