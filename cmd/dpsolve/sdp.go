@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,7 +15,6 @@ import (
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 func init() {
@@ -99,16 +97,8 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	v, label := wl.Gram(), wl.Name()
-	w := sdpWorkloadMatrix(wl)
-	var fm *sdp.Formulation
-	src := "matrix"
-	if w != nil {
-		fm, err = sdp.Build(form, w)
-	} else {
-		src = "gram-factor"
-		fm, err = sdp.FromGram(form, v)
-	}
+	label := wl.Name()
+	fm, src, err := sdp.ForWorkload(form, wl)
 	if err != nil {
 		return err
 	}
@@ -125,7 +115,7 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			*export, form, label, fm.NumVars(), fm.Problem.Blocks)
 	}
 	if *solve {
-		if err := solveSDP(ctx, fm, v, &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
+		if err := solveSDP(ctx, fm, wl.Gram(), &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
 			return err
 		}
 	}
@@ -133,17 +123,6 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	printSDPHuman(stdout, &out)
-	return nil
-}
-
-// sdpWorkloadMatrix returns W itself when the workload has an explicit
-// matrix with m ≤ n, so the exported program is literally the paper's; for
-// m > n (or a Gram-only workload) it returns nil and the program uses an n×n
-// factor of V, which has the same optimum and a smaller block.
-func sdpWorkloadMatrix(wl workload.Workload) *mat.Dense {
-	if e, ok := wl.(workload.Explicit); ok && wl.Queries() <= wl.Domain() {
-		return e.Matrix()
-	}
 	return nil
 }
 
@@ -186,17 +165,10 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 	out.Exact = ver.Exact
 
 	var aOut *mat.Dense
-	if fm.Form == sdp.Approx {
-		var ch mat.Cholesky
-		if ch.Factorize(pt.X) {
-			var u mat.TriDense
-			ch.UTo(&u)
-			aOut = mat.DenseCopyOf(&u)
-		} else if outA != "" {
-			return errors.New("the SDP's X is not positive definite; no Cholesky strategy to write")
+	if outA != "" {
+		if aOut, err = pt.StrategyMatrix(fm.Form); err != nil {
+			return err
 		}
-	} else {
-		aOut = pt.A
 	}
 	if ctx.Err() != nil {
 		return errCancelled(ctx) // an interrupted solve writes nothing
