@@ -67,6 +67,7 @@ func degreeForCoeffs(n int) (int, error) {
 type funcpertFlags struct {
 	out, plotPath    string
 	quick, asJSON    bool
+	quiet            bool
 	epsPoints        int
 	epsMin, epsMax   float64
 	coeffs           string
@@ -98,6 +99,7 @@ func (f *funcpertFlags) register(fs *flag.FlagSet, cfg *experiment.Config) {
 	fs.IntVar(&f.msgRounds, "message-rounds", cfg.Message.Rounds, "rounds of the message-perturbation baseline (0: skip it)")
 	fs.IntVar(&f.wkers, "workers", 0, "goroutines running repetitions (0: GOMAXPROCS)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 }
 
 // applyQuick shrinks the flags --quick names, unless given explicitly, and
@@ -204,12 +206,14 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := f.config(&cfg); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
-		len(cfg.Eps), f.epsMin, f.epsMax, f.coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
+	if !f.quiet {
+		fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
+			len(cfg.Eps), f.epsMin, f.epsMax, f.coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
+	}
 	if err := checkOutputs(nil, fileOut("--out", f.out), fileOut("--plot", f.plotPath)); err != nil {
 		return err
 	}
-	res, err := experiment.Run(ctx, cfg, progressTo(stderr, "funcpert", false))
+	res, err := experiment.Run(ctx, cfg, progressTo(stderr, "funcpert", f.quiet))
 	if err == nil && ctx.Err() != nil {
 		err = errCancelled(ctx) // an interrupted experiment writes nothing
 	}
