@@ -142,10 +142,10 @@ func TestMakeConsistentNonNegative(t *testing.T) {
 	}
 }
 
-// qpReferencePy solves min Σ_S ‖W_S x − u_S‖²/v_S subject to W_S x ≥ 0 over
-// the histogram x with scipy's SLSQP — the projection onto consistent
-// non-negative tables by a different parametrization and algorithm — and
-// prints its objective.
+// qpReferencePy solves min Σ_S ‖W_S x − u_S‖²/v_S subject to W_S x ≥ 0 and
+// Σx = n (the least-squares grand total) over the histogram x with scipy's
+// SLSQP — the projection onto consistent non-negative tables of that total
+// by a different parametrization and algorithm — and prints its objective.
 const qpReferencePy = `import json, sys
 import numpy as np
 from scipy.optimize import minimize
@@ -159,7 +159,10 @@ u = np.concatenate(U)
 f = lambda x: float(np.sum(wt * (A @ x - u) ** 2))
 g = lambda x: 2 * A.T @ (wt * (A @ x - u))
 x0 = np.full(A.shape[1], max(u.max(), 1) / A.shape[1])
-r = minimize(f, x0, jac=g, constraints=[{"type": "ineq", "fun": lambda x: A @ x, "jac": lambda x: A}],
+ones = np.ones(A.shape[1])
+cons = [{"type": "ineq", "fun": lambda x: A @ x, "jac": lambda x: A},
+        {"type": "eq", "fun": lambda x: np.array([ones @ x - inp["n"]]), "jac": lambda x: ones[None, :]}]
+r = minimize(f, x0, jac=g, constraints=cons,
              method="SLSQP", options={"ftol": 1e-14, "maxiter": 5000})
 print(json.dumps({"value": f(r.x), "min": float((A @ r.x).min()), "success": bool(r.success)}))
 `
@@ -176,7 +179,7 @@ func TestMakeConsistentIsTheProjection(t *testing.T) {
 		t.Skip("no /usr/bin/python3 with scipy")
 	}
 	pp, est, _ := sparseRelease(t)
-	out, _, err := pp.Base().MakeConsistent(est, ConsistencyOptions{NonNegative: true})
+	out, c, err := pp.Base().MakeConsistent(est, ConsistencyOptions{NonNegative: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +189,8 @@ func TestMakeConsistentIsTheProjection(t *testing.T) {
 		V float64     `json:"v"`
 	}
 	var in struct {
-		Tables []tab `json:"tables"`
+		Tables []tab   `json:"tables"`
+		N      float64 `json:"n"` // the least-squares grand total every table keeps
 	}
 	ours := 0.0
 	seen := map[string]bool{}
@@ -208,6 +212,16 @@ func TestMakeConsistentIsTheProjection(t *testing.T) {
 		for k, v := range out[i].Values {
 			d := v - e.Values[k]
 			ours += d * d / e.CellVariance
+		}
+	}
+	in.N = math.Max(c.LeastSquaresTotal, 0)
+	for i, e := range out {
+		s := 0.0
+		for _, v := range e.Values {
+			s += v
+		}
+		if math.Abs(s-in.N) > 1e-9*math.Max(1, in.N) {
+			t.Fatalf("table %d sums to %.12g, the least-squares total is %.12g", i, s, in.N)
 		}
 	}
 	script := filepath.Join(t.TempDir(), "qp.py")

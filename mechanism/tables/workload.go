@@ -76,6 +76,10 @@ type Product struct {
 	// Set is the attribute positions of a marginal (increasing), nil for a
 	// product that is not a marginal.
 	Set []int
+	// Sources describes each block as the spec gave it ("prefix",
+	// "ranges[[0,17],[18,64]]", a matrix block's file), for naming the
+	// queries in answers.csv; nil or "" where unknown.
+	Sources []string
 }
 
 // Queries returns Πᵢ mᵢ.
