@@ -477,7 +477,8 @@ func checkHistogram(x []float64, n int) error {
 // allocates: for Kronecker, union and dense strategies the measurements,
 // the product and least-squares buffers (two vectors the size of the
 // largest part's rows or columns) and the answers with their standard
-// deviations;
+// deviations, and with post-processing the estimator's buffers (see the
+// body);
 // for marginals plans the noisy residuals and the reconstructed tables,
 // and, when pp asks for post-processing, the consistency step's buffers:
 // 24 copies of the tables, which covers everything one Dykstra sweep
@@ -516,6 +517,21 @@ func (r *Release) MemoryEstimate(pp PostProcess) float64 {
 	for _, a := range parts {
 		rows, cols := a.Dims()
 		worst = math.Max(worst, 16*float64(max(rows, cols)))
+	}
+	if pp.Any() {
+		// The least-squares answers are kept for the report, and every
+		// part's x̂ until the estimator has run.
+		_, n := parts[0].Dims()
+		bytes += 8*q + 8*float64(len(parts)*n)
+	}
+	if pp.NonNegative {
+		// The measurements are kept (MulVec instead of overwriting them);
+		// FISTA holds x, its predecessor, the momentum point, the gradient
+		// and the projection's scratch (5 vectors of n), and one gradient
+		// needs a residual and the transposed product's two buffers on top
+		// of the forward product's.
+		_, n := parts[0].Dims()
+		bytes += 8*float64(r.cal.Rows) + 5*8*float64(n) + 2*worst
 	}
 	return bytes + worst
 }
