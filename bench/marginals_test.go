@@ -44,7 +44,7 @@ func TestMarginalsScaling(t *testing.T) {
 	}
 }
 
-// TestMarginalsScalingRecord records the README's sweep (10…100 binary
+// TestMarginalsScalingRecord records the sweep of docs/marginals.md (10…100 binary
 // attributes, all 0…3-way marginals) into $DPSOLVE_MARGINALS_SWEEP (a
 // directory): marginals-scaling.{json,md,png}, medians of 5 sum plans and
 // one max plan per point. Opt-in: it plans for about a minute.

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,12 +25,12 @@ func newTestPeers(t *testing.T) *Peers {
 }
 
 // Through the Go runner: each peer's X, read back from .npy, certifies
-// (by newton.Certificate) to the reference optimum of Prefix n = 64,
-// 282.2014211 (BRIEF.md, interior-point SDP).
+// (by newton.Certificate) to the certified optimum of Prefix n = 64,
+// reference.PrefixN64.
 func TestPeersThroughRunner(t *testing.T) {
 	p := newTestPeers(t)
 	V := (&workload.Prefix{N: 64}).Gram()
-	const ref = 282.2014211
+	ref := reference.PrefixN64
 	for _, name := range PeerNames {
 		t.Run(name, func(t *testing.T) {
 			s, err := p.Solver(name)

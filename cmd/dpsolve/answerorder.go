@@ -9,7 +9,7 @@ import (
 // answerOrder documents, for every built-in workload, which query each row
 // of W (and so each answer of dpsolve answer/run) is. Cells are 0-based;
 // TestAnswerOrderMatchesW checks every line against the matrices and the
-// closed-form answers. The README's "Answer order" subsection repeats it.
+// closed-form answers. The "Answer order" section of docs/cli.md repeats it.
 const answerOrder = `Answer order (row i of W = answer i; cells 0-based; --out-w writes W):
   identity            n answers: answer i is cell i
   total               1 answer: the sum of all cells

@@ -58,26 +58,32 @@ func TestFuncpertEndToEnd(t *testing.T) {
 }
 
 func TestFuncpertBadInput(t *testing.T) {
-	for _, args := range [][]string{
-		{"--eps-min", "0"},
-		{"--eps-min", "10", "--eps-max", "1"},
-		{"--coeffs", "16"},
-		{"--coeffs", "3"},
-		{"--coeffs", "x"},
-		{"--reps", "0"},
-		{"--eps-points", "0"},
-		{"--p", "1.5"},
-		{"--q", "1"},
-		{"--alpha", "-1"},
-		{"--u", "0.1"},
-		{"--workers", "-2"},
-		{"--message-rounds", "-1"},
-		{"--nope"},
-		{"extra"},
+	// Each bad command line must exit 2 with the message naming its own
+	// problem (not merely the usage text, which names every flag).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--eps-min", "0"}, "need 0 < --eps-min ≤ --eps-max < ∞, got 0 and 1000"},
+		{[]string{"--eps-min", "10", "--eps-max", "1"}, "need 0 < --eps-min ≤ --eps-max < ∞, got 10 and 1"},
+		{[]string{"--coeffs", "16"}, "--coeffs: 16 is not a 2-D basis size"},
+		{[]string{"--coeffs", "3"}, "--coeffs: 3 coefficients (degree 1) cannot carry a Hessian bound"},
+		{[]string{"--coeffs", "x"}, `--coeffs: "x" is not an integer`},
+		{[]string{"--reps", "0"}, "--reps must be positive, got 0"},
+		{[]string{"--eps-points", "0"}, "--eps-points must be at least 1, got 0"},
+		{[]string{"--p", "1.5"}, "p must lie in (1/2, q−1/2)"},
+		{[]string{"--q", "1"}, "q must be > 1"},
+		{[]string{"--alpha", "-1"}, "need 0 ≤ α < β < ∞ and 0 < u < ∞, got α=-1"},
+		{[]string{"--u", "0.1"}, "S is empty: u = 0.1"},
+		{[]string{"--workers", "-2"}, "--workers must be non-negative, got -2"},
+		{[]string{"--message-rounds", "-1"}, "--message-rounds must be non-negative, got -1"},
+		{[]string{"--nope"}, "usage error: flag provided but not defined: -nope"},
+		{[]string{"extra"}, "usage error: unexpected arguments: [extra]"},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run(append([]string{"funcpert"}, args...), &stdout, &stderr)
-		assert.Equal(t, 2, code, "args %v: %s", args, stderr.String())
-		assert.Contains(t, stderr.String(), "funcpert", "args %v", args)
+		code := run(append([]string{"funcpert"}, tc.args...), &stdout, &stderr)
+		assert.Equal(t, 2, code, "args %v: %s", tc.args, stderr.String())
+		assert.Contains(t, stderr.String(), "dpsolve funcpert: usage error: ", "args %v", tc.args)
+		assert.Contains(t, stderr.String(), tc.want, "args %v", tc.args)
 	}
 }

@@ -335,7 +335,7 @@ func TestReleasePureMarginals(t *testing.T) {
 }
 
 func TestReleaseAdultWalkthrough(t *testing.T) {
-	// The README walkthrough: all two-way marginals of Adult from the CSV.
+	// The docs/releasing.md walkthrough: all two-way marginals of Adult from the CSV.
 	data := filepath.Join("..", "..", "..", "shared", "data", "adult", "adult.csv")
 	if _, err := os.Stat(data); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -357,7 +357,7 @@ func TestReleaseAdultWalkthrough(t *testing.T) {
 	assert.Equal(t, float64(48842), j["records"])
 	rows := readAnswers(t, filepath.Join(out, "answers.csv"))
 	require.Len(t, rows, 148138)
-	// The sex × income marginal against the true counts (README), each
+	// The sex × income marginal against the true counts (docs/releasing.md), each
 	// within 4 of its standard deviations.
 	truth := map[[2]string]float64{{"0", "0"}: 14423, {"0", "1"}: 1769, {"1", "0"}: 22732, {"1", "1"}: 9918}
 	found := 0

@@ -52,8 +52,9 @@ func normalize(lines []string) []string {
 
 var fence = regexp.MustCompile("^[ \t]*```")
 
-// goSnippets extracts every ```go block of a Markdown text.
-func goSnippets(t *testing.T, md string) []snippet {
+// goSnippets extracts every ```go block of a Markdown text; file names
+// the text in messages.
+func goSnippets(t *testing.T, file, md string) []snippet {
 	t.Helper()
 	var out []snippet
 	lines := strings.Split(md, "\n")
@@ -69,10 +70,10 @@ func goSnippets(t *testing.T, md string) []snippet {
 			j++
 		}
 		if j == len(lines) {
-			t.Fatalf("README.md:%d: code block never closed", start+1)
+			t.Fatalf("%s:%d: code block never closed", file, start+1)
 		}
 		if lang == "go" {
-			out = append(out, splitImports(t, start+1, lines[start+1:j]))
+			out = append(out, splitImports(t, file, start+1, lines[start+1:j]))
 		}
 		i = j
 	}
@@ -82,7 +83,7 @@ func goSnippets(t *testing.T, md string) []snippet {
 // splitImports separates a snippet's leading import declaration (shown
 // to readers so they know the paths) from its code: the code must match an
 // Example body and the paths must be imported by that Example's file.
-func splitImports(t *testing.T, line int, lines []string) snippet {
+func splitImports(t *testing.T, file string, line int, lines []string) snippet {
 	t.Helper()
 	s := snippet{line: line}
 	k := 0
@@ -96,13 +97,13 @@ func splitImports(t *testing.T, line int, lines []string) snippet {
 				end++
 			}
 			if end == len(lines) {
-				t.Fatalf("README.md:%d: import declaration never closed", line)
+				t.Fatalf("%s:%d: import declaration never closed", file, line)
 			}
 		}
 		src := "package p\n" + strings.Join(lines[k:end+1], "\n") + "\n"
 		f, err := parser.ParseFile(token.NewFileSet(), "snippet.go", src, parser.ImportsOnly)
 		if err != nil {
-			t.Fatalf("README.md:%d: import declaration does not parse: %v", line, err)
+			t.Fatalf("%s:%d: import declaration does not parse: %v", file, line, err)
 		}
 		for _, im := range f.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
@@ -237,59 +238,94 @@ func readme(t *testing.T) string {
 	return string(b)
 }
 
-// TestSnippetsAreExamples is the project rule "every code snippet in the
-// README compiles and runs": each ```go block must be a verbatim excerpt
-// (modulo indentation and blank lines) of some Example body, which go test
-// compiles and, with its // Output:, runs and checks.
-func TestSnippetsAreExamples(t *testing.T) {
-	snips := goSnippets(t, readme(t))
-	if len(snips) == 0 {
-		t.Fatal("README.md has no ```go block: the extractor is broken or the README lost its Library section")
+// page is one Markdown file of the user documentation.
+type page struct {
+	name string // path relative to the module root, for messages
+	text string
+}
+
+// pages returns README.md and every docs/*.md: the user documentation
+// whose Go snippets must be Examples.
+func pages(t *testing.T) []page {
+	t.Helper()
+	out := []page{{"README.md", readme(t)}}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(docs) == 0 {
+		t.Fatal("no docs/*.md found: the user documentation moved or the glob is wrong")
+	}
+	sort.Strings(docs)
+	for _, d := range docs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, d)
+		out = append(out, page{filepath.ToSlash(rel), string(b)})
+	}
+	return out
+}
+
+// TestSnippetsAreExamples is the project rule "every code snippet in the
+// documentation compiles and runs": each ```go block of README.md and of
+// docs/*.md must be a verbatim excerpt (modulo indentation and blank lines)
+// of some Example body, which go test compiles and, with its // Output:,
+// runs and checks.
+func TestSnippetsAreExamples(t *testing.T) {
 	exs := examples(t)
 	if len(exs) == 0 {
 		t.Fatal("no Example functions found under the module root")
 	}
-	for _, s := range snips {
-		name, why := match(s, exs)
-		if name == "" {
-			t.Errorf("README.md:%d: this ```go block is not the body (or part of it) of any func Example… in the module's _test.go files; "+
-				"edit the Example and the snippet together, or add an Example (example_readme_test.go in the package it is about). %s", s.line, why)
-			continue
+	for _, pg := range pages(t) {
+		snips := goSnippets(t, pg.name, pg.text)
+		if pg.name == "README.md" && len(snips) == 0 {
+			t.Fatal("README.md has no ```go block: the extractor is broken or the README lost its Library section")
 		}
-		t.Logf("README.md:%d: %s", s.line, name)
+		for _, s := range snips {
+			name, why := match(s, exs)
+			if name == "" {
+				t.Errorf("%s:%d: this ```go block is not the body (or part of it) of any func Example… in the module's _test.go files; "+
+					"edit the Example and the snippet together, or add an Example (example_readme_test.go in the package it is about). %s", pg.name, s.line, why)
+				continue
+			}
+			t.Logf("%s:%d: %s", pg.name, s.line, name)
+		}
 	}
 }
 
 // TestEditedSnippetIsCaught shows that the check above can fail: every
-// README snippet with one line changed, or one line dropped from its
-// middle, matches no Example.
+// snippet with one line changed, or one line dropped from its middle,
+// matches no Example.
 func TestEditedSnippetIsCaught(t *testing.T) {
 	exs := examples(t)
-	for _, s := range goSnippets(t, readme(t)) {
-		if name, _ := match(s, exs); name == "" {
-			continue // already reported by TestSnippetsAreExamples
-		}
-		for i := range s.code {
-			edited := s
-			edited.code = append([]string(nil), s.code...)
-			edited.code[i] += " // edited"
-			if name, _ := match(edited, exs); name != "" {
-				t.Errorf("README.md:%d: snippet with line %d edited still matches %s", s.line, i+1, name)
+	for _, pg := range pages(t) {
+		for _, s := range goSnippets(t, pg.name, pg.text) {
+			if name, _ := match(s, exs); name == "" {
+				continue // already reported by TestSnippetsAreExamples
 			}
-		}
-		if len(s.code) >= 3 {
-			dropped := s
-			dropped.code = append(append([]string(nil), s.code[:1]...), s.code[2:]...)
-			if name, _ := match(dropped, exs); name != "" {
-				t.Errorf("README.md:%d: snippet with its second line dropped still matches %s", s.line, name)
+			for i := range s.code {
+				edited := s
+				edited.code = append([]string(nil), s.code...)
+				edited.code[i] += " // edited"
+				if name, _ := match(edited, exs); name != "" {
+					t.Errorf("%s:%d: snippet with line %d edited still matches %s", pg.name, s.line, i+1, name)
+				}
 			}
-		}
-		if len(s.imports) > 0 {
-			bogus := s
-			bogus.imports = append(append([]string(nil), s.imports...), "example.com/not/imported")
-			if name, _ := match(bogus, exs); name != "" {
-				t.Errorf("README.md:%d: snippet importing an unused path still matches %s", s.line, name)
+			if len(s.code) >= 3 {
+				dropped := s
+				dropped.code = append(append([]string(nil), s.code[:1]...), s.code[2:]...)
+				if name, _ := match(dropped, exs); name != "" {
+					t.Errorf("%s:%d: snippet with its second line dropped still matches %s", pg.name, s.line, name)
+				}
+			}
+			if len(s.imports) > 0 {
+				bogus := s
+				bogus.imports = append(append([]string(nil), s.imports...), "example.com/not/imported")
+				if name, _ := match(bogus, exs); name != "" {
+					t.Errorf("%s:%d: snippet importing an unused path still matches %s", pg.name, s.line, name)
+				}
 			}
 		}
 	}
@@ -298,7 +334,7 @@ func TestEditedSnippetIsCaught(t *testing.T) {
 // TestExtractor checks the Markdown and import handling on a fixed text.
 func TestExtractor(t *testing.T) {
 	md := "text\n```go\nimport (\n\t\"fmt\"\n)\n\nfmt.Println(1)\n```\n- item\n\n  ```go\n  x := 2\n  ```\n```sh\nls\n```\n"
-	got := goSnippets(t, md)
+	got := goSnippets(t, "fixed.md", md)
 	if len(got) != 2 {
 		t.Fatalf("got %d snippets, want 2", len(got))
 	}

@@ -53,12 +53,27 @@ func TestScaleConstant(t *testing.T) {
 	// Finite K: explicit sums.
 	assert.InDelta(t, math.Sqrt(1+0.25+1.0/9), ScaleConstant(2, 1, 3), 1e-15)
 	assert.Less(t, ScaleConstant(2, 1, 120), ScaleConstant(2, 1, 0))
+}
+
+// Scales against a closed form and against the privacy it must buy. With
+// q = 2, p = 1 and K = 4, C₄² = 1 + 1/4 + 1/9 + 1/16 = 205/144, so at γ = 3,
+// ε = 0.5 the scales b_k = γC₄/(εk^p) are √205/(2k). Independently of that
+// formula, the largest privacy loss Σ_k |δ_k|/b_k over the adjacency ball
+// (Σ_k (k^q δ_k)²)^{1/2} ≤ γ is γ·(Σ_k (k^{−q}/b_k)²)^{1/2} (Cauchy–Schwarz,
+// tight), which must be exactly ε: more is not ε-DP, less adds more noise
+// than the mechanism's form needs (the privacy proof of the package
+// documentation; Nozari, Tallapragada and Cortés, IEEE TCNS 2018).
+func TestScales(t *testing.T) {
 	b, err := Scales(Params{Budget: calibrate.PureDP(0.5), Gamma: 3, Q: 2, P: 1}, 4)
 	require.NoError(t, err)
-	C := ScaleConstant(2, 1, 4)
+	require.Len(t, b, 4)
+	var s float64
 	for k := 1; k <= 4; k++ {
-		assert.InDelta(t, 3*C/(0.5*float64(k)), b[k-1], 1e-12)
+		assert.InDelta(t, math.Sqrt(205)/(2*float64(k)), b[k-1], 1e-14*b[k-1])
+		w := math.Pow(float64(k), -2) / b[k-1]
+		s += w * w
 	}
+	assert.InDelta(t, 0.5, 3*math.Sqrt(s), 1e-14)
 }
 
 // adjacentPairs returns differences δ with ‖δ‖_q = γ exactly: the worst case

@@ -10,10 +10,10 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/records"
 )
 
-// The README's "Marginal workloads" snippet, end to end on a small data
+// The snippet of docs/marginals.md, end to end on a small data
 // set: plan all 0…3-way marginals over four attributes, read the tables the
 // plan needs from a CSV of records, measure them with secure noise and
-// reconstruct every marginal. (internal/readme keeps the README's lines
+// reconstruct every marginal. (internal/readme keeps the page's lines
 // identical to the middle of this function.)
 func Example_readmeMarginals() {
 	// 240 records over attributes of sizes 2, 3, 4, 5.

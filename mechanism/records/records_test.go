@@ -204,7 +204,7 @@ func TestAdultMarginalsAgainstNumpy(t *testing.T) {
 	require.NoError(t, err)
 	tabs, st, err := ReadMarginals(f, attrs, pos, nil)
 	require.NoError(t, err)
-	assert.Equal(t, int64(48842), st.Records, "the README's record count")
+	assert.Equal(t, int64(48842), st.Records, "the record count docs/releasing.md states")
 	// The full domain (6.4e17 cells) cannot be a histogram: refused, with
 	// the figure, before any allocation.
 	_, _, err = ReadHistogram(strings.NewReader(""), attrs, nil)

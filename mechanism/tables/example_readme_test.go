@@ -17,11 +17,11 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
-// The README's "Library" snippet for multi-attribute tables: what
+// The "In Go" snippet of docs/releasing.md for multi-attribute tables: what
 // `dpsolve plan` and `dpsolve release` do, in Go — plan a spec, prepare the
 // release (the dry run), read the records, charge a budget ledger just
 // before the noise, and release with secure noise. (internal/readme keeps
-// the README's lines identical to the middle of this function.)
+// the page's lines identical to the middle of this function.)
 func Example_readmeRelease() {
 	ctx := context.Background()
 	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 8}],
