@@ -358,7 +358,7 @@ func TestMakeConsistentCancelled(t *testing.T) {
 // when enumerating all 2^cells roundings finds one.
 func TestControlledRoundMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	found, missing := 0, 0
+	found, missing, widened := 0, 0, 0
 	for trial := 0; trial < 3000; trial++ {
 		r, c := 2+rng.IntN(2), 2+rng.IntN(2)
 		x := make([]float64, r*c)
@@ -392,7 +392,12 @@ func TestControlledRoundMatchesBruteForce(t *testing.T) {
 			}
 			cols[j]++
 		}
-		got, ok := controlledRound(x, r, c, rows, cols)
+		got, ok := boundedRound(x, r, c, rows, cols, 0)
+		wide, wideOK := controlledRound(x, r, c, rows, cols)
+		checkWide(t, x, r, c, rows, cols, wide, wideOK, ok)
+		if !ok && wideOK {
+			widened++
+		}
 		want := false
 		for mask := 0; mask < 1<<(r*c) && !want; mask++ {
 			rs, cs := make([]float64, r), make([]float64, c)
@@ -429,9 +434,37 @@ func TestControlledRoundMatchesBruteForce(t *testing.T) {
 			t.Fatalf("margins %v %v, want %v %v", rs, cs, rows, cols)
 		}
 	}
-	t.Logf("%d feasible, %d infeasible instances", found, missing)
+	t.Logf("%d feasible, %d infeasible instances (%d of them rounded within two units)", found, missing, widened)
+	if widened == 0 {
+		t.Fatal("the wider second try never ran")
+	}
 	if found < 300 || missing < 30 {
 		t.Fatalf("%d feasible and %d infeasible instances: the test exercises too little", found, missing)
+	}
+}
+
+// checkWide checks controlledRound's answer: it agrees with the one-unit
+// try where that succeeded, and otherwise, when it succeeds, every cell is
+// an integer in [⌊x⌋ − 1, ⌊x⌋ + 2], non-negative, with the given margins.
+func checkWide(t *testing.T, x []float64, r, c int, rows, cols, got []float64, ok, narrowOK bool) {
+	t.Helper()
+	if narrowOK && !ok {
+		t.Fatalf("x %v: the wider try lost a one-unit rounding", x)
+	}
+	if !ok {
+		return
+	}
+	rs, cs := make([]float64, r), make([]float64, c)
+	for k, v := range got {
+		f := math.Floor(x[k])
+		if v != math.Round(v) || v < 0 || v < f-1 || v > f+2 || (narrowOK && v != f && v != f+1) {
+			t.Fatalf("x %v: cell %v rounded to %v", x, x[k], v)
+		}
+		rs[k/c] += v
+		cs[k%c] += v
+	}
+	if !slicesEqual(rs, rows) || !slicesEqual(cs, cols) {
+		t.Fatalf("margins %v %v, want %v %v", rs, cs, rows, cols)
 	}
 }
 

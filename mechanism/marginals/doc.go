@@ -195,7 +195,8 @@
 // take them from the smallest among cells ≥ 1 when the sum must shrink).
 // Tables on at most two attributes are then rounded to exactly those
 // margins by controlled rounding (every cell to ⌊t⌋ or ⌊t⌋ + 1, a bipartite
-// flow; see controlledRound), so they agree exactly on every attribute and
+// flow; where the independently rounded margins admit none, every cell
+// within [⌊t⌋ − 1, ⌊t⌋ + 2]; see controlledRound), so they agree exactly on every attribute and
 // on the total: for a workload of ≤2-way marginals, on every shared
 // sub-marginal. Larger tables, and a two-way table for which no controlled
 // rounding to those margins exists, are rounded to N alone by largest

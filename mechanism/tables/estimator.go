@@ -29,6 +29,10 @@ type Estimator struct {
 	Iterations int     `json:"iterations"`
 	Converged  bool    `json:"converged"`
 	Step       float64 `json:"last_step,omitempty"`
+	// MaxInconsistency is, after integer rounding, the largest |difference|
+	// between two released tables on a sub-marginal they share (0: exactly
+	// consistent).
+	MaxInconsistency *float64 `json:"max_inconsistency,omitempty"`
 	// Tables has one entry per workload table (a product of a term).
 	Tables []TableChange `json:"tables"`
 }
@@ -48,22 +52,36 @@ type TableChange struct {
 	MaxChange float64 `json:"max_change_from_least_squares"`
 }
 
-// histogramMethod names the histogram plans' estimator for pp.
+// histogramMethod names the histogram plans' estimator for pp, before
+// integerMethod adds the rounding.
 func histogramMethod(pp PostProcess) (method, objective, bias string) {
-	switch {
-	case pp.NonNegative:
-		method = "constrained least squares on the histogram (FISTA with restarts, projection onto the scaled simplex)"
-		objective = "minimize the sum of squared residuals of the noisy measurements, ½Σ_k‖w_k·A_k·x − y_k‖², over histograms x ≥ 0 with Σx = the least-squares total; every table is W·x"
-		bias = "biased toward the non-negative histograms: mass moves from cells the noise made large to cells it made negative, so small counts are biased upward and large ones downward; the total is not biased (the least-squares total); the stddev column describes the least-squares answers"
-		if pp.Integer {
-			method += ", then cumulative rounding of the histogram in row-major order"
-			objective += "; then cell i of the histogram becomes round(Cᵢ) − round(Cᵢ₋₁), Cᵢ its running sum"
-			bias += "; rounding moves every run of consecutive histogram cells by less than 1 in total"
-		}
-	case pp.Integer:
-		method = "least squares, then cumulative rounding of the histogram in row-major order"
-		objective = "the least-squares histogram x̂ = A⁺y (per union part), then cell i becomes round(Cᵢ) − round(Cᵢ₋₁), Cᵢ its running sum; every table is W·x"
-		bias = "rounding only: every run of consecutive histogram cells moves by less than 1 in total, the total to the nearest integer; cells may be negative"
+	if !pp.NonNegative {
+		return "", "", ""
+	}
+	method = "constrained least squares on the histogram (FISTA with restarts, projection onto the scaled simplex)"
+	objective = "minimize the sum of squared residuals of the noisy measurements, ½Σ_k‖w_k·A_k·x − y_k‖², over histograms x ≥ 0 with Σx = the least-squares total; every table is W·x"
+	bias = "biased toward the non-negative histograms: mass moves from cells the noise made large to cells it made negative, so small counts are biased upward and large ones downward; the total is not biased (the least-squares total); the stddev column describes the least-squares answers"
+	return method, objective, bias
+}
+
+// integerMethod adds the integer step of histogram plans: how is "tables"
+// (controlled rounding of the products' marginals) or "histogram"
+// (cumulative rounding of the histogram), see integerAnswers.
+func integerMethod(pp PostProcess, how string) (method, objective, bias string) {
+	method, objective, bias = histogramMethod(pp)
+	if !pp.NonNegative {
+		method = "least squares"
+		objective = "the least-squares histogram x̂ = A⁺y (per union part)"
+		bias = "none before rounding (unbiased least squares); cells may be negative"
+	}
+	if how == "tables" {
+		method += ", then controlled rounding of the tables"
+		objective += "; then the marginal of the histogram on every product's attributes (at most two) rounded to integers with the rounded total and common rounded one-way margins, each product answered from its rounded marginal"
+		bias += "; rounding moves every marginal cell by less than 1"
+	} else {
+		method += ", then cumulative rounding of the histogram in row-major order"
+		objective += "; then cell i of the histogram becomes round(Cᵢ) − round(Cᵢ₋₁), Cᵢ its running sum, and every table is W·x"
+		bias += "; rounding moves every run of consecutive histogram cells by less than 1 in total (a table over late attributes sums many runs)"
 	}
 	return method, objective, bias
 }

@@ -353,22 +353,44 @@ func (r *Release) postProcessHistogram(ctx context.Context, h *histogramLS, res 
 		}
 		e.Iterations, e.Converged, e.Step = nr.iterations, nr.converged, nr.step
 		e.ReleasedTotal = math.Max(h.total, 0)
-		if pp.Integer {
-			cumulativeRound(nr.x)
-			e.ReleasedTotal = math.Round(e.ReleasedTotal)
-		}
 		for k := range h.a {
+			if pp.Integer {
+				continue
+			}
 			if err := r.answerPart(res.Answers, k, nr.x); err != nil {
 				return nil, err
 			}
 		}
-	} else {
-		for k, x := range h.xhat {
-			cumulativeRound(x)
-			if err := r.answerPart(res.Answers, k, x); err != nil {
+		if pp.Integer {
+			e.ReleasedTotal = math.Round(e.ReleasedTotal)
+			// One histogram for every part: round the union of their tables.
+			owner := r.owner
+			r.owner = make([]int, len(owner))
+			how, inc, err := r.integerAnswers(res.Answers, 0, nr.x, true)
+			r.owner = owner
+			if err != nil {
 				return nil, err
 			}
+			e.Method, e.Objective, e.Bias = integerMethod(pp, how)
+			e.MaxInconsistency = &inc
 		}
+	} else {
+		worst := 0.0
+		hows := map[string]bool{}
+		for k, x := range h.xhat {
+			how, inc, err := r.integerAnswers(res.Answers, k, x, false)
+			if err != nil {
+				return nil, err
+			}
+			worst = math.Max(worst, inc)
+			hows[how] = true
+		}
+		how := "tables"
+		if hows["histogram"] {
+			how = "histogram"
+		}
+		e.Method, e.Objective, e.Bias = integerMethod(pp, how)
+		e.MaxInconsistency = &worst
 		e.ReleasedTotal = math.Round(h.total)
 	}
 	e.Tables = r.w.tableChanges(res.Answers, ls)
@@ -532,6 +554,12 @@ func (r *Release) MemoryEstimate(pp PostProcess) float64 {
 		// of the forward product's.
 		_, n := parts[0].Dims()
 		bytes += 8*float64(r.cal.Rows) + 5*8*float64(n) + 2*worst
+	}
+	if pp.Integer {
+		// The marginals rounded (at most the answers' size) and one
+		// marginal product's two buffers.
+		_, n := parts[0].Dims()
+		bytes += 8*q + 16*float64(n)
 	}
 	return bytes + worst
 }

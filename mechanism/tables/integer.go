@@ -1,0 +1,123 @@
+package tables
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/kron"
+	"github.com/dpsolve/dpsolve/mechanism/marginals"
+)
+
+// restricted returns the attributes a product does not sum over (the
+// positions whose block is not a total block), increasing.
+func restricted(p *Product) []int {
+	var s []int
+	for i, k := range p.Kinds {
+		if k != Total {
+			s = append(s, i)
+		}
+	}
+	return s
+}
+
+// integerAnswers answers the terms part k owns from the histogram x
+// (Σx = total) with integer tables that keep the rounded total and the
+// consistency. When every product restricts at most two attributes, the
+// marginals of x on the products' attribute sets are rounded together by
+// controlled rounding (marginals.RoundTables: common rounded one-way
+// margins, every cell moved by less than 1, or less than 2 where the
+// margins leave no closer rounding, so the tables agree exactly on every
+// attribute and the total) and each product is answered from its rounded
+// marginal (its blocks applied to it: integral when they are). Otherwise —
+// a product on three or more attributes, or a table with no controlled
+// rounding — x itself is rounded by its running sums (cumulativeRound;
+// every table is then exactly consistent, but a cell of a table over late
+// attributes can move by more). It returns which was done and the largest
+// inconsistency left.
+func (r *Release) integerAnswers(answers [][]float64, k int, x []float64, nonneg bool) (string, float64, error) {
+	index := map[string]int{}
+	var tabs []marginals.Table
+	small := true
+	for t := range r.w.Terms {
+		if r.owner[t] != k {
+			continue
+		}
+		for pi := range r.w.Terms[t].Products {
+			s := restricted(&r.w.Terms[t].Products[pi])
+			small = small && len(s) <= 2
+			key := fmt.Sprint(s)
+			if _, ok := index[key]; ok || !small {
+				continue
+			}
+			m, err := productOf(ptr(Marginal(r.w.Domain, s)))
+			if err != nil {
+				return "", 0, err
+			}
+			v, err := m.MulVec(x)
+			if err != nil {
+				return "", 0, err
+			}
+			index[key] = len(tabs)
+			tabs = append(tabs, marginals.Table{Attrs: s, Values: v})
+		}
+	}
+	total := 0.0
+	for _, v := range x {
+		total += v
+	}
+	if !small {
+		cumulativeRound(x)
+		return "histogram", 0, r.answerPart(answers, k, x)
+	}
+	sizes := make([]int, len(r.w.Domain))
+	for i, a := range r.w.Domain {
+		sizes[i] = a.Size
+	}
+	n := math.Round(total)
+	if nonneg {
+		n = math.Max(n, 0)
+	}
+	_, _, inc, err := marginals.RoundTables(sizes, tabs, n, nonneg)
+	if err != nil {
+		return "", 0, err
+	}
+	if inc > 0 {
+		// A table had no controlled rounding to the common margins: round
+		// the histogram instead, which keeps every table consistent.
+		cumulativeRound(x)
+		return "histogram", 0, r.answerPart(answers, k, x)
+	}
+	for t := range r.w.Terms {
+		if r.owner[t] != k {
+			continue
+		}
+		answers[t] = answers[t][:0]
+		for pi := range r.w.Terms[t].Products {
+			p := &r.w.Terms[t].Products[pi]
+			s := restricted(p)
+			tab := tabs[index[fmt.Sprint(s)]].Values
+			if len(s) == 0 {
+				answers[t] = append(answers[t], tab[0])
+				continue
+			}
+			bs := make([]mat.Matrix, len(s))
+			for j, a := range s {
+				bs[j] = p.Blocks[a]
+			}
+			b, err := kron.New(bs...)
+			if err != nil {
+				return "", 0, err
+			}
+			ans, err := b.MulVec(tab)
+			if err != nil {
+				return "", 0, err
+			}
+			answers[t] = append(answers[t], ans...)
+		}
+	}
+	return "tables", inc, nil
+}
+
+func ptr[T any](v T) *T { return &v }
