@@ -288,7 +288,8 @@ func TestNonNegativeReleaseTotalsConsistencyBias(t *testing.T) {
 	}
 	trueAC := trueMarginal(x, 3, 4, 2, []bool{true, false, true})
 	const releases = 300
-	var biasLS, biasNN, totals []float64
+	var biasLS, biasNN, totals, lsTotals []float64
+	var lsStd float64
 	biasLS, biasNN = make([]float64, 6), make([]float64, 6)
 	for rel := 0; rel < releases; rel++ {
 		src := uint64(100 + rel)
@@ -327,6 +328,8 @@ func TestNonNegativeReleaseTotalsConsistencyBias(t *testing.T) {
 			if !pp.Integer {
 				assert.InDelta(t, e.LeastSquaresTotal, sum(ls.Answers[0][6:10]), 1e-9*math.Max(1, e.LeastSquaresTotal), "the least-squares total is the {b} table's")
 				totals = append(totals, e.ReleasedTotal)
+				lsTotals = append(lsTotals, e.LeastSquaresTotal)
+				lsStd = e.LeastSquaresTotalStd
 				for i := range ac {
 					biasNN[i] += (ac[i] - trueAC[i]) / releases
 					biasLS[i] += (ls.Answers[0][i] - trueAC[i]) / releases
@@ -337,6 +340,11 @@ func TestNonNegativeReleaseTotalsConsistencyBias(t *testing.T) {
 	m, sd := meanStd(totals)
 	t.Logf("released total %.4g ± %.3g (se %.3g); true %v", m, sd, sd/math.Sqrt(releases), sum(x))
 	assert.InDelta(t, sum(x), m, 2.576*sd/math.Sqrt(releases), "the released total is unbiased")
+	// The reported stddev of the least-squares total is the empirical one
+	// (99% interval of a sample variance, ±2.576·√(2/(R−1)) relative).
+	_, lsd := meanStd(lsTotals)
+	t.Logf("least-squares total: sample stddev %.4g, reported %.4g", lsd, lsStd)
+	assert.InDelta(t, 1, lsd*lsd/(lsStd*lsStd), 2.576*math.Sqrt(2.0/(releases-1)))
 	t.Logf("bias of the {a,c} cells (truth %v): least squares %.3f, non-negative %.3f", trueAC, biasLS, biasNN)
 	zeroBias := 0.0
 	for i, v := range trueAC {
