@@ -58,13 +58,16 @@ func (h *histogramLS) lsTotal(pinvs []*kron.Product, variance float64) {
 			h.best, bestVar = k, vk
 		}
 	}
-	h.total, h.totalStd = num/prec, math.Sqrt(1/prec)
-	if prec == 0 || math.IsInf(prec, 0) || math.IsNaN(num) {
-		h.total, h.totalStd = 0, 0
+	if !(prec > 0) || math.IsInf(prec, 0) || math.IsNaN(num) {
+		// A part whose total has no noise or no finite variance: use the
+		// first part's total, with no stddev to report.
+		h.total, h.totalStd, h.best = 0, 0, 0
 		for _, x := range h.xhat[0] {
 			h.total += x
 		}
+		return
 	}
+	h.total, h.totalStd = num/prec, math.Sqrt(1/prec)
 }
 
 // NNLSOptions configures the non-negative estimator of histogram plans.

@@ -33,9 +33,11 @@
 // v·diag(W(AᵀA)⁺Wᵀ), v the per-measurement noise variance — for a product
 // term and a Kronecker strategy the Kronecker product of per-attribute
 // diagonals (package kron). Their sum is the expected total squared error,
-// which is what the plan promised at this budget. The optional clamping
-// and rounding (PostProcess) make tables non-negative and integral but
-// biased: the reported standard errors then no longer apply.
+// which is what the plan promised at this budget. The optional
+// publishable-table estimator (PostProcess, reported as an Estimator)
+// makes the tables non-negative and integral, mutually consistent and
+// summing to the least-squares total, but biased: the reported standard
+// errors then describe the least-squares answers only.
 package tables
 
 import (
