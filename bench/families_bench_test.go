@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
-// BenchmarkFamilies solves issue 14's families (Families) at n = 1024 and
+// BenchmarkFamilies solves the workload families of docs/performance.md
+// (Families) at n = 1024 and
 // 2048 (or the sizes in DPSOLVE_BENCH_N, comma-separated) and reports
 // iterations, the certified gap re-checked by newton.Certificate, the
 // rank, and the time in DGEMM-equivalents (seconds over one n×n DGEMM
@@ -36,7 +38,7 @@ func BenchmarkFamilies(b *testing.B) {
 	for _, n := range ns {
 		dg := DGEMMSeconds(n, 3)
 		for _, f := range Families {
-			w, err := ParseWorkload(f, n)
+			w, err := workload.Parse(f, n)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // GapSource names the code every reported gap comes from.
@@ -156,7 +157,7 @@ func (c *Config) defaults() error {
 		}
 	}
 	for _, w := range c.Workloads {
-		if _, err := ParseWorkload(w, c.Ns[0]); err != nil {
+		if _, err := workload.Parse(w, c.Ns[0]); err != nil {
 			return err
 		}
 	}
@@ -200,7 +201,7 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 outer:
 	for _, wname := range cfg.Workloads {
 		for _, n := range cfg.Ns {
-			w, werr := ParseWorkload(wname, n) // validated by defaults (n may matter: marginals)
+			w, werr := workload.Parse(wname, n) // validated by defaults (n may matter: marginals)
 			if werr != nil {
 				return out, werr
 			}

@@ -27,7 +27,8 @@ func general(m mat.Matrix) blas.General {
 }
 
 // hessianProduct against the definition H[S] = X⁻¹SX⁻¹VX⁻¹ + X⁻¹VX⁻¹SX⁻¹
-// formed with gonum's dense products (BRIEF.md), at a size that is not a
+// formed with gonum's dense products (the Hessian of tr(V X⁻¹); see the
+// newton package documentation), at a size that is not a
 // multiple of the 64×64 tile.
 func TestHessianProductMatchesDefinition(t *testing.T) {
 	const n = 70

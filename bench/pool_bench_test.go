@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// BenchmarkWorkerPool: 1000 solves at n = 64 and 100 at n = 256 (issue 14),
+// BenchmarkWorkerPool: 1000 solves at n = 64 and 100 at n = 256,
 // one at a time with one newton.Solver and all kernel threads, against a
 // pool of one-thread workers (one per kernel thread), each with its own
 // Solver. Reports solves per second of both, the speedup, and how many

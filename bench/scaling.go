@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -118,7 +119,7 @@ func Scaling(ctx context.Context, cfg ScalingConfig) ([]ScalingRow, error) {
 func scalingPoint(ctx context.Context, be blas.Backend, wname string, n int, cfg ScalingConfig) (ScalingRow, error) {
 	row := ScalingRow{Backend: be.Name(), Core: be.CoreName(), Threads: be.Threads(), Workload: wname, N: n,
 		Seconds: Num(math.NaN()), Gap: Num(math.NaN()), Iterations: Num(math.NaN()), Matrices: Num(math.NaN())}
-	if _, err := ParseWorkload(wname, n); err != nil {
+	if _, err := workload.Parse(wname, n); err != nil {
 		return row, err
 	}
 	dg := DGEMMSeconds(n, 3)
@@ -130,7 +131,7 @@ func scalingPoint(ctx context.Context, be blas.Backend, wname string, n int, cfg
 		if err != nil {
 			return row, err
 		}
-		w, _ := ParseWorkload(wname, n)
+		w, _ := workload.Parse(wname, n)
 		V := w.Gram()
 		start := time.Now()
 		res, err := newton.Solve(ctx, V, &newton.Options{Tol: cfg.Tol})
@@ -150,8 +151,8 @@ func scalingPoint(ctx context.Context, be blas.Backend, wname string, n int, cfg
 		}
 		row.Runs++
 		secs, its, gaps = append(secs, s), append(its, float64(res.Iterations)), append(gaps, gap)
-		if !slices.Contains(statuses, string(res.Status)) {
-			statuses = append(statuses, string(res.Status))
+		if !slices.Contains(statuses, res.Status.String()) {
+			statuses = append(statuses, res.Status.String())
 		}
 		if peak > row.PeakRSS {
 			row.PeakRSS, row.BaselineRSS = peak, probe.Baseline

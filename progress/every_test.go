@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/batch"
-	"github.com/dpsolve/dpsolve/mechanism/functional/experiment"
+	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	_ "github.com/dpsolve/dpsolve/mechanism/marginals" // registers the marginals template
 	"github.com/dpsolve/dpsolve/mechanism/plan"

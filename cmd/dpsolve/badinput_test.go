@@ -1,6 +1,7 @@
 package main
 
-// The bad-input suite: every row of issue 18's table, run as a user runs
+// The bad-input suite: every bad command line and file reported against
+// dpsolve, run as a user runs
 // it (a subprocess of the built binary, in a fresh directory), asserting the
 // exit status, the message, the files left on disk, that every input file
 // is unchanged, and that no Go runtime text (panic, stack dump) appears.
@@ -182,7 +183,7 @@ func TestBadInputSuite(t *testing.T) {
 		{name: "wdiscrete covers", args: []string{"solve", "--workload", "wdiscrete:m=200", "--n", "256", "--quiet", "--max-iter", "1", "--out-w", "W.npy"}, code: 0, stdout: []string{"redrawn="}, not: []string{"drop it"}, exist: []string{"W.npy"}},
 		// Mechanism mismatch. Identity's Laplace RMSE on prefix at ε = 1 has
 		// the closed form √(2·Σᵢ(i+1)/n) = √(n+1) = 16.03 for n = 256; 26.6
-		// is the Gaussian-optimized strategy's, as reproduced in issue 18.
+		// is the Gaussian-optimized strategy's, as dpsolve compare reports it.
 		{name: "answer laplace with gaussian strategy", args: []string{"answer", "--strategy", "A.npy", "--data", "x.npy", "--workload", "prefix", "--mechanism", "laplace", "--eps", "1", "--out", "o.npy", "--insecure-seed", "1"}, code: 0, stderr: []string{"warning: under Laplace noise this strategy's expected RMSE is 26.6", "Identity's is 16.03"}, exist: []string{"o.npy"}},
 		{name: "run laplace picks identity", args: run1("--mechanism", "laplace", "--eps", "1", "--out", "o.npy"), code: 0, stderr: []string{"releasing with Identity"}, exist: []string{"o.npy"}},
 		{name: "compare laplace reference", args: []string{"compare", "--workload", "prefix", "--n", "64", "--mechanism", "laplace", "--quiet", "--strategies", "identity,wavelet,optimized"}, code: 0, stdout: []string{"× best ε-DP"}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/bench"
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -84,11 +85,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.from != "" {
 		return rerenderBench(f, stdout)
 	}
-	workloads, err := parseWorkloads(f.workloads)
+	ns, err := parseInts("n", f.ns)
 	if err != nil {
 		return err
 	}
-	ns, err := parseInts("n", f.ns)
+	workloads, err := parseWorkloads(f.workloads, ns)
 	if err != nil {
 		return err
 	}
@@ -128,12 +129,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var solvers []bench.Solver
 	for _, m := range methods {
-		switch newton.Method(m) {
-		case newton.MethodNewton, newton.MethodYuan2016:
-			solvers = append(solvers, bench.Newton{Method: newton.Method(m)})
-		default:
+		nm, err := newton.ParseMethod(m)
+		if err != nil {
 			return usageErrorf("unknown method %q (want newton or yuan2016)", m)
 		}
+		solvers = append(solvers, bench.Newton{Method: nm})
 	}
 	if f.compare && len(solvers) == 0 && !f.peers {
 		return usageErrorf("--methods is empty and --peers is off: nothing to compare")
@@ -370,7 +370,9 @@ func parseInts(name, s string) ([]int, error) {
 	return out, nil
 }
 
-func parseWorkloads(s string) ([]string, error) {
+// parseWorkloads splits and expands the --workload list and checks that
+// every workload builds at every size of the comparison.
+func parseWorkloads(s string, ns []int) ([]string, error) {
 	list, err := splitList("workload", s)
 	if err != nil {
 		return nil, err
@@ -380,8 +382,10 @@ func parseWorkloads(s string) ([]string, error) {
 		return nil, usageErrorf("--workload is empty")
 	}
 	for _, w := range ws {
-		if _, err := bench.ParseWorkload(w, 1024); err != nil {
-			return nil, usageErrorf("--workload: %v", err)
+		for _, n := range ns {
+			if _, err := workload.Parse(w, n); err != nil {
+				return nil, usageErrorf("--workload: %v", err)
+			}
 		}
 	}
 	return ws, nil

@@ -236,8 +236,8 @@ func TestCorpusSDPA(t *testing.T) {
 	}
 }
 
-// TestCorpusWorkloadStrings: the workload strings and dims of issue 18's
-// table and their neighbours through dpsolve solve. In-process, ParseShape
+// TestCorpusWorkloadStrings: the workload strings and dims of the bad-input
+// suite (badinput_test.go) and their neighbours through dpsolve solve. In-process, ParseShape
 // (which builds nothing) and, where the workload is small, Parse must
 // accept or fail with ErrInput; the CLI must agree.
 func TestCorpusWorkloadStrings(t *testing.T) {

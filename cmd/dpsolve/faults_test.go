@@ -258,7 +258,7 @@ func TestFaultInterruptRun(t *testing.T) {
 }
 
 // TestFaultInterruptSolve: SIGINT during solve exits 130, quickly, with no
-// --out-a (issue 18: it exited 0 and wrote A 8-20 s later).
+// --out-a (a regression test: it once exited 0 and wrote A 8-20 s later).
 func TestFaultInterruptSolve(t *testing.T) {
 	dir := faultFixture(t, 8)
 	s := startBin(t, dir, "solve", "--workload", "prefix", "--n", "1024", "--out-a", "A.npy")

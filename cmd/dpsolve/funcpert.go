@@ -10,14 +10,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpsolve/dpsolve/mechanism/functional/experiment"
+	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
 )
 
 func init() {
 	register(&command{
 		name:    "funcpert",
-		summary: "privacy–accuracy experiment of functional perturbation for distributed optimization (seed 003)",
+		summary: "privacy–accuracy experiment of functional perturbation for distributed optimization (Nozari et al. 2018)",
 		run:     runFuncpert,
 	})
 }

@@ -64,3 +64,17 @@ const AllRangeN64 = 11024.38150344
 // upper (primal) end lies 3e-8 relative below the optimum: the interval was
 // rounded, not certified, at that accuracy; tests use this constant.
 const AllRangeN256 = 276929.3084413
+
+// Marginals3Way4x5 is the optimum for all ten 3-way marginals over five
+// attributes of size 4 (n = 1024 cells, unit weights): min tr(V X⁻¹) over
+// diag(X) = 1, which for marginal workloads equals the SVD bound
+// (tr V^{1/2})²/n (ResidualPlanner, Xiao, Kifer et al., NeurIPS 2023).
+//
+// Provenance: the closed form. In the basis of per-attribute total and
+// residual directions V is diagonal; the residual directions on an
+// attribute set T (3^|T| of them for each of the C(5,|T|) sets) have
+// eigenvalue 4²·C(5−|T|, 3−|T|) for |T| ≤ 3, so
+// tr V^{1/2} = Σ_{t=0}^{3} C(5,t)·3^t·4·√C(5−t, 3−t) = 4√10 + 60√6 +
+// 360√3 + 1080, and the optimum is its square over 1024, to 15 significant
+// digits. This package's test evaluates that sum.
+const Marginals3Way4x5 = 3389.99336813103

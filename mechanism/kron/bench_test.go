@@ -29,7 +29,7 @@ func peakRSS() float64 {
 	return 0
 }
 
-// BenchmarkLeastSquares270M is issue 17's target: Kronecker least squares
+// BenchmarkLeastSquares270M measures Kronecker least squares
 // x̂ = (⊗Aᵢ⁺)y on a 64×64×64×64×16 = 2.68·10⁸-cell histogram (2.15 GB a
 // vector) in ≤ 10 s with peak memory ≤ 4 vectors. It allocates ~4.3 GB, so
 // it runs only with DPSOLVE_KRON_BIG=1 (the development machine is shared):

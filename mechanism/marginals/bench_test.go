@@ -30,7 +30,8 @@ func benchPlan(b *testing.B, sizes []int, k int, obj Objective) {
 }
 
 // BenchmarkPlanAdult plans all 0…3-way marginals over the 14 Adult
-// attributes (6.4·10¹⁷ cells; issue 16 asks ≤ 10 ms for the sum plan).
+// attributes (6.4·10¹⁷ cells; the goal is ≤ 10 ms for the sum plan, see
+// docs/marginals.md).
 func BenchmarkPlanAdult(b *testing.B) {
 	for _, obj := range []Objective{Sum, Max} {
 		b.Run(string(obj), func(b *testing.B) { benchPlan(b, adultSizes, 3, obj) })
@@ -38,7 +39,8 @@ func BenchmarkPlanAdult(b *testing.B) {
 }
 
 // BenchmarkPlanBinary plans all 0…3-way marginals over n binary attributes
-// (n = 100: 166,751 residual subsets; issue 16 asks ≤ 1 s).
+// (n = 100: 166,751 residual subsets; the goal is ≤ 1 s, see
+// docs/marginals.md).
 func BenchmarkPlanBinary(b *testing.B) {
 	for _, n := range []int{10, 30, 100} {
 		sizes := make([]int, n)
@@ -51,7 +53,8 @@ func BenchmarkPlanBinary(b *testing.B) {
 
 // BenchmarkMeasureReconstructAdult measures (seeded discrete Gaussian) and
 // reconstructs all ≤2-way marginals of the 14 Adult attributes from their
-// tables: the planning-independent part of issue 17's Adult release.
+// tables: the planning-independent part of the Adult release of
+// docs/releasing.md.
 func BenchmarkMeasureReconstructAdult(b *testing.B) {
 	sets, _ := UpTo(len(adultSizes), 2)
 	p, err := NewPlan(adultSizes, Weighted(sets, 1), Sum, nil)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // ConsistencyOptions configures MakeConsistent.
@@ -27,11 +29,14 @@ type Consistency struct {
 	// Metric names the metric of the projections.
 	Metric string `json:"metric,omitempty"`
 	// Tolerance and MaxIterations are the stopping rule; Iterations the
-	// sweeps run and Converged whether the tolerance was met.
-	Tolerance     float64 `json:"tolerance,omitempty"`
-	MaxIterations int     `json:"max_iterations,omitempty"`
-	Iterations    int     `json:"iterations"`
-	Converged     bool    `json:"converged"`
+	// sweeps run and Status whether the tolerance was met
+	// (status.Converged) or MaxIterations ran first
+	// (status.IterationLimit). JSON carries it as the boolean "converged"
+	// (see MarshalJSON).
+	Tolerance     float64       `json:"tolerance,omitempty"`
+	MaxIterations int           `json:"max_iterations,omitempty"`
+	Iterations    int           `json:"iterations"`
+	Status        status.Status `json:"-"`
 	// LeastSquaresTotal is the grand total of the least-squares tables
 	// (θ̂_∅, every input table's total): with NonNegative every output
 	// table keeps it (max(·, 0)), with Integer its rounding.
@@ -110,14 +115,14 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 		}
 		rep[i] = j
 	}
-	c := &Consistency{Tables: len(tabs), Converged: true, LeastSquaresTotal: meanTotal(tabs)}
+	c := &Consistency{Tables: len(tabs), Status: status.Converged, LeastSquaresTotal: meanTotal(tabs)}
 	var steps []string
 	if opt.NonNegative {
 		target := math.Max(c.LeastSquaresTotal, 0)
 		if opt.Tol == 0 {
 			opt.Tol = 1e-9 * scale
 		}
-		c.Tolerance, c.MaxIterations, c.Converged = opt.Tol, opt.MaxIter, false
+		c.Tolerance, c.MaxIterations, c.Status = opt.Tol, opt.MaxIter, status.IterationLimit
 		c.Metric = "sum over tables of squared cell differences divided by the table's cell variance"
 		steps = append(steps, "Dykstra projection onto consistent non-negative tables with the least-squares grand total")
 		x := tabs
@@ -150,7 +155,7 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 			}
 			x = next
 			if neg <= opt.Tol && moved <= opt.Tol {
-				c.Converged = true
+				c.Status = status.Converged
 				break
 			}
 		}

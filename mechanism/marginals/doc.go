@@ -187,12 +187,14 @@
 // total not at all.
 //
 // Exactly consistent integer tables close to the real ones are hard to find
-// in general (the brief calls it NP-hard; for three-way tables even
-// controlled rounding has no known efficient method). With Integer, N is
-// the nearest integer to the tables' common total and every attribute's
-// one-way marginal is rounded to total N by largest remainders (floor every
-// cell, give the N − Σ⌊t⌋ units left to the largest fractional parts, or
-// take them from the smallest among cells ≥ 1 when the sum must shrink).
+// in general: controlled rounding (every cell to an adjacent integer, every
+// margin rounded too) is a network-flow problem for two-way tables, but for
+// three-way tables it need not exist and no efficient method is known.
+// With Integer, N is the nearest integer to the tables' common total and
+// every attribute's one-way marginal is rounded to total N by largest
+// remainders (floor every cell, give the N − Σ⌊t⌋ units left to the largest
+// fractional parts, or take them from the smallest among cells ≥ 1 when the
+// sum must shrink).
 // Tables on at most two attributes are then rounded to exactly those
 // margins by controlled rounding (every cell to ⌊t⌋ or ⌊t⌋ + 1, a bipartite
 // flow; where the independently rounded margins admit none, every cell

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
@@ -85,8 +86,9 @@ func checkAgainstNewton(t *testing.T, p *Plan, res *newton.Result) {
 	t.Logf("plan %.15g, newton objective %.15g, lower bound %.15g, SVD bound %.15g", p.Value, res.Objective, res.LowerBound, res.SVDBound)
 }
 
-// All 3-way marginals over 4⁵: the published optimum 3389.99336813103 (the
-// brief; given to 15 digits, so 1e-13 relative), which is also the SVD bound.
+// All 3-way marginals over 4⁵: the optimum reference.Marginals3Way4x5 of
+// ResidualPlanner's closed form (Xiao, Kifer et al., NeurIPS 2023; given to
+// 15 digits, so 1e-13 relative), which is also the SVD bound.
 func TestFourToTheFiveKnownOptimum(t *testing.T) {
 	sets, err := KWay(5, 3)
 	if err != nil {
@@ -96,11 +98,12 @@ func TestFourToTheFiveKnownOptimum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := relDiff(p.Value, 3389.99336813103); d > 1e-13 {
-		t.Errorf("optimum %.15g, want 3389.99336813103 (relative %.3g)", p.Value, d)
+	want := reference.Marginals3Way4x5
+	if d := relDiff(p.Value, want); d > 1e-13 {
+		t.Errorf("optimum %.15g, want %.15g (relative %.3g)", p.Value, want, d)
 	}
-	if d := relDiff(p.LowerBound, 3389.99336813103); d > 1e-13 {
-		t.Errorf("SVD bound %.15g, want 3389.99336813103", p.LowerBound)
+	if d := relDiff(p.LowerBound, want); d > 1e-13 {
+		t.Errorf("SVD bound %.15g, want %.15g", p.LowerBound, want)
 	}
 	if len(p.Residuals) != 1+5+10+10 {
 		t.Errorf("%d residual subsets, want 26", len(p.Residuals))

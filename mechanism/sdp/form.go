@@ -10,16 +10,17 @@ import (
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
-// Form selects which of the seed's programs to build.
+// Form selects which of the programs of Yuan et al. (KDD 2016) to build.
 type Form int
 
 const (
-	// Approx is Eq. (2) of seed 000 §1.1 (approximate DP, p = 2):
+	// Approx is Eq. (2) of Yuan et al. (KDD 2016), appendix §1.1
+	// (approximate DP, p = 2):
 	//   min tr(Y)  s.t.  diag(X) ≤ 1,  [[X, Wᵀ], [W, Y]] ⪰ 0.
 	// It is exact: its optimal value is min tr(V X⁻¹) over diag(X) ≤ 1.
 	Approx Form = iota + 1
-	// Exact is Eq. (3) of seed 000 §1.2 (exact DP, p = 1), written as the
-	// seed states it:
+	// Exact is Eq. (3) of Yuan et al. (KDD 2016), appendix §1.2 (exact DP,
+	// p = 1), written as the paper states it:
 	//   min tr(Y)  s.t.  ‖A‖₁,∞ ≤ 1,  [[X, Wᵀ], [W, Y]] ⪰ 0,  [[X, Aᵀ], [A, I]] ⪰ 0,
 	// with A square (n×n). See the package documentation: as stated it
 	// does not bound X, so its infimum is 0.
@@ -55,7 +56,7 @@ func ParseForm(s string) (Form, error) {
 	return 0, inputerr.Errorf("sdp", "unknown form %q (want approx, exact or exact-bounded)", s)
 }
 
-// Formulation is one of the seed's programs built for a workload, together
+// Formulation is one of those programs built for a workload, together
 // with the map from SDP variables back to X, Y and A.
 type Formulation struct {
 	Form    Form
@@ -131,7 +132,7 @@ func Build(f Form, w *mat.Dense) (*Formulation, error) {
 			add(fm.xVar(i, i)+1, 2, i, i, -1)
 			add(0, 2, i, i, -1)
 		}
-		p.Comment = fmt.Sprintf("dpsolve seed 000 Eq. (2), approximate DP: min tr(Y) s.t. diag(X) <= 1, [[X, W'], [W, Y]] psd; n=%d m=%d; vars X upper (row-major) then Y upper", n, m)
+		p.Comment = fmt.Sprintf("dpsolve: Yuan et al. KDD 2016 Eq. (2), approximate DP: min tr(Y) s.t. diag(X) <= 1, [[X, W'], [W, Y]] psd; n=%d m=%d; vars X upper (row-major) then Y upper", n, m)
 		fm.Problem = p
 		return fm, nil
 	}
@@ -187,7 +188,7 @@ func Build(f Form, w *mat.Dense) (*Formulation, error) {
 	if f == ExactBounded {
 		extra = ", diag(X) <= 1"
 	}
-	p.Comment = fmt.Sprintf("dpsolve seed 000 Eq. (3), exact DP relaxation: min tr(Y) s.t. ||A||_{1,inf} <= 1%s, [[X, W'], [W, Y]] psd, [[X, A'], [A, I]] psd; n=%d m=%d; vars X upper, Y upper, A row-major, T=|A| bound row-major", extra, n, m)
+	p.Comment = fmt.Sprintf("dpsolve: Yuan et al. KDD 2016 Eq. (3), exact DP relaxation: min tr(Y) s.t. ||A||_{1,inf} <= 1%s, [[X, W'], [W, Y]] psd, [[X, A'], [A, I]] psd; n=%d m=%d; vars X upper, Y upper, A row-major, T=|A| bound row-major", extra, n, m)
 	fm.Problem = p
 	return fm, nil
 }

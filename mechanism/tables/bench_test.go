@@ -18,10 +18,10 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
-// BenchmarkAdultTwoWayRelease is issue 17's target: all 91 two-way
-// marginals of the 14 Adult attributes (6.4·10¹⁷ cells, 148,137 answers),
+// BenchmarkAdultTwoWayRelease measures the release of docs/releasing.md:
+// all 91 two-way marginals of the 14 Adult attributes (6.4·10¹⁷ cells, 148,137 answers),
 // released from the CSV — plan, read the tables, measure with secure
-// noise, reconstruct, write answers.csv (to io.Discard) — in ≤ 2 s.
+// noise, reconstruct, write answers.csv (to io.Discard); the goal is ≤ 2 s.
 func BenchmarkAdultTwoWayRelease(b *testing.B) {
 	dir := adultDir(b)
 	dom, err := os.ReadFile(filepath.Join(dir, "domain.json"))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // Estimator describes the post-processing estimator of a release
@@ -23,12 +25,16 @@ type Estimator struct {
 	// ReleasedTotal is the grand total every released table keeps:
 	// max(LeastSquaresTotal, 0) with NonNegative, rounded with Integer.
 	ReleasedTotal float64 `json:"released_total"`
-	// Iterations, Converged and Step describe the iterative part
-	// (histogram plans: FISTA's iterations and the last step's largest
-	// cell change, in counts; marginals plans: Dykstra's sweeps).
-	Iterations int     `json:"iterations"`
-	Converged  bool    `json:"converged"`
-	Step       float64 `json:"last_step,omitempty"`
+	// Iterations, Status and Step describe the iterative part (histogram
+	// plans: FISTA's iterations and the last step's largest cell change,
+	// in counts; marginals plans: Dykstra's sweeps): Status is
+	// status.Converged when the tolerance was met, status.IterationLimit
+	// when the cap stopped it first (the tables are then still
+	// non-negative, consistent and of the released total, only farther
+	// from the optimum).
+	Iterations int           `json:"iterations"`
+	Status     status.Status `json:"status"`
+	Step       float64       `json:"last_step,omitempty"`
 	// MaxInconsistency is, after integer rounding, the largest |difference|
 	// between two released tables on a sub-marginal they share (0: exactly
 	// consistent).

@@ -304,7 +304,7 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 	}
 	if pp.Any() {
 		e := &Estimator{LeastSquaresTotal: cons.LeastSquaresTotal, LeastSquaresTotalStd: totalStd,
-			Iterations: cons.Iterations, Converged: cons.Converged, ReleasedTotal: cons.LeastSquaresTotal}
+			Iterations: cons.Iterations, Status: cons.Status, ReleasedTotal: cons.LeastSquaresTotal}
 		e.Method, e.Objective, e.Bias = marginalsMethod(pp)
 		if pp.NonNegative {
 			e.ReleasedTotal = math.Max(e.ReleasedTotal, 0)

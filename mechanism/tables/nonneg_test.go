@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // simplexByBisection is an independent reference for projectSimplex: τ
@@ -300,7 +301,7 @@ func TestNonNegativeReleaseTotalsConsistencyBias(t *testing.T) {
 			require.NoError(t, err)
 			e := res.Estimator
 			require.NotNil(t, e)
-			require.True(t, e.Converged)
+			require.Equal(t, status.Converged, e.Status)
 			ac, b := res.Answers[0][:6], res.Answers[0][6:10]
 			for _, v := range res.Answers[0] {
 				require.GreaterOrEqual(t, v, 0.0)

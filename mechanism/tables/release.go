@@ -9,6 +9,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // z95 is the two-sided 95% standard normal quantile Φ⁻¹(0.975), for the
@@ -342,7 +343,7 @@ func (r *Release) answerPart(answers [][]float64, k int, x []float64) error {
 // all the measurements by nnls; with Integer that histogram (or each
 // part's least-squares one) rounded by cumulativeRound.
 func (r *Release) postProcessHistogram(ctx context.Context, h *histogramLS, res *Result, pp PostProcess) (*Result, error) {
-	e := &Estimator{LeastSquaresTotal: h.total, LeastSquaresTotalStd: h.totalStd, Converged: true}
+	e := &Estimator{LeastSquaresTotal: h.total, LeastSquaresTotalStd: h.totalStd, Status: status.Converged}
 	e.Method, e.Objective, e.Bias = histogramMethod(pp)
 	ls := res.Answers
 	res.Answers = make([][]float64, len(ls))
@@ -351,7 +352,10 @@ func (r *Release) postProcessHistogram(ctx context.Context, h *histogramLS, res 
 		if err != nil {
 			return nil, err
 		}
-		e.Iterations, e.Converged, e.Step = nr.iterations, nr.converged, nr.step
+		e.Iterations, e.Step = nr.iterations, nr.step
+		if !nr.converged {
+			e.Status = status.IterationLimit
+		}
 		e.ReleasedTotal = math.Max(h.total, 0)
 		for k := range h.a {
 			if pp.Integer {

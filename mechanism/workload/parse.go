@@ -18,10 +18,16 @@ import (
 //	                                           number of attributes if fewer); n is Π dims, and a
 //	                                           positive n argument must agree with it
 //
-// The seed defaults to 1. Unknown names or keys, missing or malformed values
-// are errors.
+// The seed defaults to 1. Parameters may also be separated by ';' (so that
+// a spec fits in a comma-separated list, as dpsolve bench's --workload), and
+// a value may be relative to n: "n", "Kn" or "n/K" for a positive integer K
+// (n/K rounded down, at least 1), e.g. wrelated:m=2n;s=n/8. marginals
+// without dims at a given n take attributes of size 4 (at most five, the
+// first one larger when n is not a power of 4) whose product is n, e.g.
+// marginals:k=3 at n = 1024 is marginals:dims=4x4x4x4x4,k=3. Unknown names
+// or keys, missing or malformed values are errors.
 func Parse(spec string, n int) (Workload, error) {
-	name, kv, err := splitSpec(spec)
+	name, kv, err := splitSpec(spec, n)
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +73,9 @@ func Parse(spec string, n int) (Workload, error) {
 		}
 		w, err = NewWRelated(n, m, s, seed)
 	case "marginals", "marginal":
-		ds, ok := kv["dims"]
-		if !ok {
-			return nil, inputerr.Errorf("workload", "%q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
+		ds, err := marginalDimsFor(spec, kv, n)
+		if err != nil {
+			return nil, err
 		}
 		dims, err1 := ParseDims(ds)
 		if err1 != nil {

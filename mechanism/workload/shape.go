@@ -1,6 +1,9 @@
 package workload
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
@@ -25,7 +28,7 @@ type Shape struct {
 // workload. It rejects what Parse rejects about the syntax; sizes it only
 // measures.
 func ParseShape(spec string, n int) (Shape, error) {
-	name, kv, err := splitSpec(spec)
+	name, kv, err := splitSpec(spec, n)
 	if err != nil {
 		return Shape{}, err
 	}
@@ -73,9 +76,9 @@ func ParseShape(spec string, n int) (Shape, error) {
 		// formed.
 		sh.M, sh.GenBytes = float64(m), 8*float64(s)*(float64(m)+nf)
 	case "marginals", "marginal":
-		ds, ok := kv["dims"]
-		if !ok {
-			return Shape{}, inputerr.Errorf("workload", "%q needs dims=, e.g. marginals:dims=8x8x16,k=2", spec)
+		ds, err := marginalDimsFor(spec, kv, n)
+		if err != nil {
+			return Shape{}, err
 		}
 		dims, err := ParseDims(ds)
 		if err != nil {
@@ -111,9 +114,10 @@ func marginalQueries(dims []int, k int) float64 {
 }
 
 // splitSpec splits "name:key=value,…" into the lower-cased name and its
-// parameters. Empty fields, missing "=", empty keys, repeated keys and a ':'
-// with nothing after it are errors (wrapping ErrInput).
-func splitSpec(spec string) (string, map[string]string, error) {
+// parameters; ';' separates parameters as ',' does (so that a spec fits in
+// a comma-separated list), and the values "n", "Kn" and "n/K" (K a
+// positive integer) are resolved against the domain size n (see Parse).
+func splitSpec(spec string, n int) (string, map[string]string, error) {
 	name, rest, colon := strings.Cut(strings.TrimSpace(spec), ":")
 	name = strings.ToLower(strings.TrimSpace(name))
 	kv := map[string]string{}
@@ -121,7 +125,7 @@ func splitSpec(spec string) (string, map[string]string, error) {
 		return "", nil, inputerr.Errorf("workload", "empty parameter list after ':' in %q", spec)
 	}
 	if colon {
-		for _, f := range strings.Split(rest, ",") {
+		for _, f := range strings.Split(strings.ReplaceAll(rest, ";", ","), ",") {
 			k, v, ok := strings.Cut(f, "=")
 			k = strings.ToLower(strings.TrimSpace(k))
 			if !ok || k == "" {
@@ -133,8 +137,68 @@ func splitSpec(spec string) (string, map[string]string, error) {
 			if strings.TrimSpace(v) == "" {
 				return "", nil, inputerr.Errorf("workload", "parameter %q has an empty value in %q", k, spec)
 			}
-			kv[k] = strings.TrimSpace(v)
+			r, err := relativeToN(strings.TrimSpace(v), n)
+			if err != nil {
+				return "", nil, inputerr.Errorf("workload", "parameter %s=%s in %q: %v", k, v, spec, err)
+			}
+			kv[k] = r
 		}
 	}
 	return name, kv, nil
+}
+
+// relativeToN resolves the values "n", "Kn" and "n/K" (K a positive
+// integer; n/K rounds down, at least 1) against n; other values are
+// returned unchanged. A relative value needs n > 0.
+func relativeToN(v string, n int) (string, error) {
+	var k int
+	var err error
+	switch {
+	case v == "n":
+		k = 1
+	case strings.HasPrefix(v, "n/"):
+		if k, err = strconv.Atoi(v[2:]); err != nil || k <= 0 {
+			return "", fmt.Errorf("the divisor in %q must be a positive integer", v)
+		}
+	case strings.HasSuffix(v, "n"):
+		if k, err = strconv.Atoi(v[:len(v)-1]); err != nil || k <= 0 || v[0] == '+' {
+			return v, nil // not a multiple of n: the parameter's own check reports it
+		}
+	default:
+		return v, nil
+	}
+	if n <= 0 {
+		return "", fmt.Errorf("%q is relative to the domain size, but none was given", v)
+	}
+	if strings.HasPrefix(v, "n/") {
+		return strconv.Itoa(max(1, n/k)), nil
+	}
+	if k > math.MaxInt32/max(n, 1) {
+		return "", fmt.Errorf("%q is too large at n = %d", v, n)
+	}
+	return strconv.Itoa(k * n), nil
+}
+
+// marginalDimsFor returns the dims of a marginals spec: its dims= value,
+// or, when it has none and n > 0, attributes of size 4 (at most five, the
+// first one larger when n is not a power of 4) whose product is n.
+func marginalDimsFor(spec string, kv map[string]string, n int) (string, error) {
+	if ds, ok := kv["dims"]; ok {
+		return ds, nil
+	}
+	var dims []int
+	m := n
+	for n > 0 && m%4 == 0 && m > 1 && len(dims) < 5 {
+		dims = append(dims, 4)
+		m /= 4
+	}
+	if len(dims) < 2 {
+		return "", inputerr.Errorf("workload", "%q needs dims= (e.g. marginals:dims=8x8x16,k=2), or n = 4^a·m with a ≥ 2 to choose them, got n = %d", spec, n)
+	}
+	dims[0] *= m
+	s := make([]string, len(dims))
+	for i, d := range dims {
+		s[i] = strconv.Itoa(d)
+	}
+	return strings.Join(s, "x"), nil
 }

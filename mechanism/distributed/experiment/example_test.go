@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/dpsolve/dpsolve/mechanism/functional/experiment"
+	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
 )
 
 // A small seeded run: 15 coefficients, two privacy levels, two repetitions,

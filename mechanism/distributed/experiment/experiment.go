@@ -1,5 +1,5 @@
 // Package experiment runs the privacy–accuracy experiment of Nozari,
-// Tallapragada and Cortés (seed 003, Section VII): ten agents with private
+// Tallapragada and Cortés (IEEE TCNS 2018, Section VII): ten agents with private
 // logistic-regression objectives on D = X = [−5, 5]² release their functions
 // through the functional Laplace mechanism (package functional), post-process
 // them (truncation and projection onto S, package project), and the group
@@ -8,9 +8,14 @@
 // bound of package functional and the message-perturbation baseline
 // (package distributed).
 //
+// The package sits above both of the packages it combines: functional and
+// its basis and project subpackages never import distributed, and
+// distributed imports only the basis (for its box and polynomial
+// objectives).
+//
 // # Parameters
 //
-// The seed fixes D = X = [−5, 5]², 10 agents with 100 labelled points each,
+// The paper fixes D = X = [−5, 5]², 10 agents with 100 labelled points each,
 // λ = 0.01, the three truncations and the ε sweep; it leaves the rest open,
 // and DefaultConfig chooses: features N(0, 0.2²I) clipped to [−0.6, 0.6]² with
 // labels from a logistic model with weights (2, −1) (distributed.
@@ -26,7 +31,7 @@
 // x̃* is computed by a centralized projected-Newton solve of Σᵢ f̃ᵢ over X: it is
 // the point every convergent distributed algorithm run on the released
 // functions reaches (package distributed tests that its goroutine algorithm
-// does), so the seed, too, reports it rather than a finite run. The baseline is
+// does), so the paper, too, reports it rather than a finite run. The baseline is
 // a finite run of the message-perturbing algorithm itself.
 //
 // The baseline's algorithm parameters (step schedule s₀pᵏ) are tuned once, at
@@ -34,9 +39,9 @@
 // ε while its noise is recalibrated to each ε: the designer fixes the
 // algorithm for the privacy level it must guarantee. At ε = 10⁻² every
 // schedule that moves is drowned by its own noise, so the tuned schedule
-// hardly moves and its error stays near |x(0) − x*| for every ε — the seed's
+// hardly moves and its error stays near |x(0) − x*| for every ε — the paper's
 // observation that message perturbation is nearly insensitive to ε, and the
-// reason (Section IV of the seed): the noise must decay, so the
+// reason (Section IV of the paper): the noise must decay, so the
 // dynamics cannot be asymptotically stable and keep a bias. Retuning the
 // schedule for every ε would trade some of that bias for noise, but the
 // functional method needs no retuning at all.
@@ -118,7 +123,7 @@ type Config struct {
 	Workers int
 }
 
-// DefaultConfig is the seed's experiment: 10 agents, 100 points, λ = 0.01,
+// DefaultConfig is the paper's experiment: 10 agents, 100 points, λ = 0.01,
 // ε ∈ logspace(−2, 3, 11), 15/28/120 coefficients, 20 repetitions.
 func DefaultConfig() Config {
 	eps := make([]float64, 11)

@@ -1,0 +1,113 @@
+package vocabulary
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// root is the module root, relative to this package's directory.
+const root = "../.."
+
+// specHome is where workload specs are parsed: the built-in strings
+// (workload.Parse, ParseShape), the JSON multi-attribute specs
+// (workload.ParseSpec, LoadSpec) and the one loader (workload.Load). A
+// package that moves them (say, the multi-attribute domain into its own
+// package) adds itself here.
+var specHome = map[string]bool{"mechanism/workload": true}
+
+// specParser matches the names of exported functions and methods that
+// would read a workload spec: Parse…/Load…/Read… ending in Workload(s),
+// Spec(s), Family or Families.
+var specParser = regexp.MustCompile(`^(Parse|Load|Read)\w*(Workloads?|Specs?|Family|Families)$`)
+
+// secondDialects returns "file: Name" for every exported function or
+// method of src (a non-test Go file of package directory dir) whose name
+// says it parses workload specs, unless dir is their home.
+func secondDialects(dir, file string, src []byte) ([]string, error) {
+	if specHome[dir] {
+		return nil, nil
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if ok && fn.Name.IsExported() && specParser.MatchString(fn.Name.Name) {
+			out = append(out, filepath.ToSlash(file)+": "+fn.Name.Name)
+		}
+	}
+	return out, nil
+}
+
+// TestOneSpecDialect: no package besides specHome exports a parser of
+// workload specs. (bench.ParseWorkload was one: its n-relative values,
+// ';' separators and marginals without dims are now workload.Parse's.)
+func TestOneSpecDialect(t *testing.T) {
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		files++
+		bad, err := secondDialects(filepath.ToSlash(filepath.Dir(rel)), rel, src)
+		for _, b := range bad {
+			t.Errorf("%s parses workload specs outside %v: one spec dialect, workload.Parse / workload.Load", b, keys(specHome))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("only %d Go files under the module root: the walk is broken", files)
+	}
+}
+
+// TestSecondDialectIsCaught: the check flags the parser that used to
+// live in bench, and leaves alone the home package and unrelated names.
+func TestSecondDialectIsCaught(t *testing.T) {
+	src := []byte("package bench\n\nfunc ParseWorkload(spec string, n int) {}\nfunc LoadSpecs() {}\nfunc parseWorkload() {}\nfunc ParseDims() {}\ntype T struct{}\nfunc (T) ReadFamily() {}\n")
+	got, err := secondDialects("bench", "bench/families.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "bench/families.go: ParseWorkload,bench/families.go: LoadSpecs,bench/families.go: ReadFamily"
+	if strings.Join(got, ",") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, ","), want)
+	}
+	if got, _ := secondDialects("mechanism/workload", "mechanism/workload/spec.go", src); len(got) != 0 {
+		t.Errorf("the home package was flagged: %v", got)
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
