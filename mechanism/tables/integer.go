@@ -37,11 +37,16 @@ func restricted(p *Product) []int {
 // attributes can move by more). It returns which was done and the largest
 // inconsistency left.
 func (r *Release) integerAnswers(answers [][]float64, k int, x []float64, nonneg bool) (string, float64, error) {
+	return r.integerAnswersOf(answers, func(t int) bool { return r.owner[t] == k }, x, nonneg)
+}
+
+// integerAnswersOf is integerAnswers for the terms mine selects.
+func (r *Release) integerAnswersOf(answers [][]float64, mine func(t int) bool, x []float64, nonneg bool) (string, float64, error) {
 	index := map[string]int{}
 	var tabs []marginals.Table
 	small := true
 	for t := range r.w.Terms {
-		if r.owner[t] != k {
+		if !mine(t) {
 			continue
 		}
 		for pi := range r.w.Terms[t].Products {
@@ -69,7 +74,7 @@ func (r *Release) integerAnswers(answers [][]float64, k int, x []float64, nonneg
 	}
 	if !small {
 		cumulativeRound(x)
-		return "histogram", 0, r.answerPart(answers, k, x)
+		return "histogram", 0, r.answerTerms(answers, mine, x)
 	}
 	sizes := make([]int, len(r.w.Domain))
 	for i, a := range r.w.Domain {
@@ -87,10 +92,10 @@ func (r *Release) integerAnswers(answers [][]float64, k int, x []float64, nonneg
 		// A table had no controlled rounding to the common margins: round
 		// the histogram instead, which keeps every table consistent.
 		cumulativeRound(x)
-		return "histogram", 0, r.answerPart(answers, k, x)
+		return "histogram", 0, r.answerTerms(answers, mine, x)
 	}
 	for t := range r.w.Terms {
-		if r.owner[t] != k {
+		if !mine(t) {
 			continue
 		}
 		answers[t] = answers[t][:0]

@@ -399,3 +399,38 @@ func trueMarginal(x []float64, da, db, dc int, keep []bool) []float64 {
 	}
 	return out
 }
+
+// A union strategy's parts answer their own terms by their own least
+// squares; the non-negative estimator fits one histogram to all of them,
+// so tables answered by different parts agree: term m's {b} marginal (part
+// 1) and term p's last prefix rows (part 2) have the same total, the
+// released one.
+func TestNonNegativeUnionIsOneHistogram(t *testing.T) {
+	w := smallWorkload()
+	a1, err := kron.New(identityTotal(3), identityTotal(4), identityTotal(2))
+	require.NoError(t, err)
+	a2, err := kron.New(identityTotal(3), prefix(4), identityTotal(2))
+	require.NoError(t, err)
+	s := UnionStrategy{Parts: []UnionPart{{Weight: 0.8, A: a1, Terms: []string{"m"}}, {Weight: 0.6, A: a2, Terms: []string{"p"}}}}
+	r, err := Prepare(w, s, zcdp(0.05))
+	require.NoError(t, err)
+	x := make([]float64, 24)
+	x[3], x[10], x[17] = 4, 9, 2
+	for _, pp := range []PostProcess{{NonNegative: true}, {NonNegative: true, Integer: true}} {
+		ls, err := r.Run(context.Background(), Data{Histogram: x}, noise.NewSeededInsecure(8), nil, PostProcess{})
+		require.NoError(t, err)
+		res, err := r.Run(context.Background(), Data{Histogram: x}, noise.NewSeededInsecure(8), nil, pp)
+		require.NoError(t, err)
+		e := res.Estimator
+		lsB, lsP := sum(ls.Answers[0][6:10]), ls.Answers[1][6]+ls.Answers[1][7]
+		t.Logf("%+v: least-squares totals by part %.4g and %.4g, combined %.4g ± %.3g; released %v", pp, lsB, lsP, e.LeastSquaresTotal, e.LeastSquaresTotalStd, e.ReleasedTotal)
+		assert.NotEqual(t, lsB, lsP, "the parts' own totals differ")
+		tol := 1e-9 * math.Max(1, e.ReleasedTotal)
+		assert.InDelta(t, e.ReleasedTotal, sum(res.Answers[0][6:10]), tol)
+		assert.InDelta(t, e.ReleasedTotal, res.Answers[1][6]+res.Answers[1][7], tol)
+		assert.InDelta(t, e.ReleasedTotal, sum(res.Answers[0][:6]), tol)
+		// The combined total lies between the parts' (a weighted mean).
+		assert.GreaterOrEqual(t, e.LeastSquaresTotal, math.Min(lsB, lsP)-1e-9)
+		assert.LessOrEqual(t, e.LeastSquaresTotal, math.Max(lsB, lsP)+1e-9)
+	}
+}

@@ -324,8 +324,13 @@ func (r *Release) Run(ctx context.Context, d Data, src *noise.Sampler, beforeNoi
 
 // answerPart sets the answers of the terms part k answers to W·x.
 func (r *Release) answerPart(answers [][]float64, k int, x []float64) error {
+	return r.answerTerms(answers, func(t int) bool { return r.owner[t] == k }, x)
+}
+
+// answerTerms sets the answers of the terms mine selects to W·x.
+func (r *Release) answerTerms(answers [][]float64, mine func(t int) bool, x []float64) error {
 	for t := range r.w.Terms {
-		if r.owner[t] != k {
+		if !mine(t) {
 			continue
 		}
 		ans, err := r.answerTerm(&r.w.Terms[t], x)
@@ -357,21 +362,15 @@ func (r *Release) postProcessHistogram(ctx context.Context, h *histogramLS, res 
 			e.Status = status.IterationLimit
 		}
 		e.ReleasedTotal = math.Max(h.total, 0)
-		for k := range h.a {
-			if pp.Integer {
-				continue
-			}
-			if err := r.answerPart(res.Answers, k, nr.x); err != nil {
+		all := func(int) bool { return true }
+		if !pp.Integer {
+			if err := r.answerTerms(res.Answers, all, nr.x); err != nil {
 				return nil, err
 			}
-		}
-		if pp.Integer {
+		} else {
 			e.ReleasedTotal = math.Round(e.ReleasedTotal)
 			// One histogram for every part: round the union of their tables.
-			owner := r.owner
-			r.owner = make([]int, len(owner))
-			how, inc, err := r.integerAnswers(res.Answers, 0, nr.x, true)
-			r.owner = owner
+			how, inc, err := r.integerAnswersOf(res.Answers, all, nr.x, true)
 			if err != nil {
 				return nil, err
 			}
