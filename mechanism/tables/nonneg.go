@@ -102,6 +102,86 @@ func spectralNormSq(a *kron.Product) (float64, error) {
 	return out, nil
 }
 
+// lipschitz returns a Lipschitz constant of the gradient of ½‖A x − y‖²
+// along the feasible directions (Σd = 0): the largest eigenvalue of
+// AᵀA = ⊗Gᵢ (Gᵢ = FᵢᵀFᵢ) on 1⊥. When every Gᵢ has the constant vector
+// as an eigenvector (eigenvalue μᵢ; νᵢ its largest eigenvalue on 1⊥), the
+// eigenvectors of ⊗Gᵢ are products of those, and 1⊥ excludes exactly the
+// product of constants: the bound is max over non-empty S of
+// Π_{i∈S}νᵢ·Π_{i∉S}μᵢ. For [I; 1ᵀ]/√2 factors it is a third of ‖A‖₂² or
+// less (the step grows accordingly). Otherwise it is ‖A‖₂².
+func lipschitz(a *kron.Product) (float64, error) {
+	full, err := spectralNormSq(a)
+	if err != nil {
+		return 0, err
+	}
+	mus, nus := make([]float64, a.Len()), make([]float64, a.Len())
+	for i := 0; i < a.Len(); i++ {
+		mu, nu, ok := constantEigen(a.Factor(i))
+		if !ok {
+			return full, nil
+		}
+		mus[i], nus[i] = mu, nu
+	}
+	// Choose S: every factor where ν ≥ μ, and if none, the one with the
+	// largest ν/μ.
+	prod, best, any := 1.0, -1, false
+	for i := range mus {
+		if nus[i] >= mus[i] {
+			prod *= nus[i]
+			any = true
+		} else {
+			prod *= mus[i]
+			if best < 0 || nus[i]/mus[i] > nus[best]/mus[best] {
+				best = i
+			}
+		}
+	}
+	if !any {
+		prod *= nus[best] / mus[best]
+	}
+	return math.Min(prod, full), nil
+}
+
+// constantEigen reports whether G = FᵀF has the constant vector as an
+// eigenvector (to 1e-12 relative), with its eigenvalue μ and the largest
+// eigenvalue ν of G on 1⊥ (0 for a one-column factor).
+func constantEigen(f *mat.Dense) (mu, nu float64, ok bool) {
+	_, d := f.Dims()
+	var g mat.SymDense
+	g.SymOuterK(1, f.T())
+	g1 := make([]float64, d)
+	scale := 0.0
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			g1[i] += g.At(i, j)
+			scale = math.Max(scale, math.Abs(g.At(i, j)))
+		}
+	}
+	mu = g1[0]
+	for _, v := range g1 {
+		if math.Abs(v-mu) > 1e-12*float64(d)*scale {
+			return 0, 0, false
+		}
+	}
+	if d == 1 {
+		return mu, 0, true
+	}
+	// P G P with P = I − J/d: its spectrum is ν's on 1⊥ and 0 on 1.
+	p := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			p.SetSym(i, j, g.At(i, j)-mu/float64(d))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(p, false) {
+		return 0, 0, false
+	}
+	vals := eig.Values(nil)
+	return mu, math.Max(vals[len(vals)-1], 0), true
+}
+
 // nnls minimizes the least-squares objective of the measurements over the
 // non-negative histograms with the least-squares total,
 //
@@ -112,7 +192,8 @@ func spectralNormSq(a *kron.Product) (float64, error) {
 // (O'Donoghue & Candès 2015): each step costs one product with every A_k
 // and one with its transpose — nothing denser than the plan is formed —
 // and one projection onto the scaled simplex. The step is 1/L with L =
-// Σ_k w_k²‖A_k‖₂², the gradient's Lipschitz constant. It starts from the
+// Σ_k w_k²L_k, L_k the gradient's Lipschitz constant of part k along the
+// feasible directions (lipschitz). It starts from the
 // Euclidean projection of start onto the feasible set.
 func (h *histogramLS) nnls(ctx context.Context, start []float64, opt NNLSOptions) (*nnlsResult, error) {
 	if opt.Tol == 0 {
@@ -125,7 +206,7 @@ func (h *histogramLS) nnls(ctx context.Context, start []float64, opt NNLSOptions
 	lip := 0.0
 	at := make([]*kron.Product, len(h.a))
 	for k, a := range h.a {
-		s, err := spectralNormSq(a)
+		s, err := lipschitz(a)
 		if err != nil {
 			return nil, err
 		}
