@@ -781,6 +781,7 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 		fmt.Fprintf(stdout, "consistency    %s (%d tables, %d iterations, %s): max inconsistency %.3g, max negativity %.3g\n",
 			c.Method, c.Tables, c.Iterations, conv, c.MaxInconsistency, c.MaxNegativity)
 	}
+	printEstimators(stdout, rep)
 	if rep.Out != "" {
 		fmt.Fprintf(stdout, "answers        %s\n", filepath.Join(rep.Out, "answers.csv"))
 	}

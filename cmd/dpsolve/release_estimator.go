@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
@@ -20,6 +21,23 @@ func addEstimator(rep *tblJSON, e *tables.Estimator, parts int) {
 		return
 	}
 	rep.Estimators = append(rep.Estimators, e)
+}
+
+// printEstimators prints, for each estimator report, the released total
+// every table keeps and the least-squares total it comes from.
+func printEstimators(out io.Writer, rep *tblJSON) {
+	es := rep.Estimators
+	if rep.Estimator != nil {
+		es = []*tables.Estimator{rep.Estimator}
+	}
+	for _, e := range es {
+		biggest := 0.0
+		for _, t := range e.Tables {
+			biggest = math.Max(biggest, t.MaxChange)
+		}
+		fmt.Fprintf(out, "tables         every table sums to %.10g (least-squares total %.10g ± %.3g); largest change from least squares %.3g; %s (see estimator in release.json)\n",
+			e.ReleasedTotal, e.LeastSquaresTotal, e.LeastSquaresTotalStd, biggest, e.Method)
+	}
 }
 
 // withReleaseHelp makes release's usage print the flags followed by the
