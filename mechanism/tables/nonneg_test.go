@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -480,6 +481,41 @@ func TestLipschitzOnFeasibleDirections(t *testing.T) {
 		assert.GreaterOrEqual(t, got, want*(1-1e-9), "not an upper bound")
 		if got < full {
 			assert.InDelta(t, want, got, 1e-9*want, "the structured bound must be exact")
+		}
+	}
+}
+
+// With a product on three attributes the integer step rounds the histogram
+// itself (running sums): every table integral, non-negative, of the
+// rounded total, and exactly consistent — the {a,b} table is the 3-way
+// table summed over c.
+func TestIntegerThreeWayRoundsTheHistogram(t *testing.T) {
+	dom := []records.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
+	w := &Workload{Domain: dom, Terms: []Term{{Name: "m", Weight: 1, Products: []Product{
+		Marginal(dom, []int{0, 1, 2}), Marginal(dom, []int{0, 1}),
+	}}}}
+	r, err := Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(0.05))
+	require.NoError(t, err)
+	x := make([]float64, 24)
+	x[1], x[8], x[20] = 3, 5, 1
+	for _, pp := range []PostProcess{{Integer: true}, {NonNegative: true, Integer: true}} {
+		res, err := r.Run(context.Background(), Data{Histogram: x}, noise.NewSeededInsecure(4), nil, pp)
+		require.NoError(t, err)
+		e := res.Estimator
+		assert.Contains(t, e.Method, "cumulative rounding of the histogram")
+		require.NotNil(t, e.MaxInconsistency)
+		assert.Equal(t, 0.0, *e.MaxInconsistency)
+		abc, ab := res.Answers[0][:24], res.Answers[0][24:]
+		for _, v := range res.Answers[0] {
+			require.Equal(t, math.Round(v), v)
+			if pp.NonNegative {
+				require.GreaterOrEqual(t, v, 0.0)
+			}
+		}
+		assert.Equal(t, e.ReleasedTotal, sum(abc))
+		assert.Equal(t, e.ReleasedTotal, sum(ab))
+		for i := range ab {
+			assert.Equal(t, abc[2*i]+abc[2*i+1], ab[i], "cell %d", i)
 		}
 	}
 }
