@@ -42,31 +42,9 @@ func (r *Release) integerAnswers(answers [][]float64, k int, x []float64, nonneg
 
 // integerAnswersOf is integerAnswers for the terms mine selects.
 func (r *Release) integerAnswersOf(answers [][]float64, mine func(t int) bool, x []float64, nonneg bool) (string, float64, error) {
-	index := map[string]int{}
-	var tabs []marginals.Table
-	small := true
-	for t := range r.w.Terms {
-		if !mine(t) {
-			continue
-		}
-		for pi := range r.w.Terms[t].Products {
-			s := restricted(&r.w.Terms[t].Products[pi])
-			small = small && len(s) <= 2
-			key := fmt.Sprint(s)
-			if _, ok := index[key]; ok || !small {
-				continue
-			}
-			m, err := productOf(ptr(Marginal(r.w.Domain, s)))
-			if err != nil {
-				return "", 0, err
-			}
-			v, err := m.MulVec(x)
-			if err != nil {
-				return "", 0, err
-			}
-			index[key] = len(tabs)
-			tabs = append(tabs, marginals.Table{Attrs: s, Values: v})
-		}
+	tabs, index, small, err := r.productMarginals(mine, x)
+	if err != nil {
+		return "", 0, err
 	}
 	total := 0.0
 	for _, v := range x {
@@ -94,6 +72,48 @@ func (r *Release) integerAnswersOf(answers [][]float64, mine func(t int) bool, x
 		cumulativeRound(x)
 		return "histogram", 0, r.answerTerms(answers, mine, x)
 	}
+	return "tables", inc, r.answerFromTables(answers, mine, tabs, index)
+}
+
+// productMarginals returns the marginals of x on the distinct attribute
+// sets the selected terms' products restrict, indexed by fmt.Sprint(set),
+// and whether every set has at most two attributes (nothing is computed
+// otherwise).
+func (r *Release) productMarginals(mine func(t int) bool, x []float64) ([]marginals.Table, map[string]int, bool, error) {
+	index := map[string]int{}
+	var tabs []marginals.Table
+	for t := range r.w.Terms {
+		if !mine(t) {
+			continue
+		}
+		for pi := range r.w.Terms[t].Products {
+			s := restricted(&r.w.Terms[t].Products[pi])
+			if len(s) > 2 {
+				return nil, nil, false, nil
+			}
+			key := fmt.Sprint(s)
+			if _, ok := index[key]; ok {
+				continue
+			}
+			mp := Marginal(r.w.Domain, s)
+			m, err := productOf(&mp)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			v, err := m.MulVec(x)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			index[key] = len(tabs)
+			tabs = append(tabs, marginals.Table{Attrs: s, Values: v})
+		}
+	}
+	return tabs, index, true, nil
+}
+
+// answerFromTables answers every selected product by applying its blocks
+// on the attributes it restricts to its (rounded) marginal.
+func (r *Release) answerFromTables(answers [][]float64, mine func(t int) bool, tabs []marginals.Table, index map[string]int) error {
 	for t := range r.w.Terms {
 		if !mine(t) {
 			continue
@@ -113,16 +133,14 @@ func (r *Release) integerAnswersOf(answers [][]float64, mine func(t int) bool, x
 			}
 			b, err := kron.New(bs...)
 			if err != nil {
-				return "", 0, err
+				return err
 			}
 			ans, err := b.MulVec(tab)
 			if err != nil {
-				return "", 0, err
+				return err
 			}
 			answers[t] = append(answers[t], ans...)
 		}
 	}
-	return "tables", inc, nil
+	return nil
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -303,19 +303,28 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 		}
 	}
 	if pp.Any() {
-		e := &Estimator{LeastSquaresTotal: cons.LeastSquaresTotal, LeastSquaresTotalStd: totalStd,
-			Iterations: cons.Iterations, Status: cons.Status, ReleasedTotal: cons.LeastSquaresTotal}
-		e.Method, e.Objective, e.Bias = marginalsMethod(pp)
-		if pp.NonNegative {
-			e.ReleasedTotal = math.Max(e.ReleasedTotal, 0)
-		}
-		if pp.Integer {
-			e.ReleasedTotal = cons.GrandTotal
-		}
-		e.Tables = r.w.tableChanges(res.Answers, ls)
-		res.Estimator = e
+		res.Estimator = r.marginalsEstimator(pp, cons, totalStd, res.Answers, ls)
 	}
 	return res, nil
+}
+
+// marginalsEstimator reports the marginals plans' estimator from the
+// consistency step's report, the least-squares total's stddev and the
+// released and least-squares answers.
+func (r *Release) marginalsEstimator(pp PostProcess, cons *Consistency, totalStd float64, ans, ls [][]float64) *Estimator {
+	e := &Estimator{LeastSquaresTotal: cons.LeastSquaresTotal, LeastSquaresTotalStd: totalStd,
+		Iterations: cons.Iterations, Status: cons.Status, ReleasedTotal: cons.LeastSquaresTotal}
+	e.Method, e.Objective, e.Bias = marginalsMethod(pp)
+	if pp.NonNegative {
+		e.ReleasedTotal = math.Max(e.ReleasedTotal, 0)
+	}
+	if pp.Integer {
+		e.ReleasedTotal = cons.GrandTotal
+		inc := cons.MaxInconsistency
+		e.MaxInconsistency = &inc
+	}
+	e.Tables = r.w.tableChanges(ans, ls)
+	return e
 }
 
 // estimatesBySet maps the plan's set indices to their estimates (nil for
