@@ -2,7 +2,7 @@ package newton
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"math"
 	"time"
 
@@ -85,6 +85,7 @@ func solveWith(ctx context.Context, st *newtonState, V *mat.SymDense, o Options)
 	if err := checkGram(V); err != nil {
 		return nil, err
 	}
+	defer blas.Reserve(o.Threads)() // Options.Threads: the kernel threads this solve may use
 	if o.Start != nil && o.Start.SymmetricDim() != V.SymmetricDim() {
 		return nil, inputErrorf("start must be %d×%d like V, got %d×%d", V.SymmetricDim(), V.SymmetricDim(), o.Start.SymmetricDim(), o.Start.SymmetricDim())
 	}
@@ -132,7 +133,7 @@ func newMethod(st *newtonState, V *mat.SymDense, o Options, start time.Time, res
 }
 
 // errSpectrum reports a failed eigendecomposition of V.
-var errSpectrum = fmt.Errorf("newton: eigendecomposition of V failed to converge")
+var errSpectrum = errors.New("newton: eigendecomposition of V failed to converge")
 
 // spectrum is V's eigendecomposition as the methods need it: the
 // eigenvalues of V/s (s = mean(diag V)), with their eigenvectors in the

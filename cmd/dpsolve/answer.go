@@ -302,6 +302,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	f.register(fs)
 	strategyPath := fs.String("strategy", "", "strategy matrix A (p×n), .npy or .csv (required), e.g. from dpsolve solve --out-a")
 	outW := registerOutW(fs)
+	fs.Bool("quiet", false, "no progress on stderr (answer prints none; warnings and the release line remain)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -85,6 +85,7 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	msgRounds := fs.Int("message-rounds", def.Message.Rounds, "rounds of the message-perturbation baseline (0: skip it)")
 	workers := fs.Int("workers", 0, "goroutines running repetitions (0: GOMAXPROCS)")
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -155,12 +156,14 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
-		len(cfg.Eps), *epsMin, *epsMax, *coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
+	if !*quiet {
+		fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
+			len(cfg.Eps), *epsMin, *epsMax, *coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
+	}
 	if err := checkOutputs(nil, fileOut("--out", *out), fileOut("--plot", *plotPath)); err != nil {
 		return err
 	}
-	res, err := experiment.Run(ctx, cfg, progressTo(stderr, "funcpert", false))
+	res, err := experiment.Run(ctx, cfg, progressTo(stderr, "funcpert", *quiet))
 	if err == nil && ctx.Err() != nil {
 		err = errCancelled(ctx) // an interrupted experiment writes nothing
 	}

@@ -29,7 +29,7 @@ func init() {
 // planJSON is the machine-readable output of dpsolve plan.
 type planJSON struct {
 	Spec             string          `json:"spec"`
-	Cells            int             `json:"cells"`
+	Cells            json.Number     `json:"cells"` // exact, however large
 	Queries          int             `json:"queries"`
 	Template         string          `json:"template"`
 	Privacy          string          `json:"privacy"`
@@ -97,7 +97,7 @@ type strategyFile struct {
 	Template      string               `json:"template"`
 	Privacy       string               `json:"privacy"`
 	ExpectedError float64              `json:"expected_error"`
-	Cells         int                  `json:"cells"`
+	Cells         json.Number          `json:"cells"`
 	Domain        []workload.Attribute `json:"domain"`
 	Factors       []factorFile         `json:"factors,omitempty"`
 	Parts         []partFile           `json:"parts,omitempty"`
@@ -170,8 +170,8 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	opt := plan.Options{Privacy: plan.Privacy(*privacy), Progress: progressTo(stderr, "plan", *quiet)}
 	if !*quiet {
-		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %d cells, %d terms, %d queries; template %s, privacy %s\n",
-			*specPath, len(w.Attributes()), w.Cells(), len(w.Terms()), w.Queries(), *template, *privacy)
+		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %s cells, %d terms, %d queries; template %s, privacy %s\n",
+			*specPath, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), *template, *privacy)
 	}
 	var res *plan.Result
 	if *template == marginals.TemplateName && mobj != marginals.Sum {
@@ -194,7 +194,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	out := planJSON{
-		Spec: *specPath, Cells: w.Cells(), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
+		Spec: *specPath, Cells: json.Number(w.CellCount().String()), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
 		Objective: res.Objective, LowerBound: maybe(res.LowerBound), LowerBoundSource: res.LowerBoundSource,
 		DenseObjective: maybe(res.DenseObjective), AboveDense: maybe(res.AboveDense),
 		Sweeps: res.Sweeps, Status: res.Status.String(), Regularization: res.Regularization, Seconds: res.Seconds, Out: *outDir,
@@ -224,7 +224,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(stdout, "spec          %s: %d cells, %d queries in %d terms\n", *specPath, w.Cells(), w.Queries(), len(w.Terms()))
+	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", *specPath, bigCount(w.CellCount()), w.Queries(), len(w.Terms()))
 	fmt.Fprintf(stdout, "template      %s (%s), %s", res.Template, *privacy, res.Status)
 	if res.Sweeps > 0 {
 		fmt.Fprintf(stdout, " after %d sweeps", res.Sweeps)
@@ -313,7 +313,7 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 		}
 	}()
 	s := res.Strategy
-	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: w.Cells(), Domain: w.Attributes()}
+	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: json.Number(w.CellCount().String()), Domain: w.Attributes()}
 	used := map[string]bool{}
 	writeFactors := func(prefix string, fs []plan.Factor) ([]factorFile, error) {
 		var out []factorFile

@@ -262,7 +262,11 @@ func TestReleaseMarginalsOnHistogram(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", gplan, "--eps", "1", "--out", filepath.Join(dir, "o3"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "this marginals plan adds Gaussian noise")
+	// Refused before planning, naming both models and the right command
+	// (before: mechanism/tables' own refusal, "this marginals plan adds
+	// Gaussian noise", after the plan was read).
+	assert.Contains(t, stderr, "was planned for --privacy gaussian, but a pure ε-DP budget")
+	assert.Contains(t, stderr, "--template marginals --privacy pure --out NEWPLAN")
 	assert.NoDirExists(t, filepath.Join(dir, "o3"))
 }
 
@@ -315,7 +319,7 @@ func TestReleasePureMarginals(t *testing.T) {
 	assert.Equal(t, string(a1), string(a2), "the plan file and the in-process plan release the same answers")
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", planDir, "--rho", "1", "--out", filepath.Join(dir, "o3"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "pure epsilon-DP")
+	assert.Contains(t, stderr, "was planned for --privacy pure, but a ρ-zCDP budget (--rho) needs a plan for --privacy gaussian")
 	out4 := filepath.Join(dir, "out4")
 	code, stdout, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", planDir, "--eps", "0.05", "--out", out4, "--insecure-seed", "4", "--nonnegative", "--integer", "--json")
 	require.Equal(t, 0, code, stderr)
@@ -412,7 +416,7 @@ func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	code, _, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--plan", planDir, "--rho", "1", "--out", out)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "needs about 1.5 TiB")
+	assert.Contains(t, stderr, "needs at least 1.5 TiB") // from the spec, before the plan is read
 	assert.Contains(t, stderr, "is available")
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err))
@@ -501,7 +505,7 @@ func TestWriteReleaseDirCancelledLeavesNothing(t *testing.T) {
 	cancel()
 	w := &tables.Workload{Domain: []records.Attribute{{Name: "a", Size: 1}}, Terms: []tables.Term{{Name: "t", Weight: 1,
 		Products: []tables.Product{tables.Marginal([]records.Attribute{{Name: "a", Size: 1}}, []int{0})}}}}
-	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{})
+	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{}, &commitGate{})
 	assert.ErrorIs(t, err, context.Canceled)
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries, "neither the output nor a temporary directory remains")

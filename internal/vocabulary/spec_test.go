@@ -20,7 +20,11 @@ const root = "../.."
 // (workload.ParseSpec, LoadSpec) and the one loader (workload.Load). A
 // package that moves them (say, the multi-attribute domain into its own
 // package) adds itself here.
-var specHome = map[string]bool{"mechanism/workload": true}
+//
+// mechanism/mf holds the other family: training workloads indexed by step
+// (prefix sums of gradients, momentum:β with learning-rate cooldowns) that
+// DP matrix factorization factors, with no histogram domain.
+var specHome = map[string]bool{"mechanism/workload": true, "mechanism/mf": true}
 
 // specParser matches the names of exported functions and methods that
 // would read a workload spec: Parse…/Load…/Read… ending in Workload(s),

@@ -243,13 +243,21 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 	if err := coversNeeds(d.Tables, r.mplan.needs()); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Data too large for the noise grid are refused before the charge.
+	if pure := r.mplan.pure; pure != nil {
+		if err := pure.CheckGrid(tabs, r.mplan.cals); err != nil {
+			return nil, err
+		}
+	} else if err := plan.CheckGrid(tabs, r.cal.Scale); err != nil {
+		return nil, err
+	}
 	if beforeNoise != nil {
 		if err := beforeNoise(); err != nil {
 			return nil, err
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	var est []marginals.Estimate
 	var err error

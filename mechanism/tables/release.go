@@ -266,9 +266,11 @@ type Result struct {
 
 // Run measures the data with noise from src, reconstructs and answers
 // every term. beforeNoise, if non-nil, runs after the data are read and the
-// noiseless measurements computed and before any noise is drawn (charge a
-// budget ledger there); if it fails, nothing is sampled. ctx is checked
-// immediately before sampling: after cancellation nothing is released.
+// noiseless measurements computed and checked against the noise grid, as
+// the last step before any noise is drawn (charge a budget ledger there);
+// if it fails, nothing is sampled. ctx is checked immediately before
+// beforeNoise: after cancellation nothing is charged or released (a
+// ledger charge should check ctx itself, under its lock: SpendContext).
 func (r *Release) Run(ctx context.Context, d Data, src *noise.Sampler, beforeNoise func() error, pp PostProcess) (*Result, error) {
 	if src == nil {
 		return nil, errorf("no noise sampler")
@@ -438,21 +440,43 @@ func (r *Release) measure(ctx context.Context, d Data, src *noise.Sampler, befor
 	return y, a, weights, nil
 }
 
-// sample runs beforeNoise, checks ctx and adds the calibrated noise to y.
+// sample checks ctx and that y is representable on the noise grid, then
+// runs beforeNoise (the charge: nothing after it refuses) and adds the
+// calibrated noise to y.
 func (r *Release) sample(ctx context.Context, y []float64, src *noise.Sampler, beforeNoise func() error) error {
 	if len(y) != r.cal.Rows {
 		return fmt.Errorf("tables: internal error: %d measurements, calibrated for %d", len(y), r.cal.Rows)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkGrid(y, r.cal.Grid); err != nil {
+		return err
 	}
 	if beforeNoise != nil {
 		if err := beforeNoise(); err != nil {
 			return err
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if err := r.cal.Add(src, y); err != nil {
 		return fmt.Errorf("tables: %w", err)
+	}
+	return nil
+}
+
+// maxGridUnits is mechanism/noise's bound on |value/grid| (values are
+// snapped to int64 grid units with headroom for the noise).
+const maxGridUnits = 0x1p62
+
+// checkGrid refuses measurements the noise cannot be added to: the grid
+// is the noise scale times about 2⁻⁴¹, so values beyond 2⁶² grid units
+// (counts around 10¹⁹ times the noise scale) do not fit. Checked before
+// the budget is charged.
+func checkGrid(y []float64, grid float64) error {
+	for i, v := range y {
+		if math.Abs(v/grid) >= maxGridUnits {
+			return errorf("measurement %d of the data is %.6g, too large for the noise grid %g of this budget (at most %.3g): counts this large cannot be released at this budget", i, v, grid, maxGridUnits*grid)
+		}
 	}
 	return nil
 }

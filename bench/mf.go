@@ -1,0 +1,249 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/mf"
+)
+
+// The DP-MF peer: projected-gradient L-BFGS on X, the algorithm of
+// jax_privacy's matrix_factorization/dense.py (see the script's doc).
+//
+//go:embed peers/mflbfgs.py
+var mfPeerScript []byte
+
+// MFCase is one DP-MF benchmark problem: n steps, a workload spec
+// (mf.ParseWorkload) and a schema (Epochs > 0 and MinSep = 0: fixed epoch;
+// MinSep > 0: banded).
+type MFCase struct {
+	N, Epochs, MinSep int
+	Workload          string
+}
+
+func (c MFCase) schema() mf.Schema {
+	if c.MinSep > 0 {
+		return mf.Schema{Kind: mf.MinSep, MinSep: c.MinSep}
+	}
+	return mf.Schema{Kind: mf.FixedEpoch, Epochs: c.Epochs}
+}
+
+// ParseMFCases reads "n=512,k=4,workload=prefix;n=512,b=64,workload=momentum:0.9".
+func ParseMFCases(s string) ([]MFCase, error) {
+	var out []MFCase
+	for _, part := range strings.Split(s, ";") {
+		c := MFCase{Workload: "prefix"}
+		for _, kv := range strings.Split(part, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				if strings.HasPrefix(kv, "cooldown:") { // part of a momentum spec
+					c.Workload += "," + kv
+					continue
+				}
+				return nil, fmt.Errorf("mf case %q: want key=value, got %q", part, kv)
+			}
+			var err error
+			switch k {
+			case "n":
+				c.N, err = strconv.Atoi(v)
+			case "k":
+				c.Epochs, err = strconv.Atoi(v)
+			case "b":
+				c.MinSep, err = strconv.Atoi(v)
+			case "workload":
+				c.Workload = v
+			default:
+				err = fmt.Errorf("unknown key %q (want n, k, b, workload)", k)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("mf case %q: %w", part, err)
+			}
+		}
+		if c.N <= 0 || (c.Epochs <= 0) == (c.MinSep <= 0) {
+			return nil, fmt.Errorf("mf case %q: want n > 0 and exactly one of k, b", part)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// MFPeerRun is one run of the L-BFGS peer.
+type MFPeerRun struct {
+	Objective  float64 `json:"objective"`
+	Steps      int     `json:"steps"`
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Status     string  `json:"status"`
+	MaxPG      float64 `json:"max_pg"`
+}
+
+// MFRow is one line of the DP-MF table: dpsolve's certified solve and the
+// peer at its default stop (max |projected gradient| ≤ 1e-3) and run until
+// it reaches dpsolve's certified objective to 1e-8.
+type MFRow struct {
+	Case                 MFCase
+	Seconds, CPUSeconds  float64
+	DGEMMSeconds         float64
+	DGEMMEq              float64
+	Iterations, CGSteps  int
+	Objective, Bound     float64
+	Gap                  float64
+	Status               string
+	Phases               map[string]float64
+	Peer, PeerTight      *MFPeerRun
+	PeerError, TightNote string
+}
+
+// MFBench runs DP-MF cases; Python is the peer's interpreter ("" skips the
+// peer), MaxSeconds each peer run's budget.
+type MFBench struct {
+	Python     string
+	MaxSeconds float64
+	Log        io.Writer
+}
+
+// Run solves every case with dpsolve and, side by side, the peer.
+func (b *MFBench) Run(ctx context.Context, cases []MFCase) ([]MFRow, error) {
+	dir, err := os.MkdirTemp("", "dpsolve-mfpeer-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "mflbfgs.py")
+	if err := os.WriteFile(script, mfPeerScript, 0o644); err != nil {
+		return nil, err
+	}
+	var rows []MFRow
+	for _, c := range cases {
+		row, err := b.runCase(ctx, c, dir, script)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func (b *MFBench) logf(format string, a ...any) {
+	if b.Log != nil {
+		fmt.Fprintf(b.Log, format+"\n", a...)
+	}
+}
+
+func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MFRow, error) {
+	w, err := mf.ParseWorkload(c.Workload, c.N)
+	if err != nil {
+		return MFRow{}, err
+	}
+	row := MFRow{Case: c, DGEMMSeconds: DGEMMSeconds(c.N, 3)}
+	cpu0 := processCPUSeconds()
+	res, err := mf.Solve(ctx, w, c.schema(), nil)
+	if err != nil {
+		return row, err
+	}
+	row.CPUSeconds = processCPUSeconds() - cpu0
+	row.Seconds, row.Iterations, row.CGSteps = res.Seconds, res.Iterations, res.CGSteps
+	row.Objective, row.Bound, row.Gap, row.Status, row.Phases = res.Objective, res.LowerBound, res.Gap, string(res.Status), res.Phases
+	row.DGEMMEq = row.Seconds / row.DGEMMSeconds
+	b.logf("mf %+v: %.3f s (%.0f DGEMM-eq), objective %.10g, gap %.2e", c, row.Seconds, row.DGEMMEq, row.Objective, row.Gap)
+	if b.Python == "" {
+		return row, nil
+	}
+	afile := filepath.Join(dir, "a.npy")
+	if err := matio.WriteMatrix(afile, w.A); err != nil {
+		return row, err
+	}
+	base := []string{"-B", script, "--a", afile}
+	if c.MinSep > 0 {
+		base = append(base, "--bands", strconv.Itoa(c.MinSep))
+	} else {
+		base = append(base, "--epochs", strconv.Itoa(c.Epochs))
+	}
+	if b.MaxSeconds > 0 {
+		base = append(base, "--max-seconds", strconv.FormatFloat(b.MaxSeconds, 'g', -1, 64))
+	}
+	if row.Peer, err = b.peer(ctx, base); err != nil {
+		row.PeerError = err.Error()
+		return row, nil
+	}
+	b.logf("  peer (pg ≤ 1e-3): %d steps, %.2f s, objective %.10g (%s)", row.Peer.Steps, row.Peer.Seconds, row.Peer.Objective, row.Peer.Status)
+	tight := append(append([]string(nil), base...), "--target", strconv.FormatFloat(row.Objective, 'g', -1, 64))
+	if row.PeerTight, err = b.peer(ctx, tight); err != nil {
+		row.PeerError = err.Error()
+		return row, nil
+	}
+	b.logf("  peer (to dpsolve's objective, 1e-8): %d steps, %.2f s, objective %.10g (%s)", row.PeerTight.Steps, row.PeerTight.Seconds, row.PeerTight.Objective, row.PeerTight.Status)
+	return row, nil
+}
+
+func (b *MFBench) peer(ctx context.Context, args []string) (*MFPeerRun, error) {
+	cctx := ctx
+	if b.MaxSeconds > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, time.Duration((b.MaxSeconds+60)*float64(time.Second)))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(cctx, b.Python, args...)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("mf peer: %v", err)
+	}
+	var r MFPeerRun
+	if err := json.Unmarshal([]byte(lastLine(string(out))), &r); err != nil {
+		return nil, fmt.Errorf("mf peer: unreadable report: %v", err)
+	}
+	return &r, nil
+}
+
+// WriteMFMarkdown writes the side-by-side table.
+func WriteMFMarkdown(w io.Writer, rows []MFRow) error {
+	fmt.Fprintf(w, "DP-MF, backend %s\n\n", blas.Describe())
+	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq | it / CG | objective | gap | peer 1e-3: s / steps / objective | peer to 1e-8: s / steps / status | speed-up 1e-3 / 1e-8 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		p1, p2, su := "—", "—", "—"
+		if r.Peer != nil {
+			p1 = fmt.Sprintf("%.2f / %d / %.10g", r.Peer.Seconds, r.Peer.Steps, r.Peer.Objective)
+		}
+		if r.PeerTight != nil {
+			p2 = fmt.Sprintf("%.2f / %d / %s", r.PeerTight.Seconds, r.PeerTight.Steps, r.PeerTight.Status)
+		}
+		if r.Peer != nil && r.PeerTight != nil {
+			su = fmt.Sprintf("%.1f× / %s%.1f×", r.Peer.Seconds/r.Seconds, atLeast(r.PeerTight.Status), r.PeerTight.Seconds/r.Seconds)
+		}
+		if r.PeerError != "" {
+			p1 = "error: " + r.PeerError
+		}
+		k, b := "—", "—"
+		if r.Case.MinSep > 0 {
+			b = strconv.Itoa(r.Case.MinSep)
+		} else {
+			k = strconv.Itoa(r.Case.Epochs)
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %.3f (%.3f) | %.0f | %d / %d | %.10g | %.1e | %s | %s | %s |\n",
+			r.Case.N, k, b, r.Case.Workload, r.Seconds, r.CPUSeconds, r.DGEMMEq, r.Iterations, r.CGSteps, r.Objective, r.Gap, p1, p2, su)
+	}
+	return nil
+}
+
+// atLeast marks a speed-up as a lower bound when the peer stopped before
+// reaching the target (time budget or step cap).
+func atLeast(status string) string {
+	if status != "target" {
+		return "≥ "
+	}
+	return ""
+}

@@ -1,0 +1,373 @@
+package main
+
+// dpsolve mf: plan a certified-optimal correlated-noise mechanism for n
+// training steps (DP matrix factorization) under a participation schema,
+// or score a given strategy under one.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/bench"
+	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/mf"
+)
+
+func init() {
+	register(&command{
+		name:    "mf",
+		summary: "plan certified-optimal correlated noise for private training (DP matrix factorization)",
+		run:     runMF,
+	})
+}
+
+// mfJSON is the machine-readable output of dpsolve mf. Objective and
+// LowerBound are total squared errors over the n steps per unit noise
+// variance at the schema's sensitivity (tr(V X⁻¹)·sens²).
+type mfJSON struct {
+	N          int     `json:"n"`
+	Schema     string  `json:"schema"`
+	Epochs     int     `json:"epochs"`
+	MinSep     int     `json:"min_sep"`
+	Bands      int     `json:"bands"`
+	Workload   string  `json:"workload"`
+	Objective  float64 `json:"objective"`
+	LowerBound float64 `json:"lower_bound,omitempty"`
+	Gap        float64 `json:"gap,omitempty"`
+	// Sensitivity is sens (L2) and SensitivitySquared sens².
+	Sensitivity        float64 `json:"sensitivity"`
+	SensitivitySquared float64 `json:"sensitivity_squared"`
+	SensitivityExact   bool    `json:"sensitivity_exact"`
+	MeanError          float64 `json:"mean_step_error,omitempty"`
+	MaxError           float64 `json:"max_step_error,omitempty"`
+	RMSE               float64 `json:"rmse,omitempty"`
+	Iterations         int     `json:"iterations"`
+	CGSteps            int     `json:"cg_steps"`
+	Seconds            float64 `json:"seconds"`
+	Status             string  `json:"status,omitempty"`
+	// Sigma is the noise multiplier for --epsilon/--delta (unit-norm
+	// clipped gradients), Rho the zCDP parameter sens²/(2σ²) it gives.
+	Sigma   float64   `json:"sigma,omitempty"`
+	Rho     float64   `json:"rho,omitempty"`
+	Epsilon float64   `json:"epsilon,omitempty"`
+	Delta   float64   `json:"delta,omitempty"`
+	PerStep []float64 `json:"per_step_error,omitempty"`
+	Checked string    `json:"checked,omitempty"`
+	Backend string    `json:"backend"`
+	Core    string    `json:"core,omitempty"`
+}
+
+// memMF is the peak of dpsolve mf in n×n float64 matrices: the workload A
+// and its Gram, V's factor, the solver's eight work matrices, the
+// eigensolver's workspace, and the strategy and its evaluation at the end.
+const memMF = 14
+
+const mfUsage = `usage: dpsolve mf --n N [--epochs K | --min-sep B [--bands B] [--epochs K]]
+       (--workload prefix|momentum:BETA[,cooldown:S[:F]] | --w FILE | --gram FILE)
+       [--json] [--out DIR] [--check C.npy] [--epsilon E --delta D]
+
+Workloads (the model after step t is row t of a lower-triangular A):
+  prefix                  SGD: the sum of the first t gradients
+  momentum:BETA           heavy-ball momentum β ∈ [0,1): A_tu = (1 − β^(t−u+1))/(1 − β)
+  momentum:BETA,cooldown:S[:F]
+                          with learning rates 1 falling linearly to F (default 0.1)
+                          over the last S steps: A_tu = Σ_{s=u..t} η_s β^(s−u)
+  --w FILE / --gram FILE  any workload W (m×n) or its Gram V = WᵀW (.npy or .csv)
+Schemas:
+  (default)               single participation: sens² = max_j X_jj
+  --epochs K              (k,b) fixed epoch, n = K·b, uses at r, r+b, …
+  --min-sep B             b-min-separation with at most --epochs K uses (default:
+                          as many as fit), b-banded strategy (--bands ≤ B)
+Privacy amplification by sampling is not modelled.
+`
+
+func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mf", stderr)
+	n := fs.Int("n", 0, "number of training steps")
+	epochs := fs.Int("epochs", 0, "participations per record: fixed-epoch k (n = k·b), or the cap with --min-sep")
+	minSep := fs.Int("min-sep", 0, "minimum separation b between two uses of a record (banded strategy)")
+	bands := fs.Int("bands", 0, "bands of the strategy with --min-sep (default: min-sep)")
+	spec := fs.String("workload", "", "prefix, momentum:BETA[,cooldown:S[:F]]")
+	wfile := fs.String("w", "", "workload matrix W (m×n) from a .npy or .csv file")
+	gram := fs.String("gram", "", "Gram V = WᵀW (n×n) from a .npy or .csv file")
+	tol := fs.Float64("tol", 1e-8, "target certified relative gap")
+	maxIter := fs.Int("max-iter", 0, "Newton iteration cap (0: 100)")
+	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
+	outDir := fs.String("out", "", "write DIR/C.npy, DIR/bands.npy (banded) and DIR/report.json, atomically")
+	check := fs.String("check", "", "score this strategy C (n×n .npy/.csv) under the schema instead of solving")
+	eps := fs.Float64("epsilon", 0, "with --delta: report the noise multiplier σ for (ε,δ)-DP")
+	delta := fs.Float64("delta", 0, "δ for --epsilon")
+	perStep := fs.Bool("per-step", false, "include every step's squared error in --json")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	fs.Usage = func() { fmt.Fprint(stderr, mfUsage); fs.PrintDefaults() }
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	schema, err := mfSchema(*epochs, *minSep, *bands, fs)
+	if err != nil {
+		return err
+	}
+	if *tol <= 0 || *tol >= 1 || math.IsNaN(*tol) {
+		return usageErrorf("--tol must be in (0, 1), got %g", *tol)
+	}
+	if (*eps != 0) != (*delta != 0) {
+		return usageErrorf("--epsilon and --delta go together")
+	}
+	if *n > 0 {
+		if err := checkSizeMemory("mf", *n, 0, memMF, false); err != nil {
+			return err
+		}
+	}
+	w, err := mfWorkload(*spec, *wfile, *gram, *n)
+	if err != nil {
+		return err
+	}
+	if err := checkSizeMemory("mf", w.N(), 0, memMF, false); err != nil {
+		return err
+	}
+	if err := schema.Validate(w.N()); err != nil {
+		return err
+	}
+	if *check != "" {
+		return mfCheck(w, schema, *check, *eps, *delta, *asJSON, *perStep, stdout)
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "dpsolve mf: %s, n = %d, %s, backend %s\n", w.Name, w.N(), schema, blas.Describe())
+	}
+	opt := &mf.Options{Tol: *tol, MaxIter: *maxIter, Progress: progressTo(stderr, "mf", *quiet)}
+	res, err := untilCancelled(ctx, func() (*mf.Result, error) { return mf.Solve(ctx, w, schema, opt) })
+	if err != nil {
+		return err
+	}
+	ev, err := mf.Evaluate(w, res.C, schema)
+	if err != nil {
+		return err
+	}
+	out := mfReport(w, schema, ev, *eps, *delta, *perStep)
+	s2 := res.Sensitivity.Squared
+	out.Objective, out.LowerBound, out.Gap = res.Objective*s2, res.LowerBound*s2, res.Gap
+	out.Iterations, out.CGSteps, out.Seconds, out.Status = res.Iterations, res.CGSteps, res.Seconds, string(res.Status)
+	if *outDir != "" {
+		if err := writeMFDir(ctx, *outDir, res, schema, out); err != nil {
+			return err
+		}
+	}
+	return printMF(stdout, out, *asJSON)
+}
+
+func mfSchema(epochs, minSep, bands int, fs *flag.FlagSet) (mf.Schema, error) {
+	switch {
+	case epochs < 0 || minSep < 0 || bands < 0:
+		return mf.Schema{}, usageErrorf("--epochs, --min-sep and --bands must be non-negative")
+	case bands > 0 && minSep == 0:
+		return mf.Schema{}, usageErrorf("--bands needs --min-sep")
+	case minSep > 0:
+		return mf.Schema{Kind: mf.MinSep, MinSep: minSep, Epochs: epochs, Bands: bands}, nil
+	case epochs > 0:
+		return mf.Schema{Kind: mf.FixedEpoch, Epochs: epochs}, nil
+	}
+	return mf.Schema{Kind: mf.Single}, nil
+}
+
+func mfWorkload(spec, wfile, gram string, n int) (*mf.Workload, error) {
+	given := 0
+	for _, s := range []string{spec, wfile, gram} {
+		if s != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, usageErrorf("give exactly one of --workload, --w, --gram")
+	}
+	if spec != "" {
+		if n <= 0 {
+			return nil, usageErrorf("--workload needs --n N > 0")
+		}
+		return mf.ParseWorkload(spec, n)
+	}
+	path := wfile + gram
+	m, err := matio.ReadMatrix(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, c := m.Dims(); n > 0 && c != n {
+		return nil, usageErrorf("%s has %d columns, --n is %d", path, c, n)
+	}
+	if wfile != "" {
+		return mf.FromMatrix(filepath.Base(path), m)
+	}
+	r, c := m.Dims()
+	if r != c {
+		return nil, usageErrorf("--gram %s is %d×%d, want square", path, r, c)
+	}
+	v := mat.NewSymDense(r, nil)
+	for i := 0; i < r; i++ {
+		for j := i; j < r; j++ {
+			if math.Abs(m.At(i, j)-m.At(j, i)) > 1e-9*(math.Abs(m.At(i, j))+math.Abs(m.At(j, i))+1e-300) {
+				return nil, usageErrorf("--gram %s is not symmetric at (%d,%d)", path, i, j)
+			}
+			v.SetSym(i, j, m.At(i, j))
+		}
+	}
+	return mf.FromGram(filepath.Base(path), v)
+}
+
+func mfReport(w *mf.Workload, s mf.Schema, ev *mf.Evaluation, eps, delta float64, perStep bool) mfJSON {
+	be := blas.Current()
+	out := mfJSON{N: w.N(), Schema: string(s.Kind), Workload: w.Name, Objective: ev.Error,
+		Sensitivity: math.Sqrt(ev.Sensitivity.Squared), SensitivitySquared: ev.Sensitivity.Squared,
+		SensitivityExact: ev.Sensitivity.Exact, MeanError: ev.Mean, MaxError: ev.Max, RMSE: ev.RMS,
+		Backend: be.Name(), Core: be.CoreName()}
+	switch s.Kind {
+	case mf.FixedEpoch:
+		out.Epochs = s.Epochs
+	case mf.MinSep:
+		out.Epochs, out.MinSep, out.Bands = s.Participations(w.N()), s.MinSep, s.Bands
+		if out.Bands == 0 {
+			out.Bands = s.MinSep
+		}
+	default:
+		out.Epochs = 1
+	}
+	if perStep {
+		out.PerStep = ev.PerStep
+	}
+	if eps > 0 {
+		if sigma, err := calibrate.GaussianSigma(eps, delta, out.Sensitivity); err == nil {
+			out.Sigma, out.Epsilon, out.Delta = sigma, eps, delta
+			out.Rho = ev.Sensitivity.Squared / (2 * sigma * sigma)
+		}
+	}
+	return out
+}
+
+func mfCheck(w *mf.Workload, s mf.Schema, path string, eps, delta float64, asJSON, perStep bool, stdout io.Writer) error {
+	c, err := matio.ReadMatrix(path)
+	if err != nil {
+		return err
+	}
+	ev, err := mf.Evaluate(w, c, s)
+	if err != nil {
+		return err
+	}
+	out := mfReport(w, s, ev, eps, delta, perStep)
+	out.Checked = path
+	return printMF(stdout, out, asJSON)
+}
+
+func printMF(stdout io.Writer, out mfJSON, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(stdout, "workload      %s (n = %d steps), schema %s\n", out.Workload, out.N, out.Schema)
+	if out.Checked != "" {
+		fmt.Fprintf(stdout, "strategy      %s (scored, not optimized)\n", out.Checked)
+	} else {
+		fmt.Fprintf(stdout, "status        %s after %d iterations (%d CG steps), %.3f s\n", out.Status, out.Iterations, out.CGSteps, out.Seconds)
+	}
+	fmt.Fprintf(stdout, "sensitivity   %.12g (sens² %.12g, exact %v)\n", out.Sensitivity, out.SensitivitySquared, out.SensitivityExact)
+	fmt.Fprintf(stdout, "objective     %.12g   total squared error per unit σ²: tr(V X⁻¹)·sens²\n", out.Objective)
+	if out.Checked == "" {
+		fmt.Fprintf(stdout, "lower bound   %.12g   certified: no strategy in the schema's feasible set does better\n", out.LowerBound)
+		fmt.Fprintf(stdout, "gap           %.3g\n", out.Gap)
+	}
+	if out.MaxError > 0 {
+		fmt.Fprintf(stdout, "per step      mean %.6g, max %.6g, RMSE %.6g (per unit σ²)\n", out.MeanError, out.MaxError, out.RMSE)
+	}
+	if out.Sigma > 0 {
+		fmt.Fprintf(stdout, "noise         σ = %.6g for (ε, δ) = (%g, %g); ρ-zCDP ρ = %.6g\n", out.Sigma, out.Epsilon, out.Delta, out.Rho)
+	}
+	return nil
+}
+
+// writeMFDir writes C.npy, bands.npy (banded) and report.json into a
+// temporary directory beside dir and renames it into place, so an
+// interrupted run leaves either the old directory or the complete new one.
+func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, rep mfJSON) (err error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), "."+filepath.Base(dir)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err = matio.WriteMatrix(filepath.Join(tmp, "C.npy"), res.C); err != nil {
+		return err
+	}
+	if s.Kind == mf.MinSep {
+		if err = matio.WriteMatrix(filepath.Join(tmp, "bands.npy"), mf.Bands(res.C, rep.Bands)); err != nil {
+			return err
+		}
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err = os.WriteFile(filepath.Join(tmp, "report.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err = ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: nothing written: %w", err)
+	}
+	var old string
+	if _, serr := os.Stat(dir); serr == nil {
+		old = tmp + ".old"
+		if err = os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err = os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			err = errors.Join(err, os.Rename(old, dir))
+		}
+		return err
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// runMFBench is dpsolve bench --mf: dpsolve's certified DP-MF solves and,
+// with --peers, the L-BFGS peer at both stopping rules, in one run.
+func runMFBench(ctx context.Context, spec string, peers bool, python string, budget time.Duration, md string, stdout, stderr io.Writer) error {
+	cases, err := bench.ParseMFCases(spec)
+	if err != nil {
+		return usageErrorf("--mf: %v", err)
+	}
+	for _, c := range cases {
+		if err := checkSizeMemory("bench", c.N, 0, memMF, false); err != nil {
+			return err
+		}
+	}
+	b := &bench.MFBench{MaxSeconds: budget.Seconds(), Log: stderr}
+	if peers {
+		b.Python = python
+	}
+	rows, err := b.Run(ctx, cases)
+	if err != nil {
+		return err
+	}
+	if md != "" {
+		if err := writeFileAtomic(md, func(w io.Writer) error { return bench.WriteMFMarkdown(w, rows) }); err != nil {
+			return err
+		}
+	}
+	return bench.WriteMFMarkdown(stdout, rows)
+}

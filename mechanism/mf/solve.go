@@ -1,0 +1,207 @@
+package mf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/progress"
+)
+
+// Status says how a solve ended.
+type Status string
+
+// The statuses.
+const (
+	// Converged: the certified relative gap is at most Options.Tol.
+	Converged Status = "converged"
+	// MaxIterations: the iteration cap was reached first; the result is
+	// feasible and certified, with a larger gap.
+	MaxIterations Status = "max-iterations"
+	// Cancelled: the context ended the solve; the result is the best so far.
+	Cancelled Status = "cancelled"
+)
+
+var (
+	errNotDefinite = errors.New("mf: iterate is not numerically positive definite")
+	errEigen       = errors.New("mf: eigendecomposition failed")
+)
+
+// Options configures Solve; the zero value (or nil) asks for a certified
+// relative gap of 1e-8.
+type Options struct {
+	// Tol is the target certified relative gap; default 1e-8.
+	Tol float64
+	// MaxIter caps Newton iterations; default 100.
+	MaxIter int
+	// Progress, when non-nil, receives an event per iteration (Stage "mf").
+	Progress progress.Func
+}
+
+func (o *Options) tol() float64 {
+	if o == nil || o.Tol <= 0 {
+		return 1e-8
+	}
+	return o.Tol
+}
+
+func (o *Options) maxIter() int {
+	if o == nil || o.MaxIter <= 0 {
+		return 100
+	}
+	return o.MaxIter
+}
+
+// Result is a planned correlated-noise mechanism.
+type Result struct {
+	Schema Schema
+	// X = CᵀC is the strategy's Gram, exactly feasible for the schema.
+	X *mat.SymDense
+	// C is the strategy: lower triangular, CᵀC = X (the "reversed"
+	// Cholesky factor, so that step t's noise depends on steps ≤ t only).
+	C *mat.TriDense
+	// Sensitivity is C's sensitivity under the schema.
+	Sensitivity Sensitivity
+	// Objective is tr(V X⁻¹) and LowerBound a certified lower bound on its
+	// minimum over the schema's feasible set (both at unit sensitivity:
+	// multiply by Sensitivity.Squared for the error per unit noise).
+	Objective, LowerBound float64
+	// Gap is (Objective − LowerBound)/Objective.
+	Gap float64
+	// Iterations and CGSteps count Newton iterations and inner CG steps.
+	Iterations, CGSteps int
+	Status              Status
+	// Seconds is the wall time; Phases splits it (eigen, system, step,
+	// line-search, certificate, other).
+	Seconds float64
+	Phases  map[string]float64
+}
+
+// Solve plans the strategy for the workload under the schema: minimize
+// tr(V X⁻¹) over the schema's feasible set with a certified bound. See the
+// package doc for the methods. Cancelling ctx returns the best result so
+// far (Status Cancelled) and ctx.Err().
+func Solve(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, error) {
+	if w == nil || w.V == nil {
+		return nil, inputErr("nil workload")
+	}
+	n := w.N()
+	if err := s.Validate(n); err != nil {
+		return nil, err
+	}
+	if opt != nil && (math.IsNaN(opt.Tol) || opt.Tol < 0 || opt.Tol >= 1) {
+		return nil, inputErr("tolerance %v outside [0, 1)", opt.Tol)
+	}
+	start := time.Now()
+	var res *Result
+	var err error
+	switch {
+	case s.Kind == Single || s.Kind == FixedEpoch && s.Epochs == 1:
+		res, err = solveSingle(ctx, w, opt)
+	case s.Kind == FixedEpoch:
+		res, err = solveEpoch(ctx, w, s.Epochs, opt)
+	default:
+		res, err = solveBanded(ctx, w, s, opt)
+	}
+	if res == nil {
+		return nil, err
+	}
+	res.Schema = s
+	res.Seconds = time.Since(start).Seconds()
+	if fin := finish(res); fin != nil && err == nil {
+		err = fin
+	}
+	return res, err
+}
+
+// finish fills C, the sensitivity and the gap from X.
+func finish(res *Result) error {
+	sens, err := StrategySensitivity(res.X, res.Schema)
+	if err != nil {
+		return err
+	}
+	res.Sensitivity = sens
+	c, ok := LowerFactor(res.X)
+	if !ok {
+		return errNotDefinite
+	}
+	res.C = c
+	res.Gap = (res.Objective - res.LowerBound) / res.Objective
+	return nil
+}
+
+// LowerFactor returns the lower-triangular C with CᵀC = X (X = JRᵀRJ with
+// J the reversal and R the upper Cholesky factor of JXJ, so C = J·Rᵀ·J…
+// computed as the Cholesky factor of the reversed matrix): the noise
+// (C⁻¹Z)ₜ then depends on Z₁…Zₜ only, and a b-banded X has a b-banded C.
+func LowerFactor(x *mat.SymDense) (*mat.TriDense, bool) {
+	n := x.SymmetricDim()
+	rev := blas.NewSquare(n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			rev.Data[i*n+j] = x.At(n-1-i, n-1-j)
+		}
+	}
+	if !blas.Cholesky(rev) { // rev = RᵀR, R upper
+		return nil, false
+	}
+	// X = J·RᵀR·J = (J R J)ᵀ(J R J); J R J is lower triangular.
+	c := mat.NewTriDense(n, mat.Lower, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			c.SetTri(i, j, rev.Data[(n-1-i)*n+(n-1-j)])
+		}
+	}
+	return c, true
+}
+
+// solveSingle is newton's dense core: diag(X) = 1 is the single-
+// participation feasible set.
+func solveSingle(ctx context.Context, w *Workload, opt *Options) (*Result, error) {
+	nopt := &newton.Options{Tol: opt.tol(), MaxIter: 0}
+	if opt != nil {
+		nopt.Progress = opt.Progress
+		nopt.MaxIter = opt.MaxIter
+	}
+	r, err := newton.Solve(ctx, w.V, nopt)
+	if r == nil {
+		return nil, err
+	}
+	st := Converged
+	switch r.Status {
+	case newton.Converged:
+	case newton.Cancelled:
+		st = Cancelled
+	default:
+		st = MaxIterations
+	}
+	return &Result{X: r.X, Objective: r.Objective, LowerBound: r.LowerBound,
+		Iterations: r.Iterations, CGSteps: r.CGSteps, Status: st, Phases: r.Phases}, err
+}
+
+func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result, error) {
+	v := symToGeneral(w.V)
+	f, ok := upperFactor(v)
+	if !ok {
+		return nil, fmt.Errorf("mf: factoring V failed")
+	}
+	e := newEpochSolver(f, k, opt)
+	e.start(v)
+	res := &Result{}
+	err := e.iterate(ctx, res)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
+	if err != nil {
+		res.Status = Cancelled
+	}
+	res.X = generalToSym(e.x)
+	res.Phases = e.phases
+	return res, err
+}
