@@ -157,7 +157,7 @@ func TestBudgetConcurrentReleasesThroughTwoNames(t *testing.T) {
 // byte-for-byte unchanged and nothing is written. Before: a symlinked
 // --out passed the check, the budget was charged, then the rename failed;
 // counts of 1e300 were refused "too large for the grid" after the charge;
-// a Gaussian plan was accepted for pure ε (L1 sensitivity 117.7, 435×
+// a Gaussian plan was accepted for pure ε (L1 sensitivity 182.4, 824×
 // the error of a pure plan); a 10¹⁸-cell kron release planned for minutes
 // before refusing; fractional counts were accepted.
 func TestBudgetRefusedBeforeTheCharge(t *testing.T) {

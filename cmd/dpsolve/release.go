@@ -622,12 +622,14 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 	if b.Kind == calibrate.Pure {
 		opt.Privacy = plan.Pure
 	}
+	// Only strategies this release can measure.
+	opt.Accept = func(s *plan.Strategy) error { _, err := tables.FromPlan(s, w); return err }
 	res, err := t.Plan(ctx, k, opt)
 	if name == "best" && opt.Privacy == plan.Gaussian {
 		// The portfolio may not include the marginals template; for a
 		// workload of marginals its exact residual plan is a candidate too.
 		if mt, lerr := plan.Lookup("marginals"); lerr == nil {
-			if mres, merr := mt.Plan(ctx, k, opt); merr == nil && (err != nil || mres.Objective < res.Objective) {
+			if mres, merr := mt.Plan(ctx, k, opt); merr == nil && opt.Accepts(mres.Strategy) == nil && (err != nil || mres.Objective < res.Objective) {
 				res, err = mres, nil
 			}
 		}
