@@ -243,7 +243,6 @@ type kronCfg struct {
 
 // kronWith is kron with a configuration.
 func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kronCfg) (*kronSol, error) {
-	template, start := cfg.template, cfg.start
 	key := prodKey(s.w, prods)
 	cacheable := cfg.init == nil && cfg.maxSweeps == 0
 	if r, ok := s.groups[key]; ok && cacheable {
@@ -261,7 +260,6 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 	}
 	k := len(s.attrs)
 	sol := &kronSol{blocks: make([]*block, k), status: status.Converged}
-	warm := make([]*warmSolver, k)
 	if len(live) == 0 { // only zero-weight terms: nothing to answer
 		for i := range sol.blocks {
 			sol.blocks[i] = identityBlock(s.attrs[i].Size)
@@ -269,8 +267,65 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 		sol.perProd, sol.exact = make([]float64, len(prods)), true
 		return sol, nil
 	}
-	fixed := make([]bool, k)
+	d, err := s.newDescent(ctx, live, sol, cfg.init)
+	if err != nil {
+		return nil, err
+	}
+	err = d.run(ctx, cfg, maxSweeps)
+	sol.perProd = d.perProduct(prods)
+	if err == nil && cacheable {
+		s.groups[key] = sol
+	}
+	return sol, err
+}
+
+// kronDescent is the state of one block coordinate descent (see kron) over
+// the live (positive-weight) products: their squared weights w2, the trace
+// table t[p][i] = tr(Vᵢₚ Xᵢ⁺) the objective is read from, which attributes
+// are fixed at their exact optimum, and each free attribute's warm solver.
+type kronDescent struct {
+	s     *solver
+	sol   *kronSol
+	live  []*workload.Product
+	w2    []float64
+	t     [][]float64
+	fixed []bool
+	free  int
+	warm  []*warmSolver
+}
+
+// newDescent sets the starting blocks and fills the trace table; an
+// error is one of a fixed attribute's exact solve.
+func (s *solver) newDescent(ctx context.Context, live []*workload.Product, sol *kronSol, init []*block) (*kronDescent, error) {
+	k := len(s.attrs)
+	d := &kronDescent{s: s, sol: sol, live: live, fixed: make([]bool, k), warm: make([]*warmSolver, k)}
+	if err := d.startBlocks(ctx, init); err != nil {
+		return nil, err
+	}
+	d.t = make([][]float64, len(live))
+	d.w2 = make([]float64, len(live))
+	for pi, p := range live {
+		d.w2[pi] = s.w.Weight2(p)
+		d.t[pi] = make([]float64, k)
+	}
 	for i := 0; i < k; i++ {
+		d.setTraces(i, sol.blocks[i])
+	}
+	for _, fx := range d.fixed {
+		if !fx {
+			d.free++
+		}
+	}
+	sol.exact = d.free == 0
+	return d, nil
+}
+
+// startBlocks fixes every attribute whose block is the same in all live
+// products at that block's exact optimum (see kron); the others start
+// from init when given, else from the identity.
+func (d *kronDescent) startBlocks(ctx context.Context, init []*block) error {
+	s, sol, live := d.s, d.sol, d.live
+	for i := range s.attrs {
 		same := true
 		for _, p := range live[1:] {
 			same = same && s.cb(i, p.Blocks[i]) == s.cb(i, live[0].Blocks[i])
@@ -278,132 +333,80 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 		if same {
 			b, err := s.singleOpt(ctx, i, live[0].Blocks[i])
 			if err != nil {
-				return nil, err
+				return err
 			}
-			sol.blocks[i], fixed[i] = b, true
+			sol.blocks[i], d.fixed[i] = b, true
 			sol.theta = math.Max(sol.theta, b.theta)
-		} else if cfg.init != nil {
-			sol.blocks[i] = cfg.init[i]
+		} else if init != nil {
+			sol.blocks[i] = init[i]
 		} else {
 			sol.blocks[i] = identityBlock(s.attrs[i].Size)
 		}
 	}
-	// t[p][i] = tr(Vᵢₚ Xᵢ⁺); blocks are shared, so cache per (attr, block).
-	t := make([][]float64, len(live))
-	w2 := make([]float64, len(live))
-	for pi, p := range live {
-		w2[pi] = s.w.Weight2(p)
-		t[pi] = make([]float64, k)
-	}
-	setTraces := func(i int, b *block) {
-		memo := map[*workload.Block]float64{}
-		for pi, p := range live {
-			pb := s.cb(i, p.Blocks[i])
-			v, ok := memo[pb]
-			if !ok {
-				v = b.trace(pb.Gram())
-				memo[pb] = v
-			}
-			t[pi][i] = v
+	return nil
+}
+
+// setTraces refreshes column i of the trace table for block b; blocks are
+// shared between products, so each (attribute, block) trace is computed once.
+func (d *kronDescent) setTraces(i int, b *block) {
+	memo := map[*workload.Block]float64{}
+	for pi, p := range d.live {
+		pb := d.s.cb(i, p.Blocks[i])
+		v, ok := memo[pb]
+		if !ok {
+			v = b.trace(pb.Gram())
+			memo[pb] = v
 		}
+		d.t[pi][i] = v
 	}
-	for i := 0; i < k; i++ {
-		setTraces(i, sol.blocks[i])
+}
+
+// productTerm is live product pi's term wₚ²·Πᵢ tr(Vᵢₚ Xᵢ⁺).
+func (d *kronDescent) productTerm(pi int) float64 {
+	e := d.w2[pi]
+	for _, v := range d.t[pi] {
+		e *= v
 	}
-	objective := func() float64 {
-		f := 0.0
-		for pi := range live {
-			e := w2[pi]
-			for _, v := range t[pi] {
-				e *= v
-			}
-			f += e
-		}
-		return f
+	return e
+}
+
+// objective is the sum of the live products' terms.
+func (d *kronDescent) objective() float64 {
+	f := 0.0
+	for pi := range d.live {
+		f += d.productTerm(pi)
 	}
-	f := objective()
-	allFixed, free := true, 0
-	for _, fx := range fixed {
-		allFixed = allFixed && fx
-		if !fx {
-			free++
-		}
-	}
-	sol.exact = allFixed
+	return f
+}
+
+// run sweeps until the stopping rule of kron holds or maxSweeps is
+// reached, and records the sweeps in sol; an error is a cancellation.
+func (d *kronDescent) run(ctx context.Context, cfg kronCfg, maxSweeps int) error {
+	s, sol := d.s, d.sol
+	f := d.objective()
 	var err error
 	prevRel := math.Inf(1)
-	for sweep := 1; !allFixed && sweep <= maxSweeps; sweep++ {
+	for sweep := 1; d.free > 0 && sweep <= maxSweeps; sweep++ {
 		sweepTol := blockTol
-		if free > 1 && !s.exactSweeps {
+		if d.free > 1 && !s.exactSweeps {
 			sweepTol = sweepTolerance(prevRel)
 		}
-		for i := 0; i < k && err == nil; i++ {
-			if fixed[i] {
-				continue
-			}
-			if err = ctx.Err(); err != nil {
-				break
-			}
-			d := s.attrs[i].Size
-			c := make([]float64, len(live))
-			coef := map[*workload.Block]float64{}
-			var order []*workload.Block
-			for pi, p := range live {
-				c[pi] = w2[pi]
-				for l, v := range t[pi] {
-					if l != i {
-						c[pi] *= v
-					}
-				}
-				pb := s.cb(i, p.Blocks[i])
-				if _, ok := coef[pb]; !ok {
-					order = append(order, pb)
-				}
-				coef[pb] += c[pi]
-			}
-			g := mat.NewSymDense(d, nil)
-			for _, b := range order {
-				g.AddSym(g, scaled(b.Gram(), coef[b]))
-			}
-			var nb *block
-			if warm[i] == nil && !s.exactSweeps {
-				warm[i] = &warmSolver{s: s.newtonFor(i)}
-			}
-			if warm[i] != nil {
-				warm[i].tol = sweepTol
-			}
-			nb, err = solveBlockWith(ctx, g, s.o.Privacy, warm[i])
-			if err != nil {
-				break
-			}
-			sol.newtonIters += nb.iters
-			old, neu := 0.0, 0.0
-			for _, b := range order {
-				old += coef[b] * sol.blocks[i].trace(b.Gram())
-				neu += coef[b] * nb.trace(b.Gram())
-			}
-			if neu <= old {
-				sol.blocks[i] = nb
-				sol.theta = math.Max(sol.theta, nb.theta)
-				setTraces(i, nb)
-			}
-		}
-		if err != nil {
+		if err = d.sweep(ctx, sweepTol); err != nil {
 			sol.status = status.Cancelled
 			break
 		}
-		nf := objective()
+		nf := d.objective()
 		sol.history = append(sol.history, nf)
 		sol.sweeps = sweep
-		if s.o.Progress.Enabled() && template != "" {
-			s.o.Progress(progress.Event{Stage: Stage(template), Step: sweep, Objective: nf, Bound: math.NaN(), Gap: math.NaN(),
-				Seconds: time.Since(start).Seconds()})
+		if s.o.Progress.Enabled() && cfg.template != "" {
+			s.o.Progress(progress.Event{Stage: Stage(cfg.template), Step: sweep, Objective: nf, Bound: math.NaN(), Gap: math.NaN(),
+				Seconds: time.Since(cfg.start).Seconds()})
 		}
 		// One free attribute: its block solve is exact given the fixed
 		// others, and they never change, so one sweep is the optimum.
 		// Only a sweep solved at blockTol may end the descent, so the final
 		// sweep's blocks are certified at the stated tolerance.
-		done := (f-nf <= s.o.Tol*nf || free == 1) && sweepTol <= blockTol
+		done := (f-nf <= s.o.Tol*nf || d.free == 1) && sweepTol <= blockTol
 		sol.finalTol = sweepTol
 		sol.sweepTols = append(sol.sweepTols, sweepTol)
 		prevRel = (f - nf) / nf
@@ -416,23 +419,94 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 		}
 	}
 	sol.obj = f
-	sol.perProd = make([]float64, len(prods))
-	li := 0
-	for pi, p := range prods {
-		if s.w.Weight2(p) == 0 {
+	return err
+}
+
+// sweep updates every free attribute's block once, in attribute order.
+func (d *kronDescent) sweep(ctx context.Context, sweepTol float64) error {
+	for i := range d.s.attrs {
+		if d.fixed[i] {
 			continue
 		}
-		e := w2[li]
-		for _, v := range t[li] {
-			e *= v
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		sol.perProd[pi] = e
+		if err := d.updateBlock(ctx, i, sweepTol); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// updateBlock solves attribute i's block problem min tr(Gᵢ Xᵢ⁺) at
+// sweepTol and keeps the step only if it does not raise the block
+// objective, so the sweep objectives never increase.
+func (d *kronDescent) updateBlock(ctx context.Context, i int, sweepTol float64) error {
+	s, sol := d.s, d.sol
+	g, coef, order := d.blockGram(i)
+	if d.warm[i] == nil && !s.exactSweeps {
+		d.warm[i] = &warmSolver{s: s.newtonFor(i)}
+	}
+	if d.warm[i] != nil {
+		d.warm[i].tol = sweepTol
+	}
+	nb, err := solveBlockWith(ctx, g, s.o.Privacy, d.warm[i])
+	if err != nil {
+		return err
+	}
+	sol.newtonIters += nb.iters
+	old, neu := 0.0, 0.0
+	for _, b := range order {
+		old += coef[b] * sol.blocks[i].trace(b.Gram())
+		neu += coef[b] * nb.trace(b.Gram())
+	}
+	if neu <= old {
+		sol.blocks[i] = nb
+		sol.theta = math.Max(sol.theta, nb.theta)
+		d.setTraces(i, nb)
+	}
+	return nil
+}
+
+// blockGram returns Gᵢ = Σₚ cₚ·Vᵢₚ with cₚ = wₚ²·Π_{l≠i} tr(V_lp X_l⁺),
+// the coefficients summed per distinct block, and the blocks in first-seen
+// order (the order Gᵢ and the block objectives are summed in).
+func (d *kronDescent) blockGram(i int) (*mat.SymDense, map[*workload.Block]float64, []*workload.Block) {
+	coef := map[*workload.Block]float64{}
+	var order []*workload.Block
+	for pi, p := range d.live {
+		c := d.w2[pi]
+		for l, v := range d.t[pi] {
+			if l != i {
+				c *= v
+			}
+		}
+		pb := d.s.cb(i, p.Blocks[i])
+		if _, ok := coef[pb]; !ok {
+			order = append(order, pb)
+		}
+		coef[pb] += c
+	}
+	g := mat.NewSymDense(d.s.attrs[i].Size, nil)
+	for _, b := range order {
+		g.AddSym(g, scaled(b.Gram(), coef[b]))
+	}
+	return g, coef, order
+}
+
+// perProduct is every product's term in prods order, 0 for zero-weight
+// products.
+func (d *kronDescent) perProduct(prods []*workload.Product) []float64 {
+	out := make([]float64, len(prods))
+	li := 0
+	for pi, p := range prods {
+		if d.s.w.Weight2(p) == 0 {
+			continue
+		}
+		out[pi] = d.productTerm(li)
 		li++
 	}
-	if err == nil && cacheable {
-		s.groups[key] = sol
-	}
-	return sol, err
+	return out
 }
 
 func scaled(a *mat.SymDense, c float64) *mat.SymDense {
