@@ -156,7 +156,49 @@ func maybe(x float64) *float64 {
 	return &x
 }
 
+// planFlags are dpsolve plan's parsed and checked flags.
+type planFlags struct {
+	spec, template, privacy, outDir string
+	objective                       marginals.Objective
+	asJSON, quiet                   bool
+	threads                         int
+}
+
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parsePlanFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	w, err := workload.LoadSpec(f.spec)
+	if err != nil {
+		return err
+	}
+	blas.Current().SetThreads(f.threads)
+	res, err := solvePlan(ctx, f, w, stderr)
+	if err != nil {
+		return err
+	}
+	if f.outDir != "" {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: nothing written: %w", err)
+		}
+		if err := writeStrategyDir(ctx, f.outDir, w, res); err != nil {
+			return err
+		}
+	}
+	out := planReport(f, w, res)
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	printPlan(stdout, f, w, res, out)
+	return nil
+}
+
+// parsePlanFlags parses and checks the flags before any file is read, so a
+// usage error never costs a load.
+func parsePlanFlags(args []string, stderr io.Writer) (planFlags, error) {
 	fs := newFlagSet("plan", stderr)
 	specPath := fs.String("spec", "", "workload spec file (JSON: domain and workload terms)")
 	template := fs.String("template", "best", "template: "+strings.Join(plan.Names(), ", ")+" (best: the portfolio)")
@@ -167,78 +209,80 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	threads := fs.Int("threads", 1, "kernel threads (per-attribute blocks are small: one thread is fastest, and much faster on a busy machine)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return planFlags{}, err
 	}
-	if *threads < 1 {
-		return usageErrorf("--threads must be positive, got %d", *threads)
+	f := planFlags{spec: *specPath, template: *template, privacy: *privacy, outDir: *outDir,
+		asJSON: *asJSON, quiet: *quiet, threads: *threads}
+	if f.threads < 1 {
+		return f, usageErrorf("--threads must be positive, got %d", f.threads)
 	}
-	if *specPath == "" {
-		return usageErrorf("--spec is required")
+	if f.spec == "" {
+		return f, usageErrorf("--spec is required")
 	}
-	if err := checkPlanOut(*outDir, *specPath); err != nil {
-		return err
+	if err := checkPlanOut(f.outDir, f.spec); err != nil {
+		return f, err
 	}
 	names := plan.Names()
 	known := false
 	for _, n := range names {
-		known = known || n == *template
+		known = known || n == f.template
 	}
 	if !known {
-		return usageErrorf("--template must be one of %s, got %q", strings.Join(names, ", "), *template)
+		return f, usageErrorf("--template must be one of %s, got %q", strings.Join(names, ", "), f.template)
 	}
-	if *privacy != string(plan.Gaussian) && *privacy != string(plan.Pure) {
-		return usageErrorf("--privacy must be gaussian or pure, got %q", *privacy)
+	if f.privacy != string(plan.Gaussian) && f.privacy != string(plan.Pure) {
+		return f, usageErrorf("--privacy must be gaussian or pure, got %q", f.privacy)
 	}
 	mobj, err := marginals.ParseObjective(*objective)
 	if err != nil {
-		return usageErrorf("--objective must be sum or max, got %q", *objective)
+		return f, usageErrorf("--objective must be sum or max, got %q", *objective)
 	}
-	if mobj != marginals.Sum && *template != marginals.TemplateName {
-		return usageErrorf("--objective %s needs --template %s", mobj, marginals.TemplateName)
+	if mobj != marginals.Sum && f.template != marginals.TemplateName {
+		return f, usageErrorf("--objective %s needs --template %s", mobj, marginals.TemplateName)
 	}
-	w, err := workload.LoadSpec(*specPath)
-	if err != nil {
-		return err
-	}
-	blas.Current().SetThreads(*threads)
+	f.objective = mobj
+	return f, nil
+}
 
-	opt := plan.Options{Privacy: plan.Privacy(*privacy), Progress: progressTo(stderr, "plan", *quiet)}
-	if *outDir != "" {
+// solvePlan runs the chosen template (the marginals template directly for
+// a non-sum objective, which the portfolio does not take).
+func solvePlan(ctx context.Context, f planFlags, w *workload.Kron, stderr io.Writer) (*plan.Result, error) {
+	opt := plan.Options{Privacy: plan.Privacy(f.privacy), Progress: progressTo(stderr, "plan", f.quiet)}
+	if f.outDir != "" {
 		// Only strategies with a file format (the portfolio and union fall
 		// back to those).
 		opt.Accept = writable
 	}
-	if !*quiet {
+	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %s cells, %d terms, %d queries; template %s, privacy %s\n",
-			*specPath, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), *template, *privacy)
+			f.spec, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), f.template, f.privacy)
 	}
 	var res *plan.Result
-	if *template == marginals.TemplateName && mobj != marginals.Sum {
-		res, err = marginals.Template{Objective: mobj}.Plan(ctx, w, opt)
+	var err error
+	if f.template == marginals.TemplateName && f.objective != marginals.Sum {
+		res, err = marginals.Template{Objective: f.objective}.Plan(ctx, w, opt)
 	} else {
-		res, err = plan.Run(ctx, w, *template, opt)
+		res, err = plan.Run(ctx, w, f.template, opt)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: nothing written: %w", ctx.Err())
+			return nil, fmt.Errorf("interrupted: nothing written: %w", ctx.Err())
 		}
-		return err
+		return nil, err
 	}
-	if *outDir != "" {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("interrupted: nothing written: %w", err)
-		}
-		if err := writeStrategyDir(ctx, *outDir, w, res); err != nil {
-			return err
-		}
-	}
+	return res, nil
+}
+
+// planReport is the result both outputs are rendered from: --json prints
+// it as is, the text output reads its rows from it.
+func planReport(f planFlags, w *workload.Kron, res *plan.Result) planJSON {
 	out := planJSON{
-		Spec: *specPath, Cells: json.Number(w.CellCount().String()), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
+		Spec: f.spec, Cells: json.Number(w.CellCount().String()), Queries: w.Queries(), Template: res.Template, Privacy: f.privacy,
 		Objective: res.Objective, LowerBound: maybe(res.LowerBound), LowerBoundSource: res.LowerBoundSource,
 		AboveBound:  maybe((res.Objective - res.LowerBound) / res.Objective),
 		FamilyBound: maybe(positive(res.FamilyBound)), FamilySource: res.FamilySource,
 		DenseObjective: maybe(res.DenseObjective), AboveDense: maybe(res.AboveDense),
-		Sweeps: res.Sweeps, Status: res.Status.String(), Regularization: res.Regularization, Seconds: res.Seconds, Out: *outDir,
+		Sweeps: res.Sweeps, Status: res.Status.String(), Regularization: res.Regularization, Seconds: res.Seconds, Out: f.outDir,
 	}
 	tried := res.Tried
 	if tried == nil {
@@ -270,13 +314,13 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		out.PureMarginals = &planPureMarginalsJSON{Objective: string(pp.Objective), MaxVariance: pp.MaxVariance,
 			DirectError: pp.DirectValue, Tables: sf.Tables, Sets: sf.Marginals}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", *specPath, bigCount(w.CellCount()), w.Queries(), len(w.Terms()))
-	fmt.Fprintf(stdout, "template      %s (%s), %s", res.Template, *privacy, res.Status)
+	return out
+}
+
+// printPlan is the text output: the summary, then the rows of out.
+func printPlan(stdout io.Writer, f planFlags, w *workload.Kron, res *plan.Result, out planJSON) {
+	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", f.spec, bigCount(w.CellCount()), w.Queries(), len(w.Terms()))
+	fmt.Fprintf(stdout, "template      %s (%s), %s", res.Template, f.privacy, res.Status)
 	if res.Sweeps > 0 {
 		fmt.Fprintf(stdout, " after %d sweeps", res.Sweeps)
 	}
@@ -297,6 +341,16 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if res.Regularization > 0 {
 		fmt.Fprintf(stdout, "regularized   θ ≤ %g: a singular Gram was solved with newton's regularization (objective and bound are for the workload itself)\n", res.Regularization)
 	}
+	printPlanRows(stdout, out)
+	printPlanMarginals(stdout, out)
+	if f.outDir != "" {
+		fmt.Fprintf(stdout, "strategy      %s/strategy.json\n", f.outDir)
+	}
+}
+
+// printPlanRows prints the templates tried, the per-term errors and a
+// union's parts.
+func printPlanRows(stdout io.Writer, out planJSON) {
 	for _, t := range out.Templates {
 		obj := "-"
 		if t.Objective != nil {
@@ -310,6 +364,12 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for i, p := range out.Parts {
 		fmt.Fprintf(stdout, "  part %-3d %-9s weight %.6g  terms %s\n", i+1, p.Kind, p.Weight, strings.Join(p.Terms, ", "))
 	}
+}
+
+// printPlanMarginals prints the marginals templates' details: the family
+// plan's tables or residual count, the marginals plan's and the pure
+// plan's per-marginal variances.
+func printPlanMarginals(stdout io.Writer, out planJSON) {
 	if f := out.Family; f != nil {
 		fmt.Fprintf(stdout, "marginals     family plan (%s): largest table alone %.10g, family bound %.10g", f.Privacy, f.LargestTable, f.FamilyBound)
 		if f.Privacy == "pure" {
@@ -327,13 +387,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stdout, " (lower bound %.10g, gap %.2g, %d Newton steps)", m.LowerBound, m.Gap, m.Iterations)
 		}
 		fmt.Fprintln(stdout)
-		for _, s := range m.Sets {
-			v := "not estimable"
-			if s.CellVariance != nil {
-				v = fmt.Sprintf("%.10g", *s.CellVariance)
-			}
-			fmt.Fprintf(stdout, "  marginal %-30s weight %-8g per-cell variance %s\n", "{"+strings.Join(s.Attributes, ", ")+"}", s.Weight, v)
-		}
+		printMarginalSets(stdout, m.Sets)
 	}
 	if m := out.PureMarginals; m != nil {
 		fmt.Fprintf(stdout, "marginals     pure, objective %s: %d tables measured with Laplace noise, GLS reconstruction; largest per-query variance %.10g (each marginal from its own table: %.10g)\n",
@@ -341,18 +395,19 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		for _, tb := range m.Tables {
 			fmt.Fprintf(stdout, "  table %-33s scale %.6g/ε (spends %.4g of ε)\n", "{"+strings.Join(tb.Attributes, ", ")+"}", tb.Scale, tb.Share)
 		}
-		for _, s := range m.Sets {
-			v := "not estimable"
-			if s.CellVariance != nil {
-				v = fmt.Sprintf("%.10g", *s.CellVariance)
-			}
-			fmt.Fprintf(stdout, "  marginal %-30s weight %-8g per-cell variance %s\n", "{"+strings.Join(s.Attributes, ", ")+"}", s.Weight, v)
+		printMarginalSets(stdout, m.Sets)
+	}
+}
+
+// printMarginalSets prints each marginal's weight and per-cell variance.
+func printMarginalSets(stdout io.Writer, sets []marginals.MarginalJSON) {
+	for _, s := range sets {
+		v := "not estimable"
+		if s.CellVariance != nil {
+			v = fmt.Sprintf("%.10g", *s.CellVariance)
 		}
+		fmt.Fprintf(stdout, "  marginal %-30s weight %-8g per-cell variance %s\n", "{"+strings.Join(s.Attributes, ", ")+"}", s.Weight, v)
 	}
-	if *outDir != "" {
-		fmt.Fprintf(stdout, "strategy      %s/strategy.json\n", *outDir)
-	}
-	return nil
 }
 
 // writeStrategyDir writes dir/strategy.json and the factor .npy files into
