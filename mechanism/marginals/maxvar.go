@@ -139,11 +139,66 @@ func (mp *maxProblem) lower(mu, atmu []float64) float64 {
 // the number of Newton steps.
 func (p *Plan) planMax(ctx context.Context, o Options) (float64, int, error) {
 	mp := p.newMaxProblem()
-	nT, nS := mp.nT, mp.nS
-	// Start from the sum plan scaled to max_S (A v)_S = 1/2.
 	p.planSum()
+	b := newMaxBarrier(mp, p.Residuals)
+	steps := 0
+	gap := math.Inf(1)
+	for steps < o.MaxIter {
+		if gap = b.certify(); gap <= o.Tol {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, steps, fmt.Errorf("marginals: max-variance plan cancelled after %d Newton steps at gap %.3g: %w", steps, gap, err)
+		}
+		steps++
+		dec := b.newtonDirection()
+		b.stepBound()
+		if dec/2 <= centred {
+			b.tt *= tGrowth // centred: follow the central path
+			continue
+		}
+		if !b.lineSearch(dec) {
+			b.tt *= tGrowth // no progress possible at this t (rounding): move on
+		}
+	}
+	if !(gap <= o.Tol) {
+		return 0, steps, fmt.Errorf("marginals: the max-variance solver stopped after %d Newton steps at relative gap %.3g (wanted %.3g)", steps, gap, o.Tol)
+	}
+	f := 0.0
+	for t, x := range b.bestV {
+		f += mp.d2[t] / x
+	}
+	for t := range p.Residuals {
+		p.Residuals[t].Variance = b.bestV[t] * f
+	}
+	return b.bestLB, steps, nil
+}
+
+// maxBarrier is the state of planMax's barrier method: the barrier
+// parameter tt, the iterate v with A v and the slacks s = 1 − A v, the
+// best certified primal and dual values so far, and the work vectors of a
+// Newton step (allocated once: a plan takes hundreds of steps).
+type maxBarrier struct {
+	mp             *maxProblem
+	tt             float64
+	v, av, sl      []float64
+	mu, atmu       []float64
+	bestUB, bestLB float64
+	bestV          []float64
+	// Newton step: gradient g, D⁻¹, direction dv, A dv, the line search's
+	// trial point nv, and scratch.
+	g, dinv, dv, nv, adv []float64
+	tmpT, rhs, y, tmpS   []float64
+	solver               *pcg
+}
+
+// newMaxBarrier starts from the sum plan's variances scaled to
+// max_S (A v)_S = 1/2, with t such that the central point's duality gap
+// nS/t equals the objective.
+func newMaxBarrier(mp *maxProblem, sum []Residual) *maxBarrier {
+	nT, nS := mp.nT, mp.nS
 	v := make([]float64, nT)
-	for t, r := range p.Residuals {
+	for t, r := range sum {
 		v[t] = r.Variance
 	}
 	av := make([]float64, nS)
@@ -159,125 +214,110 @@ func (p *Plan) planMax(ctx context.Context, o Options) (float64, int, error) {
 	for t, x := range v {
 		fv += mp.d2[t] / x
 	}
-	// At the central point the duality gap is nS/t; start with it equal to
-	// the objective.
-	tt := float64(nS) / fv
+	return &maxBarrier{
+		mp: mp, tt: float64(nS) / fv, v: v, av: av, sl: make([]float64, nS),
+		mu: make([]float64, nS), atmu: make([]float64, nT),
+		bestUB: math.Inf(1), bestV: make([]float64, nT),
+		g: make([]float64, nT), dinv: make([]float64, nT), dv: make([]float64, nT), nv: make([]float64, nT),
+		adv: make([]float64, nS), tmpT: make([]float64, nT), rhs: make([]float64, nS), y: make([]float64, nS),
+		tmpS: make([]float64, nS), solver: newPCG(nS),
+	}
+}
 
-	bestUB, bestLB := math.Inf(1), 0.0
-	bestV := make([]float64, nT)
-	sl := make([]float64, nS)
-	mu := make([]float64, nS)
-	atmu := make([]float64, nT)
-	g := make([]float64, nT)
-	dinv := make([]float64, nT)
-	tmpT := make([]float64, nT)
-	rhs := make([]float64, nS)
-	y := make([]float64, nS)
-	dv := make([]float64, nT)
-	nv := make([]float64, nT)
-	adv := make([]float64, nS)
-	tmpS := make([]float64, nS)
-	solver := newPCG(nS)
+// certify sets the slacks and the central multipliers μ_S = 1/(t·s_S) at
+// v, updates the best primal value upper(v) and dual bound lower(μ), and
+// returns their relative gap.
+func (b *maxBarrier) certify() float64 {
+	mp := b.mp
+	mp.mulA(b.av, b.v)
+	for k := range b.sl {
+		b.sl[k] = 1 - b.av[k]
+		b.mu[k] = 1 / (b.tt * b.sl[k])
+	}
+	mp.mulAT(b.atmu, b.mu)
+	if ub := mp.upper(b.v, b.av); ub < b.bestUB {
+		b.bestUB = ub
+		copy(b.bestV, b.v)
+	}
+	b.bestLB = math.Max(b.bestLB, mp.lower(b.mu, b.atmu))
+	return (b.bestUB - b.bestLB) / b.bestUB
+}
 
-	steps := 0
-	gap := math.Inf(1)
-	for steps < o.MaxIter {
-		mp.mulA(av, v)
-		for k := range sl {
-			sl[k] = 1 - av[k]
-			mu[k] = 1 / (tt * sl[k])
+// newtonDirection sets dv to the Newton direction of B_t at v (through the
+// Woodbury identity, see planMax) and returns the Newton decrement
+// λ² = −gᵀdv.
+func (b *maxBarrier) newtonDirection() float64 {
+	mp, tt := b.mp, b.tt
+	// Gradient g = −tΔ²/v² + Aᵀ(1/s) = t(−Δ²/v² + Aᵀμ); D = t·2Δ²/v³.
+	for t, x := range b.v {
+		b.g[t] = tt * (-mp.d2[t]/(x*x) + b.atmu[t])
+		b.dinv[t] = x * x * x / (2 * tt * mp.d2[t])
+		b.tmpT[t] = b.dinv[t] * b.g[t]
+	}
+	mp.mulA(b.rhs, b.tmpT)
+	// (diag(s²) + A D⁻¹ Aᵀ) y = A D⁻¹ g, passing s/μ = s² as the diagonal.
+	for k := range b.mu {
+		b.mu[k] = 1 / b.sl[k]
+	}
+	b.solver.solve(mp, b.y, b.rhs, b.dinv, b.sl, b.mu)
+	mp.mulAT(b.tmpT, b.y)
+	dec := 0.0 // Newton decrement λ² = −gᵀdv
+	for t := range b.dv {
+		b.dv[t] = -b.dinv[t] * (b.g[t] - b.tmpT[t])
+		dec -= b.g[t] * b.dv[t]
+	}
+	if !(dec > 0) { // an inexact solve lost descent: fall back to D⁻¹g
+		dec = 0
+		for t := range b.dv {
+			b.dv[t] = -b.dinv[t] * b.g[t]
+			dec += b.dinv[t] * b.g[t] * b.g[t]
 		}
-		mp.mulAT(atmu, mu)
-		if ub := mp.upper(v, av); ub < bestUB {
-			bestUB = ub
-			copy(bestV, v)
-		}
-		bestLB = math.Max(bestLB, mp.lower(mu, atmu))
-		if gap = (bestUB - bestLB) / bestUB; gap <= o.Tol {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, steps, fmt.Errorf("marginals: max-variance plan cancelled after %d Newton steps at gap %.3g: %w", steps, gap, err)
-		}
-		steps++
-		// Gradient g = −tΔ²/v² + Aᵀ(1/s) = t(−Δ²/v² + Aᵀμ); D = t·2Δ²/v³.
+	}
+	return dec
+}
+
+// stepBound sets adv = A dv and tightens the dual bound with the Newton
+// step's multiplier estimate μ_S = (1 + (A dv)_S/s_S)/(t s_S) (clamped at
+// 0; every μ ≥ 0 gives a valid bound), which is much closer to the optimal
+// multipliers than 1/(t s) away from the central path.
+func (b *maxBarrier) stepBound() {
+	mp := b.mp
+	mp.mulA(b.adv, b.dv)
+	for k := range b.mu {
+		b.mu[k] = math.Max(0, 1+b.adv[k]/b.sl[k]) / (b.tt * b.sl[k])
+	}
+	mp.mulAT(b.atmu, b.mu)
+	b.bestLB = math.Max(b.bestLB, mp.lower(b.mu, b.atmu))
+}
+
+// lineSearch backtracks (Armijo) along dv from inside the domain and moves
+// v there; false when no step is accepted.
+//
+// B_t(v + α·dv) − B_t(v) is evaluated term by term
+// (t·Σ Δ²·(−α dv)/(v(v+α dv)) − Σ log1p(−α (A dv)/s)): at large t
+// B_t itself is too large for its change to survive rounding.
+func (b *maxBarrier) lineSearch(dec float64) bool {
+	mp, tt, v, dv := b.mp, b.tt, b.v, b.dv
+	alpha := math.Min(1, 0.99*boundaryStep(v, dv))
+	if a := 0.99 * boundaryStep(b.sl, negate(b.tmpS, b.adv)); a < alpha {
+		alpha = a
+	}
+	for tries := 0; tries < 60; tries++ {
+		diff := 0.0
 		for t, x := range v {
-			g[t] = tt * (-mp.d2[t]/(x*x) + atmu[t])
-			dinv[t] = x * x * x / (2 * tt * mp.d2[t])
-			tmpT[t] = dinv[t] * g[t]
+			b.nv[t] = x + alpha*dv[t]
+			diff -= tt * mp.d2[t] * alpha * dv[t] / (x * b.nv[t])
 		}
-		mp.mulA(rhs, tmpT)
-		// (diag(s²) + A D⁻¹ Aᵀ) y = A D⁻¹ g, passing s/μ = s² as the diagonal.
-		for k := range mu {
-			mu[k] = 1 / sl[k]
+		for k, s := range b.sl {
+			diff -= math.Log1p(-alpha * b.adv[k] / s)
 		}
-		solver.solve(mp, y, rhs, dinv, sl, mu)
-		mp.mulAT(tmpT, y)
-		dec := 0.0 // Newton decrement λ² = −gᵀdv
-		for t := range dv {
-			dv[t] = -dinv[t] * (g[t] - tmpT[t])
-			dec -= g[t] * dv[t]
+		if diff <= -0.25*alpha*dec {
+			b.v, b.nv = b.nv, b.v
+			return true
 		}
-		if !(dec > 0) { // an inexact solve lost descent: fall back to D⁻¹g
-			dec = 0
-			for t := range dv {
-				dv[t] = -dinv[t] * g[t]
-				dec += dinv[t] * g[t] * g[t]
-			}
-		}
-		// The Newton step's multiplier estimate μ_S = (1 + (A dv)_S/s_S)/(t s_S)
-		// (clamped at 0; every μ ≥ 0 gives a valid bound) is much closer to
-		// the optimal multipliers than 1/(t s) away from the central path.
-		mp.mulA(adv, dv)
-		for k := range mu {
-			mu[k] = math.Max(0, 1+adv[k]/sl[k]) / (tt * sl[k])
-		}
-		mp.mulAT(atmu, mu)
-		bestLB = math.Max(bestLB, mp.lower(mu, atmu))
-		if dec/2 <= centred {
-			tt *= tGrowth // centred: follow the central path
-			continue
-		}
-		// Backtracking on B_t(v + α·dv) − B_t(v), evaluated term by term
-		// (t·Σ Δ²·(−α dv)/(v(v+α dv)) − Σ log1p(−α (A dv)/s)): at large t
-		// B_t itself is too large for its change to survive rounding.
-		alpha := math.Min(1, 0.99*boundaryStep(v, dv))
-		if a := 0.99 * boundaryStep(sl, negate(tmpS, adv)); a < alpha {
-			alpha = a
-		}
-		accepted := false
-		for tries := 0; tries < 60; tries++ {
-			diff := 0.0
-			for t, x := range v {
-				nv[t] = x + alpha*dv[t]
-				diff -= tt * mp.d2[t] * alpha * dv[t] / (x * nv[t])
-			}
-			for k, s := range sl {
-				diff -= math.Log1p(-alpha * adv[k] / s)
-			}
-			if diff <= -0.25*alpha*dec {
-				accepted = true
-				break
-			}
-			alpha /= 2
-		}
-		if !accepted {
-			tt *= tGrowth // no progress possible at this t (rounding): move on
-			continue
-		}
-		v, nv = nv, v
+		alpha /= 2
 	}
-	if !(gap <= o.Tol) {
-		return 0, steps, fmt.Errorf("marginals: the max-variance solver stopped after %d Newton steps at relative gap %.3g (wanted %.3g)", steps, gap, o.Tol)
-	}
-	f := 0.0
-	for t, x := range bestV {
-		f += mp.d2[t] / x
-	}
-	for t := range p.Residuals {
-		p.Residuals[t].Variance = bestV[t] * f
-	}
-	return bestLB, steps, nil
+	return false
 }
 
 // negate sets dst = −x and returns it.
