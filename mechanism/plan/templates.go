@@ -194,45 +194,83 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 		return nil, err
 	}
 	s := newSolver(w, o)
-	var tried []Tried
-	var best *Result
-	var results []*Result
-	run := func(name string, f func() (*Result, error)) error {
-		t0 := time.Now()
-		r, err := f()
-		tr := Tried{Template: name, Objective: math.NaN(), Seconds: time.Since(t0).Seconds()}
-		if err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			tr.Err = err.Error()
-		} else {
-			tr.Objective = r.Objective
-			results = append(results, r)
-			if aerr := o.Accepts(r.Strategy); aerr != nil {
-				tr.Err = "not accepted: " + aerr.Error()
-			} else if best == nil || r.Objective < best.Objective*(1-1e-9) {
-				// Ties (to 1e-9 relative) keep the earlier, simpler
-				// template: union's one-part candidate is kron's strategy.
-				best = r
-			}
-		}
-		tried = append(tried, tr)
-		return nil
-	}
-	if err := run("kron", func() (*Result, error) { return planKron(ctx, s) }); err != nil {
+	p := &portfolio{ctx: ctx, o: o}
+	dense, err := p.runBuiltin(s, w)
+	if err != nil {
 		return nil, err
 	}
-	if best != nil && best.LowerBound >= best.Objective*(1-certifiedGap) {
+	if err := p.runRegistered(s, w, opt); err != nil {
+		return nil, err
+	}
+	if p.best == nil {
+		return nil, fmt.Errorf("plan: no template succeeded: %v", p.tried)
+	}
+	out := p.result(dense)
+	// The plan's time is the portfolio's (each template's own is in Tried).
+	out.Seconds = time.Since(start).Seconds()
+	// The portfolio's own final event (its templates sent theirs), with
+	// the chosen template as Note.
+	if opt.Progress.Enabled() {
+		opt.Progress(progress.Event{Stage: Stage("best"), Objective: out.Objective, Bound: out.LowerBound,
+			Gap: gap(out.Objective, out.LowerBound), Seconds: out.Seconds, Done: true, Note: "template " + out.Template})
+	}
+	return out, nil
+}
+
+// portfolio is Best's record of one run: every template's figures (tried),
+// the successful results, and the best accepted result so far.
+type portfolio struct {
+	ctx     context.Context
+	o       Options // the options with defaults
+	tried   []Tried
+	best    *Result
+	results []*Result
+}
+
+// run runs one template and records it in Tried. A template's own error is
+// recorded, not returned: the only error returned is a cancellation.
+func (p *portfolio) run(name string, f func() (*Result, error)) error {
+	t0 := time.Now()
+	r, err := f()
+	tr := Tried{Template: name, Objective: math.NaN(), Seconds: time.Since(t0).Seconds()}
+	if err != nil {
+		if p.ctx.Err() != nil {
+			return err
+		}
+		tr.Err = err.Error()
+	} else {
+		tr.Objective = r.Objective
+		p.results = append(p.results, r)
+		if aerr := p.o.Accepts(r.Strategy); aerr != nil {
+			tr.Err = "not accepted: " + aerr.Error()
+		} else if p.best == nil || r.Objective < p.best.Objective*(1-1e-9) {
+			// Ties (to 1e-9 relative) keep the earlier, simpler
+			// template: union's one-part candidate is kron's strategy.
+			p.best = r
+		}
+	}
+	p.tried = append(p.tried, tr)
+	return nil
+}
+
+// runBuiltin runs kron, union (unless kron is certified optimal) and, on
+// small Gaussian domains, dense, whose result it returns (nil if not run
+// or failed).
+func (p *portfolio) runBuiltin(s *solver, w *workload.Kron) (*Result, error) {
+	ctx, o := p.ctx, p.o
+	if err := p.run("kron", func() (*Result, error) { return planKron(ctx, s) }); err != nil {
+		return nil, err
+	}
+	if p.best != nil && p.best.LowerBound >= p.best.Objective*(1-certifiedGap) {
 		// kron is certified optimal over all strategies (a single product
 		// term): no template can do better.
-		tried = append(tried, Tried{Template: "union", Objective: math.NaN(), Err: "skipped: kron's plan is certified optimal"})
-	} else if err := run("union", func() (*Result, error) { return planUnion(ctx, s) }); err != nil {
+		p.tried = append(p.tried, Tried{Template: "union", Objective: math.NaN(), Err: "skipped: kron's plan is certified optimal"})
+	} else if err := p.run("union", func() (*Result, error) { return planUnion(ctx, s) }); err != nil {
 		return nil, err
 	}
 	var dense *Result
 	if w.Cells() <= BestDenseCells && o.Privacy == Gaussian {
-		if err := run("dense", func() (*Result, error) {
+		if err := p.run("dense", func() (*Result, error) {
 			r, err := planDense(ctx, w, o)
 			dense = r
 			return r, err
@@ -240,9 +278,14 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 			return nil, err
 		}
 	}
-	// Templates registered by other packages (the marginals template) join
-	// the portfolio; one that does not apply to w (ErrInput) is left out
-	// of Tried.
+	return dense, nil
+}
+
+// runRegistered runs the templates registered by other packages (the
+// marginals template), which join the portfolio; one that does not apply
+// to w (ErrInput) is left out of Tried. They get the caller's options opt.
+func (p *portfolio) runRegistered(s *solver, w *workload.Kron, opt Options) error {
+	ctx := p.ctx
 	for _, name := range Names() {
 		if name == "kron" || name == "union" || name == "dense" || name == "best" {
 			continue
@@ -253,7 +296,7 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 		}
 		notApplicable := false
 		var reused *Result
-		if err := run(name, func() (*Result, error) {
+		if err := p.run(name, func() (*Result, error) {
 			if r, ok := s.whole[name]; ok && opt.Accepts(r.Strategy) == nil {
 				// union's one-part candidate: the same plan, already made
 				// (its own time is reported below).
@@ -264,30 +307,34 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 			notApplicable = err != nil && errors.Is(err, ErrInput) && ctx.Err() == nil
 			return r, err
 		}); err != nil {
-			return nil, err
+			return err
 		}
 		if notApplicable {
-			tried = tried[:len(tried)-1]
+			p.tried = p.tried[:len(p.tried)-1]
 		} else if reused != nil {
-			tried[len(tried)-1].Seconds = reused.Seconds
+			p.tried[len(p.tried)-1].Seconds = reused.Seconds
 		}
 	}
-	if best == nil {
-		return nil, fmt.Errorf("plan: no template succeeded: %v", tried)
-	}
+	return nil
+}
+
+// result is a copy of the best result with the portfolio's Tried, the
+// highest lower bound of all templates and the dense comparison.
+func (p *portfolio) result(dense *Result) *Result {
+	best, o := p.best, p.o
 	// A union of one hybrid part is another template's plan of the whole
 	// workload: report that template's own result.
 	if ps := best.Strategy.Parts; best.Template == "union" && len(ps) == 1 && ps[0].Strategy != nil {
-		for _, r := range results {
+		for _, r := range p.results {
 			if r.Template == ps[0].Strategy.Template && r.Objective <= best.Objective*(1+1e-9) && o.Accepts(r.Strategy) == nil {
 				best = r
 			}
 		}
 	}
 	out := *best
-	out.Tried = tried
+	out.Tried = p.tried
 	// Every template's bound holds for all strategies: keep the highest.
-	for _, r := range results {
+	for _, r := range p.results {
 		if r.LowerBound > out.LowerBound || math.IsNaN(out.LowerBound) {
 			out.LowerBound, out.LowerBoundSource = r.LowerBound, r.LowerBoundSource
 		}
@@ -295,15 +342,7 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 	if dense != nil {
 		compareDense(&out, dense)
 	}
-	// The plan's time is the portfolio's (each template's own is in Tried).
-	out.Seconds = time.Since(start).Seconds()
-	// The portfolio's own final event (its templates sent theirs), with
-	// the chosen template as Note.
-	if opt.Progress.Enabled() {
-		opt.Progress(progress.Event{Stage: Stage("best"), Objective: out.Objective, Bound: out.LowerBound,
-			Gap: gap(out.Objective, out.LowerBound), Seconds: out.Seconds, Done: true, Note: "template " + out.Template})
-	}
-	return &out, nil
+	return &out
 }
 
 // compareDense records how far res is above the dense certified optimum and
