@@ -89,78 +89,20 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 	if opt.MaxIter < 0 || math.IsNaN(opt.Tol) || opt.Tol < 0 || math.IsInf(opt.Tol, 0) {
 		return nil, nil, errorf("consistency: the tolerance must be non-negative and finite and the iteration cap positive, got %v and %d", opt.Tol, opt.MaxIter)
 	}
-	// Distinct attribute sets; rep[i] is estimate i's table.
-	index := map[string]int{}
-	rep := make([]int, len(est))
-	var tabs []Table
-	var vars []float64
-	scale := 1.0
-	for i, e := range est {
-		if e.Set < 0 || e.Set >= len(p.Sets) || !slices.Equal(e.Attrs, p.Sets[e.Set].Attrs) || !p.lat.estimable[e.Set] {
-			return nil, nil, errorf("consistency: estimate %d does not belong to this plan", i)
-		}
-		if !(e.CellVariance > 0) || math.IsInf(e.CellVariance, 0) {
-			return nil, nil, errorf("consistency: estimate %d has cell variance %v", i, e.CellVariance)
-		}
-		key := fmt.Sprint(e.Attrs)
-		j, ok := index[key]
-		if !ok {
-			j = len(tabs)
-			index[key] = j
-			tabs = append(tabs, Table{Attrs: slices.Clone(e.Attrs), Values: slices.Clone(e.Values)})
-			vars = append(vars, e.CellVariance)
-			for _, v := range e.Values {
-				scale = math.Max(scale, math.Abs(v))
-			}
-		}
-		rep[i] = j
+	tabs, vars, rep, scale, err := p.distinctTables(est)
+	if err != nil {
+		return nil, nil, err
 	}
 	c := &Consistency{Tables: len(tabs), Status: status.Converged, LeastSquaresTotal: meanTotal(tabs)}
 	var steps []string
 	if opt.NonNegative {
-		target := math.Max(c.LeastSquaresTotal, 0)
 		if opt.Tol == 0 {
 			opt.Tol = 1e-9 * scale
 		}
-		c.Tolerance, c.MaxIterations, c.Status = opt.Tol, opt.MaxIter, status.IterationLimit
-		c.Metric = "sum over tables of squared cell differences divided by the table's cell variance"
 		steps = append(steps, "Dykstra projection onto consistent non-negative tables with the least-squares grand total")
-		x := tabs
-		corr := make([][]float64, len(tabs))
-		y := make([]Table, len(tabs))
-		for i, t := range tabs {
-			corr[i] = make([]float64, len(t.Values))
-			y[i] = Table{Attrs: t.Attrs, Values: make([]float64, len(t.Values))}
+		if tabs, err = p.projectNonNegative(ctx, tabs, vars, opt, c); err != nil {
+			return nil, nil, err
 		}
-		for it := 1; it <= opt.MaxIter; it++ {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("marginals: consistency step interrupted after %d iterations: %w", it-1, err)
-			}
-			c.Iterations = it
-			for i := range x { // y = P_K(x + corr), corr ← x + corr − y
-				for k, v := range x[i].Values {
-					s := v + corr[i][k]
-					y[i].Values[k] = math.Max(s, 0)
-					corr[i][k] = s - y[i].Values[k]
-				}
-			}
-			next := p.projectConsistent(y, vars)
-			fixTotal(next, target)
-			moved, neg := 0.0, 0.0
-			for i := range next {
-				for k, v := range next[i].Values {
-					moved = math.Max(moved, math.Abs(v-x[i].Values[k]))
-					neg = math.Max(neg, -v)
-				}
-			}
-			x = next
-			if neg <= opt.Tol && moved <= opt.Tol {
-				c.Status = status.Converged
-				break
-			}
-		}
-		c.ShiftTowardUniform = p.shiftNonNegative(x)
-		tabs = x
 	}
 	if opt.Integer {
 		before := maxInconsistency(p.Sizes, tabs)
@@ -188,6 +130,84 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 		out[i] = Estimate{Table: Table{Attrs: slices.Clone(e.Attrs), Values: slices.Clone(tabs[rep[i]].Values)}, Set: e.Set, CellVariance: e.CellVariance}
 	}
 	return out, c, nil
+}
+
+// distinctTables checks the estimates against the plan and returns one
+// table (a copy) per distinct attribute set with its cell variance, rep[i]
+// the table of estimate i, and the largest |cell| (at least 1), the scale
+// of the default tolerance.
+func (p *Plan) distinctTables(est []Estimate) (tabs []Table, vars []float64, rep []int, scale float64, err error) {
+	index := map[string]int{}
+	rep = make([]int, len(est))
+	scale = 1.0
+	for i, e := range est {
+		if e.Set < 0 || e.Set >= len(p.Sets) || !slices.Equal(e.Attrs, p.Sets[e.Set].Attrs) || !p.lat.estimable[e.Set] {
+			return nil, nil, nil, 0, errorf("consistency: estimate %d does not belong to this plan", i)
+		}
+		if !(e.CellVariance > 0) || math.IsInf(e.CellVariance, 0) {
+			return nil, nil, nil, 0, errorf("consistency: estimate %d has cell variance %v", i, e.CellVariance)
+		}
+		key := fmt.Sprint(e.Attrs)
+		j, ok := index[key]
+		if !ok {
+			j = len(tabs)
+			index[key] = j
+			tabs = append(tabs, Table{Attrs: slices.Clone(e.Attrs), Values: slices.Clone(e.Values)})
+			vars = append(vars, e.CellVariance)
+			for _, v := range e.Values {
+				scale = math.Max(scale, math.Abs(v))
+			}
+		}
+		rep[i] = j
+	}
+	return tabs, vars, rep, scale, nil
+}
+
+// projectNonNegative runs Dykstra's alternating projections between the
+// non-negative orthant (with its correction terms) and the consistent
+// tables with the least-squares grand total (max(·, 0)), in the metric of
+// the cell variances, until a sweep moves no cell and leaves no cell
+// negative by more than opt.Tol, and records the run in c.
+func (p *Plan) projectNonNegative(ctx context.Context, tabs []Table, vars []float64, opt ConsistencyOptions, c *Consistency) ([]Table, error) {
+	target := math.Max(c.LeastSquaresTotal, 0)
+	c.Tolerance, c.MaxIterations, c.Status = opt.Tol, opt.MaxIter, status.IterationLimit
+	c.Metric = "sum over tables of squared cell differences divided by the table's cell variance"
+	x := tabs
+	corr := make([][]float64, len(tabs))
+	y := make([]Table, len(tabs))
+	for i, t := range tabs {
+		corr[i] = make([]float64, len(t.Values))
+		y[i] = Table{Attrs: t.Attrs, Values: make([]float64, len(t.Values))}
+	}
+	for it := 1; it <= opt.MaxIter; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("marginals: consistency step interrupted after %d iterations: %w", it-1, err)
+		}
+		c.Iterations = it
+		for i := range x { // y = P_K(x + corr), corr ← x + corr − y
+			for k, v := range x[i].Values {
+				s := v + corr[i][k]
+				y[i].Values[k] = math.Max(s, 0)
+				corr[i][k] = s - y[i].Values[k]
+			}
+		}
+		next := p.projectConsistent(y, vars)
+		fixTotal(next, target)
+		moved, neg := 0.0, 0.0
+		for i := range next {
+			for k, v := range next[i].Values {
+				moved = math.Max(moved, math.Abs(v-x[i].Values[k]))
+				neg = math.Max(neg, -v)
+			}
+		}
+		x = next
+		if neg <= opt.Tol && moved <= opt.Tol {
+			c.Status = status.Converged
+			break
+		}
+	}
+	c.ShiftTowardUniform = p.shiftNonNegative(x)
+	return x, nil
 }
 
 // meanTotal returns the tables' mean grand total (their common total when
