@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
@@ -447,65 +446,6 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workl
 		fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
 	}
 	return tblPrint(stdout, f, rep, b)
-}
-
-// commitGate orders the two irreversible steps of a release — the ledger
-// charge and the rename of the output into place — with the decision an
-// interrupt makes: each step runs holding mu and checks the context under
-// it, and an interrupt takes mu for good, so afterwards neither step can
-// happen and charged and released say exactly what did.
-type commitGate struct {
-	mu                sync.Mutex
-	charged, released bool
-}
-
-// spend runs the ledger charge (which must check the context itself)
-// under the gate.
-func (g *commitGate) spend(charge func() error) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.charged { // --split terms: the parts share one charge
-		return nil
-	}
-	if err := charge(); err != nil {
-		return err
-	}
-	g.charged = true
-	return nil
-}
-
-// commit runs rename under the gate if ctx is not cancelled.
-func (g *commitGate) commit(ctx context.Context, rename func() error) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := rename(); err != nil {
-		return err
-	}
-	g.released = true
-	return nil
-}
-
-// await returns the release's result from done, or on an interrupt at
-// once: the noise and reconstruction after the charge do not check the
-// context, and a user who pressed Ctrl-C wants out. The work left running
-// is discarded when the process exits; the gate, held from then on, keeps
-// it from charging or writing anything. A release that was already in
-// place when the interrupt came is reported as done.
-func (g *commitGate) await(ctx context.Context, done <-chan error) error {
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	g.mu.Lock() // never released: nothing is charged or renamed after this
-	if g.released {
-		g.mu.Unlock()
-		return <-done
-	}
-	return errCancelled(ctx)
 }
 
 // mergeConsistency combines the consistency reports of the parts of a
@@ -951,7 +891,7 @@ func tblBudgetString(p tblSplitJSON) string {
 // leaves no partial dir.
 func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *tables.Result, rep *tblJSON, gate *commitGate) (err error) {
 	parent := filepath.Dir(filepath.Clean(dir))
-	tmp, err := os.MkdirTemp(parent, tmpPrefix(dir)+strconv.Itoa(os.Getpid())+"-")
+	tmp, err := gate.mkdirTemp(parent, tmpPrefix(dir)+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return fmt.Errorf("creating the output: %w", err)
 	}
