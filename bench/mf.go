@@ -211,18 +211,20 @@ func (b *MFBench) peer(ctx context.Context, args []string) (*MFPeerRun, error) {
 // WriteMFMarkdown writes the side-by-side table.
 func WriteMFMarkdown(w io.Writer, rows []MFRow) error {
 	fmt.Fprintf(w, "DP-MF, backend %s\n\n", blas.Describe())
-	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq | it / CG | objective | gap | peer 1e-3: s / steps / objective | peer to 1e-8: s / steps / status | speed-up 1e-3 / 1e-8 |")
+	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq | it / CG | objective | gap | peer 1e-3: s (cpu s) / steps / objective | peer to 1e-8: s (cpu s) / steps / status | speed-up 1e-3 / 1e-8 (wall; cpu) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		p1, p2, su := "—", "—", "—"
 		if r.Peer != nil {
-			p1 = fmt.Sprintf("%.2f / %d / %.10g", r.Peer.Seconds, r.Peer.Steps, r.Peer.Objective)
+			p1 = fmt.Sprintf("%.2f (%.2f) / %d / %.10g", r.Peer.Seconds, r.Peer.CPUSeconds, r.Peer.Steps, r.Peer.Objective)
 		}
 		if r.PeerTight != nil {
-			p2 = fmt.Sprintf("%.2f / %d / %s", r.PeerTight.Seconds, r.PeerTight.Steps, r.PeerTight.Status)
+			p2 = fmt.Sprintf("%.2f (%.2f) / %d / %s", r.PeerTight.Seconds, r.PeerTight.CPUSeconds, r.PeerTight.Steps, r.PeerTight.Status)
 		}
 		if r.Peer != nil && r.PeerTight != nil {
-			su = fmt.Sprintf("%.1f× / %s%.1f×", r.Peer.Seconds/r.Seconds, atLeast(r.PeerTight.Status), r.PeerTight.Seconds/r.Seconds)
+			at := atLeast(r.PeerTight.Status)
+			su = fmt.Sprintf("%.1f× / %s%.1f×; %.1f× / %s%.1f×", r.Peer.Seconds/r.Seconds, at, r.PeerTight.Seconds/r.Seconds,
+				r.Peer.CPUSeconds/r.CPUSeconds, at, r.PeerTight.CPUSeconds/r.CPUSeconds)
 		}
 		if r.PeerError != "" {
 			p1 = "error: " + r.PeerError
