@@ -16,6 +16,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/newton"
 )
 
 // fakeSolver returns a fixed feasible X (the identity, or the equal-
@@ -144,7 +145,7 @@ func TestCompareCancelled(t *testing.T) {
 // certified optimum internal/reference.PrefixN32).
 func TestCompareNewtonReference(t *testing.T) {
 	c, err := Compare(context.Background(), Config{Workloads: []string{"prefix"}, Ns: []int{32}, Repeat: 1,
-		DGEMMSamples: 1, Methods: []Solver{Newton{Method: "newton"}}})
+		DGEMMSamples: 1, Methods: []Solver{Newton{Method: newton.MethodNewton}}})
 	require.NoError(t, err)
 	require.Len(t, c.Runs, 1)
 	r := c.Runs[0]

@@ -151,8 +151,8 @@ func scalingPoint(ctx context.Context, be blas.Backend, wname string, n int, cfg
 		}
 		row.Runs++
 		secs, its, gaps = append(secs, s), append(its, float64(res.Iterations)), append(gaps, gap)
-		if !slices.Contains(statuses, string(res.Status)) {
-			statuses = append(statuses, string(res.Status))
+		if !slices.Contains(statuses, res.Status.String()) {
+			statuses = append(statuses, res.Status.String())
 		}
 		if peak > row.PeakRSS {
 			row.PeakRSS, row.BaselineRSS = peak, probe.Baseline

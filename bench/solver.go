@@ -74,7 +74,7 @@ type Newton struct {
 }
 
 // Name returns the newton method's name ("newton" or "yuan2016").
-func (s Newton) Name() string { return string(s.Method) }
+func (s Newton) Name() string { return s.Method.String() }
 
 // Solve runs newton.Solve and reports its wall time as measured here.
 func (s Newton) Solve(ctx context.Context, p Problem, _ float64) (*Outcome, error) {
@@ -95,7 +95,7 @@ func (s Newton) Solve(ctx context.Context, p Problem, _ float64) (*Outcome, erro
 		tr[i] = TracePoint{Seconds: it.Seconds, Objective: it.Objective, GapBest: Num(math.NaN())}
 	}
 	return &Outcome{X: r.X, Objective: r.Objective, Gap: r.Gap, Iterations: r.Iterations,
-		Status: string(r.Status), Seconds: secs, Trace: tr, Phases: r.Phases}, nil
+		Status: r.Status.String(), Seconds: secs, Trace: tr, Phases: r.Phases}, nil
 }
 
 // Certify recomputes the objective and the certified lower bound of X with

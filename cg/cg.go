@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // Operator computes dst = A(src) for a symmetric positive definite A. It
@@ -47,8 +48,10 @@ type Result struct {
 	Iterations int
 	// Residual is the final relative residual ‖r‖/‖b‖ (0 if b = 0).
 	Residual float64
-	// Converged is true when a tolerance was met before MaxIter.
-	Converged bool
+	// Status is status.Converged when a tolerance was met within MaxIter,
+	// status.IterationLimit when MaxIter steps ran first, and status.Failed
+	// when the operator proved not positive definite.
+	Status status.Status
 }
 
 // ErrNotPositiveDefinite is returned when a search direction p has
@@ -141,7 +144,7 @@ func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 		return math.Sqrt(dot(r, r)) / bnorm
 	}
 	if done() {
-		res.Converged, res.Residual = true, relres()
+		res.Status, res.Residual = status.Converged, relres()
 		return res, nil
 	}
 	precondition()
@@ -152,7 +155,7 @@ func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 		res.Iterations++
 		pap := dot(p, ap)
 		if !(pap > 0) {
-			res.Residual = relres()
+			res.Status, res.Residual = status.Failed, relres()
 			return res, ErrNotPositiveDefinite
 		}
 		alpha := rz / pap
@@ -165,7 +168,7 @@ func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 			opt.Project(r)
 		}
 		if done() {
-			res.Converged = true
+			res.Status = status.Converged
 			break
 		}
 		precondition()
@@ -175,6 +178,9 @@ func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 		for i := range p.Data {
 			p.Data[i] = z.Data[i] + beta*p.Data[i]
 		}
+	}
+	if res.Status != status.Converged {
+		res.Status = status.IterationLimit
 	}
 	res.Residual = relres()
 	return res, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/cg"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // spdOperator returns X ↦ P·X + X·P for a random SPD P: a symmetric
@@ -52,7 +53,7 @@ func TestSolveSylvester(t *testing.T) {
 	x := blas.NewSquare(n)
 	res, err := cg.Solve(op, b, x, cg.Options{MaxIter: 500, Tol: 1e-12})
 	require.NoError(t, err)
-	require.True(t, res.Converged)
+	require.Equal(t, status.Converged, res.Status)
 
 	var eig mat.EigenSym
 	pd := mat.NewSymDense(n, append([]float64(nil), p.Data...))
@@ -94,7 +95,7 @@ func TestProjectionAndPreconditioner(t *testing.T) {
 		x := blas.NewSquare(n)
 		res, err := cg.Solve(op, b, x, cg.Options{MaxIter: 1000, Tol: 1e-12, Project: zeroDiag, Precondition: pre})
 		require.NoError(t, err)
-		require.True(t, res.Converged)
+		require.Equal(t, status.Converged, res.Status)
 		return x, res
 	}
 	x1, r1 := solve(nil)
@@ -132,7 +133,7 @@ func TestCapAndErrors(t *testing.T) {
 	res, err := cg.Solve(op, b, x, cg.Options{MaxIter: 2, Tol: 1e-15})
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Iterations)
-	require.False(t, res.Converged)
+	require.Equal(t, status.IterationLimit, res.Status)
 
 	_, err = cg.Solve(op, b, x, cg.Options{})
 	require.Error(t, err)
@@ -141,8 +142,9 @@ func TestCapAndErrors(t *testing.T) {
 			dst.Data[i] = -src.Data[i]
 		}
 	}
-	_, err = cg.Solve(neg, b, blas.NewSquare(8), cg.Options{MaxIter: 5, Tol: 1e-9})
+	res, err = cg.Solve(neg, b, blas.NewSquare(8), cg.Options{MaxIter: 5, Tol: 1e-9})
 	require.ErrorIs(t, err, cg.ErrNotPositiveDefinite)
+	require.Equal(t, status.Failed, res.Status)
 }
 
 // A strided view would make the flat-slice iteration read row padding: it

@@ -152,7 +152,7 @@ func TestEigenBound(t *testing.T) {
 		res, err := Solve(context.Background(), tc.v, &Options{Tol: 1e-10})
 		require.NoError(t, err)
 		require.Less(t, res.Rank, n, tc.name)
-		yopt := dualFromPrimal(tc.v, res.X)
+		yopt := dualFromPrimal(symToGeneral(tc.v, 1), res.X)
 		require.NotNil(t, yopt)
 
 		s := &newtonState{}

@@ -21,7 +21,8 @@
 // back on the singular values only when such a bound misses the tolerance.
 //
 // Two methods share that certificate. For a positive definite V, a Newton
-// method in the coordinates that whiten X and diagonalize V (newton.go). For
+// method in the coordinates that whiten X and diagonalize V (direct.go,
+// after the fixed-point phase of fixedpoint.go). For
 // a singular V, whose infimum is attained only by a singular X, a
 // primal–dual interior-point Newton method maximizes g(y) over y ≥ 0 with
 // V = BᵀB of full row rank r (singular.go): every dual point y gives the

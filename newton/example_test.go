@@ -67,3 +67,23 @@ func ExampleSolver() {
 	// width:k=4 converged, objective 67.796081, rank 29, certified gap ≤ 1e-8: true
 	// total     converged, objective 1.000000, rank 1, certified gap ≤ 1e-8: true
 }
+
+// A method named on a command line or in a configuration file: ParseMethod
+// takes the names String prints and JSON carries.
+func ExampleParseMethod() {
+	m, err := newton.ParseMethod("yuan2016")
+	if err != nil {
+		panic(err)
+	}
+	w, _ := workload.NewPrefix(32)
+	res, err := newton.Solve(context.Background(), w.Gram(), &newton.Options{Method: m})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s, certificate valid: %v\n", res.Method, res.LowerBound <= res.Objective)
+	_, err = newton.ParseMethod("bfgs")
+	fmt.Println(err)
+	// Output:
+	// yuan2016, certificate valid: true
+	// newton: invalid input: unknown method "bfgs" (want "newton" or "yuan2016")
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/dpsolve/dpsolve/newton"
 )
 
-// Families returns the workload specs of issue 14's families at size n (a
+// Families returns the workload specs of the benchmark families at size n (a
 // power of two ≥ 64 for the marginals): prefix, allrange, width-32 ranges,
 // 2n random ranges, 2n random predicates, 2n related queries of rank n/8,
 // 2- and 3-way marginals over attributes of size 4 (and one of size n/4^k
@@ -39,8 +39,8 @@ func families(n int) []string {
 
 // BenchmarkFamilies solves every family at n = 256 and 1024 (and the sizes
 // in DPSOLVE_BENCH_N, comma-separated, e.g. 2048) and reports iterations
-// and the certified gap; the issue's targets are ≤ 10 iterations and gap
-// ≤ 1e-8 on every family. bench.Families adds DGEMM-equivalents.
+// and the certified gap; the default method's goal is ≤ 10 iterations and
+// gap ≤ 1e-8 on every family. bench.Families adds DGEMM-equivalents.
 func BenchmarkFamilies(b *testing.B) {
 	ns := []int{256, 1024}
 	if s := os.Getenv("DPSOLVE_BENCH_N"); s != "" {

@@ -250,7 +250,7 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, newton.ErrInput)
 	_, err = newton.Solve(ctx, &mat.SymDense{}, nil)
 	require.ErrorIs(t, err, newton.ErrInput)
-	_, err = newton.Solve(ctx, mat.NewSymDense(1, []float64{1}), &newton.Options{Method: "bogus"})
+	_, err = newton.Solve(ctx, mat.NewSymDense(1, []float64{1}), &newton.Options{Method: newton.Method(99)})
 	require.ErrorContains(t, err, "unknown method")
 	_, err = newton.Solve(ctx, mat.NewSymDense(1, []float64{1}), &newton.Options{Tol: -1})
 	require.ErrorIs(t, err, newton.ErrInput)

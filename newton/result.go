@@ -4,37 +4,26 @@ import (
 	"fmt"
 
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 
 	"gonum.org/v1/gonum/mat"
 )
 
-// Method selects the optimization algorithm.
-type Method string
-
-const (
-	// MethodNewton is dpsolve's default: a Newton method in eigen-coordinates
-	// that stops on the certified relative duality gap.
-	MethodNewton Method = "newton"
-	// MethodYuan2016 is a faithful reproduction of Algorithm 1 of Yuan et al.
-	// (KDD 2016), the Matlab ConvexDP code, including its θ regularization,
-	// its 5-step CG and its 30-iteration cap.
-	MethodYuan2016 Method = "yuan2016"
-)
-
-// Status says why a solve stopped.
-type Status string
+// Status says why a solve stopped: dpsolve's one status type
+// (package status), whose text form is what JSON output carries.
+type Status = status.Status
 
 const (
 	// Converged: the certified relative gap is at most Options.Tol (for
-	// MethodYuan2016: the seed's relative-change test was met).
-	Converged Status = "converged"
+	// MethodYuan2016: its relative-change test, Yuan et al. 2016, was met).
+	Converged = status.Converged
 	// IterationLimit: Options.MaxIter iterations ran first.
-	IterationLimit Status = "iteration_limit"
+	IterationLimit = status.IterationLimit
 	// Cancelled: the context was cancelled; the result holds the best X so far.
-	Cancelled Status = "cancelled"
+	Cancelled = status.Cancelled
 	// Stalled: no further progress was possible in floating point before the
 	// tolerance was met; the result is the best X found and its certificate.
-	Stalled Status = "stalled"
+	Stalled = status.Stalled
 )
 
 // Options configures Solve. The zero value (or nil) selects MethodNewton with
@@ -54,7 +43,8 @@ type Options struct {
 	// the dual method (see Solve), whose strategy has rank rank(V): every
 	// workload answer W·x̂ is identifiable, x̂ itself is not. A caller that
 	// needs a full-rank strategy (an estimate of every cell) sets θ > 0.
-	// MethodYuan2016 uses the seed's 1e-3 unless a θ is given.
+	// MethodYuan2016 uses ConvexDP's 1e-3 (Yuan et al. 2016) unless a θ
+	// is given.
 	Regularization float64
 	// Threads caps the goroutines of the solver's own O(n²) passes between
 	// kernel calls; 0 (the default) means GOMAXPROCS. The kernels' threads

@@ -19,7 +19,8 @@ import (
 //	g(y) = 2·tr(M^{1/2}) − Σᵢ yᵢ,   y ≥ 0,
 //
 // is concave, smooth wherever M ≻ 0, and equals the weak-duality bound of
-// the BRIEF (D^{1/2}VD^{1/2} and M share their non-zero eigenvalues). Its
+// the package documentation (D^{1/2}VD^{1/2} and M share their non-zero
+// eigenvalues). Its
 // gradient is ∂g/∂yᵢ = dᵢ − 1 with d = diag(X(y)) for
 //
 //	X(y) = Bᵀ·M^{-1/2}·B = D^{-1/2}(D^{1/2}VD^{1/2})^{1/2}D^{-1/2},
@@ -92,10 +93,6 @@ type dualSolver struct {
 	y       []float64
 	g       float64 // g(y)
 	tr      float64 // tr(M^{1/2}) = Σ√λ
-}
-
-func view(data []float64, rows, cols int) blas.General {
-	return blas.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
 }
 
 // rankTol is the relative eigenvalue threshold below which an eigenvalue of
@@ -272,181 +269,241 @@ func newDualSolver(s *newtonState, mu []float64, r int) *dualSolver {
 	return ds
 }
 
-// solveSingular runs the dual method on the numerical range of V: s.m holds
-// V's eigenvectors (columns, ascending) and mu its eigenvalues (scaled), r
-// of which are above the rank threshold. res has Method and SVDBound set.
-func solveSingular(ctx context.Context, s *newtonState, mu []float64, r int, opt Options, start time.Time, res *Result) (*Result, error) {
-	n := s.n
-	scale := s.scale
-	ds := newDualSolver(s, mu, r)
+// dualIP is the singular method: the primal–dual interior-point iteration
+// on the dual, run on the numerical range of V (s.m holds V's
+// eigenvectors, columns ascending, and mu its scaled eigenvalues, r of
+// which are above the rank threshold).
+//
+// z ≥ 0 are the multipliers of y ≥ 0; at the optimum zᵢ = 1 − dᵢ, the
+// slack of diag(X) ≤ 1. The iteration keeps y, z > 0 and drives yᵢzᵢ → 0
+// (Mehrotra's predictor–corrector: both solves share one Hessian and one
+// Cholesky factorization).
+type dualIP struct {
+	s     *newtonState
+	ds    *dualSolver
+	opt   Options
+	start time.Time
+	res   *Result
 
-	// Uniform start: g(t·1) = 2√t·Σ√μ − n·t is largest at √t = Σ√μ/n,
-	// where it is the SVD bound.
+	iter      int
+	status    Status
+	bestBound float64
+	certified bool    // the last checkpoint met the tolerance
+	fCert     float64 // the objective certified there
+	tries     int     // certificates that failed to meet the tolerance
+
+	z, grad, lam     []float64
+	dya, dza, dy, dz []float64
+	trial            []float64
+	cmu              float64 // complementarity yᵀz/n at the current point
+}
+
+func newDualIP(s *newtonState, mu []float64, r int, opt Options, start time.Time, res *Result) *dualIP {
+	n := s.n
+	m := &dualIP{s: s, ds: newDualSolver(s, mu, r), opt: opt, start: start, res: res,
+		status: IterationLimit, bestBound: math.Inf(-1)}
+	m.z, m.grad, m.lam = make([]float64, n), make([]float64, n), make([]float64, r)
+	m.dya, m.dza, m.dy, m.dz = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	m.trial = make([]float64, n)
+	return m
+}
+
+// prepare starts from the uniform dual point: g(t·1) = 2√t·Σ√μ − n·t is
+// largest at √t = Σ√μ/n, where it is the SVD bound.
+func (m *dualIP) prepare(context.Context) error {
+	ds, n := m.ds, m.s.n
 	sq := 0.0
-	for _, m := range ds.mu {
-		sq += math.Sqrt(m)
+	for _, mu := range ds.mu {
+		sq += math.Sqrt(mu)
 	}
 	y := make([]float64, n)
 	t := (sq / float64(n)) * (sq / float64(n))
 	for i := range y {
 		y[i] = t
 	}
-	lam := make([]float64, r)
-	if !ds.factorAt(y, lam, true) {
-		return nil, errEigen("dual start")
+	if !ds.factorAt(y, m.lam, true) {
+		return errEigen("dual start")
 	}
-	ds.accept(y, lam)
-	s.clock.lap("eigen")
+	ds.accept(y, m.lam)
+	m.s.clock.lap("eigen")
+	for i := range m.z {
+		m.z[i] = math.Max(1-ds.d[i], 0) + 1e-2
+	}
+	return nil
+}
 
-	status := IterationLimit
-	bestBound := math.Inf(-1)
-	grad := make([]float64, n)
-	// z ≥ 0 are the multipliers of y ≥ 0; at the optimum zᵢ = 1 − dᵢ, the
-	// slack of diag(X) ≤ 1. The primal–dual interior-point iteration keeps
-	// y, z > 0 and drives yᵢzᵢ → 0 (Mehrotra's predictor–corrector: both
-	// solves share one Hessian and one Cholesky factorization).
-	z := make([]float64, n)
-	dya, dza := make([]float64, n), make([]float64, n)
-	dy, dz := make([]float64, n), make([]float64, n)
-	trial := make([]float64, n)
+// step is one interior-point iteration: a certificate when the estimated
+// gap says we are there, then the predictor–corrector step and its
+// backtracking line search.
+func (m *dualIP) step(ctx context.Context) (bool, error) {
+	s, ds, opt := m.s, m.ds, m.opt
+	m.iter++
+	_, f := ds.primal()
+	gapEst := (f - ds.g) / f
+	it := Iteration{Iter: m.iter, Objective: f * s.scale, LowerBound: math.NaN(), Gap: math.NaN()}
+	if (gapEst <= opt.Tol/4 || m.iter > opt.MaxIter || ctx.Err() != nil) && m.checkpoint(f, &it) {
+		return true, nil
+	}
+	if m.iter > opt.MaxIter {
+		return true, nil
+	}
+	if ctx.Err() != nil {
+		m.status = Cancelled
+		return true, nil
+	}
+	hk, ok := m.system(gapEst)
+	if !ok {
+		m.status = Stalled
+		record(m.res, opt, m.start, it)
+		return true, nil
+	}
+	ap, ad := m.direction(hk)
+	accepted := false
+	for alpha := ap; alpha > 1e-10; alpha /= 2 {
+		for i := range m.trial {
+			m.trial[i] = ds.y[i] + alpha*m.dy[i]
+		}
+		if ds.factorAt(m.trial, m.lam, true) {
+			ds.accept(m.trial, m.lam)
+			it.Step = alpha
+			accepted = true
+			break
+		}
+	}
+	for i := range m.z {
+		m.z[i] += ad * m.dz[i]
+	}
+	s.clock.lap("line-search")
+	record(m.res, opt, m.start, it)
+	if !accepted {
+		m.status = Stalled
+		return true, nil
+	}
+	return false, nil
+}
+
+// checkpoint certifies the current point — the bound from singular values
+// of D^{1/2}·C₋ (C₋ with V's eigenvalues shrunk by their rounding error, so
+// C₋C₋ᵀ ⪯ V), the objective f = c·Σ√λ — and reports whether the method
+// stops: converged, or stalled when the estimate said converged three
+// times more and the certificate disagreed (rounding sets a floor).
+func (m *dualIP) checkpoint(f float64, it *Iteration) bool {
+	if b := m.ds.bound(f, m.opt.Tol); b > m.bestBound {
+		m.bestBound = b
+	}
+	m.s.clock.lap("certificate")
+	it.LowerBound, it.Gap = m.bestBound*m.s.scale, (f-m.bestBound)/f
+	if it.Gap <= m.opt.Tol {
+		record(m.res, m.opt, m.start, *it)
+		m.status, m.certified, m.fCert = Converged, true, f
+		return true
+	}
+	if m.tries++; m.tries > 3 {
+		record(m.res, m.opt, m.start, *it)
+		m.status = Stalled
+		return true
+	}
+	return false
+}
+
+// system forms the regularized Newton matrix −H̃ + Z·Y⁻¹ + ρI of the
+// barrier problem at the current point and factors it (Cholesky, in
+// place); it sets the gradient and the complementarity yᵀz/n. ok is false
+// if the matrix is not numerically positive definite.
+func (m *dualIP) system(gapEst float64) (hk blas.General, ok bool) {
+	ds, n := m.ds, m.s.n
+	cmu := 0.0
+	rnorm := 0.0
+	for i := 0; i < n; i++ {
+		m.grad[i] = ds.d[i] - 1
+		cmu += ds.y[i] * m.z[i]
+		rnorm = math.Max(rnorm, math.Abs(m.grad[i]+m.z[i]))
+	}
+	m.cmu = cmu / float64(n)
+	tau := dualHessTol
+	if gapEst < 1e-5 {
+		tau = dualHessTolFinal
+	}
+	hk = ds.hessian(tau, 0, nil)
+	hs := hessScale(hk)
+	rho := hs * (math.Min(rnorm, 1e-3) + 1e-13)
+	for i := 0; i < n; i++ {
+		hk.Data[i*n+i] += m.z[i]/ds.y[i] + rho
+	}
+	if !blas.Cholesky(hk) {
+		return hk, false
+	}
+	m.s.clock.lap("system")
+	return hk, true
+}
+
+// direction computes Mehrotra's predictor (affine scaling, target
+// complementarity 0) and corrector on the factor hk into dy, dz, and
+// returns the primal and dual steps to 0.995 of the boundary.
+func (m *dualIP) direction(hk blas.General) (ap, ad float64) {
+	ds, n := m.ds, m.s.n
+	y, z := ds.y, m.z
+	dya, dza, dy, dz := m.dya, m.dza, m.dy, m.dz
+	solve := func(rhs []float64) {
+		rv := blas.General{Rows: n, Cols: 1, Stride: 1, Data: rhs}
+		blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, hk, rv)
+		blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, hk, rv)
+	}
+	// Predictor (affine scaling, target μ = 0).
+	copy(dya, m.grad)
+	solve(dya)
+	for i := range dza {
+		dza[i] = -z[i] - z[i]/y[i]*dya[i]
+	}
+	ap, ad = toBoundary(y, dya, 1), toBoundary(z, dza, 1)
+	muAff := 0.0
 	for i := range z {
-		z[i] = math.Max(1-ds.d[i], 0) + 1e-2
+		muAff += (y[i] + ap*dya[i]) * (z[i] + ad*dza[i])
 	}
-	certified := false
-	var fCert float64
-	tries := 0 // certificates that failed to meet the tolerance
-	for iter := 1; ; iter++ {
-		_, f := ds.primal()
-		gapEst := (f - ds.g) / f
-		it := Iteration{Iter: iter, Objective: f * scale, LowerBound: math.NaN(), Gap: math.NaN()}
-		// Certify when the estimate says we are there: the bound from
-		// singular values of D^{1/2}·C₋ (C₋ with V's eigenvalues shrunk by
-		// their rounding error, so C₋C₋ᵀ ⪯ V), the objective c·Σ√λ.
-		if gapEst <= opt.Tol/4 || iter > opt.MaxIter || ctx.Err() != nil {
-			if b := ds.bound(f, opt.Tol); b > bestBound {
-				bestBound = b
-			}
-			s.clock.lap("certificate")
-			it.LowerBound, it.Gap = bestBound*scale, (f-bestBound)/f
-			if it.Gap <= opt.Tol {
-				record(res, opt, start, it)
-				status, certified, fCert = Converged, true, f
-				break
-			}
-			// The estimate said converged but the certificate disagrees:
-			// rounding sets a floor. Three more steps at most, then stop.
-			if tries++; tries > 3 {
-				record(res, opt, start, it)
-				status = Stalled
-				break
-			}
-		}
-		if iter > opt.MaxIter {
-			break
-		}
-		if ctx.Err() != nil {
-			status = Cancelled
-			break
-		}
-		mu := 0.0
-		rnorm := 0.0
-		for i := 0; i < n; i++ {
-			grad[i] = ds.d[i] - 1
-			mu += ds.y[i] * z[i]
-			rnorm = math.Max(rnorm, math.Abs(grad[i]+z[i]))
-		}
-		mu /= float64(n)
-		tau := dualHessTol
-		if gapEst < 1e-5 {
-			tau = dualHessTolFinal
-		}
-		hk := ds.hessian(tau, 0, nil)
-		hs := hessScale(hk)
-		rho := hs * (math.Min(rnorm, 1e-3) + 1e-13)
-		for i := 0; i < n; i++ {
-			hk.Data[i*n+i] += z[i]/ds.y[i] + rho
-		}
-		if !blas.Cholesky(hk) {
-			status = Stalled
-			record(res, opt, start, it)
-			break
-		}
-		solve := func(rhs []float64) {
-			rv := blas.General{Rows: n, Cols: 1, Stride: 1, Data: rhs}
-			blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, hk, rv)
-			blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, hk, rv)
-		}
-		s.clock.lap("system")
-		// Predictor (affine scaling, target μ = 0).
-		copy(dya, grad)
-		solve(dya)
-		for i := range dza {
-			dza[i] = -z[i] - z[i]/ds.y[i]*dya[i]
-		}
-		ap, ad := toBoundary(ds.y, dya, 1), toBoundary(z, dza, 1)
-		muAff := 0.0
-		for i := range z {
-			muAff += (ds.y[i] + ap*dya[i]) * (z[i] + ad*dza[i])
-		}
-		muAff /= float64(n)
-		sigma := math.Min(1, math.Pow(muAff/mu, 3))
-		// Corrector.
-		for i := range dy {
-			dy[i] = grad[i] + (sigma*mu-dya[i]*dza[i])/ds.y[i]
-		}
-		solve(dy)
-		for i := range dz {
-			dz[i] = (sigma*mu-dya[i]*dza[i])/ds.y[i] - z[i] - z[i]/ds.y[i]*dy[i]
-		}
-		ap, ad = toBoundary(ds.y, dy, 0.995), toBoundary(z, dz, 0.995)
-		accepted := false
-		for alpha := ap; alpha > 1e-10; alpha /= 2 {
-			for i := range trial {
-				trial[i] = ds.y[i] + alpha*dy[i]
-			}
-			if ds.factorAt(trial, lam, true) {
-				ds.accept(trial, lam)
-				it.Step = alpha
-				accepted = true
-				break
-			}
-		}
-		for i := range z {
-			z[i] += ad * dz[i]
-		}
-		s.clock.lap("line-search")
-		record(res, opt, start, it)
-		if !accepted {
-			status = Stalled
-			break
-		}
+	muAff /= float64(n)
+	sigma := math.Min(1, math.Pow(muAff/m.cmu, 3))
+	// Corrector.
+	for i := range dy {
+		dy[i] = m.grad[i] + (sigma*m.cmu-dya[i]*dza[i])/y[i]
 	}
+	solve(dy)
+	for i := range dz {
+		dz[i] = (sigma*m.cmu-dya[i]*dza[i])/y[i] - z[i] - z[i]/y[i]*dy[i]
+	}
+	return toBoundary(y, dy, 0.995), toBoundary(z, dz, 0.995)
+}
+
+// certify completes the result at the last dual point: its primal X(y)/c,
+// the objective and the best certified bound, and the r×n strategy.
+func (m *dualIP) certify() error {
+	s, ds, res, n := m.s, m.ds, m.res, m.s.n
 	c, f := ds.primal()
-	if !certified {
-		b := ds.bound(f, opt.Tol)
-		if b > bestBound {
-			bestBound = b
+	if !m.certified {
+		b := ds.bound(f, m.opt.Tol)
+		if b > m.bestBound {
+			m.bestBound = b
 		}
-		if status == Stalled && (f-bestBound)/f <= opt.Tol {
-			status = Converged
+		if m.status == Stalled && (f-m.bestBound)/f <= m.opt.Tol {
+			m.status = Converged
 		}
 	} else {
-		f = fCert
+		f = m.fCert
 	}
-	res.Status = status
+	res.Status = m.status
 	res.Iterations = len(res.History)
-	res.Objective = f * scale
+	res.Objective = f * s.scale
 	res.RegularizedObjective = res.Objective
-	res.LowerBound = bestBound * scale
+	res.LowerBound = m.bestBound * s.scale
 	res.Gap = (res.Objective - res.LowerBound) / res.Objective
-	res.Rank = r
+	res.Rank = ds.r
+	res.Phases = s.clock.acc
 	s.clock.lap("other")
 	ds.strategy(s, c)
 	s.clock.lap("strategy")
 	res.X = mat.NewSymDense(n, s.x.Data)
 	res.A = mat.NewTriDense(n, mat.Upper, s.u.Data)
-	res.Seconds = time.Since(start).Seconds()
-	return res, nil
+	res.Seconds = time.Since(m.start).Seconds()
+	return nil
 }
 
 // toBoundary returns the largest α ≤ 1 with v + α·dv ≥ (1 − frac)·v, the
@@ -525,64 +582,6 @@ func (ds *dualSolver) eigenBound() (float64, bool) {
 	}
 	blas.Syrk(gblas.Trans, 1, a, 0, ds.mm) // upper triangle of G = ÃᵀÃ
 	return refinedBound(ds.mm, ds.lam, n, sy)
-}
-
-// refinedBound is the bound T²/Σy of eigenBound from the upper triangle of
-// G = ÃᵀÃ (r×r, Ã with n rows) and the computed eigenvalues λ of M(y),
-// Σy given; ok is false when the Gershgorin test fails or a value is not
-// finite.
-func refinedBound(g blas.General, lam []float64, n int, sy float64) (float64, bool) {
-	const u = 0x1p-53
-	r := len(lam)
-	sl := make([]float64, r) // √λ
-	md := make([]float64, r) // M̃ₐₐ
-	for b, l := range lam {
-		if !(l > 0) {
-			return 0, false
-		}
-		sl[b] = math.Sqrt(l)
-		md[b] = g.Data[b*g.Stride+b] / l
-	}
-	eps := 10 * math.Sqrt(float64(n)) * u
-	lo, hi := math.Inf(1), math.Inf(-1)
-	rad := make([]float64, r) // Gershgorin radii
-	t0, t2, terr, trM := 0.0, 0.0, 0.0, 0.0
-	for b := 0; b < r; b++ {
-		t0 += md[b] * sl[b]
-		t2 += md[b] * md[b] * sl[b]
-		trM += md[b]
-		terr += md[b] * sl[b] * md[b]
-		row := g.Data[b*g.Stride : b*g.Stride+r]
-		for c := b + 1; c < r; c++ {
-			m := row[c] / (sl[b] * sl[c])
-			am := math.Abs(m)
-			rad[b] += am
-			rad[c] += am
-			t2 += m * m * (sl[b] + sl[c])
-			// |δ(M̃ₐ_b²)·√λ| ≤ 2|M̃ₐ_b|·δM̃ₐ_b·√λ, both orders.
-			terr += am * math.Sqrt(md[b]*md[c]) * (sl[b] + sl[c])
-		}
-	}
-	for b := 0; b < r; b++ {
-		lo, hi = math.Min(lo, md[b]-rad[b]), math.Max(hi, md[b]+rad[b])
-	}
-	if !(hi <= 4) {
-		return 0, false
-	}
-	t := 0.5 * (3*t0 - t2)
-	// Error of T: δM̃ₐₐ in the first sum (3/2·eps·Σ M̃ₐₐ√λₐ), the products
-	// in the second (eps·terr), and the sums themselves (2r·u relative of
-	// their positive terms).
-	tl := t - 1.5*eps*t0 - eps*terr - 2*float64(r)*u*(1.5*t0+0.5*t2)
-	s3 := math.Max(3-lo, hi-3)
-	eta := 0.25 * s3 * s3 * eps * trM
-	if math.IsNaN(tl) || math.IsInf(tl, 0) {
-		return 0, false
-	}
-	if tl <= 0 {
-		return 0, true
-	}
-	return tl * tl / ((1 + eta) * sy * (1 + float64(n)*u)), true
 }
 
 // strategy writes X = C̃·Λ^{-1/2}·C̃ᵀ/c into s.x (full) and the upper

@@ -2,10 +2,10 @@ package newton
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"math"
+	"time"
 
-	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
@@ -47,9 +47,6 @@ func Solve(ctx context.Context, V *mat.SymDense, opt *Options) (*Result, error) 
 
 // normalized applies the defaults and validates the options.
 func (o Options) normalized() (Options, error) {
-	if o.Method == "" {
-		o.Method = MethodNewton
-	}
 	if o.Tol == 0 {
 		o.Tol = 1e-8
 	}
@@ -94,234 +91,104 @@ func solveWith(ctx context.Context, st *newtonState, V *mat.SymDense, o Options)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var res *Result
-	switch o.Method {
-	case MethodNewton:
-		st.threads = o.Threads
-		st.prepare(V.SymmetricDim())
-		res, err = solveNewton(ctx, st, V, o)
-	case MethodYuan2016:
-		res, err = solveYuan2016(ctx, V, o)
+	res := &Result{Method: o.Method}
+	m, err := newMethod(st, V, o, time.Now(), res)
+	if err == nil {
+		err = run(ctx, m)
 	}
-	if err == nil && res != nil && res.Status == Cancelled {
+	if err != nil {
+		return nil, err
+	}
+	if res.Status == Cancelled {
 		err = ctx.Err()
 	}
-	if res != nil {
-		reportDone(o, res)
-	}
+	reportDone(o, res)
 	return res, err
 }
 
-// Certificate returns the objective tr(V X⁺) and the weak-duality lower
-// bound g(y) ≤ min{tr(V X'⁺) : diag(X') ≤ 1, X' ⪰ 0, range(V) ⊆ range(X')}
-// at y = diag(X⁺VX⁺), for any symmetric positive semidefinite X with
-// diag(X) ≤ 1 (to 1e-8; a strategy's X has unit diagonal, and one with a
-// smaller diagonal spends less than the privacy budget) whose range holds
-// V's. The minimum it bounds equals the infimum of tr(V X⁻¹) over X ≻ 0
-// with unit diagonal. It is computed from scratch, independently of the
-// solver's internal coordinates, so it can check any strategy, including
-// other programs' solutions: a positive definite X by a Cholesky inverse and
-// one values-only eigendecomposition; a singular one (Cholesky fails or
-// has a pivot at rounding level, see tinyPivot) by
-// X's eigendecomposition, whose eigenvalues above 64·n·ε·λ_max span its
-// range. V must lie in that range: if the part of V outside it, tr(P⊥VP⊥),
-// exceeds 1e-9·tr(V) the strategy cannot answer the workload (its error is
-// infinite) and an error wrapping ErrInput is returned.
-func Certificate(V, X *mat.SymDense) (objective, bound float64, err error) {
-	if err := checkGram(V); err != nil {
-		return 0, 0, err
+// newMethod decides, before any iteration, which method solves V: the
+// caller's MethodYuan2016, or for MethodNewton — from V's spectrum — the
+// dual interior-point method when V is singular and unregularized, else
+// the direct Newton method.
+func newMethod(st *newtonState, V *mat.SymDense, o Options, start time.Time, res *Result) (method, error) {
+	if o.Method == MethodYuan2016 {
+		return newYuan2016(V, symToGeneral(V, 1), o, start, res), nil
 	}
-	if X == nil || X.SymmetricDim() != V.SymmetricDim() {
-		return 0, 0, inputErrorf("X must be %d×%d", V.SymmetricDim(), V.SymmetricDim())
+	st.threads = o.Threads
+	st.prepare(V.SymmetricDim())
+	sp, err := analyze(st, V, o)
+	if err != nil {
+		return nil, err
 	}
+	res.SVDBound = sp.svdBound
+	if sp.rank < V.SymmetricDim() && o.Regularization == 0 {
+		// Singular V: the exact infimum, by the dual method (singular.go).
+		if !sp.withVectors(st) {
+			return nil, errSpectrum
+		}
+		return newDualIP(st, sp.mu, sp.rank, o, start, res), nil
+	}
+	return &denseNewton{s: st, sp: sp, opt: o, start: start, res: res}, nil
+}
+
+// errSpectrum reports a failed eigendecomposition of V.
+var errSpectrum = errors.New("newton: eigendecomposition of V failed to converge")
+
+// spectrum is V's eigendecomposition as the methods need it: the
+// eigenvalues of V/s (s = mean(diag V)), with their eigenvectors in the
+// state's m once withVectors has computed them.
+type spectrum struct {
+	mu       []float64 // ascending
+	vectors  bool      // s.m holds the eigenvectors of mu
+	svdBound float64   // (tr V^{1/2})²/n, for the caller's V
+	rank     int       // eigenvalues above rankTol(n)·μ_max; n when V is not singular
+}
+
+// analyze points st at V, computes V's spectrum and checks that V is
+// positive semidefinite. A warm start (Options.Start) needs only V's
+// eigenvalues; the vectors (for V^{1/2}, or the dual method) are computed
+// when they are needed.
+func analyze(s *newtonState, V *mat.SymDense, opt Options) (*spectrum, error) {
 	n := V.SymmetricDim()
+	scale := 0.0
 	for i := 0; i < n; i++ {
-		if d := X.At(i, i); d > 1+1e-8 || !(d > 0) {
-			return 0, 0, inputErrorf("X[%d,%d] = %.17g: X must have unit diagonal (at most 1, positive)", i, i, d)
-		}
+		scale += V.At(i, i)
 	}
-	xi := symToGeneral(X, 1)
-	for _, v := range xi.Data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, 0, inputErrorf("X has a non-finite entry")
-		}
+	scale /= float64(n)
+	// Six n×n workspaces besides the caller's V; X and A of the result are
+	// two of them (handed over without copying by Solve, copied out by a
+	// Solver that keeps them).
+	s.vsrc, s.scale = V.RawSymmetric(), scale
+	s.loadV(s.m, 0)
+	sp := &spectrum{mu: make([]float64, n), vectors: opt.Start == nil, rank: n}
+	mu := sp.mu
+	if !(sp.vectors && s.eigen(mu) || !sp.vectors && blas.SymEig(s.m, mu, false)) {
+		return nil, errSpectrum
 	}
-	v := symToGeneral(V, 1)
-	var y, y2 []float64
-	if blas.Cholesky(xi) && !tinyPivot(xi) && blas.CholInverse(xi) {
-		xiv := blas.NewSquare(n)
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, xi, v, 0, xiv) // X⁻¹V
-		y = make([]float64, n)
-		for k := 0; k < n; k++ {
-			objective += xiv.Data[k*n+k]
-			// (X⁻¹VX⁻¹)ₖₖ = Σⱼ (X⁻¹V)ₖⱼ·(X⁻¹)ⱼₖ
-			acc := 0.0
-			for j := 0; j < n; j++ {
-				acc += xiv.Data[k*n+j] * xi.Data[j*n+k]
+	s.clock.lap("spectrum")
+	muMax := mu[n-1]
+	if mu[0] < -1e-10*muMax {
+		return nil, inputErrorf("Gram matrix is not positive semidefinite: smallest eigenvalue %.3g (largest %.3g)", mu[0]*scale, muMax*scale)
+	}
+	t := sqrtSum(mu)
+	sp.svdBound = t * t / float64(n) * scale
+	if rt := rankTol(n); mu[0] <= rt*muMax {
+		sp.rank = 0
+		for _, m := range mu {
+			if m > rt*muMax {
+				sp.rank++
 			}
-			y[k] = acc
-		}
-	} else {
-		if objective, y, err = pseudoCertificate(V, X); err != nil {
-			return 0, 0, err
-		}
-		y2 = dualFromPrimal(V, X)
-	}
-	c, ok := psdFactor(v)
-	if ok {
-		bound, ok = dualBound(c, y, blas.NewSquare(n))
-	}
-	if ok && y2 != nil {
-		// A singular X determines its dual point only through X·D·X = V
-		// (X⁺VX⁺ is the projection of D onto range(X)): try its least-squares
-		// solution too and keep the better of the two valid bounds.
-		if b2, ok2 := dualBound(c, y2, blas.NewSquare(n)); ok2 && b2 > bound {
-			bound = b2
 		}
 	}
-	if !ok {
-		return objective, 0, fmt.Errorf("newton: certificate eigendecomposition failed to converge")
-	}
-	return objective, bound, nil
+	return sp, nil
 }
 
-// tinyPivot reports whether the Cholesky factor u (upper, of X) has a
-// pivot uᵢᵢ² at or below 64·n·ε·tr(X), the rank threshold of
-// pseudoCertificate (tr X bounds X's largest eigenvalue). Cholesky of a
-// positive semidefinite X of rank r < n may succeed in floating point: the
-// n − r Schur complements that vanish in exact arithmetic come out as
-// rounding residue, positive as often as not, and X⁻¹ from such pivots is
-// noise (measured: a rank-125 X at n = 128 gave tr(V X⁻¹) 4% off and a
-// bound 10× too low). Such an X takes the singular path, which also
-// handles an ill-conditioned definite X correctly.
-func tinyPivot(u blas.General) bool {
-	n := u.Rows
-	trX := 0.0 // Xᵢᵢ = Σⱼ≤ᵢ uⱼᵢ²
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			v := u.Data[j*u.Stride+i]
-			trX += v * v
-		}
+// withVectors makes sure s.m holds the eigenvectors of sp.mu, computing
+// them (and the eigenvalues again) if analyze did not.
+func (sp *spectrum) withVectors(s *newtonState) bool {
+	if !sp.vectors {
+		s.loadV(s.m, 0)
+		sp.vectors = s.eigen(sp.mu)
 	}
-	tol := 64 * float64(n) * 0x1p-52 * trX
-	for i := 0; i < n; i++ {
-		if d := u.Data[i*u.Stride+i]; d*d <= tol {
-			return true
-		}
-	}
-	return false
-}
-
-// pseudoCertificate returns tr(V X⁺) and y = diag(X⁺VX⁺) for a singular
-// positive semidefinite X, from X = P·diag(ξ)·Pᵀ: with Pᵣ the eigenvectors
-// of the eigenvalues above 64·n·ε·ξ_max and Vᵣ = PᵣᵀVPᵣ,
-// tr(V X⁺) = Σₐ (Vᵣ)ₐₐ/ξₐ and X⁺VX⁺ = Pᵣξ⁻¹Vᵣξ⁻¹Pᵣᵀ.
-func pseudoCertificate(V, X *mat.SymDense) (objective float64, y []float64, err error) {
-	n := V.SymmetricDim()
-	p := symToGeneral(X, 1)
-	xi := make([]float64, n)
-	if !blas.SymEig(p, xi, true) {
-		return 0, nil, fmt.Errorf("newton: certificate eigendecomposition failed to converge")
-	}
-	if xi[0] < -1e-8*math.Abs(xi[n-1]) {
-		return 0, nil, inputErrorf("X is not positive semidefinite: smallest eigenvalue %.3g (largest %.3g)", xi[0], xi[n-1])
-	}
-	tol := 64 * float64(n) * 0x1p-52 * xi[n-1]
-	k := 0 // eigenvalues [0, k) span the null space
-	for k < n && xi[k] <= tol {
-		k++
-	}
-	r := n - k
-	v := symToGeneral(V, 1)
-	vp := blas.NewGeneral(n, n)
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, v, p, 0, vp) // V·P
-	// Diagonal of PᵀVP: the null-space part must vanish.
-	out, trV := 0.0, 0.0
-	pvp := blas.NewGeneral(r, r) // Vᵣ
-	for a := 0; a < n; a++ {
-		trV += v.Data[a*n+a]
-	}
-	for a := 0; a < k; a++ {
-		acc := 0.0
-		for i := 0; i < n; i++ {
-			acc += p.Data[i*n+a] * vp.Data[i*n+a]
-		}
-		out += acc
-	}
-	if out > 1e-9*trV {
-		return 0, nil, inputErrorf("the range of X does not contain the workload's: tr(V) outside it is %.3g of %.3g, so the strategy cannot answer every query", out, trV)
-	}
-	pr := blas.General{Rows: n, Cols: r, Stride: n, Data: p.Data[k:]}
-	vpr := blas.General{Rows: n, Cols: r, Stride: n, Data: vp.Data[k:]}
-	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, pr, vpr, 0, pvp)
-	for a := 0; a < r; a++ {
-		objective += pvp.Data[a*r+a] / xi[k+a]
-	}
-	// T = Pᵣ·ξ⁻¹ (n×r), Y = T·Vᵣ, yᵢ = Σₐ Yᵢₐ·Tᵢₐ.
-	t := blas.NewGeneral(n, r)
-	for i := 0; i < n; i++ {
-		for a := 0; a < r; a++ {
-			t.Data[i*r+a] = p.Data[i*n+k+a] / xi[k+a]
-		}
-	}
-	yy := blas.NewGeneral(n, r)
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, t, pvp, 0, yy)
-	y = make([]float64, n)
-	for i := 0; i < n; i++ {
-		acc := 0.0
-		for a := 0; a < r; a++ {
-			acc += yy.Data[i*r+a] * t.Data[i*r+a]
-		}
-		y[i] = math.Max(acc, 0)
-	}
-	return objective, y, nil
-}
-
-// dualFromPrimal returns the least-squares solution y ≥ 0 of X·diag(y)·X = V,
-// the condition X = D^{-1/2}(D^{1/2}VD^{1/2})^{1/2}D^{-1/2} that links an
-// optimal X to its dual point: the normal equations are
-// ((X²)∘(X²))·y = diag(X·V·X), solved by Cholesky with a ridge of 1e-10 of
-// the mean diagonal (the system is singular when the dual point is not
-// unique, as for V = 11ᵀ). The bound is stationary in y at the optimum, so
-// the ridge's small bias in y costs the bound only second-order terms. nil
-// if the system cannot be solved.
-func dualFromPrimal(V, X *mat.SymDense) []float64 {
-	n := V.SymmetricDim()
-	x := symToGeneral(X, 1)
-	v := symToGeneral(V, 1)
-	x2 := blas.NewSquare(n)
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, x, x, 0, x2)
-	xv := blas.NewSquare(n)
-	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, x, v, 0, xv)
-	y := make([]float64, n)
-	for k := 0; k < n; k++ {
-		acc := 0.0
-		for j := 0; j < n; j++ {
-			acc += xv.Data[k*n+j] * x.Data[j*n+k]
-		}
-		y[k] = acc
-	}
-	mean := 0.0
-	for i := range x2.Data {
-		x2.Data[i] *= x2.Data[i]
-	}
-	for i := 0; i < n; i++ {
-		mean += x2.Data[i*n+i]
-	}
-	mean /= float64(n)
-	for i := 0; i < n; i++ {
-		x2.Data[i*n+i] += 1e-10 * mean
-	}
-	if !blas.Cholesky(x2) {
-		return nil
-	}
-	rv := blas.General{Rows: n, Cols: 1, Stride: 1, Data: y}
-	blas.Trsm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, x2, rv)
-	blas.Trsm(gblas.Left, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, x2, rv)
-	for i, v := range y {
-		if !(v >= 0) {
-			y[i] = 0
-		}
-	}
-	return y
+	return sp.vectors
 }

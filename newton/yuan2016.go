@@ -13,7 +13,8 @@ import (
 	"github.com/dpsolve/dpsolve/cg"
 )
 
-// Constants of the seed's ConvexDP (Yuan et al. 2016, Algorithm 1 in Matlab).
+// Constants of ConvexDP, the Matlab code of Yuan et al. (KDD 2016,
+// Algorithm 1; testdata/ConvexDP.m).
 const (
 	yuanTheta      = 1e-3 // V ← V + θ·mean(diag V)·I
 	yuanAccuracy   = 1e-5 // stop when |Δf/f| ≤ accuracy
@@ -24,7 +25,7 @@ const (
 	yuanCGAbsResSq = 1e-10 // CG stops when ‖R‖_F² < 1e-10
 )
 
-// The seed's method is sensitive to rounding: five CG steps on an
+// ConvexDP's method is sensitive to rounding: five CG steps on an
 // ill-conditioned Newton system amplify differences of one ulp by about 2×
 // per iteration, so after 30 iterations on Prefix n = 256 two correct
 // implementations that round differently end 0.5% apart. To reproduce the
@@ -81,159 +82,203 @@ func (o octave) sumProd(a, b blas.General) float64 {
 	return total
 }
 
-// solveYuan2016 reproduces ConvexDP line by line: X₀ = I, first direction
+// yuan2016 reproduces ConvexDP line by line: X₀ = I, first direction
 // −G with zero diagonal, then at most 5 CG steps on the Newton system
 // H[D] = −G with H[S] = −X⁻¹SG − GSX⁻¹, Armijo backtracking with Cholesky
 // as the positive-definiteness test, and the relative-change stopping rule.
 // Its quirks are kept: when all 50 backtracking steps fail the last trial
 // point is kept, and its "if i == maxiterls" test compares the CG counter,
 // so it never fires.
-func solveYuan2016(ctx context.Context, V *mat.SymDense, opt Options) (*Result, error) {
-	start := time.Now()
-	n := V.SymmetricDim()
-	o := octave{n: n}
+type yuan2016 struct {
+	V     *mat.SymDense
+	vg    blas.General // V, converted once: certificate and SVD bound
+	opt   Options
+	start time.Time
+	res   *Result
+
+	o                         octave
+	v                         blas.General // V + θ·mean(diag V)·I
+	x, xold, ix, g, tmp, tmp2 blas.General
+	d, rhs, a                 blas.General
+	fcurr                     float64
+	iter, cgTotal             int
+	status                    Status
+}
+
+func newYuan2016(V *mat.SymDense, vg blas.General, opt Options, start time.Time, res *Result) *yuan2016 {
+	return &yuan2016{V: V, vg: vg, opt: opt, start: start, res: res, o: octave{n: V.SymmetricDim()}, status: IterationLimit}
+}
+
+// prepare regularizes V and evaluates the objective at X₀ = I.
+func (m *yuan2016) prepare(context.Context) error {
+	n := m.o.n
 	meanDiag := 0.0
 	for i := 0; i < n; i++ {
-		meanDiag += V.At(i, i)
+		meanDiag += m.V.At(i, i)
 	}
 	meanDiag /= float64(n)
 	theta := yuanTheta
-	if opt.Regularization > 0 {
-		theta = opt.Regularization
+	if m.opt.Regularization > 0 {
+		theta = m.opt.Regularization
 	}
-	v := symToGeneral(V, 1)
+	m.res.Regularization = theta
+	m.v = blas.NewSquare(n)
+	blas.Copy(m.v, m.vg)
 	reg := theta * meanDiag
 	for i := 0; i < n; i++ {
-		v.Data[i*n+i] += reg
+		m.v.Data[i*n+i] += reg
 	}
-	x, xold, ix, g, tmp, tmp2 := blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
-	d, rhs, a := blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
-	identity(x)
+	m.x, m.xold, m.ix, m.g, m.tmp, m.tmp2 = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+	m.d, m.rhs, m.a = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+	identity(m.x)
+	var ok bool
+	if m.fcurr, ok = m.eval(); !ok {
+		return fmt.Errorf("newton: yuan2016: Cholesky of the identity failed")
+	}
+	return nil
+}
 
-	// eval: [A,flag] = chol(X); iX = A\(A'\I); G = -iX*V*iX;
-	// fcurr = sum(sum(V.*iX)). ok is false when chol fails.
-	eval := func() (float64, bool) {
-		blas.Copy(a, x)
-		if !o.chol(a) {
-			return 0, false
-		}
-		o.inv(a, ix)
-		o.mul(-1, ix, v, tmp, 0)
-		o.mul(1, tmp, ix, g, 0)
-		return o.sumProd(v, ix), true
+// eval is ConvexDP's [A,flag] = chol(X); iX = A\(A'\I); G = -iX*V*iX;
+// fcurr = sum(sum(V.*iX)). ok is false when chol fails.
+func (m *yuan2016) eval() (float64, bool) {
+	o := m.o
+	blas.Copy(m.a, m.x)
+	if !o.chol(m.a) {
+		return 0, false
 	}
-	fcurr, ok := eval()
-	if !ok {
-		return nil, fmt.Errorf("newton: yuan2016: Cholesky of the identity failed")
-	}
-	zeroDiag := func(m blas.General) {
-		for i := 0; i < n; i++ {
-			m.Data[i*n+i] = 0
-		}
-	}
-	// Hx = @(S) -iX*S*G - G*S*iX
-	hess := func(dst, src blas.General) {
-		o.mul(-1, ix, src, tmp, 0)
-		o.mul(1, tmp, g, dst, 0)
-		o.mul(1, g, src, tmp, 0)
-		o.mul(1, tmp, ix, tmp2, 0)
-		for i := range dst.Data {
-			dst.Data[i] -= tmp2.Data[i]
-		}
-	}
+	o.inv(m.a, m.ix)
+	o.mul(-1, m.ix, m.v, m.tmp, 0)
+	o.mul(1, m.tmp, m.ix, m.g, 0)
+	return o.sumProd(m.v, m.ix), true
+}
 
-	res := &Result{Method: MethodYuan2016, Regularization: theta}
-	status := IterationLimit
-	cgTotal := 0
-	for iter := 1; iter <= opt.MaxIter; iter++ {
-		if err := ctx.Err(); err != nil {
-			status = Cancelled
-			break
+// hess is ConvexDP's Hx = @(S) -iX*S*G - G*S*iX.
+func (m *yuan2016) hess(dst, src blas.General) {
+	o := m.o
+	o.mul(-1, m.ix, src, m.tmp, 0)
+	o.mul(1, m.tmp, m.g, dst, 0)
+	o.mul(1, m.g, src, m.tmp, 0)
+	o.mul(1, m.tmp, m.ix, m.tmp2, 0)
+	for i := range dst.Data {
+		dst.Data[i] -= m.tmp2.Data[i]
+	}
+}
+
+func (m *yuan2016) zeroDiag(a blas.General) {
+	for i := 0; i < m.o.n; i++ {
+		a.Data[i*m.o.n+i] = 0
+	}
+}
+
+// step is one ConvexDP iteration: the direction, the backtracking line
+// search and the relative-change test.
+func (m *yuan2016) step(ctx context.Context) (bool, error) {
+	m.iter++
+	if m.iter > m.opt.MaxIter {
+		return true, nil
+	}
+	if err := ctx.Err(); err != nil {
+		m.status = Cancelled
+		return true, nil
+	}
+	cgSteps, err := m.direction()
+	if err != nil {
+		return false, err
+	}
+	m.cgTotal += cgSteps
+	delta := m.o.sumProd(m.d, m.g)
+	blas.Copy(m.xold, m.x)
+	flast := m.fcurr
+	alpha := 1.0
+	for j := 1; j <= yuanMaxIterLS; j++ {
+		alpha = math.Pow(yuanBeta, float64(j-1))
+		for i := range m.x.Data {
+			m.x.Data[i] = m.xold.Data[i] + alpha*m.d.Data[i]
 		}
-		cgSteps := 0
-		if iter == 1 {
-			for i := range d.Data {
-				d.Data[i] = -g.Data[i]
+		if f, ok := m.eval(); ok {
+			m.fcurr = f
+			if m.fcurr <= flast+alpha*yuanSigma*delta {
+				break
 			}
-			zeroDiag(d)
-		} else {
-			for i := range rhs.Data {
-				rhs.Data[i] = -g.Data[i]
-			}
-			clear(d.Data)
-			r, err := cg.Solve(hess, rhs, d, cg.Options{
-				MaxIter: yuanMaxIterCG, AbsTol: math.Sqrt(yuanCGAbsResSq), Project: zeroDiag, Inner: o.sumProd,
-			})
-			if err != nil {
-				return nil, fmt.Errorf("newton: yuan2016 iteration %d: %w", iter, err)
-			}
-			cgSteps = r.Iterations
-		}
-		cgTotal += cgSteps
-		delta := o.sumProd(d, g)
-		blas.Copy(xold, x)
-		flast := fcurr
-		alpha := 1.0
-		for j := 1; j <= yuanMaxIterLS; j++ {
-			alpha = math.Pow(yuanBeta, float64(j-1))
-			for i := range x.Data {
-				x.Data[i] = xold.Data[i] + alpha*d.Data[i]
-			}
-			if f, ok := eval(); ok {
-				fcurr = f
-				if fcurr <= flast+alpha*yuanSigma*delta {
-					break
-				}
-			}
-		}
-		it := Iteration{Iter: iter, Objective: fcurr, LowerBound: math.NaN(), Gap: math.NaN(),
-			Step: alpha, CGSteps: cgSteps, Seconds: time.Since(start).Seconds()}
-		res.History = append(res.History, it)
-		report(opt, res.History, it)
-		if math.Abs((flast-fcurr)/flast) <= yuanAccuracy {
-			status = Converged
-			break
 		}
 	}
-	// The seed returns A = chol(X). X is symmetric only to rounding (its
-	// upper triangle is what chol reads), so symmetrize it from there, then
-	// certify the final X for the caller's unregularized V.
+	it := Iteration{Iter: m.iter, Objective: m.fcurr, LowerBound: math.NaN(), Gap: math.NaN(),
+		Step: alpha, CGSteps: cgSteps, Seconds: time.Since(m.start).Seconds()}
+	m.res.History = append(m.res.History, it)
+	report(m.opt, m.res.History, it)
+	if math.Abs((flast-m.fcurr)/flast) <= yuanAccuracy {
+		m.status = Converged
+		return true, nil
+	}
+	return false, nil
+}
+
+// direction sets d: −G with zero diagonal first, then at most 5 CG steps
+// on the Newton system; it returns the CG steps taken.
+func (m *yuan2016) direction() (int, error) {
+	if m.iter == 1 {
+		for i := range m.d.Data {
+			m.d.Data[i] = -m.g.Data[i]
+		}
+		m.zeroDiag(m.d)
+		return 0, nil
+	}
+	for i := range m.rhs.Data {
+		m.rhs.Data[i] = -m.g.Data[i]
+	}
+	clear(m.d.Data)
+	r, err := cg.Solve(m.hess, m.rhs, m.d, cg.Options{
+		MaxIter: yuanMaxIterCG, AbsTol: math.Sqrt(yuanCGAbsResSq), Project: m.zeroDiag, Inner: m.o.sumProd,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("newton: yuan2016 iteration %d: %w", m.iter, err)
+	}
+	return r.Iterations, nil
+}
+
+// certify returns A = chol(X), as ConvexDP does, and certifies the final
+// X for the caller's unregularized V. X is symmetric only to rounding (its
+// upper triangle is what chol reads), so it is symmetrized from there.
+func (m *yuan2016) certify() error {
+	n, x, res := m.o.n, m.x, m.res
 	res.Iterations = len(res.History)
-	res.CGSteps = cgTotal
-	res.Status = status
-	res.RegularizedObjective = fcurr
+	res.CGSteps = m.cgTotal
+	res.Status = m.status
+	res.RegularizedObjective = m.fcurr
 	for j := 0; j < n; j++ { // column-major upper triangle = row-major lower
 		for i := 0; i < j; i++ {
 			x.Data[i*n+j] = x.Data[j*n+i]
 		}
 	}
 	xs := generalToSym(x)
-	obj, bound, err := Certificate(V, xs)
+	obj, bound, err := certifyGram(m.vg, xs)
 	if err != nil {
-		return nil, fmt.Errorf("newton: yuan2016: certifying the final X: %w", err)
+		return fmt.Errorf("newton: yuan2016: certifying the final X: %w", err)
 	}
 	res.Objective, res.LowerBound = obj, bound
 	res.Gap = (obj - bound) / obj
-	res.SVDBound = svdBound(V)
+	res.SVDBound = svdBound(m.vg)
 	res.X = xs
-	blas.Copy(a, x)
-	if !blas.Cholesky(a) {
-		return nil, fmt.Errorf("newton: yuan2016: final X is not positive definite")
+	blas.Copy(m.a, x)
+	if !blas.Cholesky(m.a) {
+		return fmt.Errorf("newton: yuan2016: final X is not positive definite")
 	}
-	res.A = upperToTri(a)
-	res.Seconds = time.Since(start).Seconds()
+	res.A = upperToTri(m.a)
+	res.Seconds = time.Since(m.start).Seconds()
 	if len(res.History) > 0 {
 		last := &res.History[len(res.History)-1]
 		last.LowerBound = bound
 		last.Gap = res.Gap
 	}
-	return res, nil
+	return nil
 }
 
-// svdBound returns (tr V^{1/2})²/n = (Σσᵢ(W))²/n.
-func svdBound(V *mat.SymDense) float64 {
-	n := V.SymmetricDim()
-	c := symToGeneral(V, 1)
+// svdBound returns (tr V^{1/2})²/n = (Σσᵢ(W))²/n for V in full storage
+// (copied: the eigensolver destroys its input).
+func svdBound(v blas.General) float64 {
+	n := v.Rows
+	c := blas.NewSquare(n)
+	blas.Copy(c, v)
 	w := make([]float64, n)
 	if !blas.SymEig(c, w, false) {
 		return math.NaN()

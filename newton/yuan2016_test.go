@@ -17,7 +17,7 @@ import (
 	"github.com/dpsolve/dpsolve/progress"
 )
 
-// octaveTrajectory reads the objective per iteration that the seed's Matlab
+// octaveTrajectory reads the objective per iteration that ConvexDP's Matlab
 // code printed when run in Octave (testdata/ConvexDP.m, Prefix n = 256).
 func octaveTrajectory(t *testing.T) []float64 {
 	f, err := os.Open("testdata/convexdp_prefix256_octave.log")
@@ -40,12 +40,12 @@ func octaveTrajectory(t *testing.T) []float64 {
 	return out
 }
 
-// TestYuan2016ReproducesSeed: the seed's code in Octave ends its 30
-// iterations on Prefix n = 256 at regularized objective 2433.665708 (BRIEF;
-// our log). The method amplifies rounding differences about 2× per
+// TestYuan2016ReproducesSeed: ConvexDP (Yuan et al. 2016) in Octave ends
+// its 30 iterations on Prefix n = 256 at regularized objective 2433.665708
+// (testdata/convexdp_prefix256_octave.log). The method amplifies rounding differences about 2× per
 // iteration, so the check is in two parts: the first 10 iterations agree
 // with Octave's printed values to their printed precision (5e-7, plus
-// 5e-7 slack), and the 30th within 0.1% as the issue asks (measured: exact
+// 5e-7 slack), and the 30th within 0.1% (measured: exact
 // on Debian's OpenBLAS Prescott kernels, within 4e-5 relative on the
 // Haswell/SkylakeX kernels and pure Go).
 func TestYuan2016ReproducesSeed(t *testing.T) {
@@ -68,7 +68,7 @@ func TestYuan2016ReproducesSeed(t *testing.T) {
 	// numbers; on OpenBLAS's SkylakeX kernels the deviation jumps 35× at
 	// iteration 21), so they are held to 1e-4 relative: 2.5× the largest
 	// deviation measured on OpenBLAS and pure Go (3.4e-5, iteration 28), and
-	// ten times tighter than the issue's 0.1% for the final value.
+	// ten times tighter than the 0.1% asked of the final value.
 	for i := range want {
 		tol := 1e-6
 		if i >= 10 {

@@ -134,12 +134,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var solvers []bench.Solver
 	for _, m := range methods {
-		switch newton.Method(m) {
-		case newton.MethodNewton, newton.MethodYuan2016:
-			solvers = append(solvers, bench.Newton{Method: newton.Method(m)})
-		default:
+		nm, err := newton.ParseMethod(m)
+		if err != nil {
 			return usageErrorf("unknown method %q (want newton or yuan2016)", m)
 		}
+		solvers = append(solvers, bench.Newton{Method: nm})
 	}
 	if f.compare && len(solvers) == 0 && !f.peers {
 		return usageErrorf("--methods is empty and --peers is off: nothing to compare")

@@ -1,7 +1,7 @@
 package main
 
 // The Low-Rank Mechanism's row of dpsolve compare (see compare.go's
-// extension point). LRM is the seed-001 optimizer for ε-DP: with
+// extension point). LRM (Yuan et al., VLDB 2012) is the optimizer for ε-DP: with
 // --mechanism laplace it solves W ≈ B·L with the columns of L in the ℓ1 ball
 // and reports 2Δ₁²·tr(BᵀB)/ε². Under Gaussian noise the optimized row is
 // already the certified optimum of the same (ε,δ) problem class (LRM with
@@ -51,10 +51,10 @@ func buildCompareLRM(env *compareEnv) (*compareOutcome, error) {
 	}
 	rep.Rows = res.Rank
 	rep.L1Sensitivity = res.Sensitivity
-	note := fmt.Sprintf("r = %d rows for rank %d; tr(BᵀB) = %.6g, seed's SVD upper bound %.6g; %d iterations (%d L-steps)",
+	note := fmt.Sprintf("r = %d rows for rank %d; tr(BᵀB) = %.6g, SVD upper bound of Yuan et al. %.6g; %d iterations (%d L-steps)",
 		res.Rank, res.WorkloadRank, res.Objective, res.Bounds.SVDUpper, res.Iterations, res.InnerIterations)
 	if res.PIdentity {
-		note = fmt.Sprintf("r = %d rows (p-Identity start, p = %d, %d L-BFGS iterations) for rank %d; tr(BᵀB) = %.6g, seed's SVD upper bound %.6g",
+		note = fmt.Sprintf("r = %d rows (p-Identity start, p = %d, %d L-BFGS iterations) for rank %d; tr(BᵀB) = %.6g, SVD upper bound of Yuan et al. %.6g",
 			res.Rank, res.PIdentityRows, res.PIdentityIterations, res.WorkloadRank, res.Objective, res.Bounds.SVDUpper)
 	}
 	if res.Fallback {

@@ -16,7 +16,7 @@ import (
 
 // TestCompareLRMRowLaplace: in ε-DP mode the default rows include lrm, whose
 // total error lies between the SVD lower bound (printed by compare itself)
-// and the seed's SVD upper bound 2/ε²·k·Σσᵢ² (computed here from W's
+// and the SVD upper bound of Yuan et al. (VLDB 2012) 2/ε²·k·Σσᵢ² (computed here from W's
 // singular values), and below Identity's 2‖W‖²_F/ε² on a rank-4 workload.
 func TestCompareLRMRowLaplace(t *testing.T) {
 	const n, m, s, eps = 64, 48, 4, 0.5

@@ -94,8 +94,8 @@ func checkCounts(x []float64, path string, allow bool, stderr io.Writer) error {
 }
 
 // regularizationReason says why solve regularized: Newton does so on its
-// own only for a singular V, yuan2016 always does (the seed's Algorithm 1
-// perturbs every V), and an explicit --regularization is the user's choice.
+// own only for a singular V, yuan2016 always does (Algorithm 1 of Yuan et al.,
+// KDD 2016, perturbs every V), and an explicit --regularization is the user's choice.
 func regularizationReason(method newton.Method, flag float64) string {
 	switch {
 	case flag > 0:

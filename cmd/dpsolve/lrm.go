@@ -93,7 +93,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	maxOuter := fs.Int("max-outer", 0, "cap on multiplier iterations (0: default 60)")
 	maxInner := fs.Int("max-inner", 0, "cap on L-steps per multiplier iteration (0: default 40)")
 	seed := fs.Uint64("seed", 1, "seed of the random orthogonal start (not privacy randomness)")
-	startFlag := fs.String("start", "auto", "starting point: auto (pidentity for laplace when r ≥ n, else svd), svd (the seed's) or pidentity (HDMM's L = [I; Θ]D⁻¹ by L-BFGS)")
+	startFlag := fs.String("start", "auto", "starting point: auto (pidentity for laplace when r ≥ n, else svd), svd (Yuan et al.'s) or pidentity (HDMM's L = [I; Θ]D⁻¹ by L-BFGS)")
 	pRows := fs.Int("pidentity-rows", 0, "p, rows added to the identity by the p-Identity start (0: --rank − n when --rank > n, else ⌈n/16⌉)")
 	pIters := fs.Int("pidentity-iters", 0, "cap on the p-Identity start's L-BFGS iterations (0: default 500)")
 	refine := fs.Bool("refine", false, "run the augmented-Lagrangian iteration from the p-Identity start too (slower; rarely better)")
@@ -195,7 +195,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		ExpectedError: noiseErr, NoiseError: noiseErr, StructuralBound: sb,
 		IdentityError: unit * res.FrobeniusW2, SVDUpperBound: unit * res.Bounds.SVDUpper,
 		LowerBound: unit * res.Bounds.Lower, HardtTalwarRate: unit * res.Bounds.HardtTalwar,
-		Sensitivity: res.Sensitivity, Converged: res.Converged, Polished: res.Polished, Fallback: res.Fallback, Identity: res.Identity,
+		Sensitivity: res.Sensitivity, Converged: res.Status.Err() == nil, Polished: res.Polished, Fallback: res.Fallback, Identity: res.Identity,
 		RelaxedObjective: res.RelaxedObjective, ALResidual: res.ALResidual, Perturbations: res.Perturbations,
 		Start: res.Start.String(), PIdentity: res.PIdentity, PIdentityRows: res.PIdentityRows,
 		PIdentityIterations: res.PIdentityIterations, PIdentityObjective: res.PIdentityObjective,

@@ -131,7 +131,7 @@ func TestLRMJSONFromFile(t *testing.T) {
 	assert.LessOrEqual(t, o.ExpectedError, o.SVDUpperBound)
 	assert.Less(t, o.StructuralBound, 1e-20*o.Objective)
 
-	// The seed's SVD start: r = ⌈1.2·32⌉ rows and the augmented-Lagrangian
+	// The SVD start of Yuan et al. (VLDB 2012): r = ⌈1.2·32⌉ rows and the augmented-Lagrangian
 	// iteration, polished to an exact pair.
 	code, out, errOut = lrmCLI(t, "--w", wPath, "--eps", "0.5", "--start", "svd", "--json")
 	require.Equal(t, 0, code, errOut)
@@ -171,7 +171,7 @@ func TestLRMGaussianAndData(t *testing.T) {
 	assert.Less(t, *o.StructuralError, 1e-12*o.NoiseError, "polished: exact decomposition")
 	assert.Empty(t, errOut)
 
-	// Relaxed: the seed's W ≈ BL, with its structural error on these counts
+	// Relaxed: the paper's W ≈ BL, with its structural error on these counts
 	// (a workload where LRM beats Identity, which Solve would return instead).
 	code, out, errOut = lrmCLI(t, "--workload", "wrange:m=40,seed=2", "--n", "32", "--eps", "1",
 		"--start", "svd", "--relaxed", "--data", xPath, "--json", "--quiet")

@@ -197,7 +197,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Spec: *specPath, Cells: w.Cells(), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
 		Objective: res.Objective, LowerBound: maybe(res.LowerBound), LowerBoundSource: res.LowerBoundSource,
 		DenseObjective: maybe(res.DenseObjective), AboveDense: maybe(res.AboveDense),
-		Sweeps: res.Sweeps, Status: res.Status, Regularization: res.Regularization, Seconds: res.Seconds, Out: *outDir,
+		Sweeps: res.Sweeps, Status: res.Status.String(), Regularization: res.Regularization, Seconds: res.Seconds, Out: *outDir,
 	}
 	tried := res.Tried
 	if tried == nil {

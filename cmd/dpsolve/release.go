@@ -419,7 +419,9 @@ func mergeConsistency(a, b *tables.Consistency) *tables.Consistency {
 		m.Method += scope
 	}
 	m.Iterations += b.Iterations
-	m.Converged = a.Converged && b.Converged
+	if b.Status.Err() != nil { // converged only if both parts are
+		m.Status = b.Status
+	}
 	m.Tables += b.Tables
 	m.MaxInconsistency = math.Max(a.MaxInconsistency, b.MaxInconsistency)
 	m.MaxNegativity = math.Max(a.MaxNegativity, b.MaxNegativity)
@@ -766,7 +768,7 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 	}
 	if c := rep.Consistency; c != nil {
 		conv := "converged"
-		if !c.Converged {
+		if c.Status.Err() != nil {
 			conv = "NOT converged"
 		}
 		fmt.Fprintf(stdout, "consistency    %s (%d tables, %d iterations, %s): max inconsistency %.3g, max negativity %.3g\n",

@@ -94,7 +94,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	}()
 	return doRelease(ctx, &f, b, a, x, w, stdout, stderr, func(j *releaseJSON) {
 		obj, gap, secs := res.Objective, res.Gap, res.Seconds
-		j.Objective, j.SolveStatus, j.SolveSeconds = &obj, string(res.Status), &secs
+		j.Objective, j.SolveStatus, j.SolveSeconds = &obj, res.Status.String(), &secs
 		if finite(gap) {
 			j.Gap = &gap
 		}

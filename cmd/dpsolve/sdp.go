@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "sdp",
-		summary: "export the seed's SDP formulations (SDPA .dat-s) and cross-check them with CSDP",
+		summary: "export the SDP formulations of Yuan et al. (KDD 2016) as SDPA .dat-s and cross-check them with CSDP",
 		run:     runSDP,
 	})
 }
@@ -58,7 +58,7 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("sdp", stderr)
 	var wf workloadFlags
 	wf.register(fs)
-	formName := fs.String("form", "approx", "approx: Eq. (2), approximate DP, exact; exact: Eq. (3) as the seed states it (value 0, see docs); exact-bounded: Eq. (3) plus diag(X) ≤ 1")
+	formName := fs.String("form", "approx", "approx: Eq. (2), approximate DP, exact; exact: Eq. (3) as the paper states it (value 0, see docs); exact-bounded: Eq. (3) plus diag(X) ≤ 1")
 	export := fs.String("export", "", "write the program in SDPA sparse format to this file (.dat-s)")
 	solve := fs.Bool("solve", false, "solve with CSDP and compare with the Newton optimizer")
 	csdpPath := fs.String("csdp", "", "csdp executable (default: csdp on PATH)")
@@ -134,7 +134,7 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // sdpWorkloadMatrix returns W itself when the workload has an explicit
-// matrix with m ≤ n, so the exported program is literally the seed's; for
+// matrix with m ≤ n, so the exported program is literally the paper's; for
 // m > n (or a Gram-only workload) it returns nil and the program uses an n×n
 // factor of V, which has the same optimum and a smaller block.
 func sdpWorkloadMatrix(wl workload.Workload) *mat.Dense {
@@ -176,7 +176,7 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 	out.NewtonObjective = ptr(ver.NewtonObjective)
 	out.RelativeDifference = ptr(ver.RelativeDifference)
 	out.Solver = res.Solver
-	out.Status = res.Status
+	out.Status = res.Message
 	out.Seconds = ptr(res.Seconds)
 	out.NewtonSeconds = ptr(ver.NewtonSeconds)
 	out.MaxInfeasibility = ptr(ver.MaxInfeasibility)

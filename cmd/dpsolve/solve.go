@@ -75,7 +75,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("solve", stderr)
 	var wf workloadFlags
 	wf.register(fs)
-	method := fs.String("method", "newton", "optimizer: newton (certified, default) or yuan2016 (the seed's Algorithm 1)")
+	method := fs.String("method", "newton", "optimizer: newton (certified, default) or yuan2016 (Algorithm 1 of Yuan et al., KDD 2016)")
 	tol := fs.Float64("tol", 1e-8, "target certified relative duality gap")
 	maxIter := fs.Int("max-iter", 0, "iteration cap (0: 100 for newton, 30 for yuan2016)")
 	reg := fs.Float64("regularization", 0, "θ relative to mean(diag V) (0: automatic, only when V is singular)")
@@ -98,7 +98,8 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *threads < 0 {
 		return usageErrorf("--threads must be non-negative, got %d", *threads)
 	}
-	if *method != string(newton.MethodNewton) && *method != string(newton.MethodYuan2016) {
+	m, err := newton.ParseMethod(*method)
+	if err != nil {
 		return usageErrorf("--method must be newton or yuan2016, got %q", *method)
 	}
 	if err := preflight("solve", []string{wf.gram, wf.wfile, wf.specFile}, wf.source(), memSolve, false, false,
@@ -120,7 +121,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve solve: %s, n = %d, method %s, backend %s\n", label, n, *method, blas.Describe())
 	}
-	opt := &newton.Options{Method: newton.Method(*method), Tol: *tol, MaxIter: *maxIter, Regularization: *reg,
+	opt := &newton.Options{Method: m, Tol: *tol, MaxIter: *maxIter, Regularization: *reg,
 		Progress: progressTo(stderr, "solve", *quiet)}
 	// An interrupted solve returns at once and writes nothing.
 	res, err := untilCancelled(ctx, func() (*newton.Result, error) { return newton.Solve(ctx, v, opt) })
@@ -141,10 +142,10 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	be := blas.Current()
 	out := solveJSON{
-		Workload: label, N: n, Method: string(res.Method),
+		Workload: label, N: n, Method: res.Method.String(),
 		Objective: res.Objective, LowerBound: res.LowerBound, Gap: res.Gap, SVDBound: res.SVDBound,
 		Regularization: res.Regularization, RegularizedObjective: res.RegularizedObjective,
-		Iterations: res.Iterations, CGSteps: res.CGSteps, Seconds: res.Seconds, Status: string(res.Status),
+		Iterations: res.Iterations, CGSteps: res.CGSteps, Seconds: res.Seconds, Status: res.Status.String(),
 		Backend: be.Name(), Core: be.CoreName(), Threads: be.Threads(),
 	}
 	if *asJSON {

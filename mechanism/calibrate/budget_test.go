@@ -120,12 +120,16 @@ func TestPureToZCDPIsSound(t *testing.T) {
 // re-deriving its formulas: the nominal scales from the papers' closed
 // forms (Laplace b = Δ/ε, Dwork et al. 2006; zCDP σ = Δ/√(2ρ), Bun & Steinke
 // 2016, Prop. 1.6) and SciPy's analytic-Gaussian σ (Balle & Wang 2018;
-// σ(ε=1, δ=1e-6) = 4.22467888932684 per unit sensitivity, the table in
-// calibrate_test.go); the privacy each calibrated scale buys at the snapped
+// σ(ε=1, δ=1e-6) per unit sensitivity from the table in calibrate_test.go,
+// calibrate.SciPySigma); the privacy each calibrated scale buys at the snapped
 // sensitivity; and the variance of the noise actually drawn (seeded
 // simulation source, not private).
 func TestCalibrate(t *testing.T) {
 	const sens, rows = 1.7, 64
+	sigma1 := calibrate.SciPySigma(1, 1e-6)
+	if sigma1 == 0 {
+		t.Fatal("no SciPy reference for ε = 1, δ = 1e-6")
+	}
 	for _, tc := range []struct {
 		b       calibrate.Budget
 		nominal float64                              // the scale at the unsnapped sensitivity
@@ -135,7 +139,7 @@ func TestCalibrate(t *testing.T) {
 		kurt    float64                              // the noise's kurtosis: 6 for Laplace, 3 for Gaussian
 	}{
 		{calibrate.PureDP(0.5), sens / 0.5, func(s, d float64) float64 { return d / s }, 0.5, 1e-14, 6},
-		{calibrate.ApproxDP(1, 1e-6), sens * 4.22467888932684, func(s, d float64) float64 { return s / d }, 4.22467888932684, 2e-12, 3},
+		{calibrate.ApproxDP(1, 1e-6), sens * sigma1, func(s, d float64) float64 { return s / d }, sigma1, 2e-12, 3},
 		{calibrate.ZCDP(0.1), sens / math.Sqrt(0.2), func(s, d float64) float64 { return d * d / (2 * s * s) }, 0.1, 1e-14, 3},
 	} {
 		b := tc.b

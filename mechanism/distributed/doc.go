@@ -22,7 +22,8 @@
 // of f̃ᵢ, so it is ε-DP, while the algorithm still converges to the minimizer of
 // Σᵢ f̃ᵢ, which approaches the true one as ε grows.
 //
-// The baseline the seed argues against perturbs the messages instead
+// The baseline Nozari et al. (IEEE TCNS 2018) argue against perturbs the
+// messages instead
 // (MessageNoise): agent i sends yᵢ(k) = xᵢ(k) + ηᵢ(k) with coordinates of ηᵢ(k)
 // ~ Laplace(b_k), and everyone (i included) uses the noisy messages. Privacy
 // then needs decaying noise and summable steps. Let adjacent problems differ

@@ -111,10 +111,11 @@ func (f *Logistic) Gradient(x, grad []float64) {
 	}
 }
 
-// LogisticConfig describes the synthetic data of the seed's experiment.
+// LogisticConfig describes the synthetic data of the experiment of Nozari
+// et al. (IEEE TCNS 2018, Section VII).
 type LogisticConfig struct {
-	Agents, Points int       // 10 and 100 in the seed
-	Lambda         float64   // 0.01 in the seed
+	Agents, Points int       // 10 and 100 in the paper
+	Lambda         float64   // 0.01 in the paper
 	Truth          []float64 // labels follow P(l = +1 | a) = σ(aᵀ Truth)
 	FeatureStd     float64   // features ~ N(0, FeatureStd² I), clipped
 	FeatureClip    float64   // |aᵢ| ≤ FeatureClip per coordinate
@@ -123,7 +124,7 @@ type LogisticConfig struct {
 
 // DefaultLogisticConfig is the experiment's data: 10 agents with 100 points in
 // ℝ², λ = 0.01, Truth = (2, −1), features N(0, 0.2²) clipped to [−0.6, 0.6]
-// (the seed does not specify the data distribution; this scale keeps the
+// (the paper does not specify the data distribution; this scale keeps the
 // optimum inside D = [−5, 5]² and the Hessians within a factor ≈ 5 of each
 // other on D, which the projection's certified margins need).
 func DefaultLogisticConfig(seed uint64) LogisticConfig {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/status"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
@@ -267,7 +268,7 @@ func TestUnionLeastSquaresEqualsDense(t *testing.T) {
 	require.NoError(t, want.SolveVec(&stack, mat.NewVecDense(r, all)))
 	got, res, err := u.LeastSquares(context.Background(), ys, CGOptions{Tol: 1e-13})
 	require.NoError(t, err)
-	assert.True(t, res.Converged)
+	assert.Equal(t, status.Converged, res.Status)
 	// CG stops at a normal-equations residual of 1e-13 relative; with
 	// κ(AᵀA) ≲ 1e3 here the solution error is ≲ 1e-10.
 	assertClose(t, want.RawVector().Data, got, "union least squares")

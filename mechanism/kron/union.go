@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/cg"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // Part is one weighted Kronecker product of a union strategy: its
@@ -163,8 +164,8 @@ func (u *Union) LeastSquares(ctx context.Context, ys [][]float64, opt CGOptions)
 		if err != nil {
 			return nil, total, err
 		}
-		total.Residual, total.Converged = res.Residual, res.Converged
-		if res.Converged {
+		total.Residual, total.Status = res.Residual, res.Status
+		if res.Status == status.Converged {
 			break
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // dpbench loads a DPBench 1-D histogram (n = 4096) from ../shared beside
@@ -104,7 +105,7 @@ func TestEmpiricalErrorMatchesExpected(t *testing.T) {
 		x := dpbench(t, c.data, n)
 		res, err := Solve(context.Background(), w, &Options{Ball: c.ball, Relaxed: c.relaxed})
 		require.NoError(t, err)
-		require.True(t, res.Converged)
+		require.Equal(t, status.Converged, res.Status)
 		require.Equal(t, !c.relaxed, res.Polished)
 
 		truth := mat.NewVecDense(96, nil)

@@ -39,127 +39,156 @@ func (o *nonnegLBFGS) minimize(ctx context.Context, fg func(x, g []float64) floa
 	for i, v := range x {
 		x[i] = math.Max(v, 0)
 	}
-	g := make([]float64, n)
-	f := fg(x, g)
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return f, 0, errNonFinite
+	r := &lbfgsRun{o: o, x: x, g: make([]float64, n), d: make([]float64, n), xn: make([]float64, n),
+		gn: make([]float64, n), alpha: make([]float64, o.mem), fixed: make([]bool, n)}
+	r.f = fg(x, r.g)
+	if math.IsInf(r.f, 0) || math.IsNaN(r.f) {
+		return r.f, 0, errNonFinite
 	}
-	var (
-		ss, ys   [][]float64 // curvature pairs, oldest first
-		rho      []float64
-		d        = make([]float64, n)
-		xn       = make([]float64, n)
-		gn       = make([]float64, n)
-		alpha    = make([]float64, o.mem)
-		history  []float64 // f after each iteration, for the stopping test
-		fixed    = make([]bool, n)
-		freeNorm float64
-	)
 	iter := 0
 	for iter < o.maxIter {
 		if err := ctx.Err(); err != nil {
-			return f, iter, err
+			return r.f, iter, err
 		}
-		// Hold the variables at the bound whose gradient points outwards.
-		freeNorm = 0
-		for i := range x {
-			fixed[i] = x[i] == 0 && g[i] > 0
-			if !fixed[i] {
-				freeNorm += g[i] * g[i]
-			}
-		}
-		freeNorm = math.Sqrt(freeNorm)
+		freeNorm := r.freeSet()
 		if freeNorm == 0 {
 			break // a KKT point
 		}
-		// Two-loop recursion on the free variables.
-		for i := range d {
-			if fixed[i] {
-				d[i] = 0
-			} else {
-				d[i] = g[i]
-			}
-		}
-		k := len(ss)
-		for j := k - 1; j >= 0; j-- {
-			alpha[j] = rho[j] * floats.Dot(ss[j], d)
-			floats.AddScaled(d, -alpha[j], ys[j])
-		}
-		if k > 0 {
-			floats.Scale(floats.Dot(ss[k-1], ys[k-1])/floats.Dot(ys[k-1], ys[k-1]), d)
-		} else {
-			// First step (or after a reset): a unit step moves by at most
-			// 1 in any coordinate, the scale of Θ's uniform start.
-			floats.Scale(1/math.Max(1, floats.Norm(g, math.Inf(1))), d)
-		}
-		for j := 0; j < k; j++ {
-			b := rho[j] * floats.Dot(ys[j], d)
-			floats.AddScaled(d, alpha[j]-b, ss[j])
-		}
-		var slope float64
-		for i := range d {
-			if fixed[i] {
-				d[i] = 0
-			} else {
-				d[i] = -d[i]
-			}
-			slope += d[i] * g[i]
-		}
-		if !(slope < -1e-12*freeNorm*floats.Norm(d, 2)) {
-			// Not a descent direction: drop the memory, step along −g.
-			ss, ys, rho = ss[:0], ys[:0], rho[:0]
-			s := 1 / math.Max(1, floats.Norm(g, math.Inf(1)))
-			for i := range d {
-				if fixed[i] {
-					d[i] = 0
-				} else {
-					d[i] = -s * g[i]
-				}
-			}
-		}
-		// Armijo backtracking along the projected path.
-		step, fn := 1.0, math.Inf(1)
-		accepted := false
-		for tries := 0; tries < 40; tries++ {
-			var dec float64
-			for i := range x {
-				xn[i] = math.Max(x[i]+step*d[i], 0)
-				dec += g[i] * (xn[i] - x[i])
-			}
-			fn = fg(xn, gn)
-			if fn <= f+1e-4*dec {
-				accepted = true
-				break
-			}
-			step /= 2
-		}
+		r.direction(freeNorm)
+		fn, accepted := r.search(fg)
 		iter++
 		if !accepted {
 			break // no decrease along the direction: as good as it gets
 		}
-		// Curvature pair s = xn − x, y = gn − g.
-		var s, y []float64
-		if len(ss) == o.mem {
-			s, y = ss[0], ys[0]
-			ss, ys, rho = append(ss[:0], ss[1:]...), append(ys[:0], ys[1:]...), append(rho[:0], rho[1:]...)
-		} else {
-			s, y = make([]float64, n), make([]float64, n)
-		}
-		floats.SubTo(s, xn, x)
-		floats.SubTo(y, gn, g)
-		if sy := floats.Dot(s, y); sy > 1e-12*floats.Norm(s, 2)*floats.Norm(y, 2) {
-			ss, ys, rho = append(ss, s), append(ys, y), append(rho, 1/sy)
-		}
-		copy(x, xn)
-		copy(g, gn)
-		f = fn
+		r.remember()
+		copy(x, r.xn)
+		copy(r.g, r.gn)
+		r.f = fn
 		if o.progress != nil {
-			o.progress(iter, f)
+			o.progress(iter, r.f)
 		}
-		history = append(history, f)
-		if w := len(history) - 1 - o.window; w >= 0 && history[w]-f <= o.relTol*math.Abs(f) {
+		r.history = append(r.history, r.f)
+		if w := len(r.history) - 1 - o.window; w >= 0 && r.history[w]-r.f <= o.relTol*math.Abs(r.f) {
 			break
 		}
 	}
-	return f, iter, nil
+	return r.f, iter, nil
+}
+
+// lbfgsRun is one minimize's state: the iterate x with f(x) and ∇f(x) = g,
+// the direction d, the trial point xn with its gradient gn, and the
+// curvature pairs, oldest first.
+type lbfgsRun struct {
+	o          *nonnegLBFGS
+	x, g, d    []float64
+	xn, gn     []float64
+	f          float64
+	ss, ys     [][]float64
+	rho, alpha []float64
+	history    []float64 // f after each iteration, for the stopping test
+	fixed      []bool
+}
+
+// freeSet holds the variables at the bound whose gradient points outwards
+// and returns the norm of the gradient on the others.
+func (r *lbfgsRun) freeSet() float64 {
+	freeNorm := 0.0
+	for i := range r.x {
+		r.fixed[i] = r.x[i] == 0 && r.g[i] > 0
+		if !r.fixed[i] {
+			freeNorm += r.g[i] * r.g[i]
+		}
+	}
+	return math.Sqrt(freeNorm)
+}
+
+// direction sets d to the L-BFGS direction on the free variables (the
+// two-loop recursion), or to −g scaled when that is not a descent
+// direction, dropping the memory.
+func (r *lbfgsRun) direction(freeNorm float64) {
+	d, g, fixed, ss, ys := r.d, r.g, r.fixed, r.ss, r.ys
+	for i := range d {
+		if fixed[i] {
+			d[i] = 0
+		} else {
+			d[i] = g[i]
+		}
+	}
+	k := len(ss)
+	for j := k - 1; j >= 0; j-- {
+		r.alpha[j] = r.rho[j] * floats.Dot(ss[j], d)
+		floats.AddScaled(d, -r.alpha[j], ys[j])
+	}
+	if k > 0 {
+		floats.Scale(floats.Dot(ss[k-1], ys[k-1])/floats.Dot(ys[k-1], ys[k-1]), d)
+	} else {
+		// First step (or after a reset): a unit step moves by at most
+		// 1 in any coordinate, the scale of Θ's uniform start.
+		floats.Scale(1/math.Max(1, floats.Norm(g, math.Inf(1))), d)
+	}
+	for j := 0; j < k; j++ {
+		b := r.rho[j] * floats.Dot(ys[j], d)
+		floats.AddScaled(d, r.alpha[j]-b, ss[j])
+	}
+	var slope float64
+	for i := range d {
+		if fixed[i] {
+			d[i] = 0
+		} else {
+			d[i] = -d[i]
+		}
+		slope += d[i] * g[i]
+	}
+	if !(slope < -1e-12*freeNorm*floats.Norm(d, 2)) {
+		// Not a descent direction: drop the memory, step along −g.
+		r.ss, r.ys, r.rho = ss[:0], ys[:0], r.rho[:0]
+		s := 1 / math.Max(1, floats.Norm(g, math.Inf(1)))
+		for i := range d {
+			if fixed[i] {
+				d[i] = 0
+			} else {
+				d[i] = -s * g[i]
+			}
+		}
+	}
+}
+
+// search is the Armijo backtracking along the projected path
+// x(α) = max(0, x + α·d), at most 40 halvings; the trial point is left in
+// xn and its gradient in gn.
+func (r *lbfgsRun) search(fg func(x, g []float64) float64) (fn float64, accepted bool) {
+	step := 1.0
+	fn = math.Inf(1)
+	for tries := 0; tries < 40; tries++ {
+		var dec float64
+		for i := range r.x {
+			r.xn[i] = math.Max(r.x[i]+step*r.d[i], 0)
+			dec += r.g[i] * (r.xn[i] - r.x[i])
+		}
+		fn = fg(r.xn, r.gn)
+		if fn <= r.f+1e-4*dec {
+			return fn, true
+		}
+		step /= 2
+	}
+	return fn, false
+}
+
+// remember stores the curvature pair s = xn − x, y = gn − g (reusing the
+// oldest pair's storage when the memory is full), skipping it when
+// sᵀy ≤ 0 to rounding.
+func (r *lbfgsRun) remember() {
+	n := len(r.x)
+	var s, y []float64
+	if len(r.ss) == r.o.mem {
+		s, y = r.ss[0], r.ys[0]
+		r.ss, r.ys, r.rho = append(r.ss[:0], r.ss[1:]...), append(r.ys[:0], r.ys[1:]...), append(r.rho[:0], r.rho[1:]...)
+	} else {
+		s, y = make([]float64, n), make([]float64, n)
+	}
+	floats.SubTo(s, r.xn, r.x)
+	floats.SubTo(y, r.gn, r.g)
+	if sy := floats.Dot(s, y); sy > 1e-12*floats.Norm(s, 2)*floats.Norm(y, 2) {
+		r.ss, r.ys, r.rho = append(r.ss, s), append(r.ys, y), append(r.rho, 1/sy)
+	}
 }

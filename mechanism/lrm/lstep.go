@@ -71,31 +71,9 @@ func (s *lStep) run(ctx context.Context, vp *varpro, lt *mat.Dense, iters int) (
 			s.onStep(done)
 		}
 		done++
-		var fn float64
-		for tries := 0; ; tries++ {
-			// x⁺ = P(y − ∇g(y)/lip).
-			s.xn.Copy(s.y)
-			axpy(s.xn, -1/s.lip, s.g)
-			s.project(s.xn)
-			fn, err = vp.eval(s.xn, nil)
-			if err != nil {
-				return done, err
-			}
-			// Sufficient decrease: g(x⁺) ≤ g(y) + ⟨∇g(y), d⟩ + lip/2·‖d‖².
-			var lin, sq float64
-			n, _ := s.xn.Dims()
-			for j := 0; j < n; j++ {
-				xr, yr, gr := s.xn.RawRowView(j), s.y.RawRowView(j), s.g.RawRowView(j)
-				for i := range xr {
-					d := xr[i] - yr[i]
-					lin += gr[i] * d
-					sq += d * d
-				}
-			}
-			if fn <= fy+lin+s.lip/2*sq+1e-14*math.Abs(fy) || tries >= 60 {
-				break
-			}
-			s.lip *= 2
+		fn, err := s.proxStep(vp, fy)
+		if err != nil {
+			return done, err
 		}
 		if fn > fx {
 			// Not a descent step from x: restart the momentum at x.
@@ -138,6 +116,38 @@ func (s *lStep) run(ctx context.Context, vp *varpro, lt *mat.Dense, iters int) (
 	}
 	lt.Copy(s.x)
 	return done, nil
+}
+
+// proxStep sets xn = P(y − ∇g(y)/lip), doubling lip (at most 60 times)
+// until the sufficient-decrease condition
+// g(x⁺) ≤ g(y) + ⟨∇g(y), d⟩ + lip/2·‖d‖² holds, and returns g(x⁺); fy is
+// g(y), whose gradient is in s.g.
+func (s *lStep) proxStep(vp *varpro, fy float64) (float64, error) {
+	for tries := 0; ; tries++ {
+		// x⁺ = P(y − ∇g(y)/lip).
+		s.xn.Copy(s.y)
+		axpy(s.xn, -1/s.lip, s.g)
+		s.project(s.xn)
+		fn, err := vp.eval(s.xn, nil)
+		if err != nil {
+			return fn, err
+		}
+		// Sufficient decrease: g(x⁺) ≤ g(y) + ⟨∇g(y), d⟩ + lip/2·‖d‖².
+		var lin, sq float64
+		n, _ := s.xn.Dims()
+		for j := 0; j < n; j++ {
+			xr, yr, gr := s.xn.RawRowView(j), s.y.RawRowView(j), s.g.RawRowView(j)
+			for i := range xr {
+				d := xr[i] - yr[i]
+				lin += gr[i] * d
+				sq += d * d
+			}
+		}
+		if fn <= fy+lin+s.lip/2*sq+1e-14*math.Abs(fy) || tries >= 60 {
+			return fn, nil
+		}
+		s.lip *= 2
+	}
 }
 
 // axpy sets dst += alpha·x for equally shaped, contiguously stored matrices.

@@ -13,6 +13,7 @@ import (
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // Ball is the unit ball the columns of L are constrained to; it fixes the
@@ -228,9 +229,12 @@ type Result struct {
 	// ALResidual is the augmented-Lagrangian iteration's final
 	// ‖W − BL‖_F/‖W‖_F, and RelaxedObjective its Φ, before polishing.
 	ALResidual, RelaxedObjective float64
-	// Converged reports ALResidual ≤ Tol. An unconverged run returns the
-	// exact SVD decomposition (Fallback).
-	Converged bool
+	// Status is status.Converged when ALResidual ≤ Tol (or the exact
+	// p-Identity start is returned without iterating), status.Cancelled
+	// when ctx was cancelled, and status.IterationLimit when MaxOuter
+	// iterations ran first. An unconverged run returns the exact SVD
+	// decomposition (Fallback).
+	Status status.Status
 	// Polished is true when the returned pair is the exact polish of the
 	// iteration's result (W = BL to rounding; see Options.Relaxed).
 	Polished bool
@@ -302,7 +306,7 @@ type Bounds struct {
 // cancelled during the computation, Solve returns the best exact
 // decomposition it has at that point — the p-Identity start if it finished,
 // else the exact SVD decomposition, or Identity when that is better — with
-// Converged false, AND ctx.Err(). A caller can use the result (it is a valid
+// Status status.Cancelled, AND ctx.Err(). A caller can use the result (it is a valid
 // W = BL) or discard it. A context cancelled before the work starts gives
 // that same fallback.
 func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
@@ -312,7 +316,7 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 		switch {
 		case err != nil:
 			note = "cancelled"
-		case !res.Converged:
+		case res.Status != status.Converged:
 			note = "not converged"
 		}
 		opt.Progress(progress.Event{Stage: "lrm", Step: res.Iterations, Inner: res.InnerIterations,
@@ -321,335 +325,27 @@ func Solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	return res, err
 }
 
-// solve is Solve without the final progress event.
+// solve is Solve without the final progress event: reduce, start, main
+// loop, polish (phases.go).
 func solve(ctx context.Context, w *mat.Dense, opt *Options) (*Result, error) {
 	start := time.Now()
 	o, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWorkload(w); err != nil {
+	s := &solver{w: w, o: o, opt: opt, start: start}
+	if err := s.reduce(); err != nil {
 		return nil, err
 	}
-	m, n := w.Dims()
-	fro := mat.Norm(w, 2)
-	fro2 := fro * fro
-
-	// W's row space and singular values from the Gram V = WᵀW (one SYRK
-	// and a symmetric eigendecomposition through package blas): much
-	// faster than an SVD of W, especially for tall W. λᵢ(V) = σᵢ(W)².
-	switch {
-	case fro == 0:
-		return nil, inputerr.Errorf("lrm", "W has rank 0 (every entry is zero): no query to answer")
-	case math.IsInf(fro2, 0):
-		return nil, inputerr.Errorf("lrm", "W is too large: ‖W‖²_F = %g² overflows float64", fro)
-	case fro2 < 0x1p-1022:
-		return nil, inputerr.Errorf("lrm", "W is too small: ‖W‖²_F = %g² underflows float64", fro)
-	}
-	// The Gram of W/‖W‖_F, so that its entries are O(1) at any scale.
-	ws := mat.DenseCopyOf(w)
-	ws.Scale(1/fro, ws)
-	var gram mat.SymDense
-	gram.SymOuterK(1, ws.T())
-	lamAll, vecs, err := symEig(&gram)
-	if err != nil {
+	if err := s.startPoint(ctx); err != nil {
 		return nil, err
 	}
-	// Rank: σᵢ > RankTol·σ₁, and never below the eigensolver's resolution
-	// λᵢ > n·2⁻⁵²·λ₁ (σᵢ > √(n·2⁻⁵²)·σ₁ ≈ 5e-7·σ₁ at n = 1024).
-	tol := math.Max(o.RankTol*o.RankTol, float64(n)*0x1p-52)
-	k := 0
-	for _, l := range lamAll {
-		if l > tol*lamAll[0] {
-			k++
-		}
+	s.setup(ctx)
+	if err := s.iterate(ctx); err != nil {
+		return nil, err
 	}
-	if !(lamAll[0] > 0) || k == 0 {
-		return nil, inputerr.Errorf("lrm", "W has rank 0 (every singular value is zero): no query to answer")
-	}
-	r := o.Rank
-	if r == 0 {
-		r = int(math.Ceil(o.RankFactor*float64(k) - 1e-9))
-	}
-	if r < k {
-		return nil, inputerr.Errorf("lrm", "rank r = %d is below rank(W) = %d; W = BL needs r ≥ rank(W)", r, k)
-	}
-	lam := make([]float64, k) // σᵢ(W)
-	for i := range lam {
-		lam[i] = math.Sqrt(lamAll[i]) * fro
-	}
-	vk := mat.DenseCopyOf(vecs.Slice(0, n, 0, k)) // n×k
-	// W·V_k·Σ⁻¹ = U_k maps the reduced B back (see the end).
-	var wv mat.Dense
-	wv.Mul(w, vk)
-	for i := 0; i < m; i++ {
-		row := wv.RawRowView(i)
-		for j := range row {
-			row[j] /= lam[j]
-		}
-	}
-	uk := &wv
-
-	res := &Result{Ball: o.Ball, WorkloadRank: k, Rank: r, FrobeniusW2: fro2, w: w}
-	res.Bounds = seedBounds(lam, n, o.Ball)
-
-	// Scaled, reduced problem: W/‖W‖_F = U_k·Wr with Wr = Σ_k V_kᵀ/‖W‖_F
-	// (k×n). Every B iterate keeps its columns in span(U_k) (B-steps,
-	// residuals and multiplier updates all stay there), so B = U_k·Br and
-	// ‖B‖_F = ‖Br‖_F: the optimization runs on k rows instead of m.
-	wr := mat.NewDense(k, n, nil)
-	for i := 0; i < k; i++ {
-		for j := 0; j < n; j++ {
-			wr.Set(i, j, lam[i]*vk.At(j, i)/fro)
-		}
-	}
-
-	// Exact fallback: the scaled SVD decomposition.
-	svdLt, svdScale, svdPhi := svdStart(vk, lam, r, o.Ball, nil, fro)
-	res.SVDObjective = svdPhi * fro2
-
-	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed1))
-	strt := o.Start
-	if strt == StartAuto {
-		// An explicit Rank is honoured: the p-Identity start has n + p rows.
-		strt = StartSVD
-		if o.Ball == L1 && (o.Rank == 0 && r >= n || o.Rank > n) {
-			strt = StartPIdentity
-		}
-	}
-	if strt == StartPIdentity && o.Rank > 0 && o.Rank <= n {
-		return nil, inputerr.Errorf("lrm", "the p-Identity start has n + p > n = %d rows; Rank = %d asks for fewer", n, o.Rank)
-	}
-	var lt, pi, pidB, pidLt *mat.Dense
-	var phi0 float64
-	var cancelErr error // ctx.Err() once cancelled: finish with the best exact pair
-	ra := r             // rows of L in the iteration
-	if strt == StartPIdentity {
-		p := o.PIdentityRows
-		switch {
-		case p > 0:
-		case o.Rank > n:
-			p = o.Rank - n
-		default:
-			p = (n + 15) / 16
-		}
-		var prog func(int, float64)
-		if o.Progress.Enabled() {
-			prog = func(it int, f float64) {
-				o.Progress(progress.Event{Stage: "lrm start", Inner: it, Objective: f * fro2,
-					Bound: math.NaN(), Gap: math.NaN(), Seconds: time.Since(start).Seconds()})
-			}
-		}
-		theta, its, err := pIdentityStart(ctx, &gram, p, o.Ball, o.PIdentityIters, rng, prog)
-		if err != nil && ctx.Err() == nil {
-			return nil, err
-		}
-		if err != nil { // cancelled: no p-Identity pair; the SVD fallback below
-			cancelErr = ctx.Err()
-			theta = mat.NewDense(p, n, nil) // Θ = 0: the pair below is Identity, only a placeholder
-		}
-		var phiP float64
-		lt, pidB, pi, phiP = pIdentityPair(wr, theta, o.Ball)
-		pidLt = mat.DenseCopyOf(lt)
-		ra = n + p
-		phi0 = phiP
-		res.PIdentityRows, res.PIdentityIterations, res.PIdentityObjective = p, its, phiP*fro2
-	} else {
-		// The SVD decomposition mixed by a random r×k matrix Q with
-		// orthonormal columns (Lt = V_k Qᵀ/s), so all r rows of L carry
-		// mass; the seed pads with tiny constant rows instead, which leaves
-		// the extra rows nearly dead.
-		lt, _, phi0 = svdStart(vk, lam, r, o.Ball, randomOrthonormal(r, k, rng), fro)
-		pi = mat.NewDense(k, n, nil)
-	}
-	res.Start = strt
-
-	if cancelErr != nil {
-		pidB, pidLt = nil, nil // the interrupted start is not a result
-	}
-	maxOuter := o.MaxOuter
-	if cancelErr != nil || ctx.Err() != nil {
-		maxOuter = 0
-		cancelErr = ctx.Err()
-	}
-	if strt == StartPIdentity && !o.Refine {
-		maxOuter = 0 // return the exact start: no iteration workspaces
-	}
-	var (
-		vp    *varpro
-		st    *lStep
-		c     *mat.Dense // C = W + π/β
-		b     *mat.Dense
-		resid *mat.Dense
-	)
-	if maxOuter > 0 {
-		vp = newVarpro(mat.DenseCopyOf(wr), ra)
-		beta0 := o.Beta0
-		if strt == StartPIdentity && (opt == nil || opt.Beta0 == 0) {
-			// The start is stationary in B and near-stationary in L
-			// (within p-Identity's family): a large penalty keeps the
-			// iteration near it. At the default 0.5 it wandered off on
-			// WRange n = 128 (relaxed gain over Identity 2.27 → 1.64); at
-			// 50 it ended at 2.29–2.32.
-			beta0 = pIdentityBeta0
-		}
-		vp.beta = beta0 * phi0
-		c = mat.NewDense(k, n, nil)
-		c.Scale(1/vp.beta, pi)
-		c.Add(c, wr)
-		vp.setC(c)
-		st = newLStep(n, ra, o.Ball)
-		st.lip = 1 / vp.beta
-		resid = mat.NewDense(k, n, nil)
-	}
-	prev := math.Inf(1)
-	var phi, rel float64
-	for outer := 1; outer <= maxOuter; outer++ {
-		if err := ctx.Err(); err != nil {
-			cancelErr = err
-			break
-		}
-		iters := o.MaxInner
-		if outer == 1 {
-			iters = o.FirstInner
-		}
-		st.onStep = nil
-		if o.Progress.Enabled() {
-			before, outer := res.InnerIterations, outer
-			st.onStep = func(done int) {
-				if (before+done)%StepProgressEvery == 0 {
-					o.Progress(progress.Event{Stage: "lrm", Step: outer, Inner: before + done,
-						Objective: math.NaN(), Bound: math.NaN(), Gap: math.NaN(), Seconds: time.Since(start).Seconds()})
-				}
-			}
-		}
-		done, err := st.run(ctx, vp, lt, iters)
-		res.InnerIterations += done
-		if err != nil && ctx.Err() != nil {
-			cancelErr = ctx.Err()
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		b, err = vp.bStep(lt)
-		if err != nil {
-			return nil, err
-		}
-		// R = Wr − B Ltᵀ.
-		resid.Mul(b, lt.T())
-		resid.Sub(wr, resid)
-		rel = mat.Norm(resid, 2) // ‖Wr‖_F = 1
-		nb := mat.Norm(b, 2)
-		phi = nb * nb
-		res.Iterations = outer
-		if o.Progress.Enabled() {
-			it := Iteration{Outer: outer, Inner: res.InnerIterations, Objective: phi * fro2, Residual: rel, Beta: vp.beta}
-			o.Progress(progress.Event{Stage: "lrm", Step: outer, Inner: it.Inner, Objective: it.Objective,
-				Bound: math.NaN(), Gap: math.NaN(), Seconds: time.Since(start).Seconds(), Detail: it})
-		}
-		if !(rel <= math.MaxFloat64) || !(phi <= math.MaxFloat64) {
-			return nil, errors.New("lrm: iteration diverged (non-finite residual or objective)")
-		}
-		if rel <= o.Tol {
-			break
-		}
-		// π ← π + β(W − BL); C = W + π/β.
-		axpy(pi, vp.beta, resid)
-		if rel > 0.5*prev {
-			vp.beta *= o.BetaGrowth
-		}
-		if rel > stallRatio*prev {
-			// Stalled: directions of W have dropped out of L's row space.
-			// Gradient steps cannot bring them back (the factorization's
-			// rank-deficient points are invariant under them), so mix in a
-			// random full-rank L: a convex combination of columns in the ball
-			// stays in the ball.
-			mixRandom(lt, perturb, rng, o.Ball, st.scratch)
-			res.Perturbations++
-		}
-		prev = rel
-		c.Scale(1/vp.beta, pi)
-		c.Add(c, wr)
-		vp.setC(c)
-	}
-
-	if maxOuter == 0 {
-		// No iteration: the exact start is the iteration's result.
-		b, phi, rel = pidB, phi0, 0
-	}
-	res.ALResidual = rel
-	res.RelaxedObjective = phi * fro2
-	// An interrupted iteration's pair is not a result (its last B-step may
-	// be missing): only the exact starts and fallbacks below are returned.
-	converged := rel <= o.Tol && cancelErr == nil && b != nil
-	if converged && !o.Relaxed && res.Iterations > 0 {
-		// Make the decomposition exact so the answers carry no structural
-		// (data-dependent) error (see polish).
-		if plt, pb, pphi, ok := polish(lt, b, wr, o.Ball); ok {
-			lt, b, phi, rel = plt, pb, pphi, 0
-			res.Polished = true
-		}
-	}
-	usable := converged // the iteration's pair is a candidate
-	if pidB != nil && (!converged || phi >= phi0) {
-		// The iteration did not improve on its exact p-Identity start (or
-		// did not run: Options.Refine).
-		res.PIdentity, res.Polished = true, false
-		lt, b, phi, rel = pidLt, pidB, res.PIdentityObjective/fro2, 0
-		usable = true
-	}
-	if !usable || phi > svdPhi {
-		res.Fallback = true
-		res.Polished, res.PIdentity = false, false
-		lt = svdLt
-		// Br = s·Σ_k/‖W‖_F in the first k columns: Br·Ltᵀ = Σ_k V_kᵀ/‖W‖_F.
-		b = mat.NewDense(k, r, nil)
-		for i := 0; i < k; i++ {
-			b.Set(i, i, svdScale*lam[i]/fro)
-		}
-		phi = svdPhi
-		rel = 0
-	}
-	if phi > 1-1e-9 {
-		// Identity (B = W, L = I) is exact, lies in both balls and has
-		// Φ = ‖W‖²_F, 1 on this scale. Return it when it is better still
-		// (or within 1e-9: it is the simpler strategy, with the fewest rows),
-		// so that LRM never loses to answering each cell; under ε-DP it
-		// otherwise does on random workloads of rank s beyond about √n
-		// (see the package documentation).
-		res.Identity, res.Fallback, res.Polished, res.PIdentity = true, false, false, false
-		res.Rank = n
-		res.B = mat.DenseCopyOf(w)
-		id := mat.NewDense(n, n, nil)
-		for i := 0; i < n; i++ {
-			id.Set(i, i, 1)
-		}
-		res.L = id
-		res.Objective = fro2
-	} else {
-		// Back to the caller's scale: B = ‖W‖_F·U_k·Br.
-		_, rb := b.Dims()
-		bf := mat.NewDense(m, rb, nil)
-		bf.Mul(uk, b)
-		bf.Scale(fro, bf)
-		res.B = bf
-		res.L = mat.DenseCopyOf(lt.T())
-		res.Objective = phi * fro2
-	}
-	res.Rank, _ = res.L.Dims()
-	res.Sensitivity = sensitivity(res.L, o.Ball)
-	// Report the residual of the returned pair in the original coordinates.
-	var bl mat.Dense
-	bl.Mul(res.B, res.L)
-	bl.Sub(w, &bl)
-	res.Residual = mat.Norm(&bl, 2) / fro
-	res.Converged = converged
-	if vp != nil {
-		res.Evaluations, res.Gradients = vp.evals, vp.grads
-	}
-	res.Seconds = time.Since(start).Seconds()
-	return res, cancelErr
+	s.finish(s.polishAndChoose())
+	return s.res, s.cancelErr
 }
 
 // checkWorkload rejects empty or non-finite W.

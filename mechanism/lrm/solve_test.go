@@ -17,6 +17,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 func mustMatrix(t *testing.T, w workload.Explicit, err error) *mat.Dense {
@@ -48,7 +49,7 @@ func checkResult(t *testing.T, name string, w *mat.Dense, res *Result, ball Ball
 		// the SVD decomposition; it is returned exactly.
 		require.Equal(t, n, r, name)
 		require.GreaterOrEqual(t, res.SVDObjective, (1-1e-9)*res.FrobeniusW2, name)
-		require.True(t, res.Converged, name)
+		require.Equal(t, status.Converged, res.Status, name)
 		require.True(t, mat.Equal(w, res.B), name)
 		var id mat.Dense
 		id.Mul(res.L, res.L.T())
@@ -65,7 +66,7 @@ func checkResult(t *testing.T, name string, w *mat.Dense, res *Result, ball Ball
 	if !res.PIdentity {
 		// (The exact p-Identity start is returned also when a capped
 		// iteration from it did not converge.)
-		require.True(t, res.Converged, name)
+		require.Equal(t, status.Converged, res.Status, name)
 		require.LessOrEqual(t, res.ALResidual, 1e-3, "%s: the iteration itself must converge", name)
 	}
 	if res.Fallback {
@@ -406,7 +407,7 @@ func TestSolveOptionsAndProgress(t *testing.T) {
 	capped := &Options{Start: StartSVD, MaxOuter: 1, MaxInner: 1, FirstInner: 1}
 	res, err = Solve(context.Background(), w, capped)
 	require.NoError(t, err)
-	assert.False(t, res.Converged)
+	assert.Equal(t, status.IterationLimit, res.Status)
 	assert.Greater(t, res.ALResidual, 1e-3)
 	require.Less(t, res.FrobeniusW2, res.SVDObjective)
 	assert.True(t, res.Identity)
@@ -421,7 +422,7 @@ func TestSolveOptionsAndProgress(t *testing.T) {
 	w = mustMatrix(t, rl, err)
 	res, err = Solve(context.Background(), w, capped)
 	require.NoError(t, err)
-	assert.False(t, res.Converged)
+	assert.Equal(t, status.IterationLimit, res.Status)
 	require.Less(t, res.SVDObjective, res.FrobeniusW2)
 	assert.True(t, res.Fallback)
 	assert.False(t, res.Identity)
@@ -464,7 +465,7 @@ func TestSolveCancelled(t *testing.T) {
 		t.Helper()
 		require.True(t, errors.Is(err, context.Canceled), "%s: got %v", name, err)
 		require.NotNil(t, res, name)
-		assert.False(t, res.Converged, name)
+		assert.Equal(t, status.Cancelled, res.Status, name)
 		var bl mat.Dense
 		bl.Mul(res.B, res.L)
 		bl.Sub(w, &bl)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // ConsistencyOptions configures MakeConsistent.
@@ -27,11 +29,14 @@ type Consistency struct {
 	// Metric names the metric of the projections.
 	Metric string `json:"metric,omitempty"`
 	// Tolerance and MaxIterations are the stopping rule; Iterations the
-	// sweeps run and Converged whether the tolerance was met.
-	Tolerance     float64 `json:"tolerance,omitempty"`
-	MaxIterations int     `json:"max_iterations,omitempty"`
-	Iterations    int     `json:"iterations"`
-	Converged     bool    `json:"converged"`
+	// sweeps run and Status whether the tolerance was met
+	// (status.Converged) or MaxIterations ran first
+	// (status.IterationLimit). JSON carries it as the boolean "converged"
+	// (see MarshalJSON).
+	Tolerance     float64       `json:"tolerance,omitempty"`
+	MaxIterations int           `json:"max_iterations,omitempty"`
+	Iterations    int           `json:"iterations"`
+	Status        status.Status `json:"-"`
 	// GrandTotal is the common integer total of the rounded tables.
 	GrandTotal float64 `json:"grand_total,omitempty"`
 	// ControlledTables counts the tables of at most two attributes rounded
@@ -106,13 +111,13 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 		}
 		rep[i] = j
 	}
-	c := &Consistency{Tables: len(tabs), Converged: true}
+	c := &Consistency{Tables: len(tabs), Status: status.Converged}
 	var steps []string
 	if opt.NonNegative {
 		if opt.Tol == 0 {
 			opt.Tol = 1e-9 * scale
 		}
-		c.Tolerance, c.MaxIterations, c.Converged = opt.Tol, opt.MaxIter, false
+		c.Tolerance, c.MaxIterations, c.Status = opt.Tol, opt.MaxIter, status.IterationLimit
 		c.Metric = "sum over tables of squared cell differences divided by the table's cell variance"
 		steps = append(steps, "Dykstra projection onto consistent non-negative tables")
 		x := tabs
@@ -144,7 +149,7 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 			}
 			x = next
 			if neg <= opt.Tol && moved <= opt.Tol {
-				c.Converged = true
+				c.Status = status.Converged
 				break
 			}
 		}

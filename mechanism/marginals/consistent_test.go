@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // sparseRelease measures the pure instance on a sparse histogram at a small
@@ -103,7 +104,7 @@ func TestMakeConsistentNonNegative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Converged || c.Iterations < 2 {
+	if c.Status != status.Converged || c.Iterations < 2 {
 		t.Fatalf("not converged after %d iterations", c.Iterations)
 	}
 	if c.MaxNegativity != 0 {
@@ -333,7 +334,7 @@ func TestMakeConsistentCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Converged || c.Iterations != 1 || c.MaxNegativity != 0 || c.MaxInconsistency > 1e-9 {
+	if c.Status == status.Converged || c.Iterations != 1 || c.MaxNegativity != 0 || c.MaxInconsistency > 1e-9 {
 		t.Fatalf("capped at 1 iteration: %+v", c)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // Pure ε-DP: measure two overlapping 2-way tables and the total with
@@ -47,7 +48,7 @@ func ExamplePurePlan() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("converged %v, max negativity %g, consistent to 1e-9: %v\n", c.Converged, c.MaxNegativity, c.MaxInconsistency < 1e-9)
+	fmt.Printf("converged %v, max negativity %g, consistent to 1e-9: %v\n", c.Status == status.Converged, c.MaxNegativity, c.MaxInconsistency < 1e-9)
 	fmt.Println(len(out) == len(est))
 	// Output:
 	// table []:  1 cells, spends 0.196 of ε

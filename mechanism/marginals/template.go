@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // TemplateName is the marginals template's name in plan's registry and on
@@ -118,7 +119,7 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 		Objective:        p.TotalSquaredError,
 		LowerBound:       svdBound(p.Sizes, p.Sets, p.lat),
 		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n, attained by the residual plan",
-		Status:           "converged",
+		Status:           status.Converged,
 		DenseObjective:   math.NaN(),
 		AboveDense:       math.NaN(),
 	}
@@ -140,7 +141,7 @@ func (tp Template) planPure(w *workload.Kron, sizes []int, sets []Set, terms []i
 		Strategy:       &plan.Strategy{Template: TemplateName, Privacy: plan.Pure, Other: pp},
 		Objective:      pp.TotalSquaredError,
 		LowerBound:     math.NaN(),
-		Status:         "converged",
+		Status:         status.Converged,
 		DenseObjective: math.NaN(),
 		AboveDense:     math.NaN(),
 	}

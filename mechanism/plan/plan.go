@@ -38,6 +38,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // ErrInput is wrapped by every error returned for bad input.
@@ -85,7 +86,7 @@ func ReportDone(f progress.Func, stage string, res *Result) {
 		return
 	}
 	f(progress.Event{Stage: stage, Step: res.Sweeps, Objective: res.Objective, Bound: res.LowerBound,
-		Gap: gap(res.Objective, res.LowerBound), Seconds: res.Seconds, Done: true, Note: res.Status})
+		Gap: gap(res.Objective, res.LowerBound), Seconds: res.Seconds, Done: true, Note: res.Status.String()})
 }
 
 // gap is the relative gap (objective − bound)/objective; NaN when the bound
@@ -191,8 +192,9 @@ type Result struct {
 	// ran); History the objective after each.
 	Sweeps  int
 	History []float64
-	// Status is "converged", "iteration_limit" or "cancelled".
-	Status string
+	// Status is status.Converged, status.IterationLimit or
+	// status.Cancelled (the dense template passes on newton's Status).
+	Status status.Status
 	// Regularization is the largest θ (relative to mean diag) any block's
 	// newton solve added to a singular Gram; 0 when every block was solved
 	// exactly. The objective and bounds are always for the unregularized

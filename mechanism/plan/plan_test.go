@@ -15,6 +15,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 func spec(t *testing.T, s string) *workload.Kron {
@@ -82,7 +83,7 @@ func TestSingleProductIsProductOfOptima(t *testing.T) {
 	assert.InDelta(t, bound, res.LowerBound, 2e-8*want)
 	assert.LessOrEqual(t, res.LowerBound, res.Objective*(1+1e-12))
 	assert.Equal(t, 0, res.Sweeps, "a single product needs no descent")
-	assert.Equal(t, "converged", res.Status)
+	assert.Equal(t, status.Converged, res.Status)
 
 	dense, err := Dense{}.Plan(context.Background(), w, Options{})
 	require.NoError(t, err)
@@ -121,7 +122,7 @@ func TestKronUnionAgainstDense(t *testing.T) {
 		assert.LessOrEqual(t, res.History[i], res.History[i-1], "sweep %d raised the objective", i+1)
 	}
 	n := len(res.History)
-	assert.Equal(t, "converged", res.Status)
+	assert.Equal(t, status.Converged, res.Status)
 	assert.LessOrEqual(t, res.History[n-2]-res.History[n-1], 1e-10*res.History[n-1], "stopped on relative change ≤ 1e-10")
 	// And not before: an earlier sweep may change as little only if it was
 	// solved at a looser gap than blockTol (sweepTolerance), which never
@@ -159,7 +160,7 @@ func TestKronUnionAgainstDense(t *testing.T) {
 	capped, err := Kron{}.Plan(context.Background(), w, Options{MaxSweeps: 1})
 	require.NoError(t, err)
 	assert.Equal(t, 1, capped.Sweeps)
-	assert.Equal(t, "iteration_limit", capped.Status)
+	assert.Equal(t, status.IterationLimit, capped.Status)
 	assert.GreaterOrEqual(t, capped.Objective, res.Objective)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // solver holds what the templates of one plan share: the workload, the
@@ -143,7 +144,7 @@ type kronSol struct {
 	perProd []float64 // each product's error
 	history []float64
 	sweeps  int
-	status  string
+	status  status.Status
 	theta   float64
 	exact   bool // a single product: the product of certified optima
 	// finalTol is the certified relative gap of the last sweep's block
@@ -200,7 +201,7 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 		}
 	}
 	k := len(s.attrs)
-	sol := &kronSol{blocks: make([]*block, k), status: "converged"}
+	sol := &kronSol{blocks: make([]*block, k), status: status.Converged}
 	warm := make([]*warmSolver, k)
 	if len(live) == 0 { // only zero-weight terms: nothing to answer
 		for i := range sol.blocks {
@@ -325,7 +326,7 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 			}
 		}
 		if err != nil {
-			sol.status = "cancelled"
+			sol.status = status.Cancelled
 			break
 		}
 		nf := objective()
@@ -348,7 +349,7 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 			break
 		}
 		if sweep == s.o.MaxSweeps {
-			sol.status = "iteration_limit"
+			sol.status = status.IterationLimit
 		}
 	}
 	sol.obj = f

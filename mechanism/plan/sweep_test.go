@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // checkStopRule runs the descent of the kron template on w and checks its
@@ -23,7 +24,7 @@ func checkStopRule(t *testing.T, w *workload.Kron, opt Options) *kronSol {
 	require.NoError(t, err)
 	sol, err := newSolver(w, o).kron(context.Background(), w.Products(), "kron", time.Now())
 	require.NoError(t, err)
-	require.Equal(t, "converged", sol.status)
+	require.Equal(t, status.Converged, sol.status)
 	h := sol.history
 	require.Len(t, sol.sweepTols, len(h))
 	require.Equal(t, blockTol, sol.finalTol, "the final sweep is solved at blockTol")
@@ -72,7 +73,7 @@ func TestFastDescentMatchesExact(t *testing.T) {
 			s.exactSweeps = true
 			exact, err := s.kron(context.Background(), w.Products(), "kron", time.Now())
 			require.NoError(t, err)
-			require.Equal(t, "converged", exact.status)
+			require.Equal(t, status.Converged, exact.status)
 			for _, tol := range exact.sweepTols {
 				require.Equal(t, blockTol, tol)
 			}

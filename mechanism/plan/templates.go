@@ -15,6 +15,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 func init() {
@@ -249,7 +250,7 @@ func planUnion(ctx context.Context, s *solver) (*Result, error) {
 	}
 	res := &Result{
 		Template: "union", Strategy: strat, Objective: best, TermErrors: s.termErrors(per),
-		Sweeps: sweeps, Status: "converged", Regularization: theta,
+		Sweeps: sweeps, Status: status.Converged, Regularization: theta,
 		DenseObjective: math.NaN(), AboveDense: math.NaN(),
 	}
 	if err := s.setBound(ctx, res); err != nil {
@@ -398,11 +399,10 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 			tes[j].Error += w.Weight2(p) * e
 		}
 	}
-	status := string(nr.Status)
 	res := &Result{
 		Template: "dense", Strategy: &Strategy{Template: "dense", Privacy: Gaussian, Matrix: a},
 		Objective: nr.Objective, LowerBound: nr.LowerBound, LowerBoundSource: "dense newton certificate",
-		TermErrors: tes, Status: status, Regularization: nr.Regularization,
+		TermErrors: tes, Status: nr.Status, Regularization: nr.Regularization,
 		DenseObjective: nr.Objective, AboveDense: 0,
 		Seconds: time.Since(start).Seconds(),
 	}

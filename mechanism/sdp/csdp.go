@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // ErrSolverNotFound is returned by Solve when the csdp executable is absent.
@@ -29,9 +30,9 @@ var ErrMalformedSolution = errors.New("malformed CSDP solution")
 // SolverError reports a CSDP run that did not end with "Success: SDP solved"
 // (exit status 0). Code is CSDP's exit status.
 type SolverError struct {
-	Code   int
-	Status string // CSDP's status line, if it printed one
-	Output string // the last lines of CSDP's output
+	Code    int
+	Message string // CSDP's status line, if it printed one
+	Output  string // the last lines of CSDP's output
 }
 
 // csdpCodes are CSDP's documented exit statuses (CSDP User's Guide, §"The
@@ -54,8 +55,8 @@ func (e *SolverError) Error() string {
 		what = "unexpected exit status"
 	}
 	s := fmt.Sprintf("sdp: csdp did not solve the problem (exit status %d: %s)", e.Code, what)
-	if e.Status != "" {
-		s += fmt.Sprintf("; csdp said %q", e.Status)
+	if e.Message != "" {
+		s += fmt.Sprintf("; csdp said %q", e.Message)
 	}
 	if e.Output != "" {
 		s += "\ncsdp output (last lines):\n" + e.Output
@@ -93,8 +94,13 @@ type Result struct {
 	// LowerBound is CSDP's primal objective ⟨F₀, Z⟩, a lower bound on the
 	// minimum by weak duality when Z is feasible. NaN if not printed.
 	LowerBound float64
-	// Status is CSDP's status line, e.g. "Success: SDP solved".
-	Status string
+	// Status is how CSDP ended, from its exit status (see csdpStatus):
+	// status.Converged on success, status.IterationLimit when it reached
+	// maxiter, status.Stalled for a partial success or lack of progress,
+	// status.Failed otherwise.
+	Status status.Status
+	// Message is CSDP's status line, e.g. "Success: SDP solved".
+	Message string
 	// Solver is CSDP's banner, e.g. "CSDP 6.2.0" ("csdp" if it printed none).
 	Solver string
 	// Seconds is the wall time of the csdp process.
@@ -119,7 +125,7 @@ func Solve(ctx context.Context, p *Problem, opt *Options) (*Result, error) {
 			gap = (res.Objective - res.LowerBound) / math.Abs(res.Objective)
 		}
 		opt.Progress(progress.Event{Stage: "csdp", Objective: res.Objective, Bound: res.LowerBound, Gap: gap,
-			Seconds: res.Seconds, Done: true, Note: res.Status})
+			Seconds: res.Seconds, Done: true, Note: res.Message})
 	}
 	return res, err
 }
@@ -184,6 +190,7 @@ func solveCSDP(ctx context.Context, p *Problem, opt *Options) (*Result, error) {
 		code = ee.ExitCode()
 	}
 	parseCSDPOutput(res)
+	res.Status = csdpStatus(code)
 
 	if f, err := os.Open(filepath.Join(dir, "solution.txt")); err == nil {
 		sol, rerr := ReadSolution(f, p)
@@ -201,13 +208,26 @@ func solveCSDP(ctx context.Context, p *Problem, opt *Options) (*Result, error) {
 		return nil, fmt.Errorf("sdp: csdp reported success but wrote no solution file: %w", err)
 	}
 	if code != 0 {
-		serr := &SolverError{Code: code, Status: res.Status, Output: lastLines(res.Output, 12)}
+		serr := &SolverError{Code: code, Message: res.Message, Output: lastLines(res.Output, 12)}
 		if res.Solution == nil {
 			return nil, serr
 		}
 		return res, serr
 	}
 	return res, nil
+}
+
+// csdpStatus maps CSDP's exit status (csdpCodes) to a Status.
+func csdpStatus(code int) status.Status {
+	switch code {
+	case 0:
+		return status.Converged
+	case 4:
+		return status.IterationLimit
+	case 3, 7:
+		return status.Stalled
+	}
+	return status.Failed
 }
 
 // parseCSDPOutput extracts the banner, the status line and CSDP's primal
@@ -221,8 +241,8 @@ func parseCSDPOutput(res *Result) {
 			res.Solver = t
 		case strings.HasPrefix(t, "Success:"), strings.HasPrefix(t, "Partial Success"),
 			strings.HasPrefix(t, "Failure:"), strings.HasPrefix(t, "Declaring"):
-			if res.Status == "" {
-				res.Status = t
+			if res.Message == "" {
+				res.Message = t
 			}
 		case strings.HasPrefix(t, "Primal objective value:"):
 			if v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(t, "Primal objective value:")), 64); err == nil {

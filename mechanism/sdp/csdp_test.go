@@ -21,6 +21,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // requireCSDP skips a test when the csdp executable is absent. CI installs it
@@ -50,7 +51,8 @@ func TestSolveTinyProblem(t *testing.T) {
 	requireCSDP(t)
 	res, err := Solve(context.Background(), tiny(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, "Success: SDP solved", res.Status)
+	assert.Equal(t, "Success: SDP solved", res.Message)
+	assert.Equal(t, status.Converged, res.Status)
 	assert.True(t, strings.HasPrefix(res.Solver, "CSDP "), res.Solver)
 	// CSDP's default tolerances are 1e-8 on the relative gap; y itself is
 	// only determined to ~√tol along the flat direction y₁y₂ = 1.
@@ -303,6 +305,7 @@ func TestSolveNonOptimalStatus(t *testing.T) {
 	// CSDP writes its last iterate, which is returned with the error so a
 	// caller can inspect it; after one iteration it is far from optimal.
 	require.NotNil(t, res)
+	assert.Equal(t, status.IterationLimit, res.Status)
 	require.NotNil(t, res.Solution)
 	assert.Greater(t, res.Objective, 10.0)
 }
@@ -342,7 +345,7 @@ func TestSolveFakeSolverOutcomes(t *testing.T) {
 	var se *SolverError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, 7, se.Code)
-	assert.Equal(t, "Failure: return code is 7", se.Status)
+	assert.Equal(t, "Failure: return code is 7", se.Message)
 	assert.Contains(t, err.Error(), "lack of progress")
 	assert.Contains(t, err.Error(), "Giving up!")
 

@@ -18,11 +18,11 @@
 // It is exact: its optimum equals min tr(V X⁻¹) over diag(X) ≤ 1, V = WᵀW,
 // the problem the newton package solves, and A = chol(X) attains it.
 //
-//	Eq. (3), exact DP (p = 1, Laplace noise), the seed's relaxation:
+//	Eq. (3), exact DP (p = 1, Laplace noise), the relaxation of Yuan et al.:
 //	    min tr(Y)  s.t.  ‖A‖₁,∞ ≤ 1,  [[X, Wᵀ], [W, Y]] ⪰ 0,  [[X, Aᵀ], [A, I]] ⪰ 0,
 //
 // obtained from X = AᵀA by relaxing to X ⪰ AᵀA and dropping rank(X) =
-// rank(AᵀA). (The seed writes the second LMI as [[X, A], [Aᵀ, I]]; with A
+// rank(AᵀA). (The paper writes the second LMI as [[X, A], [Aᵀ, I]]; with A
 // of size p×n the dimensionally consistent form is the one above, and A is
 // taken square, p = n.) The ‖·‖₁,∞ bound is linear: T ≥ A, T ≥ −A
 // entrywise and Σ_k T_kj ≤ 1 for every column j.
@@ -33,7 +33,7 @@
 // feasible for every c > 0 with objective tr(V)/c, so the infimum is 0 and
 // is not attained. The relaxation therefore certifies only the trivial bound
 // J₁ ≥ 0, and the A it returns is meaningless (CSDP returns A ≈ 0 with
-// X ≈ 10¹¹·I). This package writes Eq. (3) exactly as the seed states it
+// X ≈ 10¹¹·I). This package writes Eq. (3) exactly as the paper states it
 // (Form Exact) so the finding can be reproduced, and also the repaired
 // ExactBounded form, which adds diag(X) ≤ 1. That constraint is valid for the
 // exact problem (X = AᵀA with ‖A‖₁,∞ ≤ 1 has X_jj = ‖a_j‖₂² ≤ ‖a_j‖₁² ≤ 1),

@@ -10,7 +10,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
-// Form selects which of the seed's programs to build.
+// Form selects which of the programs of Yuan et al. (KDD 2016) to build.
 type Form int
 
 const (
@@ -56,7 +56,7 @@ func ParseForm(s string) (Form, error) {
 	return 0, inputerr.Errorf("sdp", "unknown form %q (want approx, exact or exact-bounded)", s)
 }
 
-// Formulation is one of the seed's programs built for a workload, together
+// Formulation is one of those programs built for a workload, together
 // with the map from SDP variables back to X, Y and A.
 type Formulation struct {
 	Form    Form

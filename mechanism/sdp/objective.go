@@ -16,7 +16,7 @@ import (
 // the strategy cannot answer every query of a full-rank workload.
 var ErrUnsupported = errors.New("sdp: strategy does not support the workload (AᵀA is singular)")
 
-// StrategyObjective returns the seed's objective J_p(A) = ‖A‖²_{p,∞} ·
+// StrategyObjective returns the objective of Yuan et al. (KDD 2016), J_p(A) = ‖A‖²_{p,∞} ·
 // tr(V (AᵀA)⁻¹) of strategy s for the workload Gram V: p = 1 is exact
 // ε-DP (Laplace noise, Δ₁ the largest column 1-norm), p = 2 approximate DP
 // (Gaussian noise, Δ₂ the largest column 2-norm). The expected total squared
@@ -47,7 +47,7 @@ func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, er
 }
 
 // traceVXinv returns tr(V X⁻¹) through accounting.TraceGramPinv, dpsolve's
-// one implementation; a singular X is ErrUnsupported here (the seed's
+// one implementation; a singular X is ErrUnsupported here (that
 // objective needs X ≻ 0).
 func traceVXinv(v, x *mat.SymDense) (float64, error) {
 	var ch mat.Cholesky

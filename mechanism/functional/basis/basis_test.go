@@ -20,7 +20,7 @@ func mustBox(t *testing.T, lo, hi []float64) Box {
 }
 
 func TestSizeAndOrdering(t *testing.T) {
-	// The seed's three truncations in 2-D.
+	// The three truncations of Nozari et al.'s experiment in 2-D.
 	assert.Equal(t, 15, Size(2, 4))
 	assert.Equal(t, 28, Size(2, 6))
 	assert.Equal(t, 120, Size(2, 14))
