@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // bandSolver minimizes tr(V X⁻¹) over b-banded X with unit diagonal by
@@ -228,6 +229,7 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 	res.Objective, res.LowerBound = obj, math.Inf(-1)
 	t0 := time.Now()
 	tick := func(name string) { now := time.Now(); s.phases[name] += now.Sub(t0).Seconds(); t0 = now }
+	stalled := false
 	for it := 1; it <= s.opt.maxIter(); it++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -246,7 +248,7 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 			}
 			tick("certificate")
 			if (obj-res.LowerBound)/obj <= tol {
-				res.Iterations, res.Status = it-1, Converged
+				res.Iterations, res.Status = it-1, status.Converged
 				return nil
 			}
 		}
@@ -258,6 +260,7 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 				Bound: res.LowerBound, Gap: (obj - res.LowerBound) / obj, Note: "banded"})
 		}
 		if !ok {
+			stalled = true
 			break
 		}
 	}
@@ -267,9 +270,9 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 	if b, ok := s.bound(); ok && b > res.LowerBound {
 		res.LowerBound = b
 	}
-	res.Status = MaxIterations
+	res.Status = unconverged(stalled)
 	if (res.Objective-res.LowerBound)/res.Objective <= tol {
-		res.Status = Converged
+		res.Status = status.Converged
 	}
 	return nil
 }
@@ -294,7 +297,7 @@ func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Res
 		return nil, err
 	}
 	if err != nil {
-		res.Status = Cancelled
+		res.Status = status.Cancelled
 	}
 	res.X = generalToSym(bs.x)
 	res.Phases = bs.phases

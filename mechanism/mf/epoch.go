@@ -8,6 +8,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // epochSolver minimizes tr(V X⁻¹) over the fixed-epoch feasible set
@@ -217,6 +218,7 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 	}
 	res.Objective, res.LowerBound = obj, math.Inf(-1)
 	pc := newBlockJacobi(e)
+	stalled := false
 	for it := 1; it <= e.opt.maxIter(); it++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -239,7 +241,7 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 			}
 			if (obj-res.LowerBound)/obj <= tol {
 				res.Iterations = it - 1
-				res.Status = Converged
+				res.Status = status.Converged
 				return nil
 			}
 		}
@@ -249,6 +251,7 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 		res.Objective = obj
 		e.report(res, it)
 		if !ok {
+			stalled = true
 			break
 		}
 	}
@@ -258,9 +261,9 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 		res.LowerBound = bound
 	}
 	if (res.Objective-res.LowerBound)/res.Objective <= tol {
-		res.Status = Converged
+		res.Status = status.Converged
 	} else {
-		res.Status = MaxIterations
+		res.Status = unconverged(stalled)
 	}
 	return nil
 }
