@@ -4,11 +4,15 @@
 // LAPACK under the build tag purego or with CGO_ENABLED=0. The choice can be changed at run
 // time with Use, in the manner of gonum's blas64.Use.
 //
-// Importing this package changes nothing outside dpsolve: gonum's global
-// blas64 dispatch (which gonum/mat and gonum's pure-Go LAPACK use) keeps the
-// host program's setting. A program that wants gonum/mat routed through the
-// chosen backend too asks for it explicitly with Use (or UseForGonum); the
-// dpsolve command does so at start-up.
+// There is one kernel layer: importing this package installs the default
+// backend as gonum's global BLAS and LAPACK too (blas64.Use, lapack64.Use),
+// so every gonum/mat product and factorization in dpsolve (EigenSym,
+// Cholesky, SVD, QR, LU, Dense.Solve, ...) runs on OpenBLAS in the cgo build
+// and through the same kernel-thread policy (see Reserve). Without it,
+// gonum/mat runs gonum's pure-Go LAPACK whatever BLAS is chosen. The host
+// program shares gonum's globals: one that wants its own implementations
+// calls blas64.Use or lapack64.Use after the package initializers ran (in
+// main); Use changes both again.
 //
 // All matrices are row-major blas64.General values. Symmetric matrices are
 // read from and written to their upper triangle unless a function says
@@ -22,6 +26,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
 // LAPACK is the LAPACK subset dpsolve uses, with gonum's lapack.Float64
@@ -42,6 +47,9 @@ type Backend interface {
 	BLAS() gblas.Float64
 	// LAPACK returns the LAPACK subset.
 	LAPACK() LAPACK
+	// GonumLAPACK returns the complete LAPACK that gonum/mat's
+	// factorizations run on (installed with lapack64.Use).
+	GonumLAPACK() lapack.Float64
 	// SymEigVectors computes the eigenvalues (ascending) of the symmetric
 	// n×n matrix a (upper triangle read; destroyed) into w and its
 	// orthonormal eigenvectors as the columns of z. work, if non-nil,
@@ -51,10 +59,14 @@ type Backend interface {
 	// SingularValues computes the singular values of the row-major m×n
 	// matrix a (destroyed) into s in descending order.
 	SingularValues(m, n int, a []float64, lda int, s []float64) bool
-	// Threads returns the number of threads the kernels use (1 if unknown).
+	// Threads returns the process's kernel-thread budget: the most
+	// threads one kernel call uses (1 if unknown).
 	Threads() int
-	// SetThreads sets the number of kernel threads (process-wide; the
-	// pure-Go backend sets GOMAXPROCS); n ≤ 0 is ignored.
+	// SetThreads sets the kernel-thread budget (process-wide): OpenBLAS
+	// runs a lone kernel call on up to n threads and at most n kernel calls
+	// at once, each on its own thread, when several goroutines call
+	// kernels (see Reserve); the pure-Go backend sets GOMAXPROCS. n ≤ 0
+	// is ignored.
 	SetThreads(n int)
 	// CoreName names the CPU kernel set in use ("" if not applicable).
 	CoreName() string
@@ -65,19 +77,20 @@ var (
 	current Backend
 )
 
-// init selects the default backend for dpsolve's own kernels only; it does
-// not touch gonum's global blas64 dispatch (see the package doc).
-func init() { current = Default() }
+// init selects the default backend, for dpsolve's kernels and gonum's
+// (see the package doc).
+func init() { Use(Default()) }
 
-// Use makes b the backend for all subsequent kernel calls and, explicitly,
-// for gonum's global blas64 dispatch (blas64.Use(b.BLAS())), so gonum/mat
-// code in the whole program runs on b too. It must not be called while
-// kernels are running.
+// Use makes b the backend for all subsequent kernel calls and for gonum's
+// global dispatch (blas64.Use(b.BLAS()), lapack64.Use(b.GonumLAPACK())), so
+// gonum/mat code in the whole program runs on b too. It must not be called
+// while kernels are running.
 func Use(b Backend) {
 	mu.Lock()
 	defer mu.Unlock()
 	current = b
 	blas64.Use(b.BLAS())
+	lapack64.Use(b.GonumLAPACK())
 }
 
 // Current returns the backend in use.

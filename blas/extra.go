@@ -25,8 +25,8 @@ func Trsv(ul gblas.Uplo, t gblas.Transpose, d gblas.Diag, a General, x []float64
 	Current().BLAS().Dtrsv(ul, t, d, a.Rows, a.Data, max(1, a.Stride), x, 1)
 }
 
-// UseForGonum routes gonum's global blas64 dispatch (gonum/mat, gonum's
-// pure-Go LAPACK) through the current backend's BLAS: what Use does for
-// gonum, without changing dpsolve's backend. Importing dpsolve never does
-// this implicitly.
+// UseForGonum routes gonum's global dispatch (blas64, lapack64: gonum/mat)
+// through the current backend again, after a program changed it: what Use
+// does for gonum, without changing dpsolve's backend. Importing the package
+// does it once for the default backend.
 func UseForGonum() { Use(Current()) }

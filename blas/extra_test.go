@@ -1,12 +1,12 @@
 package blas_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
@@ -17,10 +17,11 @@ import (
 // test can call Use).
 var gonumAtInit = blas64.Implementation()
 
-// Importing blas leaves gonum's global dispatch at gonum's own default.
-func TestImportKeepsGonumSettings(t *testing.T) {
-	if _, ok := gonumAtInit.(gonum.Implementation); !ok {
-		t.Fatalf("importing blas switched gonum's blas64 to %T", gonumAtInit)
+// Importing blas installs the default backend's BLAS as gonum's (one
+// kernel layer; the LAPACK half is checked by TestMatFactorizationsRunOnBackend).
+func TestImportInstallsBackendForGonum(t *testing.T) {
+	if got, want := fmt.Sprintf("%T", gonumAtInit), fmt.Sprintf("%T", blas.Default().BLAS()); got != want {
+		t.Fatalf("after importing blas, gonum's blas64 is %s, want the default backend's %s", got, want)
 	}
 }
 

@@ -24,6 +24,9 @@ var gonumWork = sync.Pool{New: func() any { return new([]float64) }}
 func (gonumBackend) Name() string        { return "purego" }
 func (gonumBackend) BLAS() gblas.Float64 { return gonum.Implementation{} }
 func (gonumBackend) LAPACK() LAPACK      { return lgonum.Implementation{} }
+
+// GonumLAPACK is gonum's own pure-Go LAPACK.
+func (gonumBackend) GonumLAPACK() lapack.Float64 { return lgonum.Implementation{} }
 func (gonumBackend) SingularValues(m, n int, a []float64, lda int, s []float64) bool {
 	impl := lgonum.Implementation{}
 	query := []float64{0}

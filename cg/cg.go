@@ -74,26 +74,83 @@ func dot(a, b blas.General) float64 {
 // for a strided view would include the padding between rows. A strided
 // argument is an error, not a silent wrong answer; copy it first.
 func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
+	if err := checkArgs(b, x, opt); err != nil {
+		return Result{}, err
+	}
+	it := newIteration(a, b, x, opt)
+	res := Result{}
+	if it.done() {
+		res.Status, res.Residual = status.Converged, it.relres()
+		return res, nil
+	}
+	it.precondition()
+	blas.Copy(it.p, it.z)
+	rz := it.dot(it.r, it.z)
+	for res.Iterations < opt.MaxIter {
+		a(it.ap, it.p)
+		res.Iterations++
+		pap := it.dot(it.p, it.ap)
+		if !(pap > 0) {
+			res.Status, res.Residual = status.Failed, it.relres()
+			return res, ErrNotPositiveDefinite
+		}
+		if it.advance(x, rz/pap) {
+			res.Status = status.Converged
+			break
+		}
+		it.precondition()
+		rzNew := it.dot(it.r, it.z)
+		beta := rzNew / rz
+		rz = rzNew
+		for i := range it.p.Data {
+			it.p.Data[i] = it.z.Data[i] + beta*it.p.Data[i]
+		}
+	}
+	if res.Status != status.Converged {
+		res.Status = status.IterationLimit
+	}
+	res.Residual = it.relres()
+	return res, nil
+}
+
+// checkArgs refuses what Solve cannot honour: no iteration budget,
+// mismatched shapes, or a strided view (see Solve).
+func checkArgs(b, x blas.General, opt Options) error {
 	if opt.MaxIter <= 0 {
-		return Result{}, inputerr.Errorf("cg", "the iteration limit must be positive")
+		return inputerr.Errorf("cg", "the iteration limit must be positive")
 	}
 	if b.Rows != x.Rows || b.Cols != x.Cols {
-		return Result{}, inputerr.Errorf("cg", "b and x shapes differ")
+		return inputerr.Errorf("cg", "b and x shapes differ")
 	}
 	for _, m := range []struct {
 		name string
 		g    blas.General
 	}{{"b", b}, {"x", x}} {
 		if m.g.Rows > 0 && m.g.Cols > 0 && (m.g.Stride != m.g.Cols || len(m.g.Data) != m.g.Rows*m.g.Cols) {
-			return Result{}, inputerr.Errorf("cg", "%s must be contiguous (stride %d, %d columns, %d values for %d×%d)", m.name, m.g.Stride, m.g.Cols, len(m.g.Data), m.g.Rows, m.g.Cols)
+			return inputerr.Errorf("cg", "%s must be contiguous (stride %d, %d columns, %d values for %d×%d)", m.name, m.g.Stride, m.g.Cols, len(m.g.Data), m.g.Rows, m.g.Cols)
 		}
 	}
-	dot := dot
+	return nil
+}
+
+// iteration is the state of one CG run: the residual r, the preconditioned
+// residual z (r itself without a preconditioner), the direction p and A(p).
+type iteration struct {
+	opt   Options
+	dot   func(a, b blas.General) float64
+	r, z  blas.General
+	p, ap blas.General
+	bnorm float64 // ‖P(b)‖, the scale of the relative residual
+}
+
+// newIteration allocates the work matrices and sets r = P(b − A(x)).
+func newIteration(a Operator, b, x blas.General, opt Options) *iteration {
+	it := &iteration{opt: opt, dot: dot}
 	if opt.Inner != nil {
-		dot = opt.Inner
+		it.dot = opt.Inner
 	}
 	shape := func() blas.General { return blas.NewGeneral(b.Rows, b.Cols) }
-	r, p, ap := shape(), shape(), shape()
+	it.r, it.p, it.ap = shape(), shape(), shape()
 	// r = b − A(x); skip the product for the common zero initial guess.
 	zero := true
 	for _, v := range x.Data {
@@ -103,85 +160,67 @@ func Solve(a Operator, b, x blas.General, opt Options) (Result, error) {
 		}
 	}
 	if zero {
-		blas.Copy(r, b)
+		blas.Copy(it.r, b)
 	} else {
-		a(ap, x)
-		for i := range r.Data {
-			r.Data[i] = b.Data[i] - ap.Data[i]
+		a(it.ap, x)
+		for i := range it.r.Data {
+			it.r.Data[i] = b.Data[i] - it.ap.Data[i]
 		}
 	}
 	if opt.Project != nil {
-		opt.Project(r)
+		opt.Project(it.r)
 	}
+	// The relative residual is measured against the projected b: the
+	// component outside the subspace is not part of the system CG solves.
 	bb := b
 	if opt.Project != nil {
 		bb = shape()
 		blas.Copy(bb, b)
 		opt.Project(bb)
 	}
-	bnorm := math.Sqrt(dot(bb, bb))
-	z := r
+	it.bnorm = math.Sqrt(it.dot(bb, bb))
+	it.z = it.r
 	if opt.Precondition != nil {
-		z = shape()
+		it.z = shape()
 	}
-	precondition := func() {
-		if opt.Precondition != nil {
-			opt.Precondition(z, r)
-			if opt.Project != nil {
-				opt.Project(z)
-			}
+	return it
+}
+
+// precondition sets z = P(M⁻¹ r) (nothing to do without a preconditioner:
+// z is r).
+func (it *iteration) precondition() {
+	if it.opt.Precondition != nil {
+		it.opt.Precondition(it.z, it.r)
+		if it.opt.Project != nil {
+			it.opt.Project(it.z)
 		}
 	}
-	done := func() bool {
-		rn := math.Sqrt(dot(r, r))
-		return (opt.Tol > 0 && rn <= opt.Tol*bnorm) || (opt.AbsTol > 0 && rn <= opt.AbsTol) || rn == 0
+}
+
+// advance takes the step x += α·p, r −= α·A(p), keeps both in the subspace,
+// and reports whether a tolerance is now met.
+func (it *iteration) advance(x blas.General, alpha float64) bool {
+	for i := range x.Data {
+		x.Data[i] += alpha * it.p.Data[i]
+		it.r.Data[i] -= alpha * it.ap.Data[i]
 	}
-	res := Result{}
-	relres := func() float64 {
-		if bnorm == 0 {
-			return 0
-		}
-		return math.Sqrt(dot(r, r)) / bnorm
+	if it.opt.Project != nil {
+		it.opt.Project(x)
+		it.opt.Project(it.r)
 	}
-	if done() {
-		res.Status, res.Residual = status.Converged, relres()
-		return res, nil
+	return it.done()
+}
+
+// done reports whether ‖r‖ meets a tolerance (or is exactly zero).
+func (it *iteration) done() bool {
+	rn := math.Sqrt(it.dot(it.r, it.r))
+	return (it.opt.Tol > 0 && rn <= it.opt.Tol*it.bnorm) || (it.opt.AbsTol > 0 && rn <= it.opt.AbsTol) || rn == 0
+}
+
+// relres is ‖r‖/‖P(b)‖ (0 when b projects to zero).
+func (it *iteration) relres() float64 {
+	if it.bnorm == 0 {
+		return 0
 	}
-	precondition()
-	blas.Copy(p, z)
-	rz := dot(r, z)
-	for res.Iterations < opt.MaxIter {
-		a(ap, p)
-		res.Iterations++
-		pap := dot(p, ap)
-		if !(pap > 0) {
-			res.Status, res.Residual = status.Failed, relres()
-			return res, ErrNotPositiveDefinite
-		}
-		alpha := rz / pap
-		for i := range x.Data {
-			x.Data[i] += alpha * p.Data[i]
-			r.Data[i] -= alpha * ap.Data[i]
-		}
-		if opt.Project != nil {
-			opt.Project(x)
-			opt.Project(r)
-		}
-		if done() {
-			res.Status = status.Converged
-			break
-		}
-		precondition()
-		rzNew := dot(r, z)
-		beta := rzNew / rz
-		rz = rzNew
-		for i := range p.Data {
-			p.Data[i] = z.Data[i] + beta*p.Data[i]
-		}
-	}
-	if res.Status != status.Converged {
-		res.Status = status.IterationLimit
-	}
-	res.Residual = relres()
-	return res, nil
+	return math.Sqrt(it.dot(it.r, it.r)) / it.bnorm
 }

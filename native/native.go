@@ -7,12 +7,11 @@ package native
 #include <stddef.h>
 
 // LAPACK's Fortran interface, which libopenblas exports itself (LP64: 32-bit
-// integers). We call it directly instead of through LAPACKE: linking
-// liblapacke pulled in three more libraries (liblapacke, liblapack.so.3,
-// libtmglib) and about 4000 symbol relocations, bound eagerly at every
-// process start (liblapacke is linked with -z now), which cost each dpsolve
-// process over a millisecond; LAPACKE's column-major *_work entry points
-// only forward to these routines anyway. The trailing size_t arguments are
+// integers). dpsolve's own kernels call it directly instead of through
+// LAPACKE, whose row-major entry points copy every matrix to column-major
+// and back, and whose column-major *_work entry points only forward to
+// these routines anyway. (gonum/mat's factorizations do go through LAPACKE:
+// see Float64LAPACK and doc.go for what linking it costs.) The trailing size_t arguments are
 // the hidden lengths of the character arguments that gfortran-compiled
 // routines expect (1 each); routines OpenBLAS implements in C ignore them.
 typedef int lapack_int;
@@ -120,11 +119,11 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/lapack"
-	"gonum.org/v1/netlib/blas/netlib"
 )
 
-// BLAS is OpenBLAS's CBLAS interface as a gonum blas.Float64.
-var BLAS blas.Float64 = netlib.Implementation{}
+// BLAS is OpenBLAS's CBLAS interface as a gonum blas.Float64, its
+// multi-threaded routines admitted by the kernel-thread policy (see Reserve).
+var BLAS blas.Float64 = gatedBLAS{}
 
 // LAPACK implements the LAPACK subset dpsolve uses, on row-major matrices,
 // with gonum's lapack conventions (so gonum's testlapack suite applies).
@@ -167,6 +166,7 @@ func checkSquare(n int, a []float64, lda int) {
 // definite matrix held in triangle ul of a: A = UᵀU (Upper) or A = LLᵀ
 // (Lower). It returns false if A is not positive definite.
 func (LAPACK) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
+	defer end(begin(cube(n) / 3))
 	checkUplo(ul)
 	checkSquare(n, a, lda)
 	if n == 0 {
@@ -178,6 +178,7 @@ func (LAPACK) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
 // Dpotri computes the inverse of a symmetric positive definite matrix from
 // its Cholesky factor (from Dpotrf with the same ul), in place.
 func (LAPACK) Dpotri(ul blas.Uplo, n int, a []float64, lda int) bool {
+	defer end(begin(cube(n)))
 	checkUplo(ul)
 	checkSquare(n, a, lda)
 	if n == 0 {
@@ -188,6 +189,7 @@ func (LAPACK) Dpotri(ul blas.Uplo, n int, a []float64, lda int) bool {
 
 // Dtrtri computes the inverse of a triangular matrix in place.
 func (LAPACK) Dtrtri(ul blas.Uplo, d blas.Diag, n int, a []float64, lda int) bool {
+	defer end(begin(cube(n) / 3))
 	checkUplo(ul)
 	checkSquare(n, a, lda)
 	if d != blas.Unit && d != blas.NonUnit {
@@ -205,6 +207,7 @@ func (LAPACK) Dtrtri(ul blas.Uplo, d blas.Diag, n int, a []float64, lda int) boo
 // dsyevd. Its signature and workspace-query convention (lwork == -1 returns
 // the optimal lwork in work[0]) are gonum's lapack.Float64 Dsyev's.
 func (LAPACK) Dsyev(jobz lapack.EVJob, ul blas.Uplo, n int, a []float64, lda int, w, work []float64, lwork int) bool {
+	defer end(begin(9 * cube(n)))
 	checkUplo(ul)
 	checkSquare(n, a, lda)
 	if jobz != lapack.EVCompute && jobz != lapack.EVNone {
@@ -268,6 +271,7 @@ func (LAPACK) Dsyev(jobz lapack.EVJob, ul blas.Uplo, n int, a []float64, lda int
 // divide-and-conquer dgesdd. The row-major matrix is passed as its
 // column-major transpose, which has the same singular values.
 func SingularValues(m, n int, a []float64, lda int, s []float64) bool {
+	defer end(begin(4 * cube(min(m, n)) * float64(max(m, n)) / float64(max(1, min(m, n)))))
 	if m == 0 || n == 0 {
 		return true
 	}
@@ -310,6 +314,7 @@ func SingularValues(m, n int, a []float64, lda int, s []float64) bool {
 // work, if non-nil, holds the float64 workspace between calls (grown as
 // needed); nil takes it from a pool.
 func SymEigVectors(n int, a []float64, lda int, w, z []float64, ldz int, work *[]float64) bool {
+	defer end(begin(9 * cube(n)))
 	if n == 0 {
 		return true
 	}
@@ -422,12 +427,6 @@ func transposeInPlace(n int, z []float64, ldz int) {
 // transposeTile is the tile edge of transposeInPlace: two 32×32 tiles of
 // float64 are 16 KiB, within any L1 data cache.
 const transposeTile = 32
-
-// SetThreads sets the number of threads OpenBLAS uses.
-func SetThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
-
-// Threads returns the number of threads OpenBLAS uses.
-func Threads() int { return int(C.openblas_get_num_threads()) }
 
 // CoreName returns the name of the CPU kernel set OpenBLAS selected
 // (e.g. "Prescott", "SkylakeX", "Haswell").

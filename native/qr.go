@@ -23,6 +23,7 @@ import "C"
 // n×m matrix aᵀ, whose LQ factorization aᵀ = L·Qᵀ (dgelqf) gives R = Lᵀ in
 // exactly the upper part of the row-major view, without a transposition.
 func UpperTrapezoid(m, n int, a []float64, lda int) bool {
+	defer end(begin(2 * float64(m) * float64(m) * float64(n)))
 	if m == 0 || n == 0 {
 		return true
 	}

@@ -46,11 +46,13 @@ type Options struct {
 	// MethodYuan2016 uses ConvexDP's 1e-3 (Yuan et al. 2016) unless a θ
 	// is given.
 	Regularization float64
-	// Threads caps the goroutines of the solver's own O(n²) passes between
-	// kernel calls; 0 (the default) means GOMAXPROCS. The kernels' threads
-	// are a process-wide setting of the BLAS backend
-	// (blas.Current().SetThreads): a program running k solves at once on a
-	// machine with c cores sets both to about c/k.
+	// Threads is the number of threads this solve may use: its kernel
+	// calls run on at most Threads OpenBLAS threads, and its own O(n²)
+	// passes between kernel calls on at most Threads goroutines. 0 (the
+	// default) means its share of the process's kernel-thread budget
+	// (blas.Current().Threads(), all cores unless set): a kernel call that
+	// overlaps another solve's runs on one thread of its own, so k solves
+	// in k goroutines need no setting (see blas.Reserve).
 	Threads int
 	// Start, when non-nil, is the starting X of MethodNewton in place of
 	// V^{1/2}: a warm start for a sequence of nearby problems (block

@@ -85,6 +85,7 @@ func solveWith(ctx context.Context, st *newtonState, V *mat.SymDense, o Options)
 	if err := checkGram(V); err != nil {
 		return nil, err
 	}
+	defer blas.Reserve(o.Threads)() // Options.Threads: the kernel threads this solve may use
 	if o.Start != nil && o.Start.SymmetricDim() != V.SymmetricDim() {
 		return nil, inputErrorf("start must be %d×%d like V, got %d×%d", V.SymmetricDim(), V.SymmetricDim(), o.Start.SymmetricDim(), o.Start.SymmetricDim())
 	}

@@ -15,10 +15,11 @@ import (
 //
 // A Solver is not safe for concurrent use, but separate Solvers are: they
 // share nothing except the process-wide BLAS backend, whose kernels are
-// reentrant, so k goroutines may each drive their own Solver. To run k
-// solves at once on c cores without oversubscription, set Options.Threads
-// to about c/k and the BLAS threads (blas.Current().SetThreads, process-wide)
-// likewise — for many small solves, 1 and 1.
+// reentrant, so k goroutines may each drive their own Solver, with default
+// options: the backend's kernel-thread policy (blas.Reserve) runs the
+// kernel calls that overlap on one thread each, so k concurrent solves take
+// no longer than solving them one after another (ExampleSolver_concurrent,
+// BenchmarkConcurrentSolvers).
 type Solver struct {
 	// Options apply to every solve; the zero value selects Solve's defaults.
 	Options Options

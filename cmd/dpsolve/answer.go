@@ -204,23 +204,11 @@ type releaseJSON struct {
 }
 
 // doRelease runs the mechanism for strategy a on x, answers w, writes the
-// outputs and reports. extra (may be nil) adds fields to the JSON.
+// outputs and reports. extra (may be nil) adds fields to the result.
 func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload,
 	stdout, stderr io.Writer, extra func(*releaseJSON)) error {
-	// The factorization and the expected error are O(n³): return at once
-	// when interrupted (signals.go).
-	m, err := untilCancelled(ctx, func() (*release.Mechanism, error) { return release.New(a, b) })
+	m, exp, err := prepareRelease(ctx, f, b, a, x, w)
 	if err != nil {
-		return err
-	}
-	if err := m.CheckData(x); err != nil {
-		return fmt.Errorf("%s: %w", f.data, err)
-	}
-	exp, err := untilCancelled(ctx, func() (release.ExpectedError, error) { return m.ExpectedError(w) })
-	if err != nil {
-		return err
-	}
-	if err := beforeSampling(ctx, m, a, x, b); err != nil {
 		return err // no noise drawn: the budget is unspent
 	}
 	s := f.sampler(stderr)
@@ -229,50 +217,13 @@ func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.M
 		return err
 	}
 	defer enterCritical()() // the budget is spent: the answers must reach the disk
-	// From here on everything is post-processing of the private y.
-	xhat, err := m.Reconstruct(y)
+	answers, err := writeReleaseAnswers(f, m, y, w)
 	if err != nil {
 		return err
 	}
-	pp := release.PostProcess{Clamp: f.clamp, Round: f.round}
-	pp.Apply(xhat)
-	answers, err := release.Answer(w, xhat)
-	if err != nil {
-		return err
-	}
-	if err := matio.WriteVector(f.out, answers); err != nil {
-		return err
-	}
-	if f.outXhat != "" {
-		if err := matio.WriteVector(f.outXhat, xhat); err != nil {
-			return err
-		}
-	}
-
-	post := "none"
-	switch {
-	case f.clamp && f.round:
-		post = "clamp+round"
-	case f.clamp:
-		post = "clamp"
-	case f.round:
-		post = "round"
-	}
-	norm := "L2"
-	if b.Kind == calibrate.Pure {
-		norm = "L1"
-	}
-	out := releaseJSON{
-		Mechanism: mechanismName(b), Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
-		Sigma: m.Sigma(), NoiseScale: m.Scale(),
-		Sensitivity: m.Sensitivity(), SensitivityNorm: norm,
-		SnappedSensitivity: m.SnappedSensitivity(), Grid: m.Grid(),
-		ExpectedRMSE: exp.RMSE, ExpectedMSE: exp.PerQuery, ExpectedTotalSqErr: exp.Total,
-		Workload: w.Name(), Queries: w.Queries(), N: m.Domain(), StrategyRows: m.Rows(),
-		PostProcessing: post, Private: s.Private(), Out: f.out,
-	}
+	out := newReleaseResult(f, b, m, exp, w, s.Private())
 	if extra != nil {
-		extra(&out)
+		extra(out)
 	}
 	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(answers), w.Name(), f.out, describeBudget(b))
 	if f.asJSON {
@@ -280,20 +231,114 @@ func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.M
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(stdout, "mechanism      %s, strategy %d×%d\n", describeBudget(b), m.Rows(), m.Domain())
-	fmt.Fprintf(stdout, "sensitivity    %.6g (%s, largest column norm of A)\n", m.Sensitivity(), norm)
-	if b.Kind == calibrate.Pure {
-		fmt.Fprintf(stdout, "sigma          %.6g (noise standard deviation; Laplace scale b = %.6g)\n", m.Sigma(), m.Scale())
-	} else {
-		fmt.Fprintf(stdout, "sigma          %.6g\n", m.Sigma())
-	}
-	fmt.Fprintf(stdout, "expected RMSE  %.6g per query (%s, %d queries; before post-processing)\n", exp.RMSE, w.Name(), w.Queries())
-	fmt.Fprintf(stdout, "post-process   %s\n", post)
-	if !s.Private() {
-		fmt.Fprintf(stdout, "private        NO (seeded simulation noise)\n")
-	}
-	fmt.Fprintf(stdout, "answers        %s\n", f.out)
+	out.writeText(stdout)
 	return nil
+}
+
+// prepareRelease does everything that precedes the noise: the mechanism
+// for a under b, the data check, the expected error of answering w, and
+// the last checks before sampling. The factorization and the expected
+// error are O(n³), so they return at once when interrupted (signals.go).
+func prepareRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload) (*release.Mechanism, release.ExpectedError, error) {
+	m, err := untilCancelled(ctx, func() (*release.Mechanism, error) { return release.New(a, b) })
+	if err != nil {
+		return nil, release.ExpectedError{}, err
+	}
+	if err := m.CheckData(x); err != nil {
+		return nil, release.ExpectedError{}, fmt.Errorf("%s: %w", f.data, err)
+	}
+	exp, err := untilCancelled(ctx, func() (release.ExpectedError, error) { return m.ExpectedError(w) })
+	if err != nil {
+		return nil, release.ExpectedError{}, err
+	}
+	if err := beforeSampling(ctx, m, a, x, b); err != nil {
+		return nil, release.ExpectedError{}, err
+	}
+	return m, exp, nil
+}
+
+// writeReleaseAnswers post-processes the private measurements y (they are
+// private already, so nothing here touches the budget): x̂, the optional
+// clamp and round, the answers to w, and the files.
+func writeReleaseAnswers(f *releaseFlags, m *release.Mechanism, y []float64, w workload.Workload) ([]float64, error) {
+	xhat, err := m.Reconstruct(y)
+	if err != nil {
+		return nil, err
+	}
+	pp := release.PostProcess{Clamp: f.clamp, Round: f.round}
+	pp.Apply(xhat)
+	answers, err := release.Answer(w, xhat)
+	if err != nil {
+		return nil, err
+	}
+	if err := matio.WriteVector(f.out, answers); err != nil {
+		return nil, err
+	}
+	if f.outXhat != "" {
+		if err := matio.WriteVector(f.outXhat, xhat); err != nil {
+			return nil, err
+		}
+	}
+	return answers, nil
+}
+
+// postProcessing names the post-processing the flags ask for.
+func (f *releaseFlags) postProcessing() string {
+	switch {
+	case f.clamp && f.round:
+		return "clamp+round"
+	case f.clamp:
+		return "clamp"
+	case f.round:
+		return "round"
+	}
+	return "none"
+}
+
+// newReleaseResult is the one result of dpsolve answer and run that both
+// the text and the --json renderings read.
+func newReleaseResult(f *releaseFlags, b calibrate.Budget, m *release.Mechanism, exp release.ExpectedError, w workload.Workload, private bool) *releaseJSON {
+	norm := "L2"
+	if b.Kind == calibrate.Pure {
+		norm = "L1"
+	}
+	return &releaseJSON{
+		Mechanism: mechanismName(b), Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
+		Sigma: m.Sigma(), NoiseScale: m.Scale(),
+		Sensitivity: m.Sensitivity(), SensitivityNorm: norm,
+		SnappedSensitivity: m.SnappedSensitivity(), Grid: m.Grid(),
+		ExpectedRMSE: exp.RMSE, ExpectedMSE: exp.PerQuery, ExpectedTotalSqErr: exp.Total,
+		Workload: w.Name(), Queries: w.Queries(), N: m.Domain(), StrategyRows: m.Rows(),
+		PostProcessing: f.postProcessing(), Private: private, Out: f.out,
+	}
+}
+
+// budgetText words the result's budget as describeBudget does.
+func (o *releaseJSON) budgetText() string {
+	switch o.Mechanism {
+	case "laplace":
+		return fmt.Sprintf("laplace(eps=%g)", o.Epsilon)
+	case "zcdp":
+		return fmt.Sprintf("zcdp(rho=%g)", o.Rho)
+	}
+	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", o.Epsilon, o.Delta)
+}
+
+// writeText renders the result for a reader.
+func (o *releaseJSON) writeText(w io.Writer) {
+	fmt.Fprintf(w, "mechanism      %s, strategy %d×%d\n", o.budgetText(), o.StrategyRows, o.N)
+	fmt.Fprintf(w, "sensitivity    %.6g (%s, largest column norm of A)\n", o.Sensitivity, o.SensitivityNorm)
+	if o.Mechanism == "laplace" {
+		fmt.Fprintf(w, "sigma          %.6g (noise standard deviation; Laplace scale b = %.6g)\n", o.Sigma, o.NoiseScale)
+	} else {
+		fmt.Fprintf(w, "sigma          %.6g\n", o.Sigma)
+	}
+	fmt.Fprintf(w, "expected RMSE  %.6g per query (%s, %d queries; before post-processing)\n", o.ExpectedRMSE, o.Workload, o.Queries)
+	fmt.Fprintf(w, "post-process   %s\n", o.PostProcessing)
+	if !o.Private {
+		fmt.Fprintf(w, "private        NO (seeded simulation noise)\n")
+	}
+	fmt.Fprintf(w, "answers        %s\n", o.Out)
 }
 
 func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -302,6 +347,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	f.register(fs)
 	strategyPath := fs.String("strategy", "", "strategy matrix A (p×n), .npy or .csv (required), e.g. from dpsolve solve --out-a")
 	outW := registerOutW(fs)
+	fs.Bool("quiet", false, "no progress on stderr (answer prints none; warnings and the release line remain)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

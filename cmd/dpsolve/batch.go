@@ -41,6 +41,70 @@ type batchJSON struct {
 	Outcomes  []batch.Outcome `json:"outcomes"`
 }
 
+// batchFlags are the flags of a batch run.
+type batchFlags struct {
+	manifest, out, shard     string
+	shards, workers, threads int
+	over, asJSON, quiet      bool
+	durable, inProc          bool
+}
+
+func (f *batchFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.manifest, "manifest", "", "the jobs: JSON Lines, one {\"id\", \"command\", \"args\"} object per line (required)")
+	fs.StringVar(&f.out, "out", "", "output folder: job ID writes DIR/ID/stdout, DIR/ID/status.json, … (required)")
+	fs.StringVar(&f.shard, "shard", "", "run only shard I/N of the jobs (default: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX, else all)")
+	fs.IntVar(&f.shards, "shards", 0, "number of shards, for Kubernetes' JOB_COMPLETION_INDEX (or to override SLURM_ARRAY_TASK_COUNT)")
+	fs.IntVar(&f.workers, "workers", 0, "jobs run at once (0: cores / threads)")
+	fs.IntVar(&f.threads, "threads", 0, "kernel threads per job, passed as OPENBLAS_NUM_THREADS and GOMAXPROCS (0: the user's OPENBLAS_NUM_THREADS or GOMAXPROCS, left as they are, else cores / workers, 1 when neither flag is given)")
+	fs.BoolVar(&f.over, "oversubscribe", false, "allow workers × threads > cores")
+	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary with every job's outcome on stdout")
+	fs.BoolVar(&f.quiet, "quiet", false, "only the final summary on stderr")
+	fs.BoolVar(&f.durable, "durable", false, "sync every job's outputs, then its status, to disk before counting it finished, so finished jobs survive a crash of the machine (release jobs always are); a few fsyncs per job")
+	fs.BoolVar(&f.inProc, "in-process", false, "run solve jobs inside the batch process instead of as child processes (saves each one's process start; other commands still run as children)")
+}
+
+// batchPlan is what a batch run decided before starting a job: the shard,
+// the workers × threads shape and the manifest.
+type batchPlan struct {
+	shard    batch.Shard
+	cores    int
+	k, t     int
+	inherit  bool // the children keep the user's thread variables
+	manifest *batch.Manifest
+}
+
+// plan checks the flags and reads the manifest. Every job's command must be
+// known before any job starts, so a typo fails the whole run up front.
+func (f *batchFlags) plan() (*batchPlan, error) {
+	if f.manifest == "" || f.out == "" {
+		return nil, usageErrorf("--manifest and --out are required")
+	}
+	if err := checkOutDirPath("--out", f.out, []string{f.manifest}, true); err != nil {
+		return nil, err
+	}
+	if f.workers < 0 || f.threads < 0 {
+		return nil, usageErrorf("--workers and --threads must be non-negative")
+	}
+	shard, err := batch.ShardFrom(f.shard, f.shards, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, batchPkgErr{err})
+	}
+	p := &batchPlan{shard: shard, cores: batchCores()}
+	p.k, p.t, p.inherit = batchShape(f.workers, f.threads, p.cores, os.Getenv)
+	if p.k*p.t > p.cores && !f.over {
+		return nil, usageErrorf("--workers %d × --threads %d exceeds the %d cores available; lower them or add --oversubscribe", p.k, p.t, p.cores)
+	}
+	if p.manifest, err = batch.ReadManifest(f.manifest); err != nil {
+		return nil, batchPkgErr{err}
+	}
+	for _, j := range p.manifest.Jobs {
+		if _, ok := commands[j.Command]; !ok || j.Command == "batch" {
+			return nil, fmt.Errorf("%s: line %d: job %q: unknown command %q", f.manifest, j.Line, j.ID, j.Command)
+		}
+	}
+	return p, nil
+}
+
 func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -51,17 +115,8 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	fs := newFlagSet("batch", stderr)
-	manifest := fs.String("manifest", "", "the jobs: JSON Lines, one {\"id\", \"command\", \"args\"} object per line (required)")
-	out := fs.String("out", "", "output folder: job ID writes DIR/ID/stdout, DIR/ID/status.json, … (required)")
-	shardFlag := fs.String("shard", "", "run only shard I/N of the jobs (default: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX, else all)")
-	shards := fs.Int("shards", 0, "number of shards, for Kubernetes' JOB_COMPLETION_INDEX (or to override SLURM_ARRAY_TASK_COUNT)")
-	workers := fs.Int("workers", 0, "jobs run at once (0: cores / threads)")
-	threads := fs.Int("threads", 0, "kernel threads per job, passed as OPENBLAS_NUM_THREADS and GOMAXPROCS (0: the user's OPENBLAS_NUM_THREADS or GOMAXPROCS, left as they are, else cores / workers, 1 when neither flag is given)")
-	over := fs.Bool("oversubscribe", false, "allow workers × threads > cores")
-	asJSON := fs.Bool("json", false, "print a JSON summary with every job's outcome on stdout")
-	quiet := fs.Bool("quiet", false, "only the final summary on stderr")
-	durable := fs.Bool("durable", false, "sync every job's outputs, then its status, to disk before counting it finished, so finished jobs survive a crash of the machine (release jobs always are); a few fsyncs per job")
-	inProc := fs.Bool("in-process", false, "run solve jobs inside the batch process instead of as child processes (saves each one's process start; other commands still run as children)")
+	var f batchFlags
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: dpsolve batch --manifest M.jsonl --out DIR [--shard I/N] [--workers K] [--threads T] [--json]\n"+
 			"       dpsolve batch status DIR [--manifest M.jsonl] [--json]\n"+
@@ -71,84 +126,77 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *manifest == "" || *out == "" {
-		return usageErrorf("--manifest and --out are required")
-	}
-	if err := checkOutDirPath("--out", *out, []string{*manifest}, true); err != nil {
+	p, err := f.plan()
+	if err != nil {
 		return err
-	}
-	if *workers < 0 || *threads < 0 {
-		return usageErrorf("--workers and --threads must be non-negative")
-	}
-	shard, err := batch.ShardFrom(*shardFlag, *shards, os.Getenv)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, batchPkgErr{err})
-	}
-	cores := batchCores()
-	k, t, inherit := batchShape(*workers, *threads, cores, os.Getenv)
-	if k*t > cores && !*over {
-		return usageErrorf("--workers %d × --threads %d exceeds the %d cores available; lower them or add --oversubscribe", k, t, cores)
-	}
-	m, err := batch.ReadManifest(*manifest)
-	if err != nil {
-		return batchPkgErr{err}
-	}
-	for _, j := range m.Jobs {
-		if _, ok := commands[j.Command]; !ok || j.Command == "batch" {
-			return fmt.Errorf("%s: line %d: job %q: unknown command %q", *manifest, j.Line, j.ID, j.Command)
-		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find the dpsolve binary to run jobs with: %w", err)
 	}
-	jobs := shard.Select(m.Jobs)
-	defer shareMemory(min(k, len(jobs)), stderr)()
+	m := p.manifest
+	jobs := p.shard.Select(m.Jobs)
+	defer shareMemory(min(p.k, len(jobs)), stderr)()
 	from := ""
-	if inherit {
+	if p.inherit {
 		from = " (from the environment's " + threadVars + ")"
 	}
 	fmt.Fprintf(stderr, "dpsolve batch: %d of %d jobs (shard %s from %s), %d workers × %d threads%s on %d cores\n",
-		len(jobs), len(m.Jobs), shard, shard.Source, k, t, from, cores)
-
-	outDir, err := filepath.Abs(*out)
+		len(jobs), len(m.Jobs), p.shard, p.shard.Source, p.k, p.t, from, p.cores)
+	r, err := f.runner(p, exe, stderr)
 	if err != nil {
 		return err
 	}
-	r := &batch.Runner{Exe: exe, Manifest: m, Out: outDir, Workers: k, Threads: t, Shard: shard, Durable: *durable}
-	if inherit {
-		r.Threads = 0 // the children inherit the user's thread variables
-	}
-	if *inProc {
-		// Children run in the manifest's folder; in-process jobs share the
-		// batch's, so the batch moves there (every path it holds is absolute).
-		if err := os.Chdir(m.Dir); err != nil {
-			return err
-		}
-		blas.Current().SetThreads(t)
-		r.InProcess = inProcessJob
-	}
-	r.Progress = progressTo(stderr, "batch", *quiet)
 	t0 := time.Now()
 	outcomes, err := r.Run(ctx, jobs)
 	if err != nil {
 		return err
 	}
-	sum := batchJSON{Manifest: m.Path, Out: *out, Shard: shard.String(), Source: shard.Source, Workers: k, Threads: t,
+	sum := batchJSON{Manifest: m.Path, Out: f.out, Shard: p.shard.String(), Source: p.shard.Source, Workers: p.k, Threads: p.t,
 		Jobs: len(jobs), Counts: map[string]int{}, Seconds: time.Since(t0).Seconds(), Succeeded: true, Outcomes: outcomes}
+	return f.report(ctx, &sum, stdout, stderr)
+}
+
+// runner builds the job runner of plan p. With --in-process the batch
+// itself moves into the manifest's folder, where children would run, since
+// in-process jobs share the batch's working directory (every path the
+// batch holds is absolute by then).
+func (f *batchFlags) runner(p *batchPlan, exe string, stderr io.Writer) (*batch.Runner, error) {
+	outDir, err := filepath.Abs(f.out)
+	if err != nil {
+		return nil, err
+	}
+	r := &batch.Runner{Exe: exe, Manifest: p.manifest, Out: outDir, Workers: p.k, Threads: p.t, Shard: p.shard, Durable: f.durable}
+	if p.inherit {
+		r.Threads = 0 // the children inherit the user's thread variables
+	}
+	if f.inProc {
+		if err := os.Chdir(p.manifest.Dir); err != nil {
+			return nil, err
+		}
+		blas.Current().SetThreads(p.t)
+		r.InProcess = inProcessJob
+	}
+	r.Progress = progressTo(stderr, "batch", f.quiet)
+	return r, nil
+}
+
+// report counts the outcomes into sum, prints the summary (and the JSON)
+// and turns an interruption or a failed job into the run's error.
+func (f *batchFlags) report(ctx context.Context, sum *batchJSON, stdout, stderr io.Writer) error {
 	var notOK []batch.Outcome
-	for _, o := range outcomes {
+	for _, o := range sum.Outcomes {
 		sum.Counts[string(o.Result)]++
 		if !o.OK() {
 			sum.Succeeded = false
 			notOK = append(notOK, o)
 		}
 	}
-	fmt.Fprintf(stderr, "dpsolve batch: shard %s finished in %.2f s: %s\n", shard, sum.Seconds, countsLine(sum.Counts))
+	fmt.Fprintf(stderr, "dpsolve batch: shard %s finished in %.2f s: %s\n", sum.Shard, sum.Seconds, countsLine(sum.Counts))
 	for _, o := range notOK {
 		fmt.Fprintf(stderr, "  %s (%s) %s: %s\n", o.ID, o.Command, o.Result, o.Error)
 	}
-	if *asJSON {
+	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(sum); err != nil {
@@ -160,7 +208,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errCancelled(ctx)
 	}
 	if !sum.Succeeded {
-		return fmt.Errorf("%d of %d jobs did not succeed (see above, or dpsolve batch status %s)", len(notOK), len(jobs), *out)
+		return fmt.Errorf("%d of %d jobs did not succeed (see above, or dpsolve batch status %s)", len(notOK), sum.Jobs, f.out)
 	}
 	return nil
 }

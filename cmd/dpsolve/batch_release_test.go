@@ -243,9 +243,22 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 			funcs[fd.Name.Name] = fd
 		}
 	}
-	run, readData := funcs["runRelease"], funcs["readData"]
+	// runRelease checks the ledger and calls publish, which reads the data
+	// and runs the release.
+	top, run, readData := funcs["runRelease"], funcs["publish"], funcs["readData"]
+	require.NotNil(t, top)
 	require.NotNil(t, run)
 	require.NotNil(t, readData)
+	var publishCall *ast.CallExpr
+	ast.Inspect(top, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if s, ok := c.Fun.(*ast.SelectorExpr); ok && s.Sel.Name == "publish" {
+				publishCall = c
+			}
+		}
+		return true
+	})
+	require.NotNil(t, publishCall, "runRelease calls f.publish")
 	sel := func(e ast.Expr) string {
 		if s, ok := e.(*ast.SelectorExpr); ok {
 			if x, ok := s.X.(*ast.Ident); ok {
@@ -304,8 +317,8 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 			switch {
 			case name == "ledger.Check":
 				checks++
-				assert.True(t, inside(c, run) && c.Pos() < runCall.Pos() && !inAnyFuncLit(run, c), "ledger.Check at %s is not straight-line code before r.Run", fset.Position(c.Pos()))
-			case name == "ledger.Spend":
+				assert.True(t, inside(c, top) && c.Pos() < publishCall.Pos() && !inAnyFuncLit(top, c), "ledger.Check at %s is not straight-line code before publish (and so r.Run)", fset.Position(c.Pos()))
+			case name == "ledger.Spend" || name == "ledger.SpendContext":
 				spends++
 				assert.True(t, inside(c, charge), "ledger.Spend at %s is outside the beforeNoise closure", fset.Position(c.Pos()))
 			case strings.HasPrefix(name, "ledger."):
@@ -316,7 +329,7 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 			case name == "inputerr.Errorf" && len(c.Args) >= 2:
 				lit, ok := c.Args[1].(*ast.BasicLit)
 				if ok && (strings.HasPrefix(lit.Value, `"data: `) || strings.HasPrefix(lit.Value, `"spec: `)) {
-					before := inside(c, readData) || inside(c, run) && c.Pos() < runCall.Pos()
+					before := inside(c, readData) || inside(c, top) || inside(c, run) && c.Pos() < runCall.Pos()
 					assert.True(t, before, "%s error at %s is not before r.Run", lit.Value, fset.Position(c.Pos()))
 				}
 			}

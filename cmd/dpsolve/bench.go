@@ -42,7 +42,7 @@ type benchFlags struct {
 	puregoMaxN                     int
 	kernels                        bool
 	kernelNs                       string
-	jsonOut                        bool
+	jsonOut, quiet                 bool
 	from                           string
 	mf                             string
 }
@@ -74,6 +74,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.puregoMaxN, "purego-max-n", 2048, "largest n of the scaling sweep on the purego backend (0: no cap)")
 	fs.BoolVar(&f.kernels, "kernels", false, "also time the dense kernels")
 	fs.StringVar(&f.kernelNs, "kernel-n", "1024,2048", "sizes of the kernel table")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (notes and errors remain)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the full report as one JSON object on stdout (tables otherwise)")
 	fs.StringVar(&f.from, "from", "", "run nothing: re-render the outputs from a report saved with --json")
 	fs.StringVar(&f.mf, "mf", "", "run only the DP-MF table instead (see dpsolve mf): cases \"n=512,k=4,workload=prefix;n=512,b=64,workload=momentum:0.9\", with --peers the L-BFGS peer side by side")
@@ -174,7 +175,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	rep := &bench.Report{Machine: bench.DescribeMachine(), Tol: f.tol, Repeat: f.repeat, Notes: []string{}}
-	fmt.Fprintf(stderr, "dpsolve bench on %s, %d cores, kernels %s\n", rep.Machine.CPU, rep.Machine.Cores, rep.Machine.Backend)
+	logw := stderr // progress
+	if f.quiet {
+		logw = io.Discard
+	}
+	fmt.Fprintf(logw, "dpsolve bench on %s, %d cores, kernels %s\n", rep.Machine.CPU, rep.Machine.Cores, rep.Machine.Backend)
 
 	var runErr error
 	if f.compare {
@@ -199,7 +204,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return errors.New("no method can run")
 		}
 		c, err := bench.Compare(ctx, bench.Config{Workloads: workloads, Ns: ns, Methods: solvers, Repeat: f.repeat,
-			Tol: f.tol, SaveX: f.saveX, Log: stderr})
+			Tol: f.tol, SaveX: f.saveX, Log: logw})
 		if c == nil {
 			return err
 		}
@@ -218,7 +223,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			maxN[blas.Gonum.Name()] = f.puregoMaxN
 		}
 		rows, err := bench.Scaling(ctx, bench.ScalingConfig{Workloads: workloads, Ns: sns, Backends: backends,
-			MaxN: maxN, Repeat: f.scalingRepeat, Tol: f.tol, Log: stderr})
+			MaxN: maxN, Repeat: f.scalingRepeat, Tol: f.tol, Log: logw})
 		rep.Scaling, runErr = rows, err
 		if len(rows) > 0 && !rows[0].RSSReset {
 			rep.Notes = append(rep.Notes, "peak RSS could not be reset per run: it is the process peak so far (sizes run in increasing order)")

@@ -18,6 +18,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/compare"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -196,18 +197,18 @@ func TestCompareFromFiles(t *testing.T) {
 // The extension point: rows registered by other files. These test rows are
 // not defaults, so they only appear when asked for.
 func init() {
-	registerCompareStrategy(compareStrategy{Name: "test-report", Build: func(env *compareEnv) (*compareOutcome, error) {
+	compare.Register(compare.Strategy{Name: "test-report", Build: func(env *compare.Env) (*compare.Outcome, error) {
 		rep, err := accounting.NewReport("test-report", env.Workload.Domain(), env.Workload.Queries(), 4*float64(env.Workload.Queries()))
-		return &compareOutcome{Report: rep, Note: "fixed"}, err
+		return &compare.Outcome{Report: rep, Note: "fixed"}, err
 	}})
-	registerCompareStrategy(compareStrategy{Name: "test-skip", Build: func(env *compareEnv) (*compareOutcome, error) {
-		return nil, errCompareSkip
+	compare.Register(compare.Strategy{Name: "test-skip", Build: func(env *compare.Env) (*compare.Outcome, error) {
+		return nil, compare.ErrSkip
 	}})
-	registerCompareStrategy(compareStrategy{Name: "test-fail", Build: func(env *compareEnv) (*compareOutcome, error) {
+	compare.Register(compare.Strategy{Name: "test-fail", Build: func(env *compare.Env) (*compare.Outcome, error) {
 		return nil, errors.New("boom")
 	}})
-	registerCompareStrategy(compareStrategy{Name: "test-empty", Build: func(env *compareEnv) (*compareOutcome, error) {
-		return &compareOutcome{}, nil
+	compare.Register(compare.Strategy{Name: "test-empty", Build: func(env *compare.Env) (*compare.Outcome, error) {
+		return &compare.Outcome{}, nil
 	}})
 }
 

@@ -62,123 +62,189 @@ func degreeForCoeffs(n int) (int, error) {
 	return 0, usageErrorf("--coeffs: %d is not a 2-D basis size (K+1)(K+2)/2 for K ≤ 30 (e.g. 15, 28, 120)", n)
 }
 
-func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := experiment.DefaultConfig()
-	fs := newFlagSet("funcpert", stderr)
-	out := fs.String("out", "", "write the results to this CSV file (columns eps,coeffs,method,rep,error; method functional or message, whose rows have coeffs 0)")
-	plotPath := fs.String("plot", "", "draw the figure into this PNG file")
-	quick := fs.Bool("quick", false, "small configuration for a fast check: 3 repetitions, 6 ε points, 15 and 28 coefficients, short baseline tuning")
-	reps := fs.Int("reps", def.Reps, "repetitions per (ε, coefficients)")
-	epsPoints := fs.Int("eps-points", len(def.Eps), "number of ε values, log-spaced")
-	epsMin := fs.Float64("eps-min", 1e-2, "smallest ε")
-	epsMax := fs.Float64("eps-max", 1e3, "largest ε")
-	coeffs := fs.String("coeffs", "15,28,120", "comma-separated coefficient counts (2-D basis sizes)")
-	gamma := fs.Float64("gamma", def.Gamma, "adjacency radius γ of the weighted coefficient norm")
-	q := fs.Float64("q", def.Q, "adjacency weight exponent q > 1")
-	p := fs.Float64("p", def.P, "noise decay exponent p ∈ (1/2, q − 1/2)")
-	alpha := fs.Float64("alpha", def.S.Alpha, "strong convexity α of the projection set S")
-	beta := fs.Float64("beta", def.S.Beta, "smoothness β of S")
-	u := fs.Float64("u", def.S.U, "gradient bound u of S")
-	gridFactor := fs.Float64("grid-factor", def.GridFactor, "projection grid: ⌈factor·K⌉ Chebyshev nodes per axis")
-	seed := fs.Uint64("seed", def.Seed, "seed of the (simulation, non-private) noise")
-	dataSeed := fs.Uint64("data-seed", def.Data.Seed, "seed of the agents' synthetic data")
-	msgRounds := fs.Int("message-rounds", def.Message.Rounds, "rounds of the message-perturbation baseline (0: skip it)")
-	workers := fs.Int("workers", 0, "goroutines running repetitions (0: GOMAXPROCS)")
-	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
-	if err := parseFlags(fs, args); err != nil {
+// funcpertFlags are dpsolve funcpert's flags beside the configuration they
+// edit in place.
+type funcpertFlags struct {
+	out, plotPath    string
+	quick, asJSON    bool
+	quiet            bool
+	epsPoints        int
+	epsMin, epsMax   float64
+	coeffs           string
+	set              map[string]bool // the flags given on the command line
+	alpha, beta, u   float64
+	dataSeed         uint64
+	msgRounds, wkers int
+}
+
+// register binds the flags to cfg (the experiment's defaults) and f.
+func (f *funcpertFlags) register(fs *flag.FlagSet, cfg *experiment.Config) {
+	fs.StringVar(&f.out, "out", "", "write the results to this CSV file (columns eps,coeffs,method,rep,error; method functional or message, whose rows have coeffs 0)")
+	fs.StringVar(&f.plotPath, "plot", "", "draw the figure into this PNG file")
+	fs.BoolVar(&f.quick, "quick", false, "small configuration for a fast check: 3 repetitions, 6 ε points, 15 and 28 coefficients, short baseline tuning")
+	fs.IntVar(&cfg.Reps, "reps", cfg.Reps, "repetitions per (ε, coefficients)")
+	fs.IntVar(&f.epsPoints, "eps-points", len(cfg.Eps), "number of ε values, log-spaced")
+	fs.Float64Var(&f.epsMin, "eps-min", 1e-2, "smallest ε")
+	fs.Float64Var(&f.epsMax, "eps-max", 1e3, "largest ε")
+	fs.StringVar(&f.coeffs, "coeffs", "15,28,120", "comma-separated coefficient counts (2-D basis sizes)")
+	fs.Float64Var(&cfg.Gamma, "gamma", cfg.Gamma, "adjacency radius γ of the weighted coefficient norm")
+	fs.Float64Var(&cfg.Q, "q", cfg.Q, "adjacency weight exponent q > 1")
+	fs.Float64Var(&cfg.P, "p", cfg.P, "noise decay exponent p ∈ (1/2, q − 1/2)")
+	fs.Float64Var(&f.alpha, "alpha", cfg.S.Alpha, "strong convexity α of the projection set S")
+	fs.Float64Var(&f.beta, "beta", cfg.S.Beta, "smoothness β of S")
+	fs.Float64Var(&f.u, "u", cfg.S.U, "gradient bound u of S")
+	fs.Float64Var(&cfg.GridFactor, "grid-factor", cfg.GridFactor, "projection grid: ⌈factor·K⌉ Chebyshev nodes per axis")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the (simulation, non-private) noise")
+	fs.Uint64Var(&f.dataSeed, "data-seed", cfg.Data.Seed, "seed of the agents' synthetic data")
+	fs.IntVar(&f.msgRounds, "message-rounds", cfg.Message.Rounds, "rounds of the message-perturbation baseline (0: skip it)")
+	fs.IntVar(&f.wkers, "workers", 0, "goroutines running repetitions (0: GOMAXPROCS)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+}
+
+// applyQuick shrinks the flags --quick names, unless given explicitly, and
+// shortens the baseline's tuning.
+func (f *funcpertFlags) applyQuick(cfg *experiment.Config) {
+	if !f.quick {
+		return
+	}
+	if !f.set["reps"] {
+		cfg.Reps = 3
+	}
+	if !f.set["eps-points"] {
+		f.epsPoints = 6
+	}
+	if !f.set["coeffs"] {
+		f.coeffs = "15,28"
+	}
+	cfg.Message.TuneReps = 2
+	cfg.Message.S0 = []float64{1e-6, 1e-4, 1e-2, 0.1}
+	cfg.Message.P = []float64{0.9, 0.99}
+}
+
+// config finishes cfg from the flags: the log-spaced ε grid, the degrees of
+// the coefficient counts, the set S and the seeds; cfg.Validate has the
+// last word.
+func (f *funcpertFlags) config(cfg *experiment.Config) error {
+	if cfg.Reps <= 0 {
+		return usageErrorf("--reps must be positive, got %d", cfg.Reps)
+	}
+	if f.epsPoints < 1 {
+		return usageErrorf("--eps-points must be at least 1, got %d", f.epsPoints)
+	}
+	if !(f.epsMin > 0) || !(f.epsMax >= f.epsMin) || math.IsInf(f.epsMax, 0) {
+		return usageErrorf("need 0 < --eps-min ≤ --eps-max < ∞, got %g and %g", f.epsMin, f.epsMax)
+	}
+	if f.wkers < 0 {
+		return usageErrorf("--workers must be non-negative, got %d", f.wkers)
+	}
+	if f.msgRounds < 0 {
+		return usageErrorf("--message-rounds must be non-negative, got %d", f.msgRounds)
+	}
+	cfg.Eps = logSpaced(f.epsMin, f.epsMax, f.epsPoints)
+	degrees, err := parseCoeffs(f.coeffs)
+	if err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *quick {
-		if !set["reps"] {
-			*reps = 3
-		}
-		if !set["eps-points"] {
-			*epsPoints = 6
-		}
-		if !set["coeffs"] {
-			*coeffs = "15,28"
-		}
-		def.Message.TuneReps = 2
-		def.Message.S0 = []float64{1e-6, 1e-4, 1e-2, 0.1}
-		def.Message.P = []float64{0.9, 0.99}
-	}
-	if *reps <= 0 {
-		return usageErrorf("--reps must be positive, got %d", *reps)
-	}
-	if *epsPoints < 1 {
-		return usageErrorf("--eps-points must be at least 1, got %d", *epsPoints)
-	}
-	if !(*epsMin > 0) || !(*epsMax >= *epsMin) || math.IsInf(*epsMax, 0) {
-		return usageErrorf("need 0 < --eps-min ≤ --eps-max < ∞, got %g and %g", *epsMin, *epsMax)
-	}
-	if *workers < 0 {
-		return usageErrorf("--workers must be non-negative, got %d", *workers)
-	}
-	if *msgRounds < 0 {
-		return usageErrorf("--message-rounds must be non-negative, got %d", *msgRounds)
-	}
-	cfg := def
-	cfg.Reps = *reps
-	cfg.Eps = make([]float64, *epsPoints)
-	for i := range cfg.Eps {
-		if *epsPoints == 1 {
-			cfg.Eps[i] = *epsMin
-			continue
-		}
-		t := float64(i) / float64(*epsPoints-1)
-		cfg.Eps[i] = math.Pow(10, (1-t)*math.Log10(*epsMin)+t*math.Log10(*epsMax))
-	}
-	cfg.Degrees = nil
-	for _, s := range strings.Split(*coeffs, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return usageErrorf("--coeffs: %q is not an integer", s)
-		}
-		K, err := degreeForCoeffs(n)
-		if err != nil {
-			return err
-		}
-		if K < 2 {
-			return usageErrorf("--coeffs: %d coefficients (degree %d) cannot carry a Hessian bound; use at least 6", n, K)
-		}
-		cfg.Degrees = append(cfg.Degrees, K)
-	}
-	cfg.Gamma, cfg.Q, cfg.P = *gamma, *q, *p
-	cfg.S = project.Set{Alpha: *alpha, Beta: *beta, U: *u}
-	cfg.GridFactor = *gridFactor
-	cfg.Seed = *seed
-	cfg.Data.Seed = *dataSeed
-	cfg.Message.Rounds = *msgRounds
-	cfg.Workers = *workers
+	cfg.Degrees = degrees
+	cfg.S = project.Set{Alpha: f.alpha, Beta: f.beta, U: f.u}
+	cfg.Data.Seed = f.dataSeed
+	cfg.Message.Rounds = f.msgRounds
+	cfg.Workers = f.wkers
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
-		len(cfg.Eps), *epsMin, *epsMax, *coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
-	if err := checkOutputs(nil, fileOut("--out", *out), fileOut("--plot", *plotPath)); err != nil {
+	return nil
+}
+
+// logSpaced returns k values from lo to hi, evenly spaced in log10 (lo
+// alone when k = 1).
+func logSpaced(lo, hi float64, k int) []float64 {
+	eps := make([]float64, k)
+	for i := range eps {
+		if k == 1 {
+			eps[i] = lo
+			continue
+		}
+		t := float64(i) / float64(k-1)
+		eps[i] = math.Pow(10, (1-t)*math.Log10(lo)+t*math.Log10(hi))
+	}
+	return eps
+}
+
+// parseCoeffs turns --coeffs (2-D basis sizes) into polynomial degrees K.
+func parseCoeffs(list string) ([]int, error) {
+	var degrees []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return nil, usageErrorf("--coeffs: %q is not an integer", s)
+		}
+		K, err := degreeForCoeffs(n)
+		if err != nil {
+			return nil, err
+		}
+		if K < 2 {
+			return nil, usageErrorf("--coeffs: %d coefficients (degree %d) cannot carry a Hessian bound; use at least 6", n, K)
+		}
+		degrees = append(degrees, K)
+	}
+	return degrees, nil
+}
+
+func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := experiment.DefaultConfig()
+	fs := newFlagSet("funcpert", stderr)
+	var f funcpertFlags
+	f.register(fs, &cfg)
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	res, err := experiment.Run(ctx, cfg, progressTo(stderr, "funcpert", false))
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	f.applyQuick(&cfg)
+	if err := f.config(&cfg); err != nil {
+		return err
+	}
+	if !f.quiet {
+		fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
+			len(cfg.Eps), f.epsMin, f.epsMax, f.coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
+	}
+	if err := checkOutputs(nil, fileOut("--out", f.out), fileOut("--plot", f.plotPath)); err != nil {
+		return err
+	}
+	res, err := experiment.Run(ctx, cfg, progressTo(stderr, "funcpert", f.quiet))
 	if err == nil && ctx.Err() != nil {
 		err = errCancelled(ctx) // an interrupted experiment writes nothing
 	}
 	if err != nil {
 		return err
 	}
-	if *out != "" {
-		if err := writeFileAtomic(*out, func(w io.Writer) error { return experiment.WriteCSV(w, res.Rows) }); err != nil {
+	if f.out != "" {
+		if err := writeFileAtomic(f.out, func(w io.Writer) error { return experiment.WriteCSV(w, res.Rows) }); err != nil {
 			return err
 		}
 	}
-	if *plotPath != "" {
-		if err := experiment.Plot(res, *plotPath); err != nil {
+	if f.plotPath != "" {
+		if err := experiment.Plot(res, f.plotPath); err != nil {
 			return fmt.Errorf("plot: %w", err)
 		}
 	}
-	j := funcpertJSON{
-		Rows: len(res.Rows), Out: *out, Plot: *plotPath, XStar: res.XStar,
+	j := newFuncpertResult(&cfg, res, f.out, f.plotPath)
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(j)
+	}
+	j.writeText(stdout)
+	return nil
+}
+
+// newFuncpertResult is the one result of dpsolve funcpert that both the
+// text and the --json renderings read.
+func newFuncpertResult(cfg *experiment.Config, res *experiment.Result, out, plot string) *funcpertJSON {
+	j := &funcpertJSON{
+		Rows: len(res.Rows), Out: out, Plot: plot, XStar: res.XStar,
 		Smoothing:             map[string]float64{},
 		ProjectionCertificate: res.ProjectionCertificate,
 		ProjectionRelative:    res.ProjectionRelative,
@@ -192,25 +258,24 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, s := range res.Series {
 		j.Series = append(j.Series, funcpertSeries{Method: s.Method, Coeffs: s.Coeffs, Eps: s.Eps, Mean: s.Mean, Min: s.Min, Max: s.Max, Bound: s.Bound})
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(j)
-	}
-	fmt.Fprintf(stdout, "x* = (%.6f, %.6f); %d rows in %.1f s\n", res.XStar[0], res.XStar[1], len(res.Rows), res.Elapsed.Seconds())
-	for _, s := range res.Series {
+	return j
+}
+
+// writeText renders the result for a reader: x* and one table per curve.
+func (j *funcpertJSON) writeText(w io.Writer) {
+	fmt.Fprintf(w, "x* = (%.6f, %.6f); %d rows in %.1f s\n", j.XStar[0], j.XStar[1], j.Rows, j.Seconds)
+	for _, s := range j.Series {
 		name := "message perturbation"
 		if s.Method == "functional" {
 			name = fmt.Sprintf("functional, %d coefficients", s.Coeffs)
 		}
-		fmt.Fprintf(stdout, "%s\n  %10s %12s %12s %12s %12s\n", name, "ε", "mean", "min", "max", "bound")
+		fmt.Fprintf(w, "%s\n  %10s %12s %12s %12s %12s\n", name, "ε", "mean", "min", "max", "bound")
 		for i := range s.Eps {
 			b := "-"
 			if s.Bound != nil {
 				b = fmt.Sprintf("%.4g", s.Bound[i])
 			}
-			fmt.Fprintf(stdout, "  %10.4g %12.4g %12.4g %12.4g %12s\n", s.Eps[i], s.Mean[i], s.Min[i], s.Max[i], b)
+			fmt.Fprintf(w, "  %10.4g %12.4g %12.4g %12.4g %12s\n", s.Eps[i], s.Mean[i], s.Min[i], s.Max[i], b)
 		}
 	}
-	return nil
 }

@@ -2,8 +2,7 @@ package main
 
 import "github.com/dpsolve/dpsolve/blas"
 
-// The dpsolve command owns its process, so it asks explicitly for gonum/mat
-// (used by the mechanisms around the kernels) to run on the same backend as
-// dpsolve's kernels; a library importing dpsolve keeps its own gonum
-// settings (see package blas).
+// gonum/mat (used by the mechanisms around the kernels) runs on the same
+// backend as dpsolve's kernels: importing package blas installs it; the
+// command restates it here, before anything runs.
 func init() { blas.UseForGonum() }

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -73,33 +74,92 @@ type lrmJSON struct {
 	Perturbations       int     `json:"perturbations"`
 }
 
+// lrmFlags are dpsolve lrm's parsed flags.
+type lrmFlags struct {
+	wfile, spec, specFile string
+	n                     int
+	mech                  string
+	eps, delta            float64
+	outB, outL, outW      string
+	data                  string
+	startFlag             string
+	seed                  uint64
+	asJSON, quiet         bool
+	// opt holds the optimizer's settings; Ball, Start and Progress are
+	// filled in by check and runLRM.
+	opt lrm.Options
+}
+
+func (f *lrmFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.wfile, "w", "", "workload matrix W (m×n) from a .npy or .csv file")
+	fs.StringVar(&f.spec, "workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
+	registerSpecFile(fs, &f.specFile)
+	fs.IntVar(&f.n, "n", 0, "domain size for --workload")
+	fs.StringVar(&f.mech, "mechanism", "laplace", "laplace (ε-DP, columns of L in the ℓ1 ball) or gaussian ((ε,δ)-DP, ℓ2 ball)")
+	fs.Float64Var(&f.eps, "eps", 1, "privacy parameter ε > 0")
+	fs.Float64Var(&f.delta, "delta", 0, "privacy parameter δ in (0,1), gaussian only")
+	fs.StringVar(&f.outB, "out-b", "", "write B (m×r) to this .npy or .csv file")
+	fs.StringVar(&f.outL, "out-l", "", "write L (r×n) to this .npy or .csv file")
+	fs.StringVar(&f.outW, "out-w", "", outWUsage)
+	fs.StringVar(&f.data, "data", "", "histogram x (.npy/.csv, n counts) to include the data-dependent structural error (for analysis only: it depends on private data)")
+	fs.Float64Var(&f.opt.RankFactor, "rank-factor", 1.2, "r = ⌈rank-factor·rank(W)⌉ rows of L")
+	fs.IntVar(&f.opt.Rank, "rank", 0, "explicit r (overrides --rank-factor)")
+	fs.Float64Var(&f.opt.Tol, "tol", 1e-3, "stop when ‖W − BL‖_F ≤ tol·‖W‖_F")
+	fs.IntVar(&f.opt.MaxOuter, "max-outer", 0, "cap on multiplier iterations (0: default 60)")
+	fs.IntVar(&f.opt.MaxInner, "max-inner", 0, "cap on L-steps per multiplier iteration (0: default 40)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the random orthogonal start (not privacy randomness)")
+	fs.StringVar(&f.startFlag, "start", "auto", "starting point: auto (pidentity for laplace when r ≥ n, else svd), svd (Yuan et al.'s) or pidentity (HDMM's L = [I; Θ]D⁻¹ by L-BFGS)")
+	fs.IntVar(&f.opt.PIdentityRows, "pidentity-rows", 0, "p, rows added to the identity by the p-Identity start (0: --rank − n when --rank > n, else ⌈n/16⌉)")
+	fs.IntVar(&f.opt.PIdentityIters, "pidentity-iters", 0, "cap on the p-Identity start's L-BFGS iterations (0: default 500)")
+	fs.BoolVar(&f.opt.Refine, "refine", false, "run the augmented-Lagrangian iteration from the p-Identity start too (slower; rarely better)")
+	fs.BoolVar(&f.opt.Relaxed, "relaxed", false, "keep the relaxed W ≈ BL instead of polishing it to an exact decomposition")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
+	fs.BoolVar(&f.quiet, "quiet", false, "no per-iteration progress on stderr")
+}
+
+// check validates the flags that need no file and returns the budget the
+// noise is calibrated to. The budget is checked by calibrate and everything
+// else by lrm.Solve (its errors wrap ErrInput and exit 1): no second copy
+// of the checks here.
+func (f *lrmFlags) check() (calibrate.Budget, error) {
+	var bud calibrate.Budget
+	switch f.mech {
+	case "laplace":
+		f.opt.Ball = lrm.L1
+		bud = calibrate.Budget{Kind: calibrate.Pure, Epsilon: f.eps, Delta: f.delta}
+	case "gaussian":
+		f.opt.Ball = lrm.L2
+		bud = calibrate.ApproxDP(f.eps, f.delta)
+	default:
+		return bud, usageErrorf("--mechanism must be laplace or gaussian, got %q", f.mech)
+	}
+	if err := bud.Validate(); err != nil {
+		return bud, usageErrorf("--mechanism %s --eps %g --delta %g: %v", f.mech, f.eps, f.delta, err)
+	}
+	switch f.startFlag {
+	case "auto":
+		f.opt.Start = lrm.StartAuto
+	case "svd":
+		f.opt.Start = lrm.StartSVD
+	case "pidentity":
+		f.opt.Start = lrm.StartPIdentity
+	default:
+		return bud, usageErrorf("--start must be auto, svd or pidentity, got %q", f.startFlag)
+	}
+	if f.seed == 0 {
+		return bud, usageErrorf("--seed must be positive")
+	}
+	f.opt.Seed = f.seed
+	return bud, checkRange("--eps", f.eps, epsMin, epsMax)
+}
+
+// source is the workload lrm's flags describe.
+func (f *lrmFlags) source() workload.Source { return lrmSource(f.wfile, f.spec, f.specFile, f.n) }
+
 func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("lrm", stderr)
-	wfile := fs.String("w", "", "workload matrix W (m×n) from a .npy or .csv file")
-	spec := fs.String("workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
-	var specFile string
-	registerSpecFile(fs, &specFile)
-	nFlag := fs.Int("n", 0, "domain size for --workload")
-	mech := fs.String("mechanism", "laplace", "laplace (ε-DP, columns of L in the ℓ1 ball) or gaussian ((ε,δ)-DP, ℓ2 ball)")
-	eps := fs.Float64("eps", 1, "privacy parameter ε > 0")
-	delta := fs.Float64("delta", 0, "privacy parameter δ in (0,1), gaussian only")
-	outB := fs.String("out-b", "", "write B (m×r) to this .npy or .csv file")
-	outL := fs.String("out-l", "", "write L (r×n) to this .npy or .csv file")
-	outW := registerOutW(fs)
-	data := fs.String("data", "", "histogram x (.npy/.csv, n counts) to include the data-dependent structural error (for analysis only: it depends on private data)")
-	rankFactor := fs.Float64("rank-factor", 1.2, "r = ⌈rank-factor·rank(W)⌉ rows of L")
-	rank := fs.Int("rank", 0, "explicit r (overrides --rank-factor)")
-	tol := fs.Float64("tol", 1e-3, "stop when ‖W − BL‖_F ≤ tol·‖W‖_F")
-	maxOuter := fs.Int("max-outer", 0, "cap on multiplier iterations (0: default 60)")
-	maxInner := fs.Int("max-inner", 0, "cap on L-steps per multiplier iteration (0: default 40)")
-	seed := fs.Uint64("seed", 1, "seed of the random orthogonal start (not privacy randomness)")
-	startFlag := fs.String("start", "auto", "starting point: auto (pidentity for laplace when r ≥ n, else svd), svd (Yuan et al.'s) or pidentity (HDMM's L = [I; Θ]D⁻¹ by L-BFGS)")
-	pRows := fs.Int("pidentity-rows", 0, "p, rows added to the identity by the p-Identity start (0: --rank − n when --rank > n, else ⌈n/16⌉)")
-	pIters := fs.Int("pidentity-iters", 0, "cap on the p-Identity start's L-BFGS iterations (0: default 500)")
-	refine := fs.Bool("refine", false, "run the augmented-Lagrangian iteration from the p-Identity start too (slower; rarely better)")
-	relaxed := fs.Bool("relaxed", false, "keep the relaxed W ≈ BL instead of polishing it to an exact decomposition")
-	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
-	quiet := fs.Bool("quiet", false, "no per-iteration progress on stderr")
+	var f lrmFlags
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dpsolve lrm (--w W.npy | --workload SPEC --n N | --spec FILE) [--mechanism laplace|gaussian] --eps 1 [--delta D] [--out-b B.npy --out-l L.npy] [--json]")
 		fs.PrintDefaults()
@@ -107,43 +167,14 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	// The budget is checked by calibrate and everything else by lrm.Solve
-	// (its errors wrap ErrInput and exit 1): no second copy of the checks here.
-	ball := lrm.L1
-	var bud calibrate.Budget
-	switch *mech {
-	case "laplace":
-		bud = calibrate.Budget{Kind: calibrate.Pure, Epsilon: *eps, Delta: *delta}
-	case "gaussian":
-		ball = lrm.L2
-		bud = calibrate.ApproxDP(*eps, *delta)
-	default:
-		return usageErrorf("--mechanism must be laplace or gaussian, got %q", *mech)
-	}
-	if err := bud.Validate(); err != nil {
-		return usageErrorf("--mechanism %s --eps %g --delta %g: %v", *mech, *eps, *delta, err)
-	}
-	var start lrm.Start
-	switch *startFlag {
-	case "auto":
-		start = lrm.StartAuto
-	case "svd":
-		start = lrm.StartSVD
-	case "pidentity":
-		start = lrm.StartPIdentity
-	default:
-		return usageErrorf("--start must be auto, svd or pidentity, got %q", *startFlag)
-	}
-	if *seed == 0 {
-		return usageErrorf("--seed must be positive")
-	}
-	if err := checkRange("--eps", *eps, epsMin, epsMax); err != nil {
+	bud, err := f.check()
+	if err != nil {
 		return err
 	}
-	if err := preflight("lrm", []string{*wfile, *data, specFile}, lrmSource(*wfile, *spec, specFile, *nFlag), memLRM, true, false, matOut("--out-b", *outB), matOut("--out-l", *outL), matOut("--out-w", *outW)); err != nil {
+	if err := preflight("lrm", []string{f.wfile, f.data, f.specFile}, f.source(), memLRM, true, false, matOut("--out-b", f.outB), matOut("--out-l", f.outL), matOut("--out-w", f.outW)); err != nil {
 		return err
 	}
-	w, label, err := loadLRMWorkload(lrmSource(*wfile, *spec, specFile, *nFlag))
+	w, label, err := loadLRMWorkload(f.source())
 	if err != nil {
 		return err
 	}
@@ -151,45 +182,72 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkSizeMemory("lrm", n, m, memLRM, true); err != nil {
 		return err
 	}
-	var x []float64
-	if *data != "" {
-		if x, err = matio.ReadVector(*data); err != nil {
-			return err
-		}
-		if len(x) != n {
-			return fmt.Errorf("%s: %d cells, the workload has n = %d", *data, len(x), n)
-		}
+	x, err := readLRMData(f.data, n)
+	if err != nil {
+		return err
 	}
-
-	opt := &lrm.Options{Ball: ball, RankFactor: *rankFactor, Rank: *rank, Tol: *tol,
-		MaxOuter: *maxOuter, MaxInner: *maxInner, Seed: *seed, Relaxed: *relaxed,
-		Start: start, PIdentityRows: *pRows, PIdentityIters: *pIters, Refine: *refine,
-		Progress: progressTo(stderr, "lrm", *quiet)}
-	if !*quiet {
-		fmt.Fprintf(stderr, "dpsolve lrm: %s, m = %d, n = %d, %s noise, columns of L in the %v ball\n", label, m, n, *mech, ball)
+	opt := f.opt
+	opt.Progress = progressTo(stderr, "lrm", f.quiet)
+	if !f.quiet {
+		fmt.Fprintf(stderr, "dpsolve lrm: %s, m = %d, n = %d, %s noise, columns of L in the %v ball\n", label, m, n, f.mech, opt.Ball)
 	}
 	// An interrupted solve returns at once and writes nothing.
-	res, err := untilCancelled(ctx, func() (*lrm.Result, error) { return lrm.Solve(ctx, w, opt) })
+	res, err := untilCancelled(ctx, func() (*lrm.Result, error) { return lrm.Solve(ctx, w, &opt) })
 	if err != nil {
 		return err
 	}
-	if err := writeMatrices(outFile{*outB, res.B}, outFile{*outL, res.L}, outFile{*outW, w}); err != nil {
+	if err := writeMatrices(outFile{f.outB, res.B}, outFile{f.outL, res.L}, outFile{f.outW, w}); err != nil {
 		return err
 	}
+	out, err := newLRMResult(label, m, n, &f, bud, res, x)
+	if err != nil {
+		return err
+	}
+	if x == nil && !res.Polished && !res.Fallback && !res.Identity && !res.PIdentity {
+		fmt.Fprintf(stderr, "dpsolve lrm: note: the relaxed decomposition has a data-dependent structural error ≤ %.3g·‖x‖²; give --data to include it\n", out.StructuralBound)
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	out.writeText(stdout)
+	return nil
+}
+
+// readLRMData reads the optional histogram of --data (nil without it).
+func readLRMData(path string, n int) ([]float64, error) {
+	if path == "" {
+		return nil, nil
+	}
+	x, err := matio.ReadVector(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != n {
+		return nil, fmt.Errorf("%s: %d cells, the workload has n = %d", path, len(x), n)
+	}
+	return x, nil
+}
+
+// newLRMResult is the one result of dpsolve lrm that both the text and the
+// --json renderings read. Errors are turned from the Φ scale into expected
+// squared errors under bud; with data x the structural part is added.
+func newLRMResult(label string, m, n int, f *lrmFlags, bud calibrate.Budget, res *lrm.Result, x []float64) (*lrmJSON, error) {
 	noiseErr, err := res.ExpectedNoiseError(bud)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return nil, usageErrorf("%v", err)
 	}
 	unit, err := unitVariance(res, bud)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sb, err := res.StructuralBound()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out := lrmJSON{
-		Workload: label, N: n, M: m, Mechanism: *mech, Ball: ball.String(), Epsilon: *eps,
+	out := &lrmJSON{
+		Workload: label, N: n, M: m, Mechanism: f.mech, Ball: f.opt.Ball.String(), Epsilon: f.eps,
 		Objective: res.Objective, Residual: res.Residual, Rank: res.Rank, WorkloadRank: res.WorkloadRank,
 		Iterations: res.Iterations, InnerIters: res.InnerIterations, Seconds: res.Seconds,
 		ExpectedError: noiseErr, NoiseError: noiseErr, StructuralBound: sb,
@@ -200,46 +258,48 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Start: res.Start.String(), PIdentity: res.PIdentity, PIdentityRows: res.PIdentityRows,
 		PIdentityIterations: res.PIdentityIterations, PIdentityObjective: res.PIdentityObjective,
 	}
-	if ball == lrm.L2 {
-		out.Delta = delta
+	if f.opt.Ball == lrm.L2 {
+		d := f.delta
+		out.Delta = &d
 	}
 	if x != nil {
 		s, err := res.StructuralError(x)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		out.StructuralError = &s
 		out.ExpectedError += s
-	} else if !res.Polished && !res.Fallback && !res.Identity && !res.PIdentity {
-		fmt.Fprintf(stderr, "dpsolve lrm: note: the relaxed decomposition has a data-dependent structural error ≤ %.3g·‖x‖²; give --data to include it\n", sb)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	status := "converged"
+	return out, nil
+}
+
+// outcome says in words how the decomposition was obtained.
+func (o *lrmJSON) outcome() string {
 	switch {
-	case res.Fallback:
-		status = "fell back to the exact SVD decomposition"
-	case res.Identity:
-		status = "returned Identity (B = W, L = I), better than the optimizer's result"
-	case res.PIdentity:
-		status = fmt.Sprintf("p-Identity start (L = [I; Θ]·D⁻¹, p = %d, %d L-BFGS iterations), exact", res.PIdentityRows, res.PIdentityIterations)
-	case res.Polished:
-		status = "converged, polished to an exact decomposition"
+	case o.Fallback:
+		return "fell back to the exact SVD decomposition"
+	case o.Identity:
+		return "returned Identity (B = W, L = I), better than the optimizer's result"
+	case o.PIdentity:
+		return fmt.Sprintf("p-Identity start (L = [I; Θ]·D⁻¹, p = %d, %d L-BFGS iterations), exact", o.PIdentityRows, o.PIdentityIterations)
+	case o.Polished:
+		return "converged, polished to an exact decomposition"
 	}
-	fmt.Fprintf(stdout, "workload        %s: m = %d, n = %d, rank %d\n", label, m, n, res.WorkloadRank)
-	after := fmt.Sprintf(" after %d iterations (%d L-steps)", res.Iterations, res.InnerIterations)
-	if res.Iterations == 0 {
+	return "converged"
+}
+
+// writeText renders the result for a reader.
+func (o *lrmJSON) writeText(w io.Writer) {
+	fmt.Fprintf(w, "workload        %s: m = %d, n = %d, rank %d\n", o.Workload, o.M, o.N, o.WorkloadRank)
+	after := fmt.Sprintf(" after %d iterations (%d L-steps)", o.Iterations, o.InnerIters)
+	if o.Iterations == 0 {
 		after = "" // the p-Identity start without the iteration (--refine)
 	}
-	fmt.Fprintf(stdout, "decomposition   B %d×%d, L %d×%d; %s%s, %.2f s\n", m, res.Rank, res.Rank, n, status, after, res.Seconds)
-	fmt.Fprintf(stdout, "objective       tr(BᵀB) = %.8g, residual %.2e, sensitivity %.6f (%v)\n", res.Objective, res.Residual, res.Sensitivity, ball)
-	fmt.Fprintf(stdout, "expected error  %.6g (RMSE per query %.6g)\n", out.ExpectedError, math.Sqrt(out.ExpectedError/float64(m)))
-	fmt.Fprintf(stdout, "identity        %.6g (%.2f× LRM)\n", out.IdentityError, out.IdentityError/out.ExpectedError)
-	fmt.Fprintf(stdout, "seed bounds     SVD upper %.6g, SVD lower %.6g, Hardt–Talwar rate %.6g (no constant)\n", out.SVDUpperBound, out.LowerBound, out.HardtTalwarRate)
-	return nil
+	fmt.Fprintf(w, "decomposition   B %d×%d, L %d×%d; %s%s, %.2f s\n", o.M, o.Rank, o.Rank, o.N, o.outcome(), after, o.Seconds)
+	fmt.Fprintf(w, "objective       tr(BᵀB) = %.8g, residual %.2e, sensitivity %.6f (%s)\n", o.Objective, o.Residual, o.Sensitivity, o.Ball)
+	fmt.Fprintf(w, "expected error  %.6g (RMSE per query %.6g)\n", o.ExpectedError, math.Sqrt(o.ExpectedError/float64(o.M)))
+	fmt.Fprintf(w, "identity        %.6g (%.2f× LRM)\n", o.IdentityError, o.IdentityError/o.ExpectedError)
+	fmt.Fprintf(w, "seed bounds     SVD upper %.6g, SVD lower %.6g, Hardt–Talwar rate %.6g (no constant)\n", o.SVDUpperBound, o.LowerBound, o.HardtTalwarRate)
 }
 
 // unitVariance is the per-measurement noise variance at unit sensitivity:

@@ -111,7 +111,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case interrupted(ctx, err):
-		fmt.Fprintf(stderr, "dpsolve %s: interrupted; no output of the interrupted work was written\n", c.name)
+		var spent *spentError
+		if errors.As(err, &spent) {
+			fmt.Fprintf(stderr, "dpsolve %s: interrupted after the budget was charged: %s was spent in %s and nothing was released\n", c.name, spent.cost, spent.ledger)
+		} else {
+			fmt.Fprintf(stderr, "dpsolve %s: interrupted; no output of the interrupted work was written\n", c.name)
+		}
 		return exitInterrupted
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "dpsolve %s: %v\n", c.name, err)

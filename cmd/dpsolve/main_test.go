@@ -21,6 +21,12 @@ var (
 var buildTags []string
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("DPSOLVE_TEST_BIN"); bin != "" {
+		// Run the subprocess suites against another build (e.g. an older
+		// commit's, to see which cases it fails).
+		dpsolveBin = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "dpsolve-test-bin-")
 	if err != nil {
 		binErr = err

@@ -20,8 +20,11 @@ import (
 
 // registerOutW adds the --out-w flag to fs.
 func registerOutW(fs *flag.FlagSet) *string {
-	return fs.String("out-w", "", "write the workload matrix W (m×n) actually used to this .npy or .csv file: row i is the query of answer i")
+	return fs.String("out-w", "", outWUsage)
 }
+
+// outWUsage is --out-w's help text.
+const outWUsage = "write the workload matrix W (m×n) actually used to this .npy or .csv file: row i is the query of answer i"
 
 // writeOutW writes w's query matrix to path (nothing when path is empty).
 // A workload known only by its Gram (--gram) has no W to write.
@@ -38,26 +41,6 @@ func writeOutW(path string, w workload.Workload) error {
 		return err
 	}
 	return matio.WriteMatrix(path, ex.Matrix())
-}
-
-// solveWorkload rebuilds the workload of dpsolve solve's flags for --out-w
-// (solve itself needs only the Gram). Parse is deterministic, so it is the
-// W the solve used.
-func solveWorkload(wf *workloadFlags) (workload.Workload, error) {
-	switch {
-	case wf.spec != "":
-		return workload.Parse(wf.spec, wf.n)
-	case wf.specFile != "":
-		return workload.Load(wf.source())
-	case wf.wfile != "":
-		d, err := matio.ReadMatrix(wf.wfile)
-		if err != nil {
-			return nil, err
-		}
-		return workload.FromMatrix("w:"+wf.wfile, d)
-	default:
-		return nil, fmt.Errorf("--out-w needs --workload, --w or --spec: --gram gives only V = WᵀW, not W")
-	}
 }
 
 // writeFileAtomic writes a non-matrix output (CSV report, SDPA program)

@@ -28,23 +28,33 @@ func init() {
 
 // planJSON is the machine-readable output of dpsolve plan.
 type planJSON struct {
-	Spec             string          `json:"spec"`
-	Cells            int             `json:"cells"`
-	Queries          int             `json:"queries"`
-	Template         string          `json:"template"`
-	Privacy          string          `json:"privacy"`
-	Objective        float64         `json:"objective"`
-	LowerBound       *float64        `json:"lower_bound"`
-	LowerBoundSource string          `json:"lower_bound_source,omitempty"`
-	DenseObjective   *float64        `json:"dense_objective"`
-	AboveDense       *float64        `json:"above_dense"`
-	Sweeps           int             `json:"sweeps"`
-	Status           string          `json:"status"`
-	Regularization   float64         `json:"regularization"`
-	Seconds          float64         `json:"seconds"`
-	Templates        []planTriedJSON `json:"templates"`
-	Terms            []planTermJSON  `json:"terms"`
-	Out              string          `json:"out,omitempty"`
+	Spec             string      `json:"spec"`
+	Cells            json.Number `json:"cells"` // exact, however large
+	Queries          int         `json:"queries"`
+	Template         string      `json:"template"`
+	Privacy          string      `json:"privacy"`
+	Objective        float64     `json:"objective"`
+	LowerBound       *float64    `json:"lower_bound"`
+	LowerBoundSource string      `json:"lower_bound_source,omitempty"`
+	// AboveBound is (objective − lower_bound)/objective.
+	AboveBound *float64 `json:"above_lower_bound"`
+	// FamilyBound bounds every strategy of the template's own family
+	// (FamilySource says which); null when none is known.
+	FamilyBound  *float64 `json:"family_bound"`
+	FamilySource string   `json:"family_bound_source,omitempty"`
+	// Parts lists a union's parts: weight, terms and kind.
+	Parts []planPartJSON `json:"parts,omitempty"`
+	// Family is set for a marginals-family plan (any blocks).
+	Family         *planFamilyJSON `json:"marginals_family,omitempty"`
+	DenseObjective *float64        `json:"dense_objective"`
+	AboveDense     *float64        `json:"above_dense"`
+	Sweeps         int             `json:"sweeps"`
+	Status         string          `json:"status"`
+	Regularization float64         `json:"regularization"`
+	Seconds        float64         `json:"seconds"`
+	Templates      []planTriedJSON `json:"templates"`
+	Terms          []planTermJSON  `json:"terms"`
+	Out            string          `json:"out,omitempty"`
 	// Marginals is set for the marginals template: its objective, largest
 	// per-query variance, certificate and per-marginal variances.
 	Marginals *planMarginalsJSON `json:"marginals,omitempty"`
@@ -75,6 +85,30 @@ type planMarginalsJSON struct {
 	Sets        []marginals.MarginalJSON `json:"sets"`
 }
 
+// planPartJSON is one part of a union plan; Kind is "kron" or the
+// template of a hybrid part ("marginals").
+type planPartJSON struct {
+	Weight float64  `json:"weight"`
+	Terms  []string `json:"terms"`
+	Kind   string   `json:"kind"`
+}
+
+// planFamilyJSON reports a marginals-family plan.
+type planFamilyJSON struct {
+	Privacy      string                `json:"privacy"`
+	LargestTable float64               `json:"largest_table_error"`
+	FamilyBound  float64               `json:"family_bound"`
+	Start        string                `json:"start,omitempty"`
+	Iterations   int                   `json:"iterations"`
+	Residuals    int                   `json:"residual_subsets,omitempty"`
+	Tables       []planFamilyTableJSON `json:"tables,omitempty"`
+}
+
+type planFamilyTableJSON struct {
+	Attributes []string `json:"attributes"`
+	Weight     float64  `json:"weight"`
+}
+
 type planTriedJSON struct {
 	Template  string   `json:"template"`
 	Objective *float64 `json:"objective"`
@@ -97,7 +131,7 @@ type strategyFile struct {
 	Template      string               `json:"template"`
 	Privacy       string               `json:"privacy"`
 	ExpectedError float64              `json:"expected_error"`
-	Cells         int                  `json:"cells"`
+	Cells         json.Number          `json:"cells"`
 	Domain        []workload.Attribute `json:"domain"`
 	Factors       []factorFile         `json:"factors,omitempty"`
 	Parts         []partFile           `json:"parts,omitempty"`
@@ -169,9 +203,14 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	blas.Current().SetThreads(*threads)
 
 	opt := plan.Options{Privacy: plan.Privacy(*privacy), Progress: progressTo(stderr, "plan", *quiet)}
+	if *outDir != "" {
+		// Only strategies with a file format (the portfolio and union fall
+		// back to those).
+		opt.Accept = writable
+	}
 	if !*quiet {
-		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %d cells, %d terms, %d queries; template %s, privacy %s\n",
-			*specPath, len(w.Attributes()), w.Cells(), len(w.Terms()), w.Queries(), *template, *privacy)
+		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %s cells, %d terms, %d queries; template %s, privacy %s\n",
+			*specPath, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), *template, *privacy)
 	}
 	var res *plan.Result
 	if *template == marginals.TemplateName && mobj != marginals.Sum {
@@ -194,8 +233,10 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	out := planJSON{
-		Spec: *specPath, Cells: w.Cells(), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
+		Spec: *specPath, Cells: json.Number(w.CellCount().String()), Queries: w.Queries(), Template: res.Template, Privacy: *privacy,
 		Objective: res.Objective, LowerBound: maybe(res.LowerBound), LowerBoundSource: res.LowerBoundSource,
+		AboveBound:  maybe((res.Objective - res.LowerBound) / res.Objective),
+		FamilyBound: maybe(positive(res.FamilyBound)), FamilySource: res.FamilySource,
 		DenseObjective: maybe(res.DenseObjective), AboveDense: maybe(res.AboveDense),
 		Sweeps: res.Sweeps, Status: res.Status.String(), Regularization: res.Regularization, Seconds: res.Seconds, Out: *outDir,
 	}
@@ -208,6 +249,16 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	for _, t := range res.TermErrors {
 		out.Terms = append(out.Terms, planTermJSON{Term: t.Term, Queries: t.Queries, Error: t.Error})
+	}
+	for _, p := range res.Strategy.Parts {
+		kind := "kron"
+		if p.Strategy != nil {
+			kind = p.Strategy.Template
+		}
+		out.Parts = append(out.Parts, planPartJSON{Weight: p.Weight, Terms: p.Terms, Kind: kind})
+	}
+	if fp, ok := res.Strategy.Other.(*marginals.FamilyPlan); ok {
+		out.Family = familyJSON(fp, attributeNames(w))
 	}
 	if mp, ok := res.Strategy.Other.(*marginals.Plan); ok {
 		sf := mp.StrategyFile(attributeNames(w))
@@ -224,7 +275,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(stdout, "spec          %s: %d cells, %d queries in %d terms\n", *specPath, w.Cells(), w.Queries(), len(w.Terms()))
+	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", *specPath, bigCount(w.CellCount()), w.Queries(), len(w.Terms()))
 	fmt.Fprintf(stdout, "template      %s (%s), %s", res.Template, *privacy, res.Status)
 	if res.Sweeps > 0 {
 		fmt.Fprintf(stdout, " after %d sweeps", res.Sweeps)
@@ -235,6 +286,10 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "lower bound   %.12g   certified for every strategy (%s)\n", *p, res.LowerBoundSource)
 	} else {
 		fmt.Fprintf(stdout, "lower bound   none known\n")
+	}
+	if p := out.FamilyBound; p != nil {
+		fmt.Fprintf(stdout, "family bound  %.12g   certified for the template's family only (%s); the plan is %.3g above it\n",
+			*p, res.FamilySource, (res.Objective-*p)/res.Objective)
 	}
 	if p := maybe(res.DenseObjective); p != nil {
 		fmt.Fprintf(stdout, "dense optimum %.12g   the plan is %.3g above it\n", *p, res.AboveDense)
@@ -251,6 +306,20 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	for _, t := range out.Terms {
 		fmt.Fprintf(stdout, "  term %-20s %9d queries  error %.10g\n", t.Term, t.Queries, t.Error)
+	}
+	for i, p := range out.Parts {
+		fmt.Fprintf(stdout, "  part %-3d %-9s weight %.6g  terms %s\n", i+1, p.Kind, p.Weight, strings.Join(p.Terms, ", "))
+	}
+	if f := out.Family; f != nil {
+		fmt.Fprintf(stdout, "marginals     family plan (%s): largest table alone %.10g, family bound %.10g", f.Privacy, f.LargestTable, f.FamilyBound)
+		if f.Privacy == "pure" {
+			fmt.Fprintf(stdout, ", %d tables (start %s, %d steps)\n", len(f.Tables), f.Start, f.Iterations)
+			for _, tb := range f.Tables {
+				fmt.Fprintf(stdout, "  table %-33s weight %.6g (Laplace scale %.6g/ε)\n", "{"+strings.Join(tb.Attributes, ", ")+"}", tb.Weight, 1/tb.Weight)
+			}
+		} else {
+			fmt.Fprintf(stdout, ", %d residual subsets\n", f.Residuals)
+		}
 	}
 	if m := out.Marginals; m != nil {
 		fmt.Fprintf(stdout, "marginals     objective %s: %d residual subsets, largest per-query variance %.10g", m.Objective, m.Residuals, m.MaxVariance)
@@ -313,7 +382,7 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 		}
 	}()
 	s := res.Strategy
-	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: w.Cells(), Domain: w.Attributes()}
+	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: json.Number(w.CellCount().String()), Domain: w.Attributes()}
 	used := map[string]bool{}
 	writeFactors := func(prefix string, fs []plan.Factor) ([]factorFile, error) {
 		var out []factorFile
@@ -417,4 +486,52 @@ func uniqueName(used map[string]bool, name string) string {
 	}
 	used[name] = true
 	return name
+}
+
+// positive returns x, or NaN when it is not positive (a zero family bound
+// is the trivial one: not reported).
+func positive(x float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return math.NaN()
+}
+
+// familyJSON reports a marginals-family plan.
+func familyJSON(fp *marginals.FamilyPlan, names []string) *planFamilyJSON {
+	f := &planFamilyJSON{Privacy: "gaussian", LargestTable: fp.LargestTable, FamilyBound: fp.FamilyBound,
+		Start: fp.Start, Iterations: fp.Iterations, Residuals: len(fp.Residuals)}
+	if fp.Pure {
+		f.Privacy = "pure"
+	}
+	for _, tb := range fp.Tables {
+		attrs := make([]string, len(tb.Attrs))
+		for i, a := range tb.Attrs {
+			attrs[i] = names[a]
+		}
+		f.Tables = append(f.Tables, planFamilyTableJSON{Attributes: attrs, Weight: tb.Weight})
+	}
+	return f
+}
+
+// writable accepts the strategies --out has a file format for: Kronecker,
+// dense, unions of Kronecker parts, and the marginals template's residual
+// and table plans.
+func writable(s *plan.Strategy) error {
+	switch s.Kind() {
+	case "kron", "dense":
+		return nil
+	case "union":
+		for _, p := range s.Parts {
+			if p.Factors == nil {
+				return fmt.Errorf("a union with a %s part has no file format", p.Strategy.Template)
+			}
+		}
+		return nil
+	}
+	switch s.Other.(type) {
+	case *marginals.Plan, *marginals.PurePlan:
+		return nil
+	}
+	return fmt.Errorf("template %s's %T has no file format", s.Template, s.Other)
 }

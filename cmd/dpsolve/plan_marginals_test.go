@@ -108,7 +108,25 @@ func TestPlanMarginals(t *testing.T) {
 	assert.Equal(t, 2, code, stderr)
 	code, _, stderr = runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--objective", "median")
 	assert.Equal(t, 2, code, stderr)
-	code, _, stderr = runCLI(t, "plan", "--spec", writeSpec(t, planSpec), "--template", "marginals")
+	// A workload that is not only marginals is planned in the marginals
+	// family (residual closed form): a family bound, no global one; the
+	// max objective takes only marginals.
+	code, stdout, stderr = runCLI(t, "plan", "--spec", writeSpec(t, planSpec), "--template", "marginals", "--json")
+	require.Equal(t, 0, code, stderr)
+	var fam struct {
+		Objective   float64  `json:"objective"`
+		FamilyBound *float64 `json:"family_bound"`
+		Family      *struct {
+			Privacy   string `json:"privacy"`
+			Residuals int    `json:"residual_subsets"`
+		} `json:"marginals_family"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &fam))
+	require.NotNil(t, fam.Family)
+	require.NotNil(t, fam.FamilyBound)
+	assert.Equal(t, "gaussian", fam.Family.Privacy)
+	assert.InDelta(t, fam.Objective, *fam.FamilyBound, 1e-12*fam.Objective, "the closed form is the family's optimum")
+	code, _, stderr = runCLI(t, "plan", "--spec", writeSpec(t, planSpec), "--template", "marginals", "--objective", "max")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "is not a marginal")
 }

@@ -46,7 +46,9 @@ func TestPlanJSONAndOut(t *testing.T) {
 	}
 	assert.Equal(t, 80.0, got["cells"])
 	tried := got["templates"].([]any)
-	require.Len(t, tried, 3, "kron, union, dense")
+	require.Len(t, tried, 4, "kron, union, dense, marginals")
+	// --out: the marginals family plan (no file format) is not taken.
+	assert.Contains(t, tried[3].(map[string]any)["error"], "not accepted")
 	for _, tr := range tried {
 		m := tr.(map[string]any)
 		assert.Contains(t, m, "template")

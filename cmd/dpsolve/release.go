@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
@@ -43,8 +43,9 @@ type tblFlags struct {
 	splitArg                      string    // --split as given
 	termShares                    []float64 // --split terms[:w,…]: per-term shares (empty: equal)
 	splitTerms                    bool
-	asJSON, dryRun                bool
+	asJSON, dryRun, quiet         bool
 	nonneg, integer               bool
+	allowFractional               bool
 	seed                          string
 	set                           map[string]bool // flags given on the command line
 }
@@ -59,12 +60,14 @@ func (f *tblFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.delta, "delta", 0, "δ in (0,1), with --eps")
 	fs.StringVar(&f.out, "out", "", "output directory for answers.csv and release.json (required unless --dry-run; must not exist or be empty)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "print the noise scale and expected errors without reading the data or writing anything")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the noise scale and expected errors without reading the data or writing anything (the same feasibility checks as a release: a release the dry run accepts is not refused for its size)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (warnings and the ledger charge are still printed)")
+	fs.BoolVar(&f.allowFractional, "allow-fractional", false, "accept a histogram .npy whose cells are not whole numbers (as dpsolve run does): only if one person still changes at most one cell by at most 1")
 	fs.StringVar(&f.splitArg, "split", "1", "N: this release spends 1/N of the given budget (ρ/N, ε/N, δ/N), so N releases together spend it; terms: divide the budget over the spec's terms, equally or terms:w1,w2,… in proportion to the given shares, each term planned and measured on its own (needs --template, not --plan)")
 	fs.StringVar(&f.budgetFile, "budget-file", "", "budget ledger (JSON, e.g. {\"limit\": {\"rho\": 1}}): refuse before any noise when the release would exceed it; record it otherwise")
 	fs.StringVar(&f.label, "label", "", "label of this release in the budget ledger (default: the output directory)")
-	fs.BoolVar(&f.nonneg, "nonnegative", false, "post-process: no negative cells (histogram strategies: clamp the reconstructed histogram; marginals plans: project onto consistent non-negative tables); biased, the stddev column no longer applies")
-	fs.BoolVar(&f.integer, "integer", false, "post-process: integer cells (marginals plans: every table rounded to one integer grand total; see consistency in release.json); biased, the stddev column no longer applies")
+	fs.BoolVar(&f.nonneg, "nonnegative", false, "post-process: non-negative tables, consistent with one another, every one summing to the least-squares total (histogram strategies: least squares over non-negative histograms; marginals plans: over consistent non-negative tables); biased, see estimator in release.json; the stddev column describes the least-squares answers")
+	fs.BoolVar(&f.integer, "integer", false, "post-process: integer tables keeping the totals and the consistency (histogram strategies: the histogram rounded by its running sums; marginals plans: controlled rounding); see estimator in release.json")
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: seeded noise — the output is NOT private and says so")
 }
 
@@ -267,6 +270,11 @@ type tblJSON struct {
 	// Consistency reports the post-processing of a marginals plan's tables
 	// (--nonnegative / --integer): method, tolerance and what remains.
 	Consistency *tables.Consistency `json:"consistency,omitempty"`
+	// Estimator (Estimators with --split terms, one per term) states the
+	// --nonnegative / --integer estimator's method, objective and bias,
+	// the released total and per table its total and largest change.
+	Estimator  *tables.Estimator   `json:"estimator,omitempty"`
+	Estimators []*tables.Estimator `json:"estimators,omitempty"`
 	// SplitTerms lists, with --split terms, each term's own release: its
 	// share of the budget, plan and noise (the top-level sigma, noise scale
 	// and sensitivity are then the largest over the terms).
@@ -288,6 +296,7 @@ type tblJSON struct {
 func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	fs := newFlagSet("release", stderr)
+	withReleaseHelp(fs, stderr)
 	var f tblFlags
 	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -301,10 +310,14 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if !f.dryRun {
-		// Refuse an existing output before anything is read or spent.
-		if err := checkOutDir(f.out); err != nil {
+		// Refuse an existing, linked or unwritable output before anything
+		// is read or spent.
+		if err := checkOutDir(f.out, stderr); err != nil {
 			return err
 		}
+	}
+	if err := f.checkInputFiles(); err != nil {
+		return err
 	}
 	// The shared spec reader first, so that a bad or missing spec is
 	// reported as by every other command; then its bytes for the record.
@@ -320,8 +333,19 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	// What can be refused from the spec, the plan's file and the budget
+	// alone is refused before planning (seconds, not minutes).
+	if err := f.checkPlanPrivacy(b); err != nil {
+		return err
+	}
+	if err := f.feasible(k, w, stderr); err != nil {
+		return err
+	}
 	parts, err := f.prepareParts(ctx, k, w, b, stderr)
 	if err != nil {
+		return err
+	}
+	if err := f.checkMemory(parts, w); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(specBytes)
@@ -347,9 +371,14 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		rep.Seconds = time.Since(start).Seconds()
 		return tblPrint(stdout, &f, rep, b)
 	}
+	return f.publish(ctx, start, w, parts, b, rep, stdout, stderr)
+}
 
+// publish reads the data, charges the ledger as the last step before the
+// noise, measures, answers and writes the release.
+func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workload, parts []tblPart, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
 	// The data: only what the strategies need, read once for all parts.
-	data, nrec, err := f.readData(parts, w, stderr)
+	data, nrec, err := f.readData(ctx, parts, w, stderr)
 	if err != nil {
 		return err
 	}
@@ -360,46 +389,123 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private\n", seed)
 		src = noise.NewSeededInsecure(seed)
 	}
-	// The whole budget b is charged once, before the first part draws any
-	// noise (the parts' budgets add up to b).
-	charged := false
+	// The whole budget b is charged once, as the last step before the first
+	// part draws any noise (the parts' budgets add up to b), and only if
+	// the command was not interrupted (SpendContext checks under the lock;
+	// the gate orders the charge with an interrupt's decision).
+	var gate commitGate
 	charge := func() error {
-		if f.budgetFile == "" || charged {
+		if f.budgetFile == "" {
 			return nil
 		}
 		label := f.label
 		if label == "" {
 			label = f.out
 		}
-		st, err := ledger.Spend(f.budgetFile, tables.Charge(b), label)
-		if err != nil {
-			return err
-		}
-		charged = true
-		rep.LedgerSpent = &st.Spent
-		fmt.Fprintf(stderr, "dpsolve release: charged %s to %s (spent %s of %s)\n", b, f.budgetFile, st.Spent, st.Limit)
-		return nil
+		return gate.spend(func() error {
+			st, err := ledger.SpendContext(ctx, f.budgetFile, tables.Charge(b), label)
+			if err != nil {
+				return err
+			}
+			rep.LedgerSpent = &st.Spent
+			fmt.Fprintf(stderr, "dpsolve release: charged %s to %s: %s of %s spent\n", chargeInUnit(b, &st.Limit), f.budgetFile, st.Spent, st.Limit)
+			return nil
+		})
 	}
-	res := &tables.Result{Answers: make([][]float64, len(w.Terms)), Std: make([][]float64, len(w.Terms)), Private: src.Private()}
-	for _, part := range parts {
-		r := part.r
-		pres, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
-		if err != nil {
-			return err
+	// Noise, reconstruction and writing run aside, so that an interrupt
+	// stops the command at once, charged or not (awaitRelease).
+	done := make(chan error, 1)
+	go func() {
+		res := &tables.Result{Answers: make([][]float64, len(w.Terms)), Std: make([][]float64, len(w.Terms)), Private: src.Private()}
+		for _, part := range parts {
+			r := part.r
+			pres, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
+			if err != nil {
+				done <- err
+				return
+			}
+			for i, t := range part.terms {
+				res.Answers[t], res.Std[t] = pres.Answers[i], pres.Std[i]
+			}
+			res.PostProcessed = pres.PostProcessed
+			rep.Consistency = mergeConsistency(rep.Consistency, pres.Consistency)
+			addEstimator(rep, pres.Estimator, len(parts))
 		}
-		for i, t := range part.terms {
-			res.Answers[t], res.Std[t] = pres.Answers[i], pres.Std[i]
+		rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
+		rep.Seconds = time.Since(start).Seconds()
+		done <- writeReleaseDir(ctx, f.out, w, res, rep, &gate)
+	}()
+	if err := gate.await(ctx, done); err != nil {
+		// After the charge nothing may fail silently: the error then says
+		// that the budget was spent and nothing released.
+		if gate.charged {
+			return &spentError{err: err, cost: chargeInUnit(b, rep.LedgerLimit), ledger: f.budgetFile}
 		}
-		res.PostProcessed = pres.PostProcessed
-		rep.Consistency = mergeConsistency(rep.Consistency, pres.Consistency)
-	}
-	rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
-	rep.Seconds = time.Since(start).Seconds()
-	if err := writeReleaseDir(ctx, f.out, w, res, rep); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
-	return tblPrint(stdout, &f, rep, b)
+	if !f.quiet {
+		fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
+	}
+	return tblPrint(stdout, f, rep, b)
+}
+
+// commitGate orders the two irreversible steps of a release — the ledger
+// charge and the rename of the output into place — with the decision an
+// interrupt makes: each step runs holding mu and checks the context under
+// it, and an interrupt takes mu for good, so afterwards neither step can
+// happen and charged and released say exactly what did.
+type commitGate struct {
+	mu                sync.Mutex
+	charged, released bool
+}
+
+// spend runs the ledger charge (which must check the context itself)
+// under the gate.
+func (g *commitGate) spend(charge func() error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.charged { // --split terms: the parts share one charge
+		return nil
+	}
+	if err := charge(); err != nil {
+		return err
+	}
+	g.charged = true
+	return nil
+}
+
+// commit runs rename under the gate if ctx is not cancelled.
+func (g *commitGate) commit(ctx context.Context, rename func() error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := rename(); err != nil {
+		return err
+	}
+	g.released = true
+	return nil
+}
+
+// await returns the release's result from done, or on an interrupt at
+// once: the noise and reconstruction after the charge do not check the
+// context, and a user who pressed Ctrl-C wants out. The work left running
+// is discarded when the process exits; the gate, held from then on, keeps
+// it from charging or writing anything. A release that was already in
+// place when the interrupt came is reported as done.
+func (g *commitGate) await(ctx context.Context, done <-chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	g.mu.Lock() // never released: nothing is charged or renamed after this
+	if g.released {
+		g.mu.Unlock()
+		return <-done
+	}
+	return errCancelled(ctx)
 }
 
 // mergeConsistency combines the consistency reports of the parts of a
@@ -519,16 +625,18 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 	if err != nil {
 		return nil, "", usageErrorf("%v", err)
 	}
-	opt := plan.Options{Privacy: plan.Gaussian, Progress: progressTo(stderr, "release", false)}
+	opt := plan.Options{Privacy: plan.Gaussian, Progress: progressTo(stderr, "release", f.quiet)}
 	if b.Kind == calibrate.Pure {
 		opt.Privacy = plan.Pure
 	}
+	// Only strategies this release can measure.
+	opt.Accept = func(s *plan.Strategy) error { _, err := tables.FromPlan(s, w); return err }
 	res, err := t.Plan(ctx, k, opt)
 	if name == "best" && opt.Privacy == plan.Gaussian {
 		// The portfolio may not include the marginals template; for a
 		// workload of marginals its exact residual plan is a candidate too.
 		if mt, lerr := plan.Lookup("marginals"); lerr == nil {
-			if mres, merr := mt.Plan(ctx, k, opt); merr == nil && (err != nil || mres.Objective < res.Objective) {
+			if mres, merr := mt.Plan(ctx, k, opt); merr == nil && opt.Accepts(mres.Strategy) == nil && (err != nil || mres.Objective < res.Objective) {
 				res, err = mres, nil
 			}
 		}
@@ -536,40 +644,26 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 	if err != nil {
 		return nil, "", err
 	}
-	fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
+	if !f.quiet {
+		fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
+	}
 	s, err := tables.FromPlan(res.Strategy, w)
 	return s, "template " + res.Template, err
 }
 
 // readData reads the histogram or the marginal tables the release needs,
-// with progress on stderr.
-func (f *tblFlags) readData(parts []tblPart, w *tables.Workload, stderr io.Writer) (tables.Data, int64, error) {
-	histogram, sets, need := false, [][]int(nil), 0.0
-	seen := map[string]bool{}
-	for _, p := range parts {
-		h, ss := p.r.Needs()
-		histogram = histogram || h
-		for _, s := range ss {
-			if key := fmt.Sprint(s); !seen[key] {
-				seen[key] = true
-				sets = append(sets, s)
-			}
-		}
-		need = math.Max(need, p.r.MemoryEstimate(tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})) // the parts run one at a time
-	}
-	if mem, ok := records.AvailableMemory(); ok {
-		if histogram {
-			need += 8 * records.CellsFloat(w.Domain)
-		}
-		if need > float64(mem.Bytes) {
-			return tables.Data{}, 0, inputerr.Errorf("release", "this release needs about %s (data, measurements and answers) but only %s is available; use a marginals plan or fewer attributes",
-				records.FormatBytes(uint64(math.Min(need, 1<<63))), mem)
-		}
-	}
+// with progress on stderr; an interrupt stops it between records.
+func (f *tblFlags) readData(ctx context.Context, parts []tblPart, w *tables.Workload, stderr io.Writer) (tables.Data, int64, error) {
+	histogram, sets := f.needs(parts)
 	if strings.EqualFold(filepath.Ext(f.data), ".npy") {
 		x, err := records.ReadHistogramNPY(f.data, w.Domain)
 		if err != nil {
 			return tables.Data{}, 0, err
+		}
+		// The rule of dpsolve run: counts are whole numbers unless
+		// --allow-fractional says one person still changes one cell by ≤ 1.
+		if err := checkCounts(x, f.data, f.allowFractional, stderr); err != nil {
+			return tables.Data{}, 0, inputerr.Errorf("release", "data: %v", err)
 		}
 		return tables.Data{Histogram: x, Tables: marginalize(x, w.Domain, sets)}, 0, nil
 	}
@@ -582,17 +676,77 @@ func (f *tblFlags) readData(parts []tblPart, w *tables.Workload, stderr io.Write
 	if fi, err := file.Stat(); err == nil {
 		opt.Total = fi.Size()
 	}
-	opt.Progress = progressTo(stderr, "release", false)
+	opt.Progress = progressTo(stderr, "release", f.quiet)
+	in := ctxReader{ctx: ctx, r: file}
 	if histogram {
-		x, st, err := records.ReadHistogram(file, w.Domain, opt)
+		x, st, err := records.ReadHistogram(in, w.Domain, opt)
 		if err != nil {
 			return tables.Data{}, 0, wrapData(f.data, err)
 		}
 		// With --split terms a marginals part may need tables too.
 		return tables.Data{Histogram: x, Tables: marginalize(x, w.Domain, sets)}, st.Records, nil
 	}
-	tabs, st, err := records.ReadMarginals(file, w.Domain, sets, opt)
+	tabs, st, err := records.ReadMarginals(in, w.Domain, sets, opt)
 	return tables.Data{Tables: tabs}, st.Records, wrapData(f.data, err)
+}
+
+// needs returns whether any part measures the histogram and the distinct
+// marginal tables the parts measure.
+func (f *tblFlags) needs(parts []tblPart) (bool, [][]int) {
+	histogram, sets := false, [][]int(nil)
+	seen := map[string]bool{}
+	for _, p := range parts {
+		h, ss := p.r.Needs()
+		histogram = histogram || h
+		for _, s := range ss {
+			if key := fmt.Sprint(s); !seen[key] {
+				seen[key] = true
+				sets = append(sets, s)
+			}
+		}
+	}
+	return histogram, sets
+}
+
+// checkMemory refuses, before the data are read (and in a dry run), a
+// release whose data, measurements and answers do not fit in memory.
+func (f *tblFlags) checkMemory(parts []tblPart, w *tables.Workload) error {
+	histogram, _ := f.needs(parts)
+	need := 0.0
+	for _, p := range parts { // the parts run one at a time
+		need = math.Max(need, p.r.MemoryEstimate(tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer}))
+	}
+	if histogram {
+		need += 8 * records.CellsFloat(w.Domain)
+	}
+	mem, ok := records.AvailableMemory()
+	if ok && need > float64(mem.Bytes) {
+		return inputerr.Errorf("release", "this release needs about %s (data, measurements and answers) but only %s is available; use a marginals plan or fewer attributes",
+			formatBytesFloat(need), mem)
+	}
+	return nil
+}
+
+// formatBytesFloat formats a byte count that may exceed uint64.
+func formatBytesFloat(b float64) string {
+	if b < 1<<63 {
+		return records.FormatBytes(uint64(b))
+	}
+	return fmt.Sprintf("%.3g EiB", b/(1<<60))
+}
+
+// ctxReader stops a read at the next call once ctx is cancelled, so an
+// interrupt stops a long read of the records within one buffer.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, errCancelled(c.ctx)
+	}
+	return c.r.Read(p)
 }
 
 func wrapData(path string, err error) error {
@@ -774,6 +928,7 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 		fmt.Fprintf(stdout, "consistency    %s (%d tables, %d iterations, %s): max inconsistency %.3g, max negativity %.3g\n",
 			c.Method, c.Tables, c.Iterations, conv, c.MaxInconsistency, c.MaxNegativity)
 	}
+	printEstimators(stdout, rep)
 	if rep.Out != "" {
 		fmt.Fprintf(stdout, "answers        %s\n", filepath.Join(rep.Out, "answers.csv"))
 	}
@@ -791,32 +946,12 @@ func tblBudgetString(p tblSplitJSON) string {
 	return fmt.Sprintf("epsilon=%.6g", p.Epsilon)
 }
 
-// checkOutDir refuses, before anything is read, spent or drawn, an output
-// directory that exists and is not empty, or whose parent cannot take the
-// temporary directory the output is written to.
-func checkOutDir(dir string) error {
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return usageErrorf("--out %s: %v", dir, err)
-	case len(entries) > 0:
-		return usageErrorf("--out %s exists and is not empty; choose a new directory", dir)
-	}
-	parent := filepath.Dir(filepath.Clean(dir))
-	probe, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dir))+".probe-")
-	if err != nil {
-		return usageErrorf("--out %s: cannot write in %s: %v", dir, parent, err)
-	}
-	return os.Remove(probe)
-}
-
 // writeReleaseDir writes answers.csv and release.json into a temporary
 // directory beside dir and renames it into place: a failure or Ctrl-C
 // leaves no partial dir.
-func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *tables.Result, rep *tblJSON) (err error) {
+func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *tables.Result, rep *tblJSON, gate *commitGate) (err error) {
 	parent := filepath.Dir(filepath.Clean(dir))
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dir))+".tmp-")
+	tmp, err := os.MkdirTemp(parent, tmpPrefix(dir)+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return fmt.Errorf("creating the output: %w", err)
 	}
@@ -850,14 +985,13 @@ func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *t
 	}); err != nil {
 		return fmt.Errorf("writing release.json: %w", err)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("moving the output into place: %w", err)
-	}
-	return nil
+	return gate.commit(ctx, func() error {
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("moving the output into place: %w", err)
+		}
+		return nil
+	})
 }

@@ -114,8 +114,11 @@ func TestReleaseWritesAnswersAndRecord(t *testing.T) {
 	assert.Equal(t, []string{"m", "5", "2", "", "1"}, []string{rows[6][0], rows[6][1], rows[6][4], rows[6][5], rows[6][6]})
 	// Marginal {b} continues the term's query index.
 	assert.Equal(t, []string{"m", "6", "", "0", ""}, []string{rows[7][0], rows[7][1], rows[7][4], rows[7][5], rows[7][6]})
-	// Product term with a prefix block: no attribute columns.
-	assert.Equal(t, []string{"p", "0", "", "", ""}, []string{rows[11][0], rows[11][1], rows[11][4], rows[11][5], rows[11][6]})
+	// Product term {b: prefix, c: identity}: b's prefix row i is 0..i, c
+	// the value, c fastest; a (summed over) stays empty.
+	assert.Equal(t, []string{"p", "0", "", "0..0", "0"}, []string{rows[11][0], rows[11][1], rows[11][4], rows[11][5], rows[11][6]})
+	assert.Equal(t, []string{"p", "1", "", "0..0", "1"}, []string{rows[12][0], rows[12][1], rows[12][4], rows[12][5], rows[12][6]})
+	assert.Equal(t, []string{"p", "7", "", "0..3", "1"}, []string{rows[18][0], rows[18][1], rows[18][4], rows[18][5], rows[18][6]})
 	// Answers are near the truth (200 records; σ ≈ 5): the {b} marginal
 	// sums to 200 within 6 standard deviations of the sum (≤ 4 sd each).
 	sum, sd := 0.0, 0.0
@@ -259,7 +262,11 @@ func TestReleaseMarginalsOnHistogram(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", gplan, "--eps", "1", "--out", filepath.Join(dir, "o3"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "this marginals plan adds Gaussian noise")
+	// Refused before planning, naming both models and the right command
+	// (before: mechanism/tables' own refusal, "this marginals plan adds
+	// Gaussian noise", after the plan was read).
+	assert.Contains(t, stderr, "was planned for --privacy gaussian, but a pure ε-DP budget")
+	assert.Contains(t, stderr, "--template marginals --privacy pure --out NEWPLAN")
 	assert.NoDirExists(t, filepath.Join(dir, "o3"))
 }
 
@@ -312,7 +319,7 @@ func TestReleasePureMarginals(t *testing.T) {
 	assert.Equal(t, string(a1), string(a2), "the plan file and the in-process plan release the same answers")
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", planDir, "--rho", "1", "--out", filepath.Join(dir, "o3"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "pure epsilon-DP")
+	assert.Contains(t, stderr, "was planned for --privacy pure, but a ρ-zCDP budget (--rho) needs a plan for --privacy gaussian")
 	out4 := filepath.Join(dir, "out4")
 	code, stdout, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", planDir, "--eps", "0.05", "--out", out4, "--insecure-seed", "4", "--nonnegative", "--integer", "--json")
 	require.Equal(t, 0, code, stderr)
@@ -409,7 +416,7 @@ func TestReleaseRefusesHistogramBeyondMemory(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	code, _, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--plan", planDir, "--rho", "1", "--out", out)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "needs about 1.5 TiB")
+	assert.Contains(t, stderr, "needs at least 1.5 TiB") // from the spec, before the plan is read
 	assert.Contains(t, stderr, "is available")
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err))
@@ -498,7 +505,7 @@ func TestWriteReleaseDirCancelledLeavesNothing(t *testing.T) {
 	cancel()
 	w := &tables.Workload{Domain: []records.Attribute{{Name: "a", Size: 1}}, Terms: []tables.Term{{Name: "t", Weight: 1,
 		Products: []tables.Product{tables.Marginal([]records.Attribute{{Name: "a", Size: 1}}, []int{0})}}}}
-	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{})
+	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{}, &commitGate{})
 	assert.ErrorIs(t, err, context.Canceled)
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries, "neither the output nor a temporary directory remains")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -62,22 +63,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if *maxIter < 0 {
 		return usageErrorf("--max-iter must be non-negative, got %d", *maxIter)
 	}
-	opt := &newton.Options{Tol: *tol, MaxIter: *maxIter, Progress: progressTo(stderr, "run", *quiet)}
-	if !*quiet {
-		fmt.Fprintf(stderr, "dpsolve run: optimizing the strategy for %s (n = %d)\n", w.Name(), len(x))
-	}
-	// Interrupted: return at once and release nothing.
-	s, err := untilCancelled(ctx, func() (*strategy.Optimized, error) { return strategy.Optimize(ctx, w.Gram(), opt) })
+	s, err := optimizeForRelease(ctx, w, &newton.Options{Tol: *tol, MaxIter: *maxIter, Progress: progressTo(stderr, "run", *quiet)},
+		*allowUnconverged, *quiet, stderr)
 	if err != nil {
 		return err
 	}
 	res := s.Result
-	if res.Status != newton.Converged {
-		if !*allowUnconverged {
-			return fmt.Errorf("the strategy optimization stopped with status %s at certified gap %.3g (asked for %g); nothing was released and no budget spent: raise --tol or --max-iter, or pass --allow-unconverged to release with this valid but possibly suboptimal strategy", res.Status, res.Gap, *tol)
-		}
-		fmt.Fprintf(stderr, "dpsolve run: warning: optimization stopped with status %s at gap %.3g; releasing anyway (--allow-unconverged): privacy is unaffected, accuracy may be suboptimal\n", res.Status, res.Gap)
-	}
 	if ctx.Err() != nil {
 		return errCancelled(ctx) // interrupted after the solve: write nothing
 	}
@@ -99,4 +90,27 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 			j.Gap = &gap
 		}
 	})
+}
+
+// optimizeForRelease optimizes the strategy for w and refuses, before any
+// noise is drawn, one whose optimization stopped short of its certified gap
+// unless allowUnconverged: such a strategy is valid (privacy is unaffected)
+// but may be far from optimal, which a user should choose knowingly.
+func optimizeForRelease(ctx context.Context, w workload.Workload, opt *newton.Options, allowUnconverged, quiet bool, stderr io.Writer) (*strategy.Optimized, error) {
+	if !quiet {
+		fmt.Fprintf(stderr, "dpsolve run: optimizing the strategy for %s (n = %d)\n", w.Name(), w.Domain())
+	}
+	// Interrupted: return at once and release nothing.
+	s, err := untilCancelled(ctx, func() (*strategy.Optimized, error) { return strategy.Optimize(ctx, w.Gram(), opt) })
+	if err != nil {
+		return nil, err
+	}
+	res := s.Result
+	if res.Status != newton.Converged {
+		if !allowUnconverged {
+			return nil, fmt.Errorf("the strategy optimization stopped with status %s at certified gap %.3g (asked for %g); nothing was released and no budget spent: raise --tol or --max-iter, or pass --allow-unconverged to release with this valid but possibly suboptimal strategy", res.Status, res.Gap, opt.Tol)
+		}
+		fmt.Fprintf(stderr, "dpsolve run: warning: optimization stopped with status %s at gap %.3g; releasing anyway (--allow-unconverged): privacy is unaffected, accuracy may be suboptimal\n", res.Status, res.Gap)
+	}
+	return s, nil
 }

@@ -3,17 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/strategy"
 )
 
 func init() {
@@ -96,16 +97,8 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	v, label := wl.Gram(), wl.Name()
-	w := sdpWorkloadMatrix(wl)
-	var fm *sdp.Formulation
-	src := "matrix"
-	if w != nil {
-		fm, err = sdp.Build(form, w)
-	} else {
-		src = "gram-factor"
-		fm, err = sdp.FromGram(form, v)
-	}
+	label := wl.Name()
+	fm, src, err := sdp.ForWorkload(form, wl)
 	if err != nil {
 		return err
 	}
@@ -122,7 +115,7 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			*export, form, label, fm.NumVars(), fm.Problem.Blocks)
 	}
 	if *solve {
-		if err := solveSDP(ctx, fm, v, &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
+		if err := solveSDP(ctx, fm, wl.Gram(), &out, &sdp.Options{Path: *csdpPath, Tol: *tol}, *quiet, *outX, *outA, stderr); err != nil {
 			return err
 		}
 	}
@@ -130,17 +123,6 @@ func runSDP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	printSDPHuman(stdout, &out)
-	return nil
-}
-
-// sdpWorkloadMatrix returns W itself when the workload has an explicit
-// matrix with m ≤ n, so the exported program is literally the paper's; for
-// m > n (or a Gram-only workload) it returns nil and the program uses an n×n
-// factor of V, which has the same optimum and a smaller block.
-func sdpWorkloadMatrix(wl workload.Workload) *mat.Dense {
-	if e, ok := wl.(workload.Explicit); ok && wl.Queries() <= wl.Domain() {
-		return e.Matrix()
-	}
 	return nil
 }
 
@@ -183,17 +165,10 @@ func solveSDP(ctx context.Context, fm *sdp.Formulation, v *mat.SymDense, out *sd
 	out.Exact = ver.Exact
 
 	var aOut *mat.Dense
-	if fm.Form == sdp.Approx {
-		var ch mat.Cholesky
-		if ch.Factorize(pt.X) {
-			var u mat.TriDense
-			ch.UTo(&u)
-			aOut = mat.DenseCopyOf(&u)
-		} else if outA != "" {
-			return errors.New("the SDP's X is not positive definite; no Cholesky strategy to write")
+	if outA != "" {
+		if aOut, err = pt.StrategyMatrix(fm.Form); err != nil {
+			return err
 		}
-	} else {
-		aOut = pt.A
 	}
 	if ctx.Err() != nil {
 		return errCancelled(ctx) // an interrupted solve writes nothing
@@ -237,10 +212,28 @@ func printSDPHuman(w io.Writer, o *sdpJSON) {
 		}
 		fmt.Fprintf(w, "J₁ of SDP A       %s\n", f(e.SDPStrategy, e.SDPStrategyNote))
 		fmt.Fprintf(w, "J₁ of chol(X)     %s\n", f(e.CholXStrategy, e.CholXStrategyNote))
-		for _, k := range []string{"identity", "h2", "wavelet"} {
-			if j, ok := e.Baselines[k]; ok {
-				fmt.Fprintf(w, "J₁ of %-11s %.8g\n", k, j)
-			}
+		for _, k := range baselineOrder(e.Baselines) {
+			fmt.Fprintf(w, "J₁ of %-11s %.8g\n", k, e.Baselines[k])
 		}
 	}
+}
+
+// baselineOrder lists the baselines of an exact report in mechanism/strategy's
+// registry order, then the rest (the Low-Rank Mechanism's L) by name, so the
+// text shows every baseline the JSON carries, in a stable order.
+func baselineOrder(m map[string]float64) []string {
+	names := make([]string, 0, len(m))
+	for _, b := range strategy.Baselines() {
+		if _, ok := m[b.Name]; ok {
+			names = append(names, b.Name)
+		}
+	}
+	var rest []string
+	for k := range m {
+		if !slices.Contains(names, k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
 }

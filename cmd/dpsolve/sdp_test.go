@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -188,4 +189,29 @@ func TestSDPSolveExactJSON(t *testing.T) {
 			assert.Less(t, e.RelaxationValue, 1e-6, fmt.Sprint(e.RelaxationValue))
 		}
 	}
+}
+
+// The text output renders the exact report's baselines from the same struct
+// as --json: every baseline the JSON carries gets its line, in registry order
+// with the Low-Rank Mechanism's L after them (the list was once hard-coded,
+// so the lrm row the JSON reported never reached the text).
+func TestSDPHumanPrintsEveryBaseline(t *testing.T) {
+	x := 1.0
+	o := &sdpJSON{Workload: "allrange", N: 8, Form: "exact-bounded", SDPObjective: &x, SDPLowerBound: &x,
+		NewtonObjective: &x, RelativeDifference: &x, Seconds: &x, NewtonSeconds: &x, MaxInfeasibility: &x,
+		Exact: &sdp.ExactReport{Baselines: map[string]float64{"lrm": 4.5, "wavelet": 3.25, "identity": 1.5, "h2": 2.75}}}
+	var b strings.Builder
+	printSDPHuman(&b, o)
+	var lines []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "J₁ of ") && !strings.Contains(l, "SDP A") && !strings.Contains(l, "chol(X)") {
+			lines = append(lines, l)
+		}
+	}
+	assert.Equal(t, []string{
+		"J₁ of identity    1.5",
+		"J₁ of h2          2.75",
+		"J₁ of wavelet     3.25",
+		"J₁ of lrm         4.5",
+	}, lines)
 }

@@ -40,6 +40,10 @@ type solveJSON struct {
 	Backend              string  `json:"backend"`
 	Core                 string  `json:"core,omitempty"`
 	Threads              int     `json:"threads"`
+
+	// For the text only: the backend as blas.Describe words it, and why
+	// the solver regularized V (when it did).
+	backend, regReason string
 }
 
 // workloadFlags are the flags that select a workload, shared by subcommands.
@@ -60,15 +64,6 @@ func (f *workloadFlags) register(fs interface {
 	fs.StringVar(&f.gram, "gram", "", "read the Gram matrix V = WᵀW from a .npy or .csv file")
 	fs.StringVar(&f.wfile, "w", "", "read the workload matrix W (m×n) from a .npy or .csv file")
 	registerSpecFile(fs, &f.specFile)
-}
-
-// load returns the workload's Gram matrix and a label for it.
-func (f *workloadFlags) load() (*mat.SymDense, string, error) {
-	w, err := loadWorkload(f.source())
-	if err != nil {
-		return nil, "", err
-	}
-	return w.Gram(), w.Name(), nil
 }
 
 func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -106,10 +101,12 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		matOut("--out-a", *outA), matOut("--out-x", *outX), matOut("--out-w", *outW)); err != nil {
 		return err
 	}
-	v, label, err := wf.load()
+	// One workload value serves the solve (its Gram) and --out-w (its W).
+	wl, err := loadWorkload(wf.source())
 	if err != nil {
 		return err
 	}
+	v, label := wl.Gram(), wl.Name()
 	if err := checkSizeMemory("solve", v.SymmetricDim(), 0, memSolve, false); err != nil {
 		return err
 	}
@@ -131,43 +128,47 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := writeMatrices(outFile{*outA, res.A}, outFile{*outX, res.X}); err != nil {
 		return err
 	}
-	if *outW != "" {
-		w, err := solveWorkload(&wf)
-		if err == nil {
-			err = writeOutW(*outW, w)
-		}
-		if err != nil {
-			return err
-		}
+	if err := writeOutW(*outW, wl); err != nil {
+		return err
 	}
+	out := newSolveResult(wl.Name(), n, res, *reg)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	out.writeText(stdout)
+	return nil
+}
+
+// newSolveResult is the one result of dpsolve solve that both the text and
+// the --json renderings read, so the two cannot report different numbers.
+// regFlag is --regularization, which decides how the text explains θ.
+func newSolveResult(label string, n int, res *newton.Result, regFlag float64) *solveJSON {
 	be := blas.Current()
-	out := solveJSON{
+	return &solveJSON{
 		Workload: label, N: n, Method: res.Method.String(),
 		Objective: res.Objective, LowerBound: res.LowerBound, Gap: res.Gap, SVDBound: res.SVDBound,
 		Regularization: res.Regularization, RegularizedObjective: res.RegularizedObjective,
 		Iterations: res.Iterations, CGSteps: res.CGSteps, Seconds: res.Seconds, Status: res.Status.String(),
 		Backend: be.Name(), Core: be.CoreName(), Threads: be.Threads(),
+		backend: blas.Describe(), regReason: regularizationReason(res.Method, regFlag),
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return err
-		}
-		return nil
+}
+
+// writeText renders the result for a reader.
+func (o *solveJSON) writeText(w io.Writer) {
+	fmt.Fprintf(w, "workload      %s (n = %d)\n", o.Workload, o.N)
+	fmt.Fprintf(w, "method        %s, backend %s\n", o.Method, o.backend)
+	fmt.Fprintf(w, "status        %s after %d iterations (%d CG steps), %.3f s\n", o.Status, o.Iterations, o.CGSteps, o.Seconds)
+	fmt.Fprintf(w, "objective     %.12g   tr(V X⁻¹): expected total squared error per unit noise\n", o.Objective)
+	fmt.Fprintf(w, "lower bound   %.12g   certified: no strategy does better\n", o.LowerBound)
+	fmt.Fprintf(w, "gap           %.3g\n", o.Gap)
+	fmt.Fprintf(w, "SVD bound     %.12g\n", o.SVDBound)
+	if o.Regularization > 0 {
+		fmt.Fprintf(w, "regularized   θ = %g·mean(diag V): %s, so the solver minimized tr((V+θ·mean(diag V)·I) X⁻¹) = %.12g\n", o.Regularization, o.regReason, o.RegularizedObjective)
+		fmt.Fprintf(w, "              (status refers to that problem; the objective, bound and gap above are for your V — lower --regularization to narrow the gap)\n")
 	}
-	fmt.Fprintf(stdout, "workload      %s (n = %d)\n", label, n)
-	fmt.Fprintf(stdout, "method        %s, backend %s\n", res.Method, blas.Describe())
-	fmt.Fprintf(stdout, "status        %s after %d iterations (%d CG steps), %.3f s\n", res.Status, res.Iterations, res.CGSteps, res.Seconds)
-	fmt.Fprintf(stdout, "objective     %.12g   tr(V X⁻¹): expected total squared error per unit noise\n", res.Objective)
-	fmt.Fprintf(stdout, "lower bound   %.12g   certified: no strategy does better\n", res.LowerBound)
-	fmt.Fprintf(stdout, "gap           %.3g\n", res.Gap)
-	fmt.Fprintf(stdout, "SVD bound     %.12g\n", res.SVDBound)
-	if res.Regularization > 0 {
-		fmt.Fprintf(stdout, "regularized   θ = %g·mean(diag V): %s, so the solver minimized tr((V+θ·mean(diag V)·I) X⁻¹) = %.12g\n", res.Regularization, regularizationReason(res.Method, *reg), res.RegularizedObjective)
-		fmt.Fprintf(stdout, "              (status refers to that problem; the objective, bound and gap above are for your V — lower --regularization to narrow the gap)\n")
-	}
-	return nil
 }
 
 // outFile is an optional output file: a path (empty: not requested) and

@@ -22,6 +22,7 @@ func init() {
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
+	fs.Bool("quiet", false, "accepted as by every command (version prints no progress)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

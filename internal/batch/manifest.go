@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
@@ -149,8 +150,40 @@ func parseJob(line []byte) (Job, error) {
 	if j.Args == nil {
 		j.Args = []string{}
 	}
+	for _, a := range j.Args {
+		if err := checkOutConfined(a); err != nil {
+			return j, fmt.Errorf("job %q: %w", j.ID, err)
+		}
+	}
 	j.Hash = hashJob(j)
 	return j, nil
+}
+
+// checkOutConfined refuses an argument whose {out} expansion could name a
+// path outside the job's folder: each {out} must be followed by nothing, a
+// separator that ends the path (',', ':', ';', '=', a space), or '/' and a
+// relative path that does not climb out ("{out}/../x" and "{out}x", a
+// sibling of the folder, are refused). The rest of a path after a
+// separator is the command's, not the job folder's, so it is not judged.
+func checkOutConfined(arg string) error {
+	rest := arg
+	for {
+		i := strings.Index(rest, OutPlaceholder)
+		if i < 0 {
+			return nil
+		}
+		rest = rest[i+len(OutPlaceholder):]
+		tail := rest
+		if k := strings.IndexAny(tail, ",:;= "+OutPlaceholder[:1]); k >= 0 {
+			tail = tail[:k]
+		}
+		if tail == "" {
+			continue
+		}
+		if tail[0] != '/' || slices.Contains(strings.Split(tail, "/"), "..") {
+			return fmt.Errorf("argument %q: %s%s would name a path outside the job's folder; outputs go in %s or below it", arg, OutPlaceholder, tail, OutPlaceholder)
+		}
+	}
 }
 
 // hashJob hashes the canonical encoding of the job's content.

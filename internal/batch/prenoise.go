@@ -16,7 +16,7 @@ import (
 //
 //   - "dpsolve release: ledger: …" comes from mechanism/ledger, which the
 //     release calls twice, both before any noise: ledger.Check before it
-//     reads the data, and ledger.Spend as tables.Release.Run's beforeNoise
+//     reads the data, and ledger.SpendContext as tables.Release.Run's beforeNoise
 //     hook, which runs after the noiseless measurements and before the first
 //     draw (if it fails, nothing is sampled). Nothing after sampling touches
 //     the ledger. This covers the refusal of a release that would exceed the

@@ -139,6 +139,9 @@ func readFile[T any](path string, read func(io.Reader, Format) (T, error)) (T, e
 	if err != nil {
 		return zero, err
 	}
+	if err := CheckRegular(path); err != nil {
+		return zero, err
+	}
 	fh, err := os.Open(path)
 	if err != nil { // a missing or unreadable input file is the caller's to fix
 		return zero, &ioInputError{"matio: ", err}
@@ -152,6 +155,25 @@ func readFile[T any](path string, read func(io.Reader, Format) (T, error)) (T, e
 		return zero, fmt.Errorf("matio: %s: %w", path, err)
 	}
 	return v, nil
+}
+
+// CheckRegular returns an ErrFormat error when path exists and is not a
+// regular file (symbolic links followed): opening a named pipe would block
+// until something writes to it, and a directory or device is no input. A
+// missing file is left to the open that follows.
+func CheckRegular(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil
+	}
+	kind := "not a regular file"
+	switch {
+	case fi.IsDir():
+		kind = "a directory"
+	case fi.Mode()&os.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	}
+	return fmt.Errorf("matio: %s: %w: %s, not a regular file", path, ErrFormat, kind)
 }
 
 // ReadMatrixFrom reads a 2-D array in format f from r. Errors do not name a

@@ -18,6 +18,48 @@ import (
 // second term is the scale of the rounding error in ∇F) or when a Newton step
 // no longer changes x.
 func Minimize(fs []Objective, X basis.Box, x0 []float64, tol float64) ([]float64, error) {
+	x, err := minimizeStart(fs, X, x0, tol)
+	if err != nil {
+		return nil, err
+	}
+	d := X.Dim()
+	F := newSum(fs, d)
+	xt := make([]float64, d)
+	dir := make([]float64, d)
+	for it := 0; it < 500; it++ {
+		fx := F.eval(x, true)
+		if math.IsNaN(fx) || math.IsInf(fx, 0) {
+			return nil, fmt.Errorf("distributed: objective is not finite at %v", x)
+		}
+		pg := projectedGradient(x, F.g, X)
+		if pg <= tol*(1+F.gscale) {
+			return x, nil
+		}
+		F.newtonDirection(x, X, pg, dir)
+		accepted := F.lineSearch(x, X, dir, fx, xt)
+		moved := 0.0
+		for i := range x {
+			moved = math.Max(moved, math.Abs(xt[i]-x[i])/(1+math.Abs(x[i])))
+		}
+		if accepted && moved <= 1e-15 {
+			return xt, nil // converged to rounding
+		}
+		if !accepted {
+			// No decrease representable in floating point: accept only if the
+			// projected gradient is already near the tolerance.
+			if pg <= 1e4*tol*(1+F.gscale) {
+				return x, nil
+			}
+			return nil, fmt.Errorf("distributed: line search failed at %v (projected gradient %.3g)", x, pg)
+		}
+		copy(x, xt)
+	}
+	return nil, fmt.Errorf("distributed: projected Newton did not converge in 500 iterations")
+}
+
+// minimizeStart checks Minimize's arguments and returns the starting
+// point: x0 clamped to X, or the centre of X.
+func minimizeStart(fs []Objective, X basis.Box, x0 []float64, tol float64) ([]float64, error) {
 	if len(fs) == 0 {
 		return nil, inputErrorf("no objectives")
 	}
@@ -35,136 +77,147 @@ func Minimize(fs []Objective, X basis.Box, x0 []float64, tol float64) ([]float64
 		for i := range x {
 			x[i] = (X.Lo[i] + X.Hi[i]) / 2
 		}
-	} else {
-		if len(x0) != d {
-			return nil, inputErrorf("start has length %d, want %d", len(x0), d)
-		}
-		X.Clamp(x, x0)
+		return x, nil
 	}
-	g := make([]float64, d)
-	H := make([]float64, d*d)
-	gi := make([]float64, d)
-	Hi := make([]float64, d*d)
-	// gscale = Σᵢ |∇fᵢ(x)|: the size of the rounding error in ∇F(x), which sets
-	// how small the projected gradient can be made.
-	gscale := 0.0
-	eval := func(x []float64, withDerivs bool) float64 {
-		v := 0.0
-		if withDerivs {
-			gscale = 0
+	if len(x0) != d {
+		return nil, inputErrorf("start has length %d, want %d", len(x0), d)
+	}
+	X.Clamp(x, x0)
+	return x, nil
+}
+
+// sum is F = Σᵢ fs[i] with its gradient g and Hessian H (row-major d×d) at
+// the last point evaluated.
+type sum struct {
+	fs     []Objective
+	d      int
+	g, H   []float64
+	gi, Hi []float64 // one term's derivatives
+	// gscale = Σᵢ |∇fᵢ(x)|: the size of the rounding error in ∇F(x), which
+	// sets how small the projected gradient can be made.
+	gscale float64
+}
+
+func newSum(fs []Objective, d int) *sum {
+	return &sum{fs: fs, d: d, g: make([]float64, d), H: make([]float64, d*d), gi: make([]float64, d), Hi: make([]float64, d*d)}
+}
+
+// eval returns F(x), with g, H and gscale at x when withDerivs. Without
+// derivatives g and H are cleared all the same (so a line-search trial
+// leaves them zero; lineSearch's comment says what that implies).
+func (F *sum) eval(x []float64, withDerivs bool) float64 {
+	v := 0.0
+	if withDerivs {
+		F.gscale = 0
+	}
+	g, H := F.g, F.H
+	for i := range g {
+		g[i] = 0
+	}
+	for i := range H {
+		H[i] = 0
+	}
+	for _, f := range F.fs {
+		if !withDerivs {
+			v += f.Eval(x, nil, nil)
+			continue
 		}
+		v += f.Eval(x, F.gi, F.Hi)
+		n := 0.0
 		for i := range g {
-			g[i] = 0
+			g[i] += F.gi[i]
+			n += F.gi[i] * F.gi[i]
 		}
+		F.gscale += math.Sqrt(n)
 		for i := range H {
-			H[i] = 0
+			H[i] += F.Hi[i]
 		}
-		for _, f := range fs {
-			if withDerivs {
-				v += f.Eval(x, gi, Hi)
-				n := 0.0
-				for i := range g {
-					g[i] += gi[i]
-					n += gi[i] * gi[i]
-				}
-				gscale += math.Sqrt(n)
-				for i := range H {
-					H[i] += Hi[i]
-				}
-			} else {
-				v += f.Eval(x, nil, nil)
-			}
-		}
-		return v
 	}
-	xt := make([]float64, d)
-	dir := make([]float64, d)
-	for it := 0; it < 500; it++ {
-		fx := eval(x, true)
-		if math.IsNaN(fx) || math.IsInf(fx, 0) {
-			return nil, fmt.Errorf("distributed: objective is not finite at %v", x)
-		}
-		pg := 0.0
-		for i := range x {
-			v := x[i] - math.Min(math.Max(x[i]-g[i], X.Lo[i]), X.Hi[i])
-			pg += v * v
-		}
-		if math.Sqrt(pg) <= tol*(1+gscale) {
-			return x, nil
-		}
-		// Active bounds: at (or within ε of) a bound with the gradient pushing out.
-		eps := math.Min(1e-8, math.Sqrt(pg))
-		var free []int
-		for i := range x {
-			atLo := x[i] <= X.Lo[i]+eps && g[i] > 0
-			atHi := x[i] >= X.Hi[i]-eps && g[i] < 0
-			if !atLo && !atHi {
-				free = append(free, i)
-			}
-			dir[i] = 0
-		}
-		if len(free) > 0 {
-			hf := mat.NewSymDense(len(free), nil)
-			gf := mat.NewVecDense(len(free), nil)
-			for a, i := range free {
-				gf.SetVec(a, -g[i])
-				for b, j := range free {
-					if b >= a {
-						hf.SetSym(a, b, H[i*d+j])
-					}
-				}
-			}
-			var ch mat.Cholesky
-			var sol mat.VecDense
-			if ch.Factorize(hf) && ch.SolveVecTo(&sol, gf) == nil {
-				for a, i := range free {
-					dir[i] = sol.AtVec(a)
-				}
-			} else {
-				for _, i := range free {
-					dir[i] = -g[i]
-				}
-			}
-		}
-		// Armijo along the projection arc; the active coordinates move by the
-		// projected gradient step so that the iteration cannot stall on them.
-		t := 1.0
-		accepted := false
-		for ls := 0; ls < 60; ls++ {
-			for i := range x {
-				step := dir[i]
-				if step == 0 {
-					step = -g[i]
-				}
-				xt[i] = math.Min(math.Max(x[i]+t*step, X.Lo[i]), X.Hi[i])
-			}
-			dec := 0.0
-			for i := range x {
-				dec += g[i] * (xt[i] - x[i])
-			}
-			ft := eval(xt, false)
-			if ft <= fx+1e-4*dec || math.Abs(ft-fx) <= 1e-15*math.Abs(fx) && ls > 30 {
-				accepted = true
-				break
-			}
-			t /= 2
-		}
-		moved := 0.0
-		for i := range x {
-			moved = math.Max(moved, math.Abs(xt[i]-x[i])/(1+math.Abs(x[i])))
-		}
-		if accepted && moved <= 1e-15 {
-			return xt, nil // converged to rounding
-		}
-		if !accepted {
-			// No decrease representable in floating point: accept only if the
-			// projected gradient is already near the tolerance.
-			if math.Sqrt(pg) <= 1e4*tol*(1+gscale) {
-				return x, nil
-			}
-			return nil, fmt.Errorf("distributed: line search failed at %v (projected gradient %.3g)", x, math.Sqrt(pg))
-		}
-		copy(x, xt)
+	return v
+}
+
+// projectedGradient is |x − Π_X(x − g)|, zero exactly at a minimizer of a
+// convex F over the box.
+func projectedGradient(x, g []float64, X basis.Box) float64 {
+	pg := 0.0
+	for i := range x {
+		v := x[i] - math.Min(math.Max(x[i]-g[i], X.Lo[i]), X.Hi[i])
+		pg += v * v
 	}
-	return nil, fmt.Errorf("distributed: projected Newton did not converge in 500 iterations")
+	return math.Sqrt(pg)
+}
+
+// newtonDirection sets dir to the Newton step on the free coordinates and
+// 0 on the active ones: those at (or within ε of) a bound with the gradient
+// pushing out, ε shrinking with the projected gradient pg (Bertsekas 1982).
+// A Hessian that is not positive definite on the free set falls back to
+// steepest descent there.
+func (F *sum) newtonDirection(x []float64, X basis.Box, pg float64, dir []float64) {
+	g, H, d := F.g, F.H, F.d
+	eps := math.Min(1e-8, pg)
+	var free []int
+	for i := range x {
+		atLo := x[i] <= X.Lo[i]+eps && g[i] > 0
+		atHi := x[i] >= X.Hi[i]-eps && g[i] < 0
+		if !atLo && !atHi {
+			free = append(free, i)
+		}
+		dir[i] = 0
+	}
+	if len(free) == 0 {
+		return
+	}
+	hf := mat.NewSymDense(len(free), nil)
+	gf := mat.NewVecDense(len(free), nil)
+	for a, i := range free {
+		gf.SetVec(a, -g[i])
+		for b, j := range free {
+			if b >= a {
+				hf.SetSym(a, b, H[i*d+j])
+			}
+		}
+	}
+	var ch mat.Cholesky
+	var sol mat.VecDense
+	if ch.Factorize(hf) && ch.SolveVecTo(&sol, gf) == nil {
+		for a, i := range free {
+			dir[i] = sol.AtVec(a)
+		}
+		return
+	}
+	for _, i := range free {
+		dir[i] = -g[i]
+	}
+}
+
+// lineSearch is Armijo's rule along the projection arc from x (value fx):
+// xt = Π_X(x + t·dir) for t = 1, 1/2, …; the active coordinates move by the
+// projected gradient step so that the iteration cannot stall on them. It
+// reports whether a trial was accepted (xt holds the last trial either
+// way). Each trial's eval clears g, so from the second trial on the
+// sufficient-decrease term and the active coordinates' step are zero and
+// the test is plain decrease. That is how this search has always behaved;
+// making later trials use the gradient at x would change the iterates.
+func (F *sum) lineSearch(x []float64, X basis.Box, dir []float64, fx float64, xt []float64) bool {
+	g := F.g
+	t := 1.0
+	for ls := 0; ls < 60; ls++ {
+		for i := range x {
+			step := dir[i]
+			if step == 0 {
+				step = -g[i]
+			}
+			xt[i] = math.Min(math.Max(x[i]+t*step, X.Lo[i]), X.Hi[i])
+		}
+		dec := 0.0
+		for i := range x {
+			dec += g[i] * (xt[i] - x[i])
+		}
+		ft := F.eval(xt, false)
+		if ft <= fx+1e-4*dec || math.Abs(ft-fx) <= 1e-15*math.Abs(fx) && ls > 30 {
+			return true
+		}
+		t /= 2
+	}
+	return false
 }

@@ -94,41 +94,21 @@ type message struct {
 // gradients on X and a connected graph, every xᵢ(k) converges to a minimizer of
 // Σᵢ fᵢ over X.
 func Run(ctx context.Context, fs []Objective, cfg Config) (*Result, error) {
+	if err := checkRun(fs, &cfg); err != nil {
+		return nil, err
+	}
 	g := cfg.Graph
-	if g == nil {
-		return nil, inputErrorf("nil graph")
-	}
-	n := g.N()
-	if len(fs) != n {
-		return nil, inputErrorf("%d objectives for %d agents", len(fs), n)
-	}
-	if _, err := basis.NewBox(cfg.X.Lo, cfg.X.Hi); err != nil {
-		return nil, inputErrorf("constraint box: %v", err)
-	}
-	d := cfg.X.Dim()
-	for i, f := range fs {
-		if f == nil || f.Dim() != d {
-			return nil, inputErrorf("objective %d is nil or has the wrong dimension", i)
+	n, d := g.N(), cfg.X.Dim()
+	res := &Result{X: make([][]float64, n)}
+	for i := range res.X {
+		x, err := initialState(&cfg, i)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if cfg.Steps == nil || cfg.Iterations <= 0 {
-		return nil, inputErrorf("need step sizes and a positive number of iterations")
-	}
-	if cfg.Init != nil && len(cfg.Init) != n {
-		return nil, inputErrorf("%d initial points for %d agents", len(cfg.Init), n)
-	}
-	if cfg.Noise != nil && (cfg.Noise.Scale == nil || len(cfg.Noise.Sources) != n) {
-		return nil, inputErrorf("message noise needs a scale and one source per agent")
-	}
-	if cfg.Noise != nil {
-		for i, s := range cfg.Noise.Sources {
-			if noise.Missing(s) {
-				return nil, inputErrorf("agent %d has no noise source", i)
-			}
-		}
+		res.X[i] = x
 	}
 	W := g.MetropolisWeights()
-	// ch[i][a] carries i's messages to its a-th neighbour; buffer 1 lets every
+	// ch[i][j] carries i's messages to its neighbour j; buffer 1 lets every
 	// agent send round k before anyone receives it, and keeps agents within one
 	// round of each other.
 	ch := make([]map[int]chan message, n)
@@ -146,98 +126,25 @@ func Run(ctx context.Context, fs []Objective, cfg Config) (*Result, error) {
 		errOnce  sync.Once
 		firstErr error
 	)
+	// The first agent to fail stops all: the others would block on its
+	// messages.
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
-	res := &Result{X: make([][]float64, n)}
 	for i := 0; i < n; i++ {
-		x := make([]float64, d)
-		if cfg.Init != nil {
-			if len(cfg.Init[i]) != d {
-				return nil, inputErrorf("initial point %d has length %d, want %d", i, len(cfg.Init[i]), d)
-			}
-			cfg.X.Clamp(x, cfg.Init[i])
-		} else {
-			for r := range x {
-				x[r] = (cfg.X.Lo[r] + cfg.X.Hi[r]) / 2
-			}
+		ag := &agent{i: i, cfg: &cfg, f: fs[i], x: res.X[i], self: W[i][i], neighbours: g.Adj[i],
+			v: make([]float64, d), grad: make([]float64, d),
+			bufs: [2][]float64{make([]float64, d), make([]float64, d)}, fail: fail}
+		for _, j := range g.Adj[i] {
+			ag.out = append(ag.out, ch[i][j])
+			ag.in = append(ag.in, ch[j][i])
+			ag.wts = append(ag.wts, W[i][j])
 		}
-		res.X[i] = x
-	}
-	for i := 0; i < n; i++ {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			x := res.X[i]
-			v := make([]float64, d)
-			grad := make([]float64, d)
-			// Double-buffered outgoing messages: a neighbour has finished with
-			// the round-k buffer before this agent can send round k+2 (channel
-			// capacity 1 and the round-by-round receive order guarantee it).
-			bufs := [2][]float64{make([]float64, d), make([]float64, d)}
-			out := make([]chan message, len(g.Adj[i]))
-			in := make([]chan message, len(g.Adj[i]))
-			wts := make([]float64, len(g.Adj[i]))
-			for a, j := range g.Adj[i] {
-				out[a], in[a], wts[a] = ch[i][j], ch[j][i], W[i][j]
-			}
-			for k := 0; k < cfg.Iterations; k++ {
-				y := bufs[k%2]
-				copy(y, x)
-				if cfg.Noise != nil {
-					b := cfg.Noise.Scale(k)
-					grid, err := messageGrid(b, y)
-					if err != nil {
-						fail(fmt.Errorf("distributed: agent %d round %d: %w", i, k, err))
-						return
-					}
-					if _, err := cfg.Noise.Sources[i].AddLaplace(y, b, grid); err != nil {
-						fail(fmt.Errorf("distributed: agent %d round %d: %w", i, k, err))
-						return
-					}
-				}
-				if cfg.Observe != nil {
-					cfg.Observe(k, i, y)
-				}
-				for _, c := range out {
-					select {
-					case c <- message{round: k, y: y}:
-					case <-ctx.Done():
-						return
-					}
-				}
-				for r := range v {
-					v[r] = W[i][i] * y[r]
-				}
-				for a, c := range in {
-					select {
-					case m := <-c:
-						if m.round != k {
-							fail(fmt.Errorf("distributed: agent %d got round %d from %d in round %d", i, m.round, g.Adj[i][a], k))
-							return
-						}
-						for r := range v {
-							v[r] += wts[a] * m.y[r]
-						}
-					case <-ctx.Done():
-						return
-					}
-				}
-				if gr, ok := fs[i].(Gradienter); ok {
-					gr.Gradient(v, grad)
-				} else {
-					fs[i].Eval(v, grad, nil)
-				}
-				s := cfg.Steps(k)
-				for r := range x {
-					if math.IsNaN(grad[r]) || math.IsInf(grad[r], 0) {
-						fail(fmt.Errorf("distributed: agent %d: gradient not finite at %v", i, v))
-						return
-					}
-					x[r] = math.Min(math.Max(v[r]-s*grad[r], cfg.X.Lo[r]), cfg.X.Hi[r])
-				}
-			}
-		}(i)
+			ag.run(ctx)
+		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
@@ -247,6 +154,165 @@ func Run(ctx context.Context, fs []Objective, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("distributed: %w", err)
 	}
 	return res, nil
+}
+
+// checkRun refuses a configuration Run cannot execute, before any
+// goroutine starts.
+func checkRun(fs []Objective, cfg *Config) error {
+	g := cfg.Graph
+	if g == nil {
+		return inputErrorf("nil graph")
+	}
+	n := g.N()
+	if len(fs) != n {
+		return inputErrorf("%d objectives for %d agents", len(fs), n)
+	}
+	if _, err := basis.NewBox(cfg.X.Lo, cfg.X.Hi); err != nil {
+		return inputErrorf("constraint box: %v", err)
+	}
+	d := cfg.X.Dim()
+	for i, f := range fs {
+		if f == nil || f.Dim() != d {
+			return inputErrorf("objective %d is nil or has the wrong dimension", i)
+		}
+	}
+	if cfg.Steps == nil || cfg.Iterations <= 0 {
+		return inputErrorf("need step sizes and a positive number of iterations")
+	}
+	if cfg.Init != nil && len(cfg.Init) != n {
+		return inputErrorf("%d initial points for %d agents", len(cfg.Init), n)
+	}
+	if cfg.Noise != nil && (cfg.Noise.Scale == nil || len(cfg.Noise.Sources) != n) {
+		return inputErrorf("message noise needs a scale and one source per agent")
+	}
+	if cfg.Noise != nil {
+		for i, s := range cfg.Noise.Sources {
+			if noise.Missing(s) {
+				return inputErrorf("agent %d has no noise source", i)
+			}
+		}
+	}
+	return nil
+}
+
+// initialState is agent i's x(0): its Init point clamped to X, or the
+// centre of X.
+func initialState(cfg *Config, i int) ([]float64, error) {
+	d := cfg.X.Dim()
+	x := make([]float64, d)
+	if cfg.Init != nil {
+		if len(cfg.Init[i]) != d {
+			return nil, inputErrorf("initial point %d has length %d, want %d", i, len(cfg.Init[i]), d)
+		}
+		cfg.X.Clamp(x, cfg.Init[i])
+		return x, nil
+	}
+	for r := range x {
+		x[r] = (cfg.X.Lo[r] + cfg.X.Hi[r]) / 2
+	}
+	return x, nil
+}
+
+// agent is one goroutine of Run: its state x, its objective, and its
+// channels to and from its neighbours (out[a], in[a] and the weight wts[a]
+// belong to neighbours[a]).
+type agent struct {
+	i          int
+	cfg        *Config
+	f          Objective
+	x, v, grad []float64
+	self       float64 // W_ii
+	neighbours []int
+	out, in    []chan message
+	wts        []float64
+	// Double-buffered outgoing messages: a neighbour has finished with
+	// the round-k buffer before this agent can send round k+2 (channel
+	// capacity 1 and the round-by-round receive order guarantee it).
+	bufs [2][]float64
+	fail func(error)
+}
+
+// run executes the rounds; it returns early when ctx is cancelled (another
+// agent failed, or the caller cancelled) or after reporting its own failure.
+func (ag *agent) run(ctx context.Context) {
+	for k := 0; k < ag.cfg.Iterations; k++ {
+		y, ok := ag.send(ctx, k)
+		if !ok || !ag.mix(ctx, k, y) || !ag.step(k) {
+			return
+		}
+	}
+}
+
+// send forms the round-k message y = x (+ Laplace noise under message
+// perturbation), shows it to Observe and sends it to every neighbour.
+func (ag *agent) send(ctx context.Context, k int) ([]float64, bool) {
+	y := ag.bufs[k%2]
+	copy(y, ag.x)
+	if nz := ag.cfg.Noise; nz != nil {
+		b := nz.Scale(k)
+		grid, err := messageGrid(b, y)
+		if err == nil {
+			_, err = nz.Sources[ag.i].AddLaplace(y, b, grid)
+		}
+		if err != nil {
+			ag.fail(fmt.Errorf("distributed: agent %d round %d: %w", ag.i, k, err))
+			return nil, false
+		}
+	}
+	if ag.cfg.Observe != nil {
+		ag.cfg.Observe(k, ag.i, y)
+	}
+	for _, c := range ag.out {
+		select {
+		case c <- message{round: k, y: y}:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+	return y, true
+}
+
+// mix receives the neighbours' round-k messages and sets v = Σⱼ Wᵢⱼ yⱼ.
+func (ag *agent) mix(ctx context.Context, k int, y []float64) bool {
+	v := ag.v
+	for r := range v {
+		v[r] = ag.self * y[r]
+	}
+	for a, c := range ag.in {
+		select {
+		case m := <-c:
+			if m.round != k {
+				ag.fail(fmt.Errorf("distributed: agent %d got round %d from %d in round %d", ag.i, m.round, ag.neighbours[a], k))
+				return false
+			}
+			for r := range v {
+				v[r] += ag.wts[a] * m.y[r]
+			}
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// step sets x = Π_X(v − s_k ∇f(v)); a non-finite gradient fails the run.
+func (ag *agent) step(k int) bool {
+	v, grad, x := ag.v, ag.grad, ag.x
+	if gr, ok := ag.f.(Gradienter); ok {
+		gr.Gradient(v, grad)
+	} else {
+		ag.f.Eval(v, grad, nil)
+	}
+	s := ag.cfg.Steps(k)
+	lo, hi := ag.cfg.X.Lo, ag.cfg.X.Hi
+	for r := range x {
+		if math.IsNaN(grad[r]) || math.IsInf(grad[r], 0) {
+			ag.fail(fmt.Errorf("distributed: agent %d: gradient not finite at %v", ag.i, v))
+			return false
+		}
+		x[r] = math.Min(math.Max(v[r]-s*grad[r], lo[r]), hi[r])
+	}
+	return true
 }
 
 // MessageScale returns b₀ = s₀Δ/((ε − S)(q − p)) with S = T·d·2⁻⁴⁰: with steps

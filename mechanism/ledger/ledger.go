@@ -33,18 +33,36 @@
 // release cannot be charged to an (ε,δ) ledger without choosing how to
 // split δ; both are refused with a message saying so.
 //
+// # One ledger per file, whatever names it
+//
+// A ledger is the file, not the path that names it. A symbolic link is
+// resolved before the ledger is locked, read or written, so a release given
+// a link charges the file the link points to (the link stays a link). A
+// hard link would fork the ledger at the first charge (the atomic write
+// replaces one name with a new file and leaves the other names on the old
+// one), so a ledger whose file has more than one link is refused, before
+// anything is charged, with a message saying so; use a symbolic link to
+// give a ledger a second name. A charge keeps the file's mode and group
+// (a group-shared 0664 ledger stays one); if the group cannot be kept
+// (the writer is not in it), nothing is charged.
+//
 // # Concurrency and failure
 //
-// Spend holds an exclusive flock(2) on a sidecar file (the ledger's path
-// plus ".lock", created once and never renamed) while it reads the ledger,
-// checks that the charge fits and writes the ledger back atomically (a
-// temporary file in the same directory, fsync, rename). Concurrent
-// processes therefore serialize, and a crash leaves the old or the new
-// ledger, never a torn one. A release must call Spend before it draws any
-// noise: the budget is charged even if the release later fails (refunding
-// after noise was drawn would be unsafe, and a failure before sampling is
-// the only case where it would be safe — callers that know that may simply
-// not release, and the charge stays as a conservative over-count).
+// Spend holds an exclusive flock(2) on the ledger file itself (the inode,
+// so every name of the file shares it) while it reads the ledger, checks
+// that the charge fits and writes the ledger back atomically (a temporary
+// file in the same directory, fsync, rename). Because the rename replaces
+// the inode, a process that waited for the lock checks after getting it
+// that the path still names the file it locked, and starts over if not.
+// It also holds the sidecar lock of earlier versions (the resolved path
+// plus ".lock"), so it excludes them too. Concurrent processes therefore
+// serialize, and a crash leaves the old or the new ledger, never a torn
+// one. A release must call Spend (or SpendContext) before it draws any
+// noise, as its last step: the budget is charged even if the release later
+// fails (refunding after noise was drawn would be unsafe). SpendContext
+// charges only if its context is not cancelled when the new ledger is
+// about to replace the old one (under the lock); a cancelled charge
+// leaves the file byte-for-byte unchanged.
 //
 // Sums are compared with the limit with a relative slack of 1e-12, so that
 // splitting a budget into parts whose decimal values do not add exactly in
@@ -54,6 +72,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,8 +146,9 @@ type Charge struct {
 	Rho     float64
 }
 
-// inUnit converts c into the ledger's unit (see the package doc).
-func (c Charge) inUnit(l Limit) (Limit, error) {
+// InUnit converts c into the unit of a ledger with limit l (see the
+// package doc): what a charge of c adds to its spend.
+func (c Charge) InUnit(l Limit) (Limit, error) {
 	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 	switch c.Kind {
 	case "zcdp":
@@ -228,16 +248,57 @@ func parse(path string, b []byte) (*File, error) {
 }
 
 // Read returns the ledger at path without locking (a consistent snapshot,
-// since writes are atomic renames).
+// since writes are atomic renames). A symbolic link is followed.
 func Read(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errorf("budget ledger %s does not exist; create it with the total budget, e.g. {\"limit\": {\"rho\": 1}}", path)
-		}
-		return nil, fmt.Errorf("ledger: %w", err)
+		return nil, openError(path, err)
 	}
 	return parse(path, b)
+}
+
+// openError words a failure to open or resolve the ledger at path.
+func openError(path string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return errorf("budget ledger %s does not exist; create it with the total budget, e.g. {\"limit\": {\"rho\": 1}}", path)
+	}
+	return fmt.Errorf("ledger: %w", err)
+}
+
+// resolve returns the file path names (symbolic links resolved, absolute)
+// and its FileInfo; it refuses a name that is not a regular file or whose
+// file has more than one hard link (package doc).
+func resolve(path string) (string, os.FileInfo, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", nil, openError(path, err)
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return "", nil, fmt.Errorf("ledger: %w", err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", nil, openError(path, err)
+	}
+	if err := checkFile(path, real, fi); err != nil {
+		return "", nil, err
+	}
+	return real, fi, nil
+}
+
+// checkFile refuses a ledger that is not a regular file or is hard-linked.
+func checkFile(path, real string, fi os.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return errorf("budget ledger %s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if n := linkCount(fi); n > 1 {
+		via := ""
+		if real != path {
+			via = " (" + real + ")"
+		}
+		return errorf("budget ledger %s%s has %d hard links: a charge would replace one name and leave the others on the old file, forking the budget; keep one name and use symbolic links for the others; nothing was charged", path, via, n)
+	}
+	return nil
 }
 
 // Create writes a new, empty ledger with the given limit; it fails if path
@@ -266,7 +327,7 @@ func Create(path string, limit Limit) error {
 
 // evaluate returns the status with c added, or ErrExceeded.
 func evaluate(path string, f *File, c Charge) (Status, Limit, error) {
-	add, err := c.inUnit(f.Limit)
+	add, err := c.InUnit(f.Limit)
 	if err != nil {
 		return Status{}, Limit{}, err
 	}
@@ -279,17 +340,25 @@ func evaluate(path string, f *File, c Charge) (Status, Limit, error) {
 	over := func(spent, limit float64) bool { return spent > limit*(1+slack) }
 	if over(t.Rho, f.Limit.Rho) || over(t.Epsilon, f.Limit.Epsilon) || over(t.Delta, f.Limit.Delta) {
 		prev := f.Total()
+		cost := add.String()
+		if own := (Limit{Rho: c.Rho, Epsilon: c.Epsilon, Delta: c.Delta}).String(); own != cost {
+			cost = own + ", that is " + cost + " in this ledger's unit"
+		}
 		return st, add, fmt.Errorf("ledger: %w: %w: %s: this release costs %s but %s of the limit %s is already spent over %d release(s); nothing was released",
-			ErrInput, ErrExceeded, path, add, prev, f.Limit, len(f.Spent))
+			ErrInput, ErrExceeded, path, cost, prev, f.Limit, len(f.Spent))
 	}
 	return st, add, nil
 }
 
 // Check reports whether charge c would fit in the ledger at path, without
 // recording it (a dry run). It returns an error wrapping ErrExceeded when it
-// would not.
+// would not, and refuses a ledger Spend would refuse (a hard-linked file).
 func Check(path string, c Charge) (Status, error) {
-	f, err := Read(path)
+	real, _, err := resolve(path)
+	if err != nil {
+		return Status{}, err
+	}
+	f, err := Read(real)
 	if err != nil {
 		return Status{}, err
 	}
@@ -300,14 +369,22 @@ func Check(path string, c Charge) (Status, error) {
 // Spend records charge c (labelled) in the ledger at path if it fits, under
 // an exclusive lock, and returns the new status; when it does not fit it
 // records nothing and returns an error wrapping ErrExceeded. Call it before
-// drawing any noise.
+// drawing any noise. It is SpendContext with a context never cancelled.
 func Spend(path string, c Charge, label string) (Status, error) {
-	unlock, err := lock(path + ".lock")
+	return SpendContext(context.Background(), path, c, label)
+}
+
+// SpendContext is Spend that charges only if ctx is not cancelled: it
+// checks ctx under the lock, immediately before the new ledger replaces
+// the old one. When ctx is cancelled it returns an error wrapping
+// ctx.Err() and the ledger is unchanged, byte for byte.
+func SpendContext(ctx context.Context, path string, c Charge, label string) (Status, error) {
+	real, fi, unlock, err := lockLedger(path)
 	if err != nil {
 		return Status{}, err
 	}
 	defer unlock()
-	f, err := Read(path)
+	f, err := Read(real)
 	if err != nil {
 		return Status{}, err
 	}
@@ -320,14 +397,51 @@ func Spend(path string, c Charge, label string) (Status, error) {
 		Epsilon: c.Epsilon, Delta: c.Delta, Rho: c.Rho,
 		ChargedRho: add.Rho, ChargedEpsilon: add.Epsilon, ChargedDelta: add.Delta,
 	})
-	if err := writeAtomic(path, f); err != nil {
+	if err := writeAtomic(ctx, real, fi, f); err != nil {
 		return Status{}, err
 	}
 	return st, nil
 }
 
-// writeAtomic writes f to path by a synced temporary file and a rename.
-func writeAtomic(path string, f *File) error {
+// lockLedger resolves path, locks the file it names and returns the
+// resolved path, the file's FileInfo and the release of the locks. Because
+// a charge renames a new file over the old, a waiter may get the lock of a
+// file no longer named by the path: it then starts over (package doc).
+func lockLedger(path string) (string, os.FileInfo, func(), error) {
+	for {
+		real, _, err := resolve(path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		_, unlockSide, err := lock(real+".lock", os.O_RDWR|os.O_CREATE)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		locked, unlockFile, err := lock(real, os.O_RDONLY)
+		if err != nil {
+			unlockSide()
+			return "", nil, nil, err
+		}
+		unlock := func() { unlockFile(); unlockSide() }
+		named, err1 := os.Lstat(real)
+		if err1 == nil && os.SameFile(locked, named) {
+			if err := checkFile(path, real, named); err != nil {
+				unlock()
+				return "", nil, nil, err
+			}
+			return real, named, unlock, nil
+		}
+		unlock()
+		if err1 != nil && !errors.Is(err1, os.ErrNotExist) {
+			return "", nil, nil, fmt.Errorf("ledger: %w", err1)
+		}
+	}
+}
+
+// writeAtomic writes f to path by a synced temporary file and a rename;
+// the new file gets old's mode and group. ctx is checked last before the
+// rename: a cancelled write leaves path as it was.
+func writeAtomic(ctx context.Context, path string, old os.FileInfo, f *File) error {
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
@@ -345,6 +459,9 @@ func writeAtomic(path string, f *File) error {
 			os.Remove(name)
 		}
 	}()
+	if err := keepOwnership(tmp, old); err != nil {
+		return errorf("%s: cannot keep the ledger's mode and group: %v; nothing was charged", path, err)
+	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
@@ -353,6 +470,9 @@ func writeAtomic(path string, f *File) error {
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("ledger: not charged: %w", err)
 	}
 	if err := os.Rename(name, path); err != nil {
 		return fmt.Errorf("ledger: %w", err)

@@ -14,12 +14,16 @@ import (
 // the command line (--template marginals).
 const TemplateName = "marginals"
 
-// Template is plan's "marginals" template: for a structured workload whose
+// Template is plan's "marginals" template. For a structured workload whose
 // terms are all marginals (marginals terms, or product terms whose every
-// block is identity or total), the optimal residual plan of this package.
-// Its Result's Strategy.Other is the *Plan. The registered instance
-// minimizes the total squared error (Sum); a caller wanting the
-// max-variance plan uses Template{Objective: Max} directly.
+// block is identity or total) it is the optimal residual plan of this
+// package (Strategy.Other a *Plan); under pure ε the better of the
+// Laplace plan of the workload's own tables (*PurePlan) and the family
+// plan over every table (*FamilyPlan). Any other workload (prefix, ranges,
+// identity-plus-total or matrix blocks) is planned in the marginals family
+// (*FamilyPlan; see NewFamilyPlan). The registered instance minimizes the
+// total squared error (Sum); a caller wanting the max-variance plan of a
+// marginal workload uses Template{Objective: Max} directly.
 type Template struct {
 	// Objective is Sum (default) or Max.
 	Objective Objective
@@ -88,12 +92,12 @@ func Sets(w *workload.Kron) (sizes []int, sets []Set, terms []int, err error) {
 
 // Plan implements plan.Template. The Result's Objective is the expected
 // total squared error per unit noise at sensitivity 1 (for either
-// objective), its LowerBound the SVD bound over every strategy, which the
-// Sum plan attains; TermErrors sum the term's marginals. With
-// opt.Privacy = plan.Pure it returns the pure ε-DP PurePlan (Laplace noise
-// on every marginal table, GLS reconstruction) as Strategy.Other; its
-// Objective is per unit Laplace variance 2/ε² at L1 sensitivity 1, and no
-// lower bound is known (NaN).
+// objective); TermErrors sum the term's marginals or products. Gaussian
+// plans of marginals carry the SVD bound, which they attain, as LowerBound;
+// pure plans of marginals carry it too (the Gaussian optimum bounds every
+// pure strategy) and the family's own bound (FamilyBound); family plans of
+// other workloads carry only FamilyBound (LowerBound NaN). Pure objectives
+// are per unit Laplace variance 2/ε² at L1 sensitivity 1.
 func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options) (*plan.Result, error) {
 	start := time.Now()
 	if opt.Privacy != "" && opt.Privacy != plan.Gaussian && opt.Privacy != plan.Pure {
@@ -101,7 +105,11 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 	}
 	sizes, sets, terms, err := Sets(w)
 	if err != nil {
-		return nil, err
+		if tp.Objective == Max {
+			return nil, err
+		}
+		// Not only marginals: the marginals family for any blocks.
+		return tp.planFamily(w, opt, start)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -119,10 +127,12 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 		Objective:        p.TotalSquaredError,
 		LowerBound:       svdBound(p.Sizes, p.Sets, p.lat),
 		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n, attained by the residual plan",
+		FamilySource:     "the residual closed form (optimal over all strategies)",
 		Status:           status.Converged,
 		DenseObjective:   math.NaN(),
 		AboveDense:       math.NaN(),
 	}
+	res.FamilyBound = res.LowerBound
 	errs := make([]float64, len(p.Marginals))
 	for i, m := range p.Marginals {
 		errs[i] = m.TotalSquaredError
@@ -130,26 +140,97 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 	return finish(res, w, terms, errs, opt, start), nil
 }
 
-// planPure is Plan for pure ε-DP: the PurePlan of the workload's sets.
+// planPure is Plan for pure ε-DP on a workload of marginals: the PurePlan
+// of the workload's own tables and, for the Sum objective, the family plan
+// over every table, started from the PurePlan's weights among others; the
+// family plan is kept when it is lower (it usually is: it may measure
+// tables the workload never names, the full table among them) and
+// opt.Accept takes it. Its lower
+// bound is the residual closed form (the SVD bound): the Gaussian optimum
+// over every strategy, which no L1-sensitivity-1 strategy beats (the L1
+// unit ball lies inside the L2 one).
 func (tp Template) planPure(w *workload.Kron, sizes []int, sets []Set, terms []int, opt plan.Options, start time.Time) (*plan.Result, error) {
 	pp, err := NewPurePlan(sizes, sets, tp.Objective)
 	if err != nil {
 		return nil, err
 	}
 	res := &plan.Result{
-		Template:       TemplateName,
-		Strategy:       &plan.Strategy{Template: TemplateName, Privacy: plan.Pure, Other: pp},
-		Objective:      pp.TotalSquaredError,
-		LowerBound:     math.NaN(),
-		Status:         status.Converged,
-		DenseObjective: math.NaN(),
-		AboveDense:     math.NaN(),
+		Template:         TemplateName,
+		Strategy:         &plan.Strategy{Template: TemplateName, Privacy: plan.Pure, Other: pp},
+		Objective:        pp.TotalSquaredError,
+		LowerBound:       svdBound(pp.base.Sizes, pp.base.Sets, pp.base.lat) * (1 - 1e-12),
+		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n: the Gaussian optimum, below every pure strategy",
+		Status:           status.Converged,
+		DenseObjective:   math.NaN(),
+		AboveDense:       math.NaN(),
+	}
+	if tp.Objective == Max {
+		res.LowerBound, res.LowerBoundSource = math.NaN(), ""
+	} else {
+		extra := make([]WeightedTable, len(pp.Tables))
+		for i, tb := range pp.Tables {
+			extra[i] = WeightedTable{Attrs: tb.Attrs, Weight: 1 / tb.Scale}
+		}
+		fp, err := newFamilyPlan(w, true, extra)
+		if err != nil {
+			return nil, err
+		}
+		res.FamilyBound, res.FamilySource = fp.FamilyBound, pureFamilySource
+		fs := &plan.Strategy{Template: TemplateName, Privacy: plan.Pure, Other: fp}
+		if fp.TotalSquaredError < pp.TotalSquaredError*(1-1e-9) && opt.Accepts(fs) == nil {
+			res.Strategy, res.Objective = fs, fp.TotalSquaredError
+			res.Sweeps = fp.Iterations
+			return finishTerms(res, w, fp.TermErrors, opt, start), nil
+		}
 	}
 	errs := make([]float64, len(pp.Marginals))
 	for i, m := range pp.Marginals {
 		errs[i] = m.TotalSquaredError
 	}
 	return finish(res, w, terms, errs, opt, start), nil
+}
+
+// pureFamilySource describes the pure family's bound.
+const pureFamilySource = "weighted marginal tables (every attribute subset): L2 relaxation Σθ² ≤ 1 (Frank–Wolfe bound) and the residual closed form"
+
+// planFamily is Plan for a workload that is not only marginals: the
+// marginals family plan (residual measurements under Gaussian noise,
+// weighted marginal tables under pure ε). Its lower bound holds over the
+// family only (FamilyBound; LowerBound is unknown, NaN): a workload of
+// prefixes or ranges may be answered better outside it.
+func (tp Template) planFamily(w *workload.Kron, opt plan.Options, start time.Time) (*plan.Result, error) {
+	pure := opt.Privacy == plan.Pure
+	fp, err := NewFamilyPlan(w, pure)
+	if err != nil {
+		return nil, err
+	}
+	privacy := plan.Gaussian
+	source := "residual family (closed form, optimal in the family)"
+	if pure {
+		privacy, source = plan.Pure, pureFamilySource
+	}
+	res := &plan.Result{
+		Template:       TemplateName,
+		Strategy:       &plan.Strategy{Template: TemplateName, Privacy: privacy, Other: fp},
+		Objective:      fp.TotalSquaredError,
+		LowerBound:     math.NaN(),
+		FamilyBound:    fp.FamilyBound,
+		FamilySource:   source,
+		Sweeps:         fp.Iterations,
+		Status:         status.Converged,
+		DenseObjective: math.NaN(),
+		AboveDense:     math.NaN(),
+	}
+	return finishTerms(res, w, fp.TermErrors, opt, start), nil
+}
+
+// finishTerms is finish with the per-term errors given directly.
+func finishTerms(res *plan.Result, w *workload.Kron, errs []float64, opt plan.Options, start time.Time) *plan.Result {
+	terms := make([]int, len(errs))
+	for j := range terms {
+		terms[j] = j
+	}
+	return finish(res, w, terms, errs, opt, start)
 }
 
 // finish fills res's per-term errors (marginal i, of error errs[i],

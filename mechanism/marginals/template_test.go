@@ -21,7 +21,8 @@ const templateSpec = `{"domain": [{"name": "a", "size": 2}, {"name": "b", "size"
 // The registered template plans a spec mixing marginals terms and an
 // identity/total product term: its objective equals newton's dense SVD
 // bound of the spec's own dense Gram (1e-9, as in TestSumMatchesNewton),
-// its term errors add up, and it refuses other workloads.
+// its term errors add up; other workloads are planned in the marginals
+// family.
 func TestTemplate(t *testing.T) {
 	w, err := workload.ParseSpec(strings.NewReader(templateSpec), ".")
 	if err != nil {
@@ -76,22 +77,37 @@ func TestTemplate(t *testing.T) {
 			pm.Gap, pm.MaxVariance, p.MaxVariance, mx.Objective, res.Objective)
 	}
 
-	// Pure privacy: the Laplace plan of every marginal table, its objective
-	// the sum of the term errors.
+	// Pure privacy: the family plan (weighted tables over every attribute
+	// subset) when it is lower than the Laplace plan of the workload's own
+	// tables, which is one of its starts; its objective is the sum of the
+	// term errors and lies between the SVD bound (the Gaussian optimum) and
+	// the PurePlan's.
 	pr, err := tp.Plan(context.Background(), w, plan.Options{Privacy: plan.Pure})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ppure, ok := pr.Strategy.Other.(*PurePlan)
-	if !ok || pr.Strategy.Privacy != plan.Pure || !math.IsNaN(pr.LowerBound) {
-		t.Fatalf("pure plan: %T, privacy %q, lower bound %v", pr.Strategy.Other, pr.Strategy.Privacy, pr.LowerBound)
+	sizes, sets, _, err := Sets(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ppure, err := NewPurePlan(sizes, sets, Sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Strategy.Privacy != plan.Pure || pr.Objective > ppure.TotalSquaredError*(1+1e-12) ||
+		pr.LowerBound > pr.Objective || relDiff(pr.LowerBound, res.LowerBound) > 1e-11 || pr.FamilyBound < pr.LowerBound {
+		t.Fatalf("pure plan: %T, privacy %q, objective %.12g (PurePlan %.12g), bound %.12g (Gaussian %.12g), family bound %.12g",
+			pr.Strategy.Other, pr.Strategy.Privacy, pr.Objective, ppure.TotalSquaredError, pr.LowerBound, res.LowerBound, pr.FamilyBound)
+	}
+	if fp, ok := pr.Strategy.Other.(*FamilyPlan); !ok || fp.TotalSquaredError != pr.Objective {
+		t.Errorf("pure plan's strategy %T", pr.Strategy.Other)
 	}
 	sumTerms := 0.0
 	for _, te := range pr.TermErrors {
 		sumTerms += te.Error
 	}
-	if relDiff(sumTerms, pr.Objective) > 1e-12 || pr.Objective != ppure.TotalSquaredError {
-		t.Errorf("pure plan: terms sum to %.15g, objective %.15g, plan %.15g", sumTerms, pr.Objective, ppure.TotalSquaredError)
+	if relDiff(sumTerms, pr.Objective) > 1e-12 {
+		t.Errorf("pure plan: terms sum to %.15g, objective %.15g", sumTerms, pr.Objective)
 	}
 	if _, err := tp.Plan(context.Background(), w, plan.Options{Privacy: "renyi"}); !errors.Is(err, ErrInput) {
 		t.Errorf("unknown privacy: %v", err)
@@ -101,8 +117,15 @@ func TestTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tp.Plan(context.Background(), other, plan.Options{}); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `term "p" is not a marginal`) {
-		t.Errorf("prefix term: %v", err)
+	// A prefix term is planned in the marginals family (the residual
+	// closed form), with a family bound and no global one; the max
+	// objective takes only marginals.
+	if r, err := tp.Plan(context.Background(), other, plan.Options{}); err != nil || r.Strategy.Other.(*FamilyPlan) == nil ||
+		!math.IsNaN(r.LowerBound) || r.FamilyBound != r.Objective {
+		t.Errorf("prefix term: %+v, %v", r, err)
+	}
+	if _, err := (Template{Objective: Max}).Plan(context.Background(), other, plan.Options{}); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `term "p" is not a marginal`) {
+		t.Errorf("prefix term, max objective: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -31,6 +31,12 @@ type block struct {
 	theta   float64 // newton's regularization, 0 when exact
 	how     string  // "identity", "total", "newton", "pidentity"
 	iters   int     // newton iterations spent on the block (0: closed form)
+	// singular is set when X may be singular (its inverse came from the
+	// pseudo-inverse, or a closed form of fewer rows than values); proj is
+	// then X⁺X (row-major) once answers needs it, empty when X turned out
+	// to have full rank after all.
+	singular bool
+	proj     []float64
 }
 
 // trace returns tr(V X⁺) = Σᵢⱼ Vᵢⱼ X⁺ᵢⱼ.
@@ -49,6 +55,68 @@ func (b *block) trace(v *mat.SymDense) float64 {
 		s += 2 * off
 	}
 	return s
+}
+
+// answers reports whether the block can answer queries of Gram v:
+// range(v) ⊆ range(X), i.e. tr(v(I − X⁺X)) = 0 (v and I − X⁺X are
+// positive semidefinite, so the trace vanishes only then). A full-rank
+// block answers everything; for a singular one the projector X⁺X is formed
+// once (d³) and kept. The test allows 1e-9 of tr v for the rounding of X⁺.
+func (b *block) answers(v *mat.SymDense) bool {
+	d := v.SymmetricDim()
+	if !b.singular {
+		return true
+	}
+	if b.how == "total" {
+		// X = J: range(v) ⊆ span 1 iff v = c·J, i.e. tr v = 1ᵀv1/d.
+		raw := v.RawSymmetric()
+		tr, sum := 0.0, 0.0
+		for i := 0; i < d; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+d]
+			tr += row[i]
+			sum += row[i]
+			for j := i + 1; j < d; j++ {
+				sum += 2 * row[j]
+			}
+		}
+		return tr-sum/float64(d) <= 1e-9*tr
+	}
+	if b.proj == nil {
+		proj := make([]float64, d*d)
+		full := true
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				s := 0.0
+				for l := 0; l < d; l++ {
+					s += b.pinv[i*d+l] * b.x.At(l, j)
+				}
+				proj[i*d+j] = s
+				if i == j {
+					s--
+				}
+				full = full && math.Abs(s) <= 1e-9
+			}
+		}
+		b.proj = proj
+		if full {
+			b.proj = []float64{} // full rank: answers every Gram
+		}
+	}
+	if len(b.proj) == 0 {
+		return true
+	}
+	// tr(v P) with v symmetric (upper triangle stored) and P = X⁺X.
+	raw := v.RawSymmetric()
+	tr, trp := 0.0, 0.0
+	for i := 0; i < d; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+d]
+		tr += row[i]
+		trp += row[i] * b.proj[i*d+i]
+		for j := i + 1; j < d; j++ {
+			trp += row[j] * (b.proj[j*d+i] + b.proj[i*d+j])
+		}
+	}
+	return tr-trp <= 1e-9*tr
 }
 
 // identityBlock is A = I.
@@ -166,7 +234,7 @@ func groupsBlock(d int, classes [][]int, c []float64) *block {
 	if len(classes) == 1 {
 		how = "total"
 	}
-	return &block{a: a, x: x, pinv: p, obj: obj, lb: obj, how: how}
+	return &block{a: a, x: x, pinv: p, obj: obj, lb: obj, how: how, singular: true}
 }
 
 // solveBlock returns the optimal strategy for one attribute's Gram G (d×d,
@@ -254,7 +322,15 @@ func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy Privacy, ws *w
 		return nil, err
 	}
 	if privacy == Pure {
-		return pureBlock(ctx, g, res)
+		iters := 0 // lrm's default
+		if tol > blockTol {
+			// A loose early sweep of a descent: its block is a waypoint
+			// (see sweepTolerance), so p-Identity's L-BFGS gets a fifth of
+			// its default iterations; the kept strategy's error is still
+			// computed exactly, and the final sweep runs in full.
+			iters = 100
+		}
+		return pureBlock(ctx, g, res, iters)
 	}
 	b := &block{x: res.X, obj: res.Objective, lb: res.LowerBound, theta: res.Regularization, how: "newton", iters: res.Iterations}
 	// For a singular G only the first Rank rows of A are non-zero; the
@@ -278,7 +354,7 @@ func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy Privacy, ws *w
 		x.SymOuterK(1, b.a.T())
 		b.x = x
 	}
-	if b.pinv, err = inverse(b.x); err != nil {
+	if b.pinv, b.singular, err = inverse(b.x); err != nil {
 		return nil, err
 	}
 	// The objective for the caller's G from our own inverse (newton's raw
@@ -360,18 +436,18 @@ func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy
 			p[i*d+j] = sb.pinv[ai*k+bi]
 		}
 	}
-	return &block{a: a, x: x, pinv: p, obj: sb.obj, lb: sb.lb, theta: sb.theta, how: sb.how + " on the support", iters: sb.iters}, nil
+	return &block{a: a, x: x, pinv: p, obj: sb.obj, lb: sb.lb, theta: sb.theta, how: sb.how + " on the support", iters: sb.iters, singular: sb.singular}, nil
 }
 
 // pureBlock optimizes HDMM's p-Identity strategy for G under the L1 ball
 // with lrm (from G's factor F, FᵀF = G), and keeps newton's L2 certificate
 // as the lower bound.
-func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result) (*block, error) {
+func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result, iters int) (*block, error) {
 	f, err := lrm.GramFactor(g)
 	if err != nil {
 		return nil, err
 	}
-	res, err := lrm.Solve(ctx, f, &lrm.Options{Ball: lrm.L1, Start: lrm.StartPIdentity})
+	res, err := lrm.Solve(ctx, f, &lrm.Options{Ball: lrm.L1, Start: lrm.StartPIdentity, PIdentityIters: iters})
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +469,7 @@ func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result) (*block,
 	x := mat.NewSymDense(d, nil)
 	x.SymOuterK(1, l.T())
 	b := &block{a: l, x: x, lb: l2.LowerBound, how: "pidentity"}
-	if b.pinv, err = inverse(x); err != nil {
+	if b.pinv, b.singular, err = inverse(x); err != nil {
 		// lrm fell back to a rank-deficient decomposition: Identity is
 		// always feasible and answers everything.
 		ib := identityBlock(d)
@@ -419,23 +495,26 @@ func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result) (*block,
 // per-term Grams whose weighted sum it is) then lies in range(X), where
 // tr(V X⁺) is the error of the least-squares estimate through the
 // rank-deficient factor.
-func inverse(x *mat.SymDense) ([]float64, error) {
+//
+// singular reports that the pseudo-inverse was used.
+func inverse(x *mat.SymDense) (p []float64, singular bool, err error) {
 	d := x.SymmetricDim()
 	var inv mat.SymDense
 	var c mat.Cholesky
 	if ok := c.Factorize(x); !ok || c.InverseTo(&inv) != nil {
 		if err := pseudoInverse(x, &inv); err != nil {
-			return nil, err
+			return nil, true, err
 		}
+		singular = true
 	}
-	p := make([]float64, d*d)
+	p = make([]float64, d*d)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
 			v := inv.At(i, j)
 			p[i*d+j], p[j*d+i] = v, v
 		}
 	}
-	return p, nil
+	return p, singular, nil
 }
 
 // pseudoInverse sets dst = X⁺ = Q Λ⁺ Qᵀ, dropping eigenvalues at or below

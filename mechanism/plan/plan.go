@@ -74,6 +74,20 @@ type Options struct {
 	// its templates'), and from Run a final one with Stage "plan" and Done
 	// set for the returned plan (its template as Note).
 	Progress progress.Func
+	// Accept, when non-nil, restricts the plan to strategies it accepts
+	// (returns nil for): a caller that must measure or write the strategy
+	// passes the check of its own formats. The portfolio skips a template
+	// whose strategy it rejects (saying why in Tried), union falls back to
+	// Kronecker parts only, and the marginals template to its table plan.
+	Accept func(*Strategy) error
+}
+
+// Accepts reports whether o.Accept accepts s (always, when Accept is nil).
+func (o Options) Accepts(s *Strategy) error {
+	if o.Accept == nil || s == nil {
+		return nil
+	}
+	return o.Accept(s)
 }
 
 // Stage is the progress stage name of a template: "plan " + its name.
@@ -116,13 +130,17 @@ type Factor struct {
 	A         *mat.Dense
 }
 
-// Part is one Kronecker product of a union strategy, scaled by Weight and
-// answering the named terms. For Gaussian privacy the weights satisfy
-// Σ w² = 1 (the stack's L2 sensitivity is 1); for Pure, Σ w = 1 (L1).
+// Part is one part of a union strategy, scaled by Weight and answering the
+// named terms from its own measurements: a Kronecker product (Factors), or
+// another template's plan of those terms alone (Strategy: a marginals
+// family plan, a dense plan; Factors nil). Each part has sensitivity 1
+// before scaling; for Gaussian privacy the weights satisfy Σ w² = 1 (the
+// stack's L2 sensitivity is 1), for Pure Σ w = 1 (L1).
 type Part struct {
-	Weight  float64
-	Terms   []string
-	Factors []Factor
+	Weight   float64
+	Terms    []string
+	Factors  []Factor
+	Strategy *Strategy
 }
 
 // Strategy is a planned measurement strategy with sensitivity 1. Exactly one
@@ -186,6 +204,14 @@ type Result struct {
 	// LowerBoundSource says where it comes from.
 	LowerBound       float64
 	LowerBoundSource string
+	// FamilyBound is a certified lower bound on the objective of every
+	// strategy of the template's own family (FamilySource names the family
+	// and the bound); 0 (the trivial bound) when none is known. Where the
+	// family holds every strategy it equals LowerBound; for a non-convex
+	// family (the pure-ε marginals weights) it says how far the optimizer
+	// may be from the best of its family rather than from the best strategy.
+	FamilyBound  float64
+	FamilySource string
 	// TermErrors has one entry per workload term, in spec order.
 	TermErrors []TermError
 	// Sweeps is the number of block-coordinate-descent sweeps (0 when none

@@ -30,6 +30,11 @@ type solver struct {
 	// descent of the plan (the templates run one at a time), so each
 	// attribute's workspaces are allocated once.
 	newtons []*newton.Solver
+	canon   map[canonKey]*workload.Block
+	// whole holds other templates' plans of the whole workload made as a
+	// union's one-part candidate (with the plan's privacy and no Accept),
+	// which the portfolio reuses instead of planning again.
+	whole map[string]*Result
 }
 
 // newtonFor returns attribute i's newton.Solver.
@@ -49,11 +54,38 @@ type singleKey struct {
 }
 
 func newSolver(w *workload.Kron, o Options) *solver {
-	return &solver{w: w, o: o, attrs: w.Attributes(), single: map[singleKey]*block{}, groups: map[string]*kronSol{}}
+	s := &solver{w: w, o: o, attrs: w.Attributes(), single: map[singleKey]*block{}, groups: map[string]*kronSol{},
+		canon: map[canonKey]*workload.Block{}, whole: map[string]*Result{}}
+	for _, p := range w.Products() {
+		for i, b := range p.Blocks {
+			k := canonKey{i, b.Key()}
+			if _, ok := s.canon[k]; !ok {
+				s.canon[k] = b
+			}
+		}
+	}
+	return s
+}
+
+type canonKey struct {
+	attr int
+	key  string
+}
+
+// cb returns the canonical block of attribute i equal to b: blocks with one
+// key are one matrix (workload.Block.Key), though every term builds its own
+// (each product term its own "total" blocks), so descents compare and
+// cache blocks by this pointer.
+func (s *solver) cb(i int, b *workload.Block) *workload.Block {
+	if c, ok := s.canon[canonKey{i, b.Key()}]; ok {
+		return c
+	}
+	return b
 }
 
 // singleOpt returns the optimal strategy for one block's Gram alone.
 func (s *solver) singleOpt(ctx context.Context, i int, b *workload.Block) (*block, error) {
+	b = s.cb(i, b)
 	k := singleKey{i, b}
 	if r, ok := s.single[k]; ok {
 		return r, nil
@@ -72,6 +104,7 @@ func (s *solver) singleOpt(ctx context.Context, i int, b *workload.Block) (*bloc
 // (tr V^{1/2})²/d — the dual certificate at uniform y, one values-only
 // eigendecomposition — so that the bound costs no solve of its own.
 func (s *solver) singleBound(ctx context.Context, i int, b *workload.Block) (float64, error) {
+	b = s.cb(i, b)
 	if r, ok := s.single[singleKey{i, b}]; ok {
 		return r.lb, nil
 	}
@@ -190,9 +223,35 @@ func sweepTolerance(prev float64) float64 {
 // sweeps ask a looser certified gap (sweepTolerance) and only a sweep at
 // blockTol may end the descent.
 func (s *solver) kron(ctx context.Context, prods []*workload.Product, template string, start time.Time) (*kronSol, error) {
+	return s.kronWith(ctx, prods, kronCfg{template: template, start: start})
+}
+
+// kronCfg configures one descent: the progress stage (template, "" for
+// none) and clock, and for union merges a starting point and a sweep cap.
+type kronCfg struct {
+	template string
+	start    time.Time
+	// init, when non-nil, holds the starting block of every attribute (the
+	// descent keeps it until a solve lowers the block objective, so the
+	// result is never worse than init's strategy); such descents are not
+	// cached.
+	init []*block
+	// maxSweeps caps the sweeps (0: Options.MaxSweeps); a capped descent
+	// may stop at a loose block tolerance and is not cached either.
+	maxSweeps int
+}
+
+// kronWith is kron with a configuration.
+func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kronCfg) (*kronSol, error) {
+	template, start := cfg.template, cfg.start
 	key := prodKey(s.w, prods)
-	if r, ok := s.groups[key]; ok {
+	cacheable := cfg.init == nil && cfg.maxSweeps == 0
+	if r, ok := s.groups[key]; ok && cacheable {
 		return r, nil
+	}
+	maxSweeps := s.o.MaxSweeps
+	if cfg.maxSweeps > 0 {
+		maxSweeps = cfg.maxSweeps
 	}
 	var live []*workload.Product
 	for _, p := range prods {
@@ -214,7 +273,7 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 	for i := 0; i < k; i++ {
 		same := true
 		for _, p := range live[1:] {
-			same = same && p.Blocks[i] == live[0].Blocks[i]
+			same = same && s.cb(i, p.Blocks[i]) == s.cb(i, live[0].Blocks[i])
 		}
 		if same {
 			b, err := s.singleOpt(ctx, i, live[0].Blocks[i])
@@ -223,6 +282,8 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 			}
 			sol.blocks[i], fixed[i] = b, true
 			sol.theta = math.Max(sol.theta, b.theta)
+		} else if cfg.init != nil {
+			sol.blocks[i] = cfg.init[i]
 		} else {
 			sol.blocks[i] = identityBlock(s.attrs[i].Size)
 		}
@@ -237,10 +298,11 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 	setTraces := func(i int, b *block) {
 		memo := map[*workload.Block]float64{}
 		for pi, p := range live {
-			v, ok := memo[p.Blocks[i]]
+			pb := s.cb(i, p.Blocks[i])
+			v, ok := memo[pb]
 			if !ok {
-				v = b.trace(p.Blocks[i].Gram())
-				memo[p.Blocks[i]] = v
+				v = b.trace(pb.Gram())
+				memo[pb] = v
 			}
 			t[pi][i] = v
 		}
@@ -270,7 +332,7 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 	sol.exact = allFixed
 	var err error
 	prevRel := math.Inf(1)
-	for sweep := 1; !allFixed && sweep <= s.o.MaxSweeps; sweep++ {
+	for sweep := 1; !allFixed && sweep <= maxSweeps; sweep++ {
 		sweepTol := blockTol
 		if free > 1 && !s.exactSweeps {
 			sweepTol = sweepTolerance(prevRel)
@@ -293,10 +355,11 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 						c[pi] *= v
 					}
 				}
-				if _, ok := coef[p.Blocks[i]]; !ok {
-					order = append(order, p.Blocks[i])
+				pb := s.cb(i, p.Blocks[i])
+				if _, ok := coef[pb]; !ok {
+					order = append(order, pb)
 				}
-				coef[p.Blocks[i]] += c[pi]
+				coef[pb] += c[pi]
 			}
 			g := mat.NewSymDense(d, nil)
 			for _, b := range order {
@@ -332,7 +395,7 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 		nf := objective()
 		sol.history = append(sol.history, nf)
 		sol.sweeps = sweep
-		if s.o.Progress.Enabled() {
+		if s.o.Progress.Enabled() && template != "" {
 			s.o.Progress(progress.Event{Stage: Stage(template), Step: sweep, Objective: nf, Bound: math.NaN(), Gap: math.NaN(),
 				Seconds: time.Since(start).Seconds()})
 		}
@@ -348,7 +411,7 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 		if done {
 			break
 		}
-		if sweep == s.o.MaxSweeps {
+		if sweep == maxSweeps {
 			sol.status = status.IterationLimit
 		}
 	}
@@ -366,7 +429,7 @@ func (s *solver) kron(ctx context.Context, prods []*workload.Product, template s
 		sol.perProd[pi] = e
 		li++
 	}
-	if err == nil {
+	if err == nil && cacheable {
 		s.groups[key] = sol
 	}
 	return sol, err

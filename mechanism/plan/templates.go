@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -15,7 +13,6 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
-	"github.com/dpsolve/dpsolve/status"
 )
 
 func init() {
@@ -94,245 +91,6 @@ func (s *solver) done(res *Result) {
 	ReportDone(s.o.Progress, Stage(res.Template), res)
 }
 
-// Union is the template OPT₊: a weighted stack of Kronecker strategies,
-// part k answering its terms from its own measurements. With each part's
-// error Eₖ at weight 1, the error at weight wₖ is Eₖ/wₖ²; under Σ wₖ² = 1
-// (L2 sensitivity 1) the best weights are wₖ² = √Eₖ/Σₗ√Eₗ and the total is
-// (Σₖ √Eₖ)² (Pure, Σ wₖ = 1: wₖ ∝ Eₖ^{1/3}, total (Σ Eₖ^{1/3})³). The
-// grouping is the best of: every term its own part; terms grouped by the
-// attributes they query (their non-total blocks); all terms in one part
-// (which is the kron template's strategy, so union is never worse than
-// kron); then greedy pairwise merges of the best grouping while they help.
-type Union struct{}
-
-// Name returns "union".
-func (Union) Name() string { return "union" }
-
-// Plan returns the best union-of-Kronecker strategy found for w.
-func (Union) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error) {
-	o, err := opt.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	return planUnion(ctx, newSolver(w, o))
-}
-
-// maxMergeEvals caps the greedy merge phase's group evaluations.
-const maxMergeEvals = 64
-
-func planUnion(ctx context.Context, s *solver) (*Result, error) {
-	start := time.Now()
-	terms := s.w.Terms()
-	nt := len(terms)
-	single := make([][]int, nt)
-	for j := range single {
-		single[j] = []int{j}
-	}
-	bySig := map[string][]int{}
-	var sigs []string
-	for j, t := range terms {
-		var used []string
-		for i, a := range s.attrs {
-			for _, p := range t.Products {
-				if p.Blocks[i].Kind != workload.BlockTotal {
-					used = append(used, a.Name)
-					break
-				}
-			}
-		}
-		sig := strings.Join(used, "\x00")
-		if _, ok := bySig[sig]; !ok {
-			sigs = append(sigs, sig)
-		}
-		bySig[sig] = append(bySig[sig], j)
-	}
-	var bySigGroups [][]int
-	for _, sig := range sigs {
-		bySigGroups = append(bySigGroups, bySig[sig])
-	}
-	candidates := [][][]int{single, bySigGroups, {seqInts(nt)}}
-	best := math.Inf(1)
-	var bestG [][]int
-	var bestE []float64
-	for _, g := range candidates {
-		total, es, err := s.groupingError(ctx, g, start)
-		if err != nil {
-			return nil, err
-		}
-		if total < best {
-			best, bestG, bestE = total, g, es
-		}
-	}
-	// Greedy merges: join the two parts whose merge lowers the total most.
-	evals := 0
-	for len(bestG) > 1 && evals < maxMergeEvals {
-		improved := false
-		var nextG [][]int
-		var nextE []float64
-		for a := 0; a < len(bestG) && evals < maxMergeEvals; a++ {
-			for b := a + 1; b < len(bestG) && evals < maxMergeEvals; b++ {
-				merged := append(append([]int(nil), bestG[a]...), bestG[b]...)
-				sort.Ints(merged)
-				em, err := s.groupError(ctx, merged, start)
-				if err != nil {
-					return nil, err
-				}
-				evals++
-				es := []float64{em}
-				g := [][]int{merged}
-				for c := range bestG {
-					if c != a && c != b {
-						es = append(es, bestE[c])
-						g = append(g, bestG[c])
-					}
-				}
-				if total := combine(es, s.o.Privacy); total < best*(1-1e-12) {
-					best, nextG, nextE, improved = total, g, es, true
-				}
-			}
-		}
-		if !improved {
-			break
-		}
-		bestG, bestE = nextG, nextE
-	}
-	// A part with no error (only zero-weight terms) would get weight 0: its
-	// terms join the part with the largest error instead (they cost nothing
-	// wherever they are answered).
-	big := 0
-	for gi, e := range bestE {
-		if e > bestE[big] {
-			big = gi
-		}
-	}
-	var keptG [][]int
-	var keptE []float64
-	for gi, g := range bestG {
-		if bestE[gi] > 0 || gi == big {
-			keptG, keptE = append(keptG, append([]int(nil), g...)), append(keptE, bestE[gi])
-		}
-	}
-	for gi, g := range bestG {
-		if !(bestE[gi] > 0) && gi != big {
-			for ki := range keptG {
-				if keptE[ki] == bestE[big] {
-					keptG[ki] = append(keptG[ki], g...)
-					sort.Ints(keptG[ki])
-					break
-				}
-			}
-		}
-	}
-	bestG, bestE = keptG, keptE
-	// Build the strategy from the chosen grouping.
-	weights := partWeights(bestE, s.o.Privacy)
-	per := map[*workload.Product]float64{}
-	strat := &Strategy{Template: "union", Privacy: s.o.Privacy}
-	theta := 0.0
-	sweeps := 0
-	for gi, g := range bestG {
-		prods := groupProducts(s.w, g)
-		sol, err := s.kron(ctx, prods, "union", start)
-		if err != nil {
-			return nil, err
-		}
-		theta = math.Max(theta, sol.theta)
-		sweeps += sol.sweeps
-		part := Part{Weight: weights[gi], Factors: s.factors(sol.blocks)}
-		for _, j := range g {
-			part.Terms = append(part.Terms, terms[j].Name)
-		}
-		scale := 1 / (weights[gi] * weights[gi])
-		for pi, p := range prods {
-			per[p] = sol.perProd[pi] * scale
-		}
-		strat.Parts = append(strat.Parts, part)
-	}
-	res := &Result{
-		Template: "union", Strategy: strat, Objective: best, TermErrors: s.termErrors(per),
-		Sweeps: sweeps, Status: status.Converged, Regularization: theta,
-		DenseObjective: math.NaN(), AboveDense: math.NaN(),
-	}
-	if err := s.setBound(ctx, res); err != nil {
-		return nil, err
-	}
-	res.Seconds = time.Since(start).Seconds()
-	s.done(res)
-	return res, nil
-}
-
-// groupError is the error at weight 1 of the best Kronecker strategy for
-// the terms g.
-func (s *solver) groupError(ctx context.Context, g []int, start time.Time) (float64, error) {
-	sol, err := s.kron(ctx, groupProducts(s.w, g), "union", start)
-	if err != nil {
-		return 0, err
-	}
-	return sol.obj, nil
-}
-
-func (s *solver) groupingError(ctx context.Context, groups [][]int, start time.Time) (float64, []float64, error) {
-	es := make([]float64, len(groups))
-	for gi, g := range groups {
-		e, err := s.groupError(ctx, g, start)
-		if err != nil {
-			return 0, nil, err
-		}
-		es[gi] = e
-	}
-	return combine(es, s.o.Privacy), es, nil
-}
-
-// combine is the total error with the closed-form part weights.
-func combine(es []float64, privacy Privacy) float64 {
-	p := 2.0 // Σ w² = 1
-	if privacy == Pure {
-		p = 3 // Σ w = 1
-	}
-	s := 0.0
-	for _, e := range es {
-		s += math.Pow(e, 1/p)
-	}
-	return math.Pow(s, p)
-}
-
-// partWeights are the optimal weights for part errors es (see Union).
-func partWeights(es []float64, privacy Privacy) []float64 {
-	p := 2.0
-	if privacy == Pure {
-		p = 3
-	}
-	s := 0.0
-	for _, e := range es {
-		s += math.Pow(e, 1/p)
-	}
-	w := make([]float64, len(es))
-	for i, e := range es {
-		if privacy == Pure {
-			w[i] = math.Pow(e, 1/p) / s
-		} else {
-			w[i] = math.Sqrt(math.Sqrt(e) / s)
-		}
-	}
-	return w
-}
-
-func groupProducts(w *workload.Kron, g []int) []*workload.Product {
-	var out []*workload.Product
-	for _, j := range g {
-		out = append(out, w.Terms()[j].Products...)
-	}
-	return out
-}
-
-func seqInts(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
-}
-
 // Dense is the reference template: the full newton solve on the explicit
 // Gram, for domains of at most Options.DenseMaxCells cells (default 4096),
 // with its certificate.
@@ -376,7 +134,7 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 	// Per-term errors tr(Vⱼ X⁺), one term Gram at a time.
 	// X⁺: X⁻¹, or the pseudo-inverse for the exact optimum of a singular
 	// Gram, whose range holds every term's (see inverse).
-	xp, err := inverse(nr.X)
+	xp, _, err := inverse(nr.X)
 	if err != nil {
 		return nil, err
 	}
@@ -451,9 +209,11 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 		} else {
 			tr.Objective = r.Objective
 			results = append(results, r)
-			// Ties (to 1e-9 relative) keep the earlier, simpler template:
-			// union's one-part candidate is kron's strategy.
-			if best == nil || r.Objective < best.Objective*(1-1e-9) {
+			if aerr := o.Accepts(r.Strategy); aerr != nil {
+				tr.Err = "not accepted: " + aerr.Error()
+			} else if best == nil || r.Objective < best.Objective*(1-1e-9) {
+				// Ties (to 1e-9 relative) keep the earlier, simpler
+				// template: union's one-part candidate is kron's strategy.
 				best = r
 			}
 		}
@@ -492,7 +252,14 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 			continue
 		}
 		notApplicable := false
+		var reused *Result
 		if err := run(name, func() (*Result, error) {
+			if r, ok := s.whole[name]; ok && opt.Accepts(r.Strategy) == nil {
+				// union's one-part candidate: the same plan, already made
+				// (its own time is reported below).
+				reused = r
+				return r, nil
+			}
 			r, err := t.Plan(ctx, w, opt)
 			notApplicable = err != nil && errors.Is(err, ErrInput) && ctx.Err() == nil
 			return r, err
@@ -501,10 +268,21 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 		}
 		if notApplicable {
 			tried = tried[:len(tried)-1]
+		} else if reused != nil {
+			tried[len(tried)-1].Seconds = reused.Seconds
 		}
 	}
 	if best == nil {
 		return nil, fmt.Errorf("plan: no template succeeded: %v", tried)
+	}
+	// A union of one hybrid part is another template's plan of the whole
+	// workload: report that template's own result.
+	if ps := best.Strategy.Parts; best.Template == "union" && len(ps) == 1 && ps[0].Strategy != nil {
+		for _, r := range results {
+			if r.Template == ps[0].Strategy.Template && r.Objective <= best.Objective*(1+1e-9) && o.Accepts(r.Strategy) == nil {
+				best = r
+			}
+		}
 	}
 	out := *best
 	out.Tried = tried
@@ -517,11 +295,13 @@ func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, e
 	if dense != nil {
 		compareDense(&out, dense)
 	}
+	// The plan's time is the portfolio's (each template's own is in Tried).
+	out.Seconds = time.Since(start).Seconds()
 	// The portfolio's own final event (its templates sent theirs), with
 	// the chosen template as Note.
 	if opt.Progress.Enabled() {
 		opt.Progress(progress.Event{Stage: Stage("best"), Objective: out.Objective, Bound: out.LowerBound,
-			Gap: gap(out.Objective, out.LowerBound), Seconds: time.Since(start).Seconds(), Done: true, Note: "template " + out.Template})
+			Gap: gap(out.Objective, out.LowerBound), Seconds: out.Seconds, Done: true, Note: "template " + out.Template})
 	}
 	return &out, nil
 }
@@ -553,8 +333,11 @@ func Run(ctx context.Context, w *workload.Kron, template string, opt Options) (*
 	return res, err
 }
 
-// run is Run without the final progress event.
+// run is Run without the final progress event. The result's Seconds is
+// the whole run's time, the dense comparison included; the template's own
+// time is in Tried (one entry, unless the template is the portfolio).
 func run(ctx context.Context, w *workload.Kron, template string, opt Options) (*Result, error) {
+	start := time.Now()
 	t, err := Lookup(template)
 	if err != nil {
 		return nil, err
@@ -562,6 +345,9 @@ func run(ctx context.Context, w *workload.Kron, template string, opt Options) (*
 	res, err := t.Plan(ctx, w, opt)
 	if err != nil || template == "best" || template == "dense" {
 		return res, err
+	}
+	if res.Tried == nil {
+		res.Tried = []Tried{{Template: res.Template, Objective: res.Objective, Seconds: res.Seconds}}
 	}
 	o, _ := opt.withDefaults()
 	if w.Cells() <= CompareCells && o.Privacy == Gaussian {
@@ -571,5 +357,6 @@ func run(ctx context.Context, w *workload.Kron, template string, opt Options) (*
 		}
 		compareDense(res, dense)
 	}
+	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -210,7 +211,7 @@ func scan(r io.Reader, attrs []Attribute, opt *Options, visit func(codes []int))
 		header[c] = h
 		if i, ok := pos[h]; ok {
 			if col[i] >= 0 {
-				return Stats{}, errorf("the CSV header names column %q twice (columns %d and %d)", h, col[i]+1, c+1)
+				return Stats{}, errorf("the CSV header names column %s twice (columns %d and %d)", quoteClip(h), col[i]+1, c+1)
 			}
 			col[i] = c
 		}
@@ -222,7 +223,7 @@ func scan(r io.Reader, attrs []Attribute, opt *Options, visit func(codes []int))
 		}
 	}
 	if len(missing) > 0 {
-		return Stats{}, errorf("the CSV header lacks the attribute(s) %s (header: %s)", strings.Join(missing, ", "), strings.Join(header, ","))
+		return Stats{}, errorf("the CSV header lacks the attribute(s) %s (header: %s)", strings.Join(missing, ", "), quoteClip(strings.Join(header, ",")))
 	}
 	rd.FieldsPerRecord = len(header)
 	codes := make([]int, len(attrs))
@@ -239,8 +240,8 @@ func scan(r io.Reader, attrs []Attribute, opt *Options, visit func(codes []int))
 			v, ok := parseCode(rec[c])
 			if !ok || v >= attrs[i].Size {
 				line, _ := rd.FieldPos(c)
-				return st, errorf("record %d (line %d), column %q: value %q is not an integer code in [0, %d)",
-					st.Records+1, line, attrs[i].Name, rec[c], attrs[i].Size)
+				return st, errorf("record %d (line %d), column %q: value %s is not an integer code in [0, %d)",
+					st.Records+1, line, attrs[i].Name, quoteClip(rec[c]), attrs[i].Size)
 			}
 			codes[i] = v
 		}
@@ -308,4 +309,18 @@ func names(attrs []Attribute) string {
 		s[i] = a.Name
 	}
 	return strings.Join(s, ",")
+}
+
+// maxEcho is the most bytes of a file's content an error message repeats.
+const maxEcho = 60
+
+// quoteClip quotes text read from a file for an error message: Go-quoted
+// with non-printable and non-ASCII bytes escaped (a binary file's NUL and
+// 0xFF bytes never reach the terminal raw) and at most maxEcho bytes of it,
+// saying how long it was when cut.
+func quoteClip(s string) string {
+	if len(s) <= maxEcho {
+		return strconv.QuoteToASCII(s)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.QuoteToASCII(s[:maxEcho]), len(s))
 }

@@ -73,22 +73,10 @@ type Formulation struct {
 // block of size n+m, so for m > n prefer FromGram, which uses an n×n factor
 // with the same Gram and hence the same optimum.
 func Build(f Form, w *mat.Dense) (*Formulation, error) {
-	if w == nil {
-		return nil, inputerr.Errorf("sdp", "nil workload matrix")
+	if err := checkBuild(f, w); err != nil {
+		return nil, err
 	}
 	m, n := w.Dims()
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			if x := w.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, inputerr.Errorf("sdp", "workload entry (%d,%d) is %v", i, j, x)
-			}
-		}
-	}
-	switch f {
-	case Approx, Exact, ExactBounded:
-	default:
-		return nil, inputerr.Errorf("sdp", "unknown form %v", f)
-	}
 	fm := &Formulation{Form: f, N: n, M: m, W: mat.DenseCopyOf(w)}
 	fm.nX = n * (n + 1) / 2
 	fm.nY = m * (m + 1) / 2
@@ -96,65 +84,112 @@ func Build(f Form, w *mat.Dense) (*Formulation, error) {
 	if f != Approx {
 		nvar += 2 * n * n // A (n×n) and the bounds T ≥ |A|
 	}
-	p := &Problem{C: make([]float64, nvar)}
+	fm.Problem = &Problem{C: make([]float64, nvar)}
 	for i := 0; i < m; i++ {
-		p.C[fm.yVar(i, i)] = 1 // tr(Y)
+		fm.Problem.C[fm.yVar(i, i)] = 1 // tr(Y)
 	}
-	add := func(mat, blk, i, j int, v float64) {
-		p.Entries = append(p.Entries, Entry{Mat: mat, Block: blk, I: i + 1, J: j + 1, Value: v})
+	fm.addWorkloadBlock(w)
+	if f == Approx {
+		fm.addUnitDiagonal()
+		fm.Problem.Comment = fmt.Sprintf("dpsolve: Yuan et al. KDD 2016 Eq. (2), approximate DP: min tr(Y) s.t. diag(X) <= 1, [[X, W'], [W, Y]] psd; n=%d m=%d; vars X upper (row-major) then Y upper", n, m)
+		return fm, nil
 	}
+	fm.addStrategyBlock()
+	fm.addSensitivityBounds()
+	extra := ""
+	if f == ExactBounded {
+		extra = ", diag(X) <= 1"
+	}
+	fm.Problem.Comment = fmt.Sprintf("dpsolve: Yuan et al. KDD 2016 Eq. (3), exact DP relaxation: min tr(Y) s.t. ||A||_{1,inf} <= 1%s, [[X, W'], [W, Y]] psd, [[X, A'], [A, I]] psd; n=%d m=%d; vars X upper, Y upper, A row-major, T=|A| bound row-major", extra, n, m)
+	return fm, nil
+}
 
-	// Block 1: [[X, Wᵀ], [W, Y]] ⪰ 0, size n+m. Σ yᵢFᵢ supplies X and Y; −F₀
-	// supplies the constant W in the lower-left (upper-right: Wᵀ) corner.
+// checkBuild refuses a missing or non-finite W and an unknown form.
+func checkBuild(f Form, w *mat.Dense) error {
+	if w == nil {
+		return inputerr.Errorf("sdp", "nil workload matrix")
+	}
+	m, n := w.Dims()
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			if x := w.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
+				return inputerr.Errorf("sdp", "workload entry (%d,%d) is %v", i, j, x)
+			}
+		}
+	}
+	switch f {
+	case Approx, Exact, ExactBounded:
+		return nil
+	}
+	return inputerr.Errorf("sdp", "unknown form %v", f)
+}
+
+// add appends the entry (i, j) (0-based) of matrix mat (0: F₀) in block blk.
+func (p *Problem) add(mat, blk, i, j int, v float64) {
+	p.Entries = append(p.Entries, Entry{Mat: mat, Block: blk, I: i + 1, J: j + 1, Value: v})
+}
+
+// addWorkloadBlock writes block 1: [[X, Wᵀ], [W, Y]] ⪰ 0, size n+m. Σ yᵢFᵢ
+// supplies X and Y; −F₀ supplies the constant W in the lower-left
+// (upper-right: Wᵀ) corner.
+func (fm *Formulation) addWorkloadBlock(w *mat.Dense) {
+	p, n, m := fm.Problem, fm.N, fm.M
 	p.Blocks = append(p.Blocks, n+m)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			add(fm.xVar(i, j)+1, 1, i, j, 1)
+			p.add(fm.xVar(i, j)+1, 1, i, j, 1)
 		}
 	}
 	for i := 0; i < m; i++ {
 		for j := i; j < m; j++ {
-			add(fm.yVar(i, j)+1, 1, n+i, n+j, 1)
+			p.add(fm.yVar(i, j)+1, 1, n+i, n+j, 1)
 		}
 	}
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			if v := w.At(i, j); v != 0 {
-				add(0, 1, j, n+i, -v)
+				p.add(0, 1, j, n+i, -v)
 			}
 		}
 	}
+}
 
-	if f == Approx {
-		// Block 2 (diagonal): 1 − X_ii ≥ 0.
-		p.Blocks = append(p.Blocks, -n)
-		for i := 0; i < n; i++ {
-			add(fm.xVar(i, i)+1, 2, i, i, -1)
-			add(0, 2, i, i, -1)
-		}
-		p.Comment = fmt.Sprintf("dpsolve: Yuan et al. KDD 2016 Eq. (2), approximate DP: min tr(Y) s.t. diag(X) <= 1, [[X, W'], [W, Y]] psd; n=%d m=%d; vars X upper (row-major) then Y upper", n, m)
-		fm.Problem = p
-		return fm, nil
+// addUnitDiagonal writes Approx's block 2 (diagonal): 1 − X_ii ≥ 0, the
+// unit column norms of a strategy with X = AᵀA.
+func (fm *Formulation) addUnitDiagonal() {
+	p, n := fm.Problem, fm.N
+	p.Blocks = append(p.Blocks, -n)
+	for i := 0; i < n; i++ {
+		p.add(fm.xVar(i, i)+1, 2, i, i, -1)
+		p.add(0, 2, i, i, -1)
 	}
+}
 
-	// Block 2: [[X, Aᵀ], [A, I]] ⪰ 0 (X ⪰ AᵀA), size 2n.
+// addStrategyBlock writes the exact forms' block 2: [[X, Aᵀ], [A, I]] ⪰ 0
+// (X ⪰ AᵀA), size 2n.
+func (fm *Formulation) addStrategyBlock() {
+	p, n := fm.Problem, fm.N
 	p.Blocks = append(p.Blocks, 2*n)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			add(fm.xVar(i, j)+1, 2, i, j, 1)
+			p.add(fm.xVar(i, j)+1, 2, i, j, 1)
 		}
 	}
 	for k := 0; k < n; k++ {
 		for j := 0; j < n; j++ {
-			add(fm.aVar(k, j)+1, 2, j, n+k, 1)
+			p.add(fm.aVar(k, j)+1, 2, j, n+k, 1)
 		}
-		add(0, 2, n+k, n+k, -1)
+		p.add(0, 2, n+k, n+k, -1)
 	}
-	// Block 3 (diagonal): T − A ≥ 0, T + A ≥ 0 entrywise, and for each column
-	// j, 1 − Σ_k T_kj ≥ 0; together ‖A‖₁,∞ = max_j Σ_k |A_kj| ≤ 1. With
-	// ExactBounded also 1 − X_jj ≥ 0.
+}
+
+// addSensitivityBounds writes the exact forms' block 3 (diagonal): T − A ≥ 0,
+// T + A ≥ 0 entrywise, and for each column j, 1 − Σ_k T_kj ≥ 0; together
+// ‖A‖₁,∞ = max_j Σ_k |A_kj| ≤ 1. With ExactBounded also 1 − X_jj ≥ 0.
+func (fm *Formulation) addSensitivityBounds() {
+	p, n := fm.Problem, fm.N
 	rows := 2*n*n + n
-	if f == ExactBounded {
+	if fm.Form == ExactBounded {
 		rows += n
 	}
 	p.Blocks = append(p.Blocks, -rows)
@@ -162,35 +197,28 @@ func Build(f Form, w *mat.Dense) (*Formulation, error) {
 	for k := 0; k < n; k++ {
 		for j := 0; j < n; j++ {
 			a, t := fm.aVar(k, j)+1, fm.tVar(k, j)+1
-			add(t, 3, r, r, 1)
-			add(a, 3, r, r, -1)
+			p.add(t, 3, r, r, 1)
+			p.add(a, 3, r, r, -1)
 			r++
-			add(t, 3, r, r, 1)
-			add(a, 3, r, r, 1)
+			p.add(t, 3, r, r, 1)
+			p.add(a, 3, r, r, 1)
 			r++
 		}
 	}
 	for j := 0; j < n; j++ {
 		for k := 0; k < n; k++ {
-			add(fm.tVar(k, j)+1, 3, r, r, -1)
+			p.add(fm.tVar(k, j)+1, 3, r, r, -1)
 		}
-		add(0, 3, r, r, -1)
+		p.add(0, 3, r, r, -1)
 		r++
 	}
-	if f == ExactBounded {
+	if fm.Form == ExactBounded {
 		for j := 0; j < n; j++ {
-			add(fm.xVar(j, j)+1, 3, r, r, -1)
-			add(0, 3, r, r, -1)
+			p.add(fm.xVar(j, j)+1, 3, r, r, -1)
+			p.add(0, 3, r, r, -1)
 			r++
 		}
 	}
-	extra := ""
-	if f == ExactBounded {
-		extra = ", diag(X) <= 1"
-	}
-	p.Comment = fmt.Sprintf("dpsolve: Yuan et al. KDD 2016 Eq. (3), exact DP relaxation: min tr(Y) s.t. ||A||_{1,inf} <= 1%s, [[X, W'], [W, Y]] psd, [[X, A'], [A, I]] psd; n=%d m=%d; vars X upper, Y upper, A row-major, T=|A| bound row-major", extra, n, m)
-	fm.Problem = p
-	return fm, nil
 }
 
 // FromGram builds form f for a workload given only by its Gram V = WᵀW,

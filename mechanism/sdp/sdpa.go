@@ -159,127 +159,175 @@ func sortEntries(es []Entry) {
 func ReadSDPA(r io.Reader) (*Problem, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<30)
-	p := &Problem{}
-	lineNo := 0
-	// Header: comments, then tokens until m, nblocks, sizes and c are read.
-	var tok []string
-	need := -1 // tokens still needed for the current header item
-	stage := 0 // 0: m, 1: nblocks, 2: block sizes, 3: objective, 4: entries
-	var m, nb int
-	inHeader := true
+	rd := &sdpaReader{p: &Problem{}, need: -1}
 	for sc.Scan() {
-		lineNo++
+		rd.lineNo++
 		line := sc.Text()
-		if inHeader && stage == 0 && len(tok) == 0 {
-			t := strings.TrimSpace(line)
-			if strings.HasPrefix(t, "\"") || strings.HasPrefix(t, "*") {
-				if p.Comment == "" && strings.HasPrefix(t, "\"") {
-					p.Comment = strings.TrimPrefix(t, "\"")
-				}
-				continue
-			}
+		var err error
+		switch {
+		case rd.comment(line):
+		case rd.stage < stageEntries:
+			err = rd.header(line)
+		default:
+			err = rd.entry(line)
 		}
-		if stage < 4 {
-			fields := strings.FieldsFunc(line, func(r rune) bool {
-				return r == ' ' || r == '\t' || r == ',' || r == '{' || r == '}' || r == '(' || r == ')' || r == '\r'
-			})
-			// m and nblocks lines may carry trailing text ("2 =mdim").
-			if stage <= 1 && len(fields) > 0 {
-				fields = fields[:1]
-			}
-			tok = append(tok, fields...)
-			for {
-				switch stage {
-				case 0, 1:
-					if len(tok) == 0 {
-						break
-					}
-					v, err := strconv.Atoi(tok[0])
-					if err != nil || v <= 0 {
-						return nil, inputerr.Errorf("sdp", "SDPA line %d: %q is not a positive integer (%s)", lineNo, tok[0], [2]string{"number of variables", "number of blocks"}[stage])
-					}
-					tok = tok[1:]
-					if stage == 0 {
-						m = v
-					} else {
-						nb = v
-						need = nb
-					}
-					stage++
-					continue
-				case 2:
-					if len(tok) < need {
-						break
-					}
-					for _, t := range tok[:need] {
-						v, err := strconv.Atoi(t)
-						if err != nil || v == 0 {
-							return nil, inputerr.Errorf("sdp", "SDPA line %d: block size %q is not a nonzero integer", lineNo, t)
-						}
-						p.Blocks = append(p.Blocks, v)
-					}
-					tok = tok[need:]
-					need = m
-					stage++
-					continue
-				case 3:
-					if len(tok) < need {
-						break
-					}
-					for _, t := range tok[:need] {
-						v, err := strconv.ParseFloat(t, 64)
-						if err != nil {
-							return nil, inputerr.Errorf("sdp", "SDPA line %d: objective entry %q is not a number", lineNo, t)
-						}
-						p.C = append(p.C, v)
-					}
-					if len(tok) > need {
-						return nil, inputerr.Errorf("sdp", "SDPA line %d: %d objective entries where %d were declared", lineNo, len(tok), m)
-					}
-					tok = nil
-					stage++
-				}
-				break
-			}
-			continue
-		}
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
-		}
-		f := strings.Fields(t)
-		if len(f) != 5 {
-			return nil, inputerr.Errorf("sdp", "SDPA line %d: want \"matrix block i j value\", got %q", lineNo, truncate(t, 80))
-		}
-		var ints [4]int
-		for k := 0; k < 4; k++ {
-			v, err := strconv.Atoi(f[k])
-			if err != nil {
-				return nil, inputerr.Errorf("sdp", "SDPA line %d: %q is not an integer", lineNo, f[k])
-			}
-			ints[k] = v
-		}
-		v, err := strconv.ParseFloat(f[4], 64)
 		if err != nil {
-			return nil, inputerr.Errorf("sdp", "SDPA line %d: %q is not a number", lineNo, f[4])
+			return nil, err
 		}
-		e := Entry{Mat: ints[0], Block: ints[1], I: ints[2], J: ints[3], Value: v}
-		if e.I > e.J {
-			e.I, e.J = e.J, e.I
-		}
-		p.Entries = append(p.Entries, e)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, inputerr.Errorf("sdp", "reading SDPA: %w", err)
 	}
-	if stage < 4 {
+	if rd.stage < stageEntries {
 		return nil, inputerr.Errorf("sdp", "SDPA file ends before its header is complete (%s missing)",
-			[]string{"number of variables", "number of blocks", "block sizes", "objective vector"}[stage])
+			[]string{"number of variables", "number of blocks", "block sizes", "objective vector"}[rd.stage])
 	}
-	if err := p.Validate(); err != nil {
+	if err := rd.p.Validate(); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return rd.p, nil
+}
+
+// The parts of an SDPA file, in order. The header's items may share lines
+// or span several, so the reader counts tokens, not lines, until the
+// entries start.
+const (
+	stageM       = iota // the number of variables m
+	stageNBlocks        // the number of blocks
+	stageSizes          // the block sizes
+	stageC              // the objective vector c
+	stageEntries        // one "mat block i j value" line per entry
+)
+
+// sdpaReader is ReadSDPA's state between lines.
+type sdpaReader struct {
+	p      *Problem
+	lineNo int
+	stage  int
+	tok    []string // header tokens read but not yet used
+	need   int      // tokens the current header item needs
+	m      int
+}
+
+// comment reports whether line is a comment: only before the first header
+// token. The first '"' comment becomes the problem's Comment.
+func (rd *sdpaReader) comment(line string) bool {
+	if rd.stage != stageM || len(rd.tok) > 0 {
+		return false
+	}
+	t := strings.TrimSpace(line)
+	if !strings.HasPrefix(t, "\"") && !strings.HasPrefix(t, "*") {
+		return false
+	}
+	if rd.p.Comment == "" && strings.HasPrefix(t, "\"") {
+		rd.p.Comment = strings.TrimPrefix(t, "\"")
+	}
+	return true
+}
+
+// header adds line's tokens (numbers separated by spaces, commas, braces
+// or parentheses) and completes as many header items as they allow.
+func (rd *sdpaReader) header(line string) error {
+	fields := strings.FieldsFunc(line, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == ',' || r == '{' || r == '}' || r == '(' || r == ')' || r == '\r'
+	})
+	// m and nblocks lines may carry trailing text ("2 =mdim").
+	if rd.stage <= stageNBlocks && len(fields) > 0 {
+		fields = fields[:1]
+	}
+	rd.tok = append(rd.tok, fields...)
+	for {
+		more, err := rd.headerItem()
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// headerItem completes the current header item if enough tokens are there
+// and reports whether the next item may be tried on the same tokens.
+func (rd *sdpaReader) headerItem() (bool, error) {
+	switch rd.stage {
+	case stageM, stageNBlocks:
+		if len(rd.tok) == 0 {
+			return false, nil
+		}
+		v, err := strconv.Atoi(rd.tok[0])
+		if err != nil || v <= 0 {
+			return false, inputerr.Errorf("sdp", "SDPA line %d: %q is not a positive integer (%s)", rd.lineNo, rd.tok[0], [2]string{"number of variables", "number of blocks"}[rd.stage])
+		}
+		rd.tok = rd.tok[1:]
+		if rd.stage == stageM {
+			rd.m = v
+		} else {
+			rd.need = v
+		}
+		rd.stage++
+		return true, nil
+	case stageSizes:
+		if len(rd.tok) < rd.need {
+			return false, nil
+		}
+		for _, t := range rd.tok[:rd.need] {
+			v, err := strconv.Atoi(t)
+			if err != nil || v == 0 {
+				return false, inputerr.Errorf("sdp", "SDPA line %d: block size %q is not a nonzero integer", rd.lineNo, t)
+			}
+			rd.p.Blocks = append(rd.p.Blocks, v)
+		}
+		rd.tok = rd.tok[rd.need:]
+		rd.need = rd.m
+		rd.stage++
+		return true, nil
+	case stageC:
+		if len(rd.tok) < rd.need {
+			return false, nil
+		}
+		for _, t := range rd.tok[:rd.need] {
+			v, err := strconv.ParseFloat(t, 64)
+			if err != nil {
+				return false, inputerr.Errorf("sdp", "SDPA line %d: objective entry %q is not a number", rd.lineNo, t)
+			}
+			rd.p.C = append(rd.p.C, v)
+		}
+		if len(rd.tok) > rd.need {
+			return false, inputerr.Errorf("sdp", "SDPA line %d: %d objective entries where %d were declared", rd.lineNo, len(rd.tok), rd.m)
+		}
+		rd.tok = nil
+		rd.stage++
+	}
+	return false, nil
+}
+
+// entry parses one "matrix block i j value" line; an entry given in the
+// lower triangle (i > j) moves to the upper one. Blank lines are skipped.
+func (rd *sdpaReader) entry(line string) error {
+	t := strings.TrimSpace(line)
+	if t == "" {
+		return nil
+	}
+	f := strings.Fields(t)
+	if len(f) != 5 {
+		return inputerr.Errorf("sdp", "SDPA line %d: want \"matrix block i j value\", got %q", rd.lineNo, truncate(t, 80))
+	}
+	var ints [4]int
+	for k := 0; k < 4; k++ {
+		v, err := strconv.Atoi(f[k])
+		if err != nil {
+			return inputerr.Errorf("sdp", "SDPA line %d: %q is not an integer", rd.lineNo, f[k])
+		}
+		ints[k] = v
+	}
+	v, err := strconv.ParseFloat(f[4], 64)
+	if err != nil {
+		return inputerr.Errorf("sdp", "SDPA line %d: %q is not a number", rd.lineNo, f[4])
+	}
+	e := Entry{Mat: ints[0], Block: ints[1], I: ints[2], J: ints[3], Value: v}
+	if e.I > e.J {
+		e.I, e.J = e.J, e.I
+	}
+	rd.p.Entries = append(rd.p.Entries, e)
+	return nil
 }
 
 func truncate(s string, n int) string {

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
 	"sort"
 	"strconv"
@@ -438,10 +439,7 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 		if a.Size < 1 || a.Size > MaxAttributeSize {
 			return nil, inputerr.Errorf("workload", "attribute %q: size must be in 1…%d, got %d", a.Name, MaxAttributeSize, a.Size)
 		}
-		var ok bool
-		if cells, ok = mulInt(cells, a.Size); !ok {
-			return nil, inputerr.Errorf("workload", "the domain's cell count overflows (more than %d cells) at attribute %q", math.MaxInt, a.Name)
-		}
+		cells = satMul(cells, a.Size)
 	}
 	if len(terms) == 0 {
 		return nil, inputerr.Errorf("workload", "the workload has no terms")
@@ -568,7 +566,21 @@ func (k *Kron) uncoveredCell() ([]int, bool) {
 func (k *Kron) Attributes() []Attribute { return append([]Attribute(nil), k.attrs...) }
 
 // Cells returns n = Πᵢ dᵢ.
+//
+// A domain of more than math.MaxInt cells is valid (the marginals template
+// never needs the count): Cells then returns math.MaxInt, which every
+// template that needs the cells refuses; CellCount is the exact count.
 func (k *Kron) Cells() int { return k.cells }
+
+// CellCount returns the exact number of cells, ∏ dᵢ, in arbitrary
+// precision.
+func (k *Kron) CellCount() *big.Int {
+	n := big.NewInt(1)
+	for _, a := range k.attrs {
+		n.Mul(n, big.NewInt(int64(a.Size)))
+	}
+	return n
+}
 
 // Queries returns the total number of queries.
 func (k *Kron) Queries() int { return k.queries }
@@ -656,6 +668,14 @@ func scaledSym(a *mat.SymDense, s float64) *mat.SymDense {
 	out := mat.NewSymDense(n, nil)
 	out.ScaleSym(s, a)
 	return out
+}
+
+// satMul returns a·b for positive a, b, or math.MaxInt when it overflows.
+func satMul(a, b int) int {
+	if p, ok := mulInt(a, b); ok {
+		return p
+	}
+	return math.MaxInt
 }
 
 func mulInt(a, b int) (int, bool) {

@@ -10,7 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/matio"
@@ -24,6 +27,9 @@ const maxSpecBytes = 64 << 20
 // LoadSpec reads a workload spec file (JSON; see ParseSpec). Matrix blocks'
 // files are resolved relative to the spec file's directory.
 func LoadSpec(path string) (*Kron, error) {
+	if err := matio.CheckRegular(path); err != nil { // a FIFO would block the open
+		return nil, inputerr.Errorf("workload", "spec: %v", err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, inputerr.Errorf("workload", "spec: %v", err)
@@ -87,6 +93,9 @@ func ParseSpec(r io.Reader, baseDir string) (*Kron, error) {
 		if a.Name == nil || strings.TrimSpace(*a.Name) == "" {
 			return nil, inputerr.Errorf("workload", "%s: needs a non-empty \"name\"", where)
 		}
+		if err := printableName(*a.Name, where); err != nil {
+			return nil, err
+		}
 		if a.Size == nil {
 			return nil, inputerr.Errorf("workload", "attribute %q: needs a \"size\"", *a.Name)
 		}
@@ -96,18 +105,15 @@ func ParseSpec(r io.Reader, baseDir string) (*Kron, error) {
 		}
 		domain[i] = Attribute{Name: *a.Name, Size: size}
 	}
-	// Validate the domain (names, sizes, cell count) before building any block.
+	// Validate the domain (names, sizes) before building any block. Its
+	// cell count may exceed an int: only the templates that measure every
+	// cell need it, and they refuse such domains (Kron.Cells).
 	seen := map[string]bool{}
-	cells := 1
 	for _, a := range domain {
 		if seen[a.Name] {
 			return nil, inputerr.Errorf("workload", "attribute %q is listed twice in the domain", a.Name)
 		}
 		seen[a.Name] = true
-		var ok bool
-		if cells, ok = mulInt(cells, a.Size); !ok {
-			return nil, inputerr.Errorf("workload", "the domain's cell count overflows (more than %d cells) at attribute %q", math.MaxInt, a.Name)
-		}
 	}
 	if len(top.Workload) == 0 {
 		return nil, inputerr.Errorf("workload", "spec: \"workload\" is missing or empty: the workload has no terms")
@@ -149,6 +155,9 @@ func (bp *blockParser) term(j int, raw json.RawMessage) (*Term, error) {
 	if t.Name != nil {
 		if strings.TrimSpace(*t.Name) == "" {
 			return nil, inputerr.Errorf("workload", "%s: \"name\" is empty", where)
+		}
+		if err := printableName(*t.Name, where); err != nil {
+			return nil, err
 		}
 		name = *t.Name
 	}
@@ -515,4 +524,24 @@ func stripPkg(err error) error {
 		}
 	}
 	return err
+}
+
+// printableName refuses a name with control characters: names are echoed
+// in messages and written to CSV headers, where an escape sequence would
+// reach the terminal.
+func printableName(name, where string) error {
+	for _, r := range name {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return inputerr.Errorf("workload", "%s: the name %s has a control character or invalid UTF-8; names must be printable", where, strconv.QuoteToASCII(clip(name)))
+		}
+	}
+	return nil
+}
+
+// clip keeps the first 60 bytes of s for a message.
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
 }

@@ -2,6 +2,9 @@ package workload
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,7 +141,8 @@ func TestParseSpecRejectsBadSpecs(t *testing.T) {
 		{"huge size", `{"domain": [{"name": "a", "size": 100000}], "workload": [{"product": {}}]}`, `1…8192`},
 		{"no name", `{"domain": [{"size": 3}], "workload": [{"product": {}}]}`, `non-empty "name"`},
 		{"name not string", `{"domain": [{"name": 3, "size": 3}], "workload": [{"product": {}}]}`, `field "name" must be a string, got a JSON number`},
-		{"overflow", `{"domain": [` + strings.Repeat(`{"name": "x", "size": 8000},`, 0) + overflowDomain() + `], "workload": [{"product": {}}]}`, `cell count overflows`},
+		{"control character in a name", `{"domain": [{"name": "a\u001b[31m", "size": 2}], "workload": [{"product": {}}]}`, `names must be printable`},
+		{"control character in a term name", `{` + d2 + `, "workload": [{"name": "t\u0007", "product": {}}]}`, `names must be printable`},
 		{"uncovered cell", `{` + d2 + `, "workload": [{"name": "t", "product": {"a": {"ranges": [[0, 2]]}}}]}`, `the cell (a = 3, b = 0) is in no query`},
 		{"unknown block", `{` + d2 + `, "workload": [{"name": "t", "product": {"a": "bogus"}}]}`, `term "t", attribute "a": block "bogus"`},
 		{"marginals as block", `{` + d2 + `, "workload": [{"name": "t", "product": {"a": "marginals:dims=2x2"}}]}`, `not a 1-D block`},
@@ -172,6 +176,28 @@ func overflowDomain() string {
 		s = append(s, `{"name": "x`+string(rune('0'+i))+`", "size": 8000}`)
 	}
 	return strings.Join(s, ",")
+}
+
+// A domain of more cells than an int holds is a valid spec: the marginals
+// template never needs the count, and the templates that do refuse it by
+// Cells = math.MaxInt. (It was refused as "the domain's cell count
+// overflows" before, for every template.)
+func TestSpecBeyondIntCells(t *testing.T) {
+	k, err := ParseSpec(strings.NewReader(`{"domain": [`+overflowDomain()+`], "workload": [{"product": {}}]}`), t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, math.MaxInt, k.Cells())
+	want := new(big.Int).Exp(big.NewInt(8000), big.NewInt(6), nil) // 2.62e23
+	assert.Equal(t, 0, want.Cmp(k.CellCount()), "exact count %v", k.CellCount())
+	var sb strings.Builder
+	for i := 0; i < 100; i++ {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `{"name": "b%d", "size": 2}`, i)
+	}
+	k, err = ParseSpec(strings.NewReader(`{"domain": [`+sb.String()+`], "workload": [{"name": "m", "marginals": {"upto": 3}}]}`), t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, 0, new(big.Int).Lsh(big.NewInt(1), 100).Cmp(k.CellCount()), "2^100 cells")
 }
 
 func TestLoadSpecMissingFile(t *testing.T) {

@@ -273,23 +273,78 @@ func Run(ctx context.Context, cfg Config, report progress.Func) (*Result, error)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	event := func(count, total int64, note string) progress.Event {
-		return progress.Event{Stage: "funcpert", Count: count, Total: total, Objective: math.NaN(), Bound: math.NaN(),
-			Gap: math.NaN(), Seconds: time.Since(start).Seconds(), Note: note}
+	x := &run{cfg: cfg, report: report, start: time.Now()}
+	if err := x.problem(); err != nil {
+		return nil, err
 	}
-	remark := func(format string, a ...any) {
-		if report.Enabled() {
-			report(event(0, 0, fmt.Sprintf(format, a...)))
-		}
-	}
-	agents, err := distributed.NewLogisticAgents(cfg.Data)
+	res := &Result{Config: cfg, XStar: x.xstar, Smoothing: map[int]float64{}}
+	x.remark("x* = (%.6f, %.6f)", x.xstar[0], x.xstar[1])
+	setups, err := x.setupDegrees(res)
 	if err != nil {
 		return nil, err
+	}
+	out, err := x.functionalTasks(ctx, setups)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range out {
+		res.Rows = append(res.Rows, Row{Eps: cfg.Eps[o.e], Coeffs: setups[o.di].b.Len(), Method: "functional", Rep: o.r, Error: o.err})
+		res.ProjectionCertificate = math.Max(res.ProjectionCertificate, o.cert)
+		res.ProjectionRelative = math.Max(res.ProjectionRelative, o.rel)
+	}
+	if err := x.functionalSeries(res, setups, out); err != nil {
+		return nil, err
+	}
+	if cfg.Message.Rounds > 0 {
+		if err := runMessage(ctx, cfg, res, x.agents, x.box, x.xstar, x.remark); err != nil {
+			return nil, err
+		}
+		res.Series = append(res.Series, summarize(res.Rows, "message", 0, cfg.Eps))
+	}
+	res.Elapsed = time.Since(x.start)
+	if report.Enabled() {
+		e := x.event(0, 0, "")
+		e.Done = true
+		report(e)
+	}
+	return res, nil
+}
+
+// run is one execution of Run: the configuration, the agents' problem and
+// the progress reporting.
+type run struct {
+	cfg    Config
+	report progress.Func
+	start  time.Time
+	agents []*distributed.Logistic
+	box    basis.Box
+	xstar  []float64
+}
+
+// event is a progress event of Stage "funcpert" (no objective or gap: the
+// experiment has none).
+func (x *run) event(count, total int64, note string) progress.Event {
+	return progress.Event{Stage: "funcpert", Count: count, Total: total, Objective: math.NaN(), Bound: math.NaN(),
+		Gap: math.NaN(), Seconds: time.Since(x.start).Seconds(), Note: note}
+}
+
+// remark reports a note on the setup.
+func (x *run) remark(format string, a ...any) {
+	if x.report.Enabled() {
+		x.report(x.event(0, 0, fmt.Sprintf(format, a...)))
+	}
+}
+
+// problem builds the agents, the box X = [−5, 5]² and the true minimizer
+// x*, the centralized reference every method's error is measured from.
+func (x *run) problem() error {
+	agents, err := distributed.NewLogisticAgents(x.cfg.Data)
+	if err != nil {
+		return err
 	}
 	box, err := basis.Cube(2, -5, 5)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	objs := make([]distributed.Objective, len(agents))
 	for i, a := range agents {
@@ -297,13 +352,19 @@ func Run(ctx context.Context, cfg Config, report progress.Func) (*Result, error)
 	}
 	xstar, err := distributed.Minimize(objs, box, nil, 1e-11)
 	if err != nil {
-		return nil, fmt.Errorf("experiment: true minimizer: %w", err)
+		return fmt.Errorf("experiment: true minimizer: %w", err)
 	}
-	res := &Result{Config: cfg, XStar: xstar, Smoothing: map[int]float64{}}
-	remark("x* = (%.6f, %.6f)", xstar[0], xstar[1])
+	x.agents, x.box, x.xstar = agents, box, xstar
+	return nil
+}
+
+// setupDegrees prepares every degree (basis, projector, noise-free
+// smoothing error) and records the smoothing errors in res.
+func (x *run) setupDegrees(res *Result) ([]*degreeSetup, error) {
+	cfg := x.cfg
 	setups := make([]*degreeSetup, len(cfg.Degrees))
 	for di, K := range cfg.Degrees {
-		s, err := setupDegree(agents, box, K, cfg.S, max(K+1, int(math.Ceil(cfg.GridFactor*float64(K)))), xstar)
+		s, err := setupDegree(x.agents, x.box, K, cfg.S, max(K+1, int(math.Ceil(cfg.GridFactor*float64(K)))), x.xstar)
 		if err != nil {
 			return nil, err
 		}
@@ -311,19 +372,32 @@ func Run(ctx context.Context, cfg Config, report progress.Func) (*Result, error)
 		res.Smoothing[K] = s.smooth
 		res.ProjectionCertificate = math.Max(res.ProjectionCertificate, s.cert)
 		sH, sG := s.proj.InflationFactors()
-		remark("%d coefficients: grid %d², s_H=%.3f s_G=%.3f, node bounds %+v, smoothing error %.3g",
+		x.remark("%d coefficients: grid %d², s_H=%.3f s_G=%.3f, node bounds %+v, smoothing error %.3g",
 			s.b.Len(), s.proj.GridSize(), sH, sG, s.proj.NodeBounds(), s.smooth)
 	}
+	return setups, nil
+}
+
+// task is one functional-perturbation repetition: degree di, ε index e,
+// repetition r.
+type task struct{ di, e, r int }
+
+// outcome is a task's error |x̂ − x*|, its projection certificates, and a
+// fault that stops the experiment.
+type outcome struct {
+	task
+	err, cert, rel float64
+	fault          error
+}
+
+// functionalTasks runs every (degree, ε, repetition) on cfg.Workers
+// goroutines and returns the outcomes in task order, so the rows do not
+// depend on scheduling. The first fault cancels the rest.
+func (x *run) functionalTasks(ctx context.Context, setups []*degreeSetup) ([]outcome, error) {
+	cfg := x.cfg
 	workers := cfg.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
-	}
-	// Functional perturbation: one task per (degree, ε, repetition).
-	type task struct{ di, e, r int }
-	type outcome struct {
-		task
-		err, cert, rel float64
-		fault          error
 	}
 	var tasks []task
 	for di := range setups {
@@ -346,17 +420,17 @@ func Run(ctx context.Context, cfg Config, report progress.Func) (*Result, error)
 			defer wg.Done()
 			for ti := range next {
 				t := tasks[ti]
-				e, c, rel, err := runFunctional(setups[t.di], cfg, t.e, t.r, agents, box, xstar)
+				e, c, rel, err := runFunctional(setups[t.di], cfg, t.e, t.r, x.agents, x.box, x.xstar)
 				out[ti] = outcome{task: t, err: e, cert: c, rel: rel, fault: err}
 				if err != nil {
 					cancel()
 				}
 				mu.Lock()
 				done++
-				if done%max(1, len(tasks)/20) == 0 && report.Enabled() {
-					e := event(int64(done), int64(len(tasks)), "")
+				if done%max(1, len(tasks)/20) == 0 && x.report.Enabled() {
+					e := x.event(int64(done), int64(len(tasks)), "")
 					e.Unit = "functionals"
-					report(e)
+					x.report(e)
 				}
 				mu.Unlock()
 			}
@@ -381,12 +455,14 @@ func Run(ctx context.Context, cfg Config, report progress.Func) (*Result, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, o := range out {
-		res.Rows = append(res.Rows, Row{Eps: cfg.Eps[o.e], Coeffs: setups[o.di].b.Len(), Method: "functional", Rep: o.r, Error: o.err})
-		res.ProjectionCertificate = math.Max(res.ProjectionCertificate, o.cert)
-		res.ProjectionRelative = math.Max(res.ProjectionRelative, o.rel)
-	}
-	// Bounds per degree and ε.
+	return out, nil
+}
+
+// functionalSeries summarizes the functional rows per degree and adds the
+// accuracy bound per ε, with the largest projection certificate of that
+// degree and ε in the bound.
+func (x *run) functionalSeries(res *Result, setups []*degreeSetup, out []outcome) error {
+	cfg := x.cfg
 	for di, s := range setups {
 		ser := summarize(res.Rows, "functional", s.b.Len(), cfg.Eps)
 		ser.Bound = make([]float64, len(cfg.Eps))
@@ -397,27 +473,15 @@ func Run(ctx context.Context, cfg Config, report progress.Func) (*Result, error)
 					certMax = math.Max(certMax, o.cert)
 				}
 			}
-			b, err := accuracyBound(cfg, s, eps, box, len(agents), certMax)
+			b, err := accuracyBound(cfg, s, eps, x.box, len(x.agents), certMax)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			ser.Bound[e] = b
 		}
 		res.Series = append(res.Series, ser)
 	}
-	if cfg.Message.Rounds > 0 {
-		if err := runMessage(ctx, cfg, res, agents, box, xstar, remark); err != nil {
-			return nil, err
-		}
-		res.Series = append(res.Series, summarize(res.Rows, "message", 0, cfg.Eps))
-	}
-	res.Elapsed = time.Since(start)
-	if report.Enabled() {
-		e := event(0, 0, "")
-		e.Done = true
-		report(e)
-	}
-	return res, nil
+	return nil
 }
 
 // setupDegree computes the agents' coefficients, the projector, the noise-free

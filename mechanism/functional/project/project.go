@@ -185,42 +185,11 @@ func ChebyshevNodes(m int, lo, hi float64) []float64 {
 // New returns a projector onto s for expansions in basis b (dimension 1 or 2,
 // degree K ≥ 2).
 func New(b *basis.Basis, s Set, opt *Options) (*Projector, error) {
-	if b == nil {
-		return nil, inputErrorf("nil basis")
-	}
-	if err := s.Validate(); err != nil {
+	o, err := checkNew(b, s, opt)
+	if err != nil {
 		return nil, err
 	}
-	d := b.Dim()
-	if d > 2 {
-		return nil, inputErrorf("projection is implemented for dimension 1 and 2, got %d", d)
-	}
-	K := b.Degree()
-	if K < 2 {
-		return nil, inputErrorf("basis degree must be ≥ 2 (a Hessian bound needs quadratic terms), got %d", K)
-	}
-	var o Options
-	if opt != nil {
-		o = *opt
-	}
-	if o.GridSize == 0 {
-		o.GridSize = max(3*K, 4)
-	}
-	if o.GridSize < K {
-		return nil, inputErrorf("grid needs at least K = %d nodes per axis, got %d", K, o.GridSize)
-	}
-	if o.Tol == 0 {
-		o.Tol = 1e-8
-	}
-	if !(o.Tol > 0 && o.Tol < 1e-3) {
-		return nil, inputErrorf("tolerance must be in (0, 1e-3), got %v", o.Tol)
-	}
-	if o.MaxIter == 0 {
-		o.MaxIter = 100
-	}
-	if o.MaxIter < 0 {
-		return nil, inputErrorf("negative iteration limit")
-	}
+	d, K := b.Dim(), b.Degree()
 	p := &Projector{b: b, target: s, m: o.GridSize, d: d, K: b.Len(), tol: o.Tol, iters: o.MaxIter}
 	p.nf = 5
 	if d == 1 {
@@ -233,19 +202,8 @@ func New(b *basis.Basis, s Set, opt *Options) (*Projector, error) {
 	if total > 1<<18 {
 		return nil, inputErrorf("grid of %d nodes per axis is too large", p.m)
 	}
-	p.sH = Inflation(K-2, p.m, d)
-	p.sG = Inflation(K-1, p.m, d)
-	switch o.Mode {
-	case Certified:
-		delta := (1 - 1/p.sH) * (s.Beta - s.Alpha) / 2
-		p.node = Set{Alpha: s.Alpha + delta, Beta: s.Beta - delta, U: s.U / p.sG}
-		p.guaranteed = s
-	case GridOnly:
-		p.node = s
-		r := (s.Beta - s.Alpha) / 2
-		p.guaranteed = Set{Alpha: s.Alpha - (p.sH-1)*r, Beta: s.Beta + (p.sH-1)*r, U: s.U * p.sG}
-	default:
-		return nil, inputErrorf("unknown mode %d", o.Mode)
+	if err := p.setBounds(s, o.Mode); err != nil {
+		return nil, err
 	}
 	// A strongly convex function's gradient varies by at least α|x−y| across D,
 	// so sup|∇h| ≥ α·diam/2: smaller u makes the node set (nearly) empty.
@@ -258,28 +216,117 @@ func New(b *basis.Basis, s Set, opt *Options) (*Projector, error) {
 	for i := 0; i < d; i++ {
 		axes[i] = ChebyshevNodes(p.m, box.Lo[i], box.Hi[i])
 	}
+	p.nodes = tensorGrid(axes, p.m, total)
+	w := b.NewWorkspace()
+	if err := p.fieldRows(w); err != nil {
+		return nil, err
+	}
+	if d == 2 {
+		if err := p.axisTables(w, axes, K); err != nil {
+			return nil, err
+		}
+	}
+	p.cones = newConeLayout(d)
+	return p, nil
+}
+
+// checkNew validates New's arguments and returns the options with their
+// defaults filled in.
+func checkNew(b *basis.Basis, s Set, opt *Options) (Options, error) {
+	var o Options
+	if b == nil {
+		return o, inputErrorf("nil basis")
+	}
+	if err := s.Validate(); err != nil {
+		return o, err
+	}
+	if d := b.Dim(); d > 2 {
+		return o, inputErrorf("projection is implemented for dimension 1 and 2, got %d", d)
+	}
+	K := b.Degree()
+	if K < 2 {
+		return o, inputErrorf("basis degree must be ≥ 2 (a Hessian bound needs quadratic terms), got %d", K)
+	}
+	if opt != nil {
+		o = *opt
+	}
+	if o.GridSize == 0 {
+		o.GridSize = max(3*K, 4)
+	}
+	if o.GridSize < K {
+		return o, inputErrorf("grid needs at least K = %d nodes per axis, got %d", K, o.GridSize)
+	}
+	if o.Tol == 0 {
+		o.Tol = 1e-8
+	}
+	if !(o.Tol > 0 && o.Tol < 1e-3) {
+		return o, inputErrorf("tolerance must be in (0, 1e-3), got %v", o.Tol)
+	}
+	if o.MaxIter == 0 {
+		o.MaxIter = 100
+	}
+	if o.MaxIter < 0 {
+		return o, inputErrorf("negative iteration limit")
+	}
+	return o, nil
+}
+
+// setBounds sets the node bounds and the guaranteed ones from the
+// Ehlich–Zeller factors of the grid: Certified tightens S at the nodes so
+// that S holds on all of D; GridOnly imposes S at the nodes and widens it
+// on D.
+func (p *Projector) setBounds(s Set, mode Mode) error {
+	K, d := p.b.Degree(), p.d
+	p.sH = Inflation(K-2, p.m, d)
+	p.sG = Inflation(K-1, p.m, d)
+	switch mode {
+	case Certified:
+		delta := (1 - 1/p.sH) * (s.Beta - s.Alpha) / 2
+		p.node = Set{Alpha: s.Alpha + delta, Beta: s.Beta - delta, U: s.U / p.sG}
+		p.guaranteed = s
+	case GridOnly:
+		p.node = s
+		r := (s.Beta - s.Alpha) / 2
+		p.guaranteed = Set{Alpha: s.Alpha - (p.sH-1)*r, Beta: s.Beta + (p.sH-1)*r, U: s.U * p.sG}
+	default:
+		return inputErrorf("unknown mode %d", mode)
+	}
+	return nil
+}
+
+// tensorGrid lists the total nodes of the tensor product of axes, the last
+// axis fastest: j = j₁·m + j₂ (the order the 2-D tensor assembly assumes).
+func tensorGrid(axes [][]float64, m, total int) [][]float64 {
+	d := len(axes)
+	nodes := make([][]float64, 0, total)
 	idx := make([]int, d)
 	for j := 0; j < total; j++ {
 		x := make([]float64, d)
 		for i := range x {
 			x[i] = axes[i][idx[i]]
 		}
-		p.nodes = append(p.nodes, x)
-		for i := d - 1; i >= 0; i-- { // last axis fastest: j = j₁·m + j₂
+		nodes = append(nodes, x)
+		for i := d - 1; i >= 0; i-- {
 			idx[i]++
-			if idx[i] < p.m {
+			if idx[i] < m {
 				break
 			}
 			idx[i] = 0
 		}
 	}
-	p.rows = make([]float64, total*p.nf*p.K)
+	return nodes
+}
+
+// fieldRows tabulates, at every node, the fields of every basis function:
+// (h₁₁, h₁₂, h₂₂, g₁, g₂) in 2-D and (h, g) in 1-D, in p.rows.
+func (p *Projector) fieldRows(w *basis.Workspace) error {
+	d, b := p.d, p.b
+	p.rows = make([]float64, len(p.nodes)*p.nf*p.K)
 	grad := make([]float64, p.K*d)
 	hess := make([]float64, p.K*d*d)
-	w := b.NewWorkspace()
 	for j, x := range p.nodes {
 		if err := b.Derivatives(w, x, nil, grad, hess); err != nil {
-			return nil, err
+			return err
 		}
 		for k := 0; k < p.K; k++ {
 			r := p.rows[j*p.nf*p.K:]
@@ -295,46 +342,51 @@ func New(b *basis.Basis, s Set, opt *Options) (*Projector, error) {
 			}
 		}
 	}
-	if d == 2 {
-		// One-dimensional tables ψ_a^{(o)}(x_j) for the tensor assembly, read
-		// off the basis functions ψ_a(x)·ψ_0(y) and ψ_0(x)·ψ_b(y) divided by the
-		// constant ψ_0 of the other axis.
-		deg := K
-		for ax := 0; ax < 2; ax++ {
-			for o := 0; o < 3; o++ {
-				p.tab[ax][o] = make([]float64, p.m*(deg+1))
-			}
-		}
-		phi := make([]float64, p.K)
-		pt := make([]float64, 2)
-		for ax := 0; ax < 2; ax++ {
-			psi0 := 1 / math.Sqrt(box.Hi[1-ax]-box.Lo[1-ax])
-			for j := 0; j < p.m; j++ {
-				pt[ax] = axes[ax][j]
-				pt[1-ax] = (box.Lo[1-ax] + box.Hi[1-ax]) / 2
-				if err := b.Derivatives(w, pt, phi, grad, hess); err != nil {
-					return nil, err
-				}
-				for k := 0; k < p.K; k++ {
-					a := b.MultiIndex(k)
-					if a[1-ax] != 0 {
-						continue
-					}
-					n := a[ax]
-					p.tab[ax][0][j*(deg+1)+n] = phi[k] / psi0
-					p.tab[ax][1][j*(deg+1)+n] = grad[k*2+ax] / psi0
-					p.tab[ax][2][j*(deg+1)+n] = hess[(k*2+ax)*2+ax] / psi0
-				}
-			}
-		}
-		p.multi = make([][2]int, p.K)
-		for k := range p.multi {
-			a := b.MultiIndex(k)
-			p.multi[k] = [2]int{a[0], a[1]}
+	return nil
+}
+
+// axisTables builds the one-dimensional tables ψ_a^{(o)}(x_j) for the 2-D
+// tensor assembly, read off the basis functions ψ_a(x)·ψ_0(y) and
+// ψ_0(x)·ψ_b(y) divided by the constant ψ_0 of the other axis, and the
+// multi-indices of the basis.
+func (p *Projector) axisTables(w *basis.Workspace, axes [][]float64, deg int) error {
+	b := p.b
+	box := b.Box()
+	for ax := 0; ax < 2; ax++ {
+		for o := 0; o < 3; o++ {
+			p.tab[ax][o] = make([]float64, p.m*(deg+1))
 		}
 	}
-	p.cones = newConeLayout(d)
-	return p, nil
+	phi := make([]float64, p.K)
+	grad := make([]float64, p.K*2)
+	hess := make([]float64, p.K*4)
+	pt := make([]float64, 2)
+	for ax := 0; ax < 2; ax++ {
+		psi0 := 1 / math.Sqrt(box.Hi[1-ax]-box.Lo[1-ax])
+		for j := 0; j < p.m; j++ {
+			pt[ax] = axes[ax][j]
+			pt[1-ax] = (box.Lo[1-ax] + box.Hi[1-ax]) / 2
+			if err := b.Derivatives(w, pt, phi, grad, hess); err != nil {
+				return err
+			}
+			for k := 0; k < p.K; k++ {
+				a := b.MultiIndex(k)
+				if a[1-ax] != 0 {
+					continue
+				}
+				n := a[ax]
+				p.tab[ax][0][j*(deg+1)+n] = phi[k] / psi0
+				p.tab[ax][1][j*(deg+1)+n] = grad[k*2+ax] / psi0
+				p.tab[ax][2][j*(deg+1)+n] = hess[(k*2+ax)*2+ax] / psi0
+			}
+		}
+	}
+	p.multi = make([][2]int, p.K)
+	for k := range p.multi {
+		a := b.MultiIndex(k)
+		p.multi[k] = [2]int{a[0], a[1]}
+	}
+	return nil
 }
 
 // Target is the set S the projector was built for.

@@ -1,12 +1,11 @@
-package main
+package compare
 
-// The Low-Rank Mechanism's row of dpsolve compare (see compare.go's
-// extension point). LRM (Yuan et al., VLDB 2012) is the optimizer for ε-DP: with
-// --mechanism laplace it solves W ≈ B·L with the columns of L in the ℓ1 ball
-// and reports 2Δ₁²·tr(BᵀB)/ε². Under Gaussian noise the optimized row is
-// already the certified optimum of the same (ε,δ) problem class (LRM with
-// the ℓ2 ball is the matrix mechanism restricted to r rows), so the row is
-// skipped there.
+// The Low-Rank Mechanism's row. LRM (Yuan et al., VLDB 2012) is the
+// optimizer for ε-DP: under Laplace noise it solves W ≈ B·L with the columns
+// of L in the ℓ1 ball and reports 2Δ₁²·tr(BᵀB)/ε². Under Gaussian noise the
+// optimized row is already the certified optimum of the same (ε,δ) problem
+// class (LRM with the ℓ2 ball is the matrix mechanism restricted to r rows),
+// so the row is skipped there.
 
 import (
 	"fmt"
@@ -16,8 +15,8 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 )
 
-func init() {
-	registerCompareStrategy(compareStrategy{
+func registerLRM() {
+	Register(Strategy{
 		Name:    "lrm",
 		Summary: "Low-Rank Mechanism W ≈ B·L, ε-DP (--mechanism laplace only)",
 		Default: true,
@@ -25,9 +24,9 @@ func init() {
 	})
 }
 
-func buildCompareLRM(env *compareEnv) (*compareOutcome, error) {
+func buildCompareLRM(env *Env) (*Outcome, error) {
 	if env.Noise.Mechanism != accounting.Laplace {
-		return nil, fmt.Errorf("%w: the LRM row is for --mechanism laplace (ε-DP); under Gaussian noise see the optimized row", errCompareSkip)
+		return nil, fmt.Errorf("%w: the LRM row is for --mechanism laplace (ε-DP); under Gaussian noise see the optimized row", ErrSkip)
 	}
 	// LRM's optimum depends on W only through V = WᵀW, so a factor of the
 	// Gram serves every workload, including those without an explicit W.
@@ -36,7 +35,7 @@ func buildCompareLRM(env *compareEnv) (*compareOutcome, error) {
 		return nil, err
 	}
 	n, m := env.Workload.Domain(), env.Workload.Queries()
-	fmt.Fprintf(env.Stderr, "  lrm: rank(W) = %d, solving …\n", func() int { k, _ := f.Dims(); return k }())
+	fmt.Fprintf(env.Log, "  lrm: rank(W) = %d, solving …\n", func() int { k, _ := f.Dims(); return k }())
 	res, err := lrm.Solve(env.Ctx, f, &lrm.Options{Ball: lrm.L1, Progress: env.Progress})
 	if err != nil {
 		return nil, err
@@ -63,5 +62,5 @@ func buildCompareLRM(env *compareEnv) (*compareOutcome, error) {
 	if res.Identity {
 		note += "; returned Identity, better than the optimizer's result"
 	}
-	return &compareOutcome{Report: rep, Note: note}, nil
+	return &Outcome{Report: rep, Note: note}, nil
 }

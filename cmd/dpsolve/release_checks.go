@@ -1,0 +1,282 @@
+package main
+
+// The refusals of dpsolve release that come before the budget is charged
+// and, where they need only the spec, the plan's file and the budget,
+// before planning: the output directory, the input files, the plan's
+// privacy model against the budget's, and whether the release can fit in
+// memory at all. Plus the error of a release that failed after its charge.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/ledger"
+	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/tables"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+)
+
+// tmpPrefix is the name prefix of the temporary directory a release of
+// dir is written to; the process id follows, so that the next release on
+// the same output can tell a dead run's leftovers from a running one's.
+func tmpPrefix(dir string) string { return "." + filepath.Base(filepath.Clean(dir)) + ".tmp-" }
+
+// checkOutDir refuses, before anything is read, spent or drawn, an output
+// directory that is a symbolic link, exists and is not an empty directory,
+// or whose parent cannot take the temporary directory the output is
+// written to. It removes the temporary directories of earlier releases to
+// the same output whose process is gone (killed during the final write)
+// and names any it cannot attribute.
+func checkOutDir(dir string, stderr io.Writer) error {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return usageErrorf("--out %s is a symbolic link: the release would replace the link, not write into its target; give the target directory itself", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, syscall.ENOTDIR):
+		return usageErrorf("--out %s exists and is not a directory", dir)
+	case err != nil:
+		return usageErrorf("--out %s: %v", dir, err)
+	case len(entries) > 0:
+		return usageErrorf("--out %s exists and is not empty; choose a new directory", dir)
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	probe, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dir))+".probe-")
+	if err != nil {
+		return usageErrorf("--out %s: cannot write in %s: %v", dir, parent, err)
+	}
+	if err := os.Remove(probe); err != nil {
+		return err
+	}
+	cleanStaleOutputs(dir, stderr)
+	return nil
+}
+
+// cleanStaleOutputs removes PARENT/.OUT.tmp-PID-* directories whose
+// process no longer runs, and names those of an unknown process.
+func cleanStaleOutputs(dir string, stderr io.Writer) {
+	parent := filepath.Dir(filepath.Clean(dir))
+	prefix := tmpPrefix(dir)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(parent, e.Name())
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 {
+			fmt.Fprintf(stderr, "dpsolve release: note: %s looks like the unfinished output of an earlier release to %s; remove it if no release is running\n", path, dir)
+			continue
+		}
+		if processAlive(pid) {
+			continue
+		}
+		if err := os.RemoveAll(path); err == nil {
+			fmt.Fprintf(stderr, "dpsolve release: removed %s, the unfinished output of an earlier release to %s that was killed (process %d)\n", path, dir, pid)
+		}
+	}
+}
+
+// processAlive reports whether process pid exists (an error other than
+// "no such process" counts as alive: the directory is then left alone).
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || !(errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH))
+}
+
+// checkInputFiles refuses a spec or data path that names something other
+// than a regular file (a named pipe would block the read forever, a
+// directory or device is no input) at once, before anything is read.
+func (f *tblFlags) checkInputFiles() error {
+	if err := regularInput(f.spec); err != nil {
+		return inputerr.Errorf("release", "spec: %v", err)
+	}
+	if f.dryRun {
+		return nil
+	}
+	if err := regularInput(f.data); err != nil {
+		return inputerr.Errorf("release", "data: %v", err)
+	}
+	return nil
+}
+
+// regularInput returns an error when path exists and is not a regular
+// file (symbolic links followed); a missing file is left to the reader.
+func regularInput(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil
+	}
+	kind := "a directory"
+	switch t := fi.Mode().Type(); {
+	case t&os.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case t&os.ModeSocket != 0:
+		kind = "a socket"
+	case t&os.ModeDevice != 0:
+		kind = "a device"
+	case !fi.IsDir():
+		kind = "not a regular file"
+	}
+	return fmt.Errorf("%s is %s; give a regular file", path, kind)
+}
+
+// planPrivacy is the privacy model a plan's strategy.json was made for:
+// "gaussian", "pure", or "" when the file does not say (hand-written).
+func planPrivacy(dir string) (template, privacy string, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, "strategy.json"))
+	if err != nil {
+		return "", "", nil // ReadStrategyDir reports it
+	}
+	var sf struct {
+		Template string `json:"template"`
+		Privacy  string `json:"privacy"`
+	}
+	if json.Unmarshal(b, &sf) != nil {
+		return "", "", nil
+	}
+	if sf.Template == "marginals" && sf.Privacy == "" {
+		sf.Privacy = "gaussian" // the marginals reader's default
+	}
+	return sf.Template, sf.Privacy, nil
+}
+
+// checkPlanPrivacy refuses a --plan made for another privacy model than
+// the budget's: a Gaussian plan minimizes the error at L2 sensitivity, a
+// pure plan at L1, and the other norm of the same matrix can be hundreds
+// of times worse (a kron plan of six Adult attributes, 2-way marginals
+// and cumulative age: 824× the expected error at ε = 1).
+func (f *tblFlags) checkPlanPrivacy(b calibrate.Budget) error {
+	if f.planDir == "" {
+		return nil
+	}
+	template, privacy, _ := planPrivacy(f.planDir)
+	want, model := "gaussian", "Gaussian noise, L2 sensitivity"
+	budget := "a ρ-zCDP budget (--rho)"
+	switch b.Kind {
+	case calibrate.Pure:
+		want, model, budget = "pure", "Laplace noise, L1 sensitivity", "a pure ε-DP budget (--eps without --delta)"
+	case calibrate.Approx:
+		budget = "an (ε,δ)-DP budget (--eps with --delta)"
+	}
+	if privacy == "" || privacy == want {
+		return nil
+	}
+	if template == "" {
+		template = "best"
+	}
+	return inputerr.Errorf("release", "--plan %s was planned for --privacy %s, but %s needs a plan for --privacy %s (%s): its error would be far larger than planned; make the right plan with\n  dpsolve plan --spec %s --template %s --privacy %s --out NEWPLAN\nor plan in-process with --template %s instead of --plan",
+		f.planDir, privacy, budget, want, model, f.spec, template, want, template)
+}
+
+// histogramTemplates measure the full histogram (every cell of the domain).
+var histogramTemplates = map[string]bool{"kron": true, "union": true, "dense": true}
+
+// feasible refuses, before planning, a release whose histogram cannot fit
+// in memory: the kron, union and dense templates measure all cells, and a
+// release then holds at least the histogram, as many measurements (the
+// strategy has full column rank) and the reconstructed histogram, 24 bytes
+// a cell. Under the default template (best) a workload the marginals
+// template can answer is planned with it alone instead, saying so.
+func (f *tblFlags) feasible(k *workload.Kron, w *tables.Workload, stderr io.Writer) error {
+	template := f.template
+	if f.planDir != "" {
+		template, _, _ = planPrivacy(f.planDir)
+	}
+	if template == "" {
+		template = "best"
+	}
+	if !histogramTemplates[template] && template != "best" {
+		return nil
+	}
+	cells := cellCount(w.Domain)
+	need := 24 * records.CellsFloat(w.Domain)
+	_, overflow := records.Cells(w.Domain)
+	mem, ok := records.AvailableMemory()
+	if overflow == nil && (!ok || need <= float64(mem.Bytes)) {
+		return nil
+	}
+	avail := "more than an int can count"
+	if ok {
+		avail = mem.String()
+	}
+	if template == "best" && f.planDir == "" {
+		if _, err := tables.Prepare(w, tables.MarginalsStrategy{}, calibrate.ZCDP(1)); err == nil {
+			// Said even with --quiet: it is a choice of plan, not progress.
+			fmt.Fprintf(stderr, "dpsolve release: the domain has %s cells, too many to hold its histogram (%s at least, %s available): planning with the marginals template only\n", cells, formatBytesFloat(need), avail)
+			f.template = "marginals"
+			return nil
+		}
+	}
+	return inputerr.Errorf("release", "template %s measures every cell of the domain: %s cells (%d attributes), so the release needs at least %s (histogram, measurements, reconstruction), but %s is available; use a marginals plan (--template marginals, when the workload is marginals) or fewer or smaller attributes",
+		template, cells, len(w.Domain), formatBytesFloat(need), avail)
+}
+
+// cellCount formats the domain's exact cell count (bigCount).
+func cellCount(dom []records.Attribute) string {
+	n := big.NewInt(1)
+	for _, a := range dom {
+		n.Mul(n, big.NewInt(int64(a.Size)))
+	}
+	return bigCount(n)
+}
+
+// bigCount formats a count of arbitrary size: its digits up to 15 of them,
+// beyond in 4 significant digits ("1.268e+30" for 2¹⁰⁰).
+func bigCount(n *big.Int) string {
+	s := n.String()
+	if len(s) <= 15 {
+		return s
+	}
+	return new(big.Float).SetInt(n).Text('g', 4)
+}
+
+// chargeInUnit describes budget b as the ledger with limit l charges it:
+// "rho=0.5", or "eps=1 (rho=0.5 in this ledger's unit)" for a pure ε
+// release charged to a ρ ledger.
+func chargeInUnit(b calibrate.Budget, l *ledger.Limit) string {
+	c := tables.Charge(b)
+	own := ledger.Limit{Rho: c.Rho, Epsilon: c.Epsilon, Delta: c.Delta}.String()
+	if l == nil {
+		return own
+	}
+	in, err := c.InUnit(*l)
+	if err != nil || in.String() == own {
+		return own
+	}
+	return fmt.Sprintf("%s (%s in this ledger's unit)", own, in)
+}
+
+// spentError is a failure or interrupt after the budget was charged: the
+// charge stands (refunding once noise may have been drawn is unsafe) and
+// nothing was released.
+type spentError struct {
+	err          error
+	cost, ledger string
+}
+
+func (e *spentError) Error() string {
+	return fmt.Sprintf("%v; the budget was spent (%s charged to %s) and nothing was released", e.err, e.cost, e.ledger)
+}
+
+func (e *spentError) Unwrap() error { return e.err }

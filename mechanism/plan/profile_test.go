@@ -1,0 +1,32 @@
+package plan
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/kronwork"
+)
+
+// TestProfileUnionPairs is a profiling aid (skipped unless DPSOLVE_PROFILE is set).
+func TestProfileUnionPairs(t *testing.T) {
+	if os.Getenv("DPSOLVE_PROFILE") == "" {
+		t.Skip("profiling aid")
+	}
+	w, err := kronwork.Pairs(kronwork.AdultSizes, kronwork.AdultOrdinal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := Gaussian
+	if os.Getenv("DPSOLVE_PROFILE") == "pure" {
+		pr = Pure
+	}
+	blas.Current().SetThreads(1)
+	c0 := cpuTime()
+	r, err := Union{}.Plan(context.Background(), w, Options{Privacy: pr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %.6g in %.2fs cpu, %d parts", pr, r.Objective, (cpuTime() - c0).Seconds(), len(r.Strategy.Parts))
+}
