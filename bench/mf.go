@@ -17,6 +17,7 @@ import (
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/mf"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // The DP-MF peer: projected-gradient L-BFGS on X, the algorithm of
@@ -85,8 +86,10 @@ type MFPeerRun struct {
 	Steps      int     `json:"steps"`
 	Seconds    float64 `json:"seconds"`
 	CPUSeconds float64 `json:"cpu_seconds"`
-	Status     string  `json:"status"`
-	MaxPG      float64 `json:"max_pg"`
+	// Stop is why the peer stopped: "pg-tol", "target", "time",
+	// "max-steps", "line-search" or "not-definite".
+	Stop  string  `json:"status"`
+	MaxPG float64 `json:"max_pg"`
 }
 
 // MFRow is one line of the DP-MF table: dpsolve's certified solve and the
@@ -100,7 +103,7 @@ type MFRow struct {
 	Iterations, CGSteps  int
 	Objective, Bound     float64
 	Gap                  float64
-	Status               string
+	Status               status.Status
 	Phases               map[string]float64
 	Peer, PeerTight      *MFPeerRun
 	PeerError, TightNote string
@@ -155,7 +158,7 @@ func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MF
 	}
 	row.CPUSeconds = processCPUSeconds() - cpu0
 	row.Seconds, row.Iterations, row.CGSteps = res.Seconds, res.Iterations, res.CGSteps
-	row.Objective, row.Bound, row.Gap, row.Status, row.Phases = res.Objective, res.LowerBound, res.Gap, string(res.Status), res.Phases
+	row.Objective, row.Bound, row.Gap, row.Status, row.Phases = res.Objective, res.LowerBound, res.Gap, res.Status, res.Phases
 	row.DGEMMEq = row.Seconds / row.DGEMMSeconds
 	b.logf("mf %+v: %.3f s (%.0f DGEMM-eq), objective %.10g, gap %.2e", c, row.Seconds, row.DGEMMEq, row.Objective, row.Gap)
 	if b.Python == "" {
@@ -178,13 +181,13 @@ func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MF
 		row.PeerError = err.Error()
 		return row, nil
 	}
-	b.logf("  peer (pg ≤ 1e-3): %d steps, %.2f s, objective %.10g (%s)", row.Peer.Steps, row.Peer.Seconds, row.Peer.Objective, row.Peer.Status)
+	b.logf("  peer (pg ≤ 1e-3): %d steps, %.2f s, objective %.10g (%s)", row.Peer.Steps, row.Peer.Seconds, row.Peer.Objective, row.Peer.Stop)
 	tight := append(append([]string(nil), base...), "--target", strconv.FormatFloat(row.Objective, 'g', -1, 64))
 	if row.PeerTight, err = b.peer(ctx, tight); err != nil {
 		row.PeerError = err.Error()
 		return row, nil
 	}
-	b.logf("  peer (to dpsolve's objective, 1e-8): %d steps, %.2f s, objective %.10g (%s)", row.PeerTight.Steps, row.PeerTight.Seconds, row.PeerTight.Objective, row.PeerTight.Status)
+	b.logf("  peer (to dpsolve's objective, 1e-8): %d steps, %.2f s, objective %.10g (%s)", row.PeerTight.Steps, row.PeerTight.Seconds, row.PeerTight.Objective, row.PeerTight.Stop)
 	return row, nil
 }
 
@@ -211,18 +214,20 @@ func (b *MFBench) peer(ctx context.Context, args []string) (*MFPeerRun, error) {
 // WriteMFMarkdown writes the side-by-side table.
 func WriteMFMarkdown(w io.Writer, rows []MFRow) error {
 	fmt.Fprintf(w, "DP-MF, backend %s\n\n", blas.Describe())
-	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq | it / CG | objective | gap | peer 1e-3: s / steps / objective | peer to 1e-8: s / steps / status | speed-up 1e-3 / 1e-8 |")
+	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq | it / CG | objective | gap | peer 1e-3: s (cpu s) / steps / objective | peer to 1e-8: s (cpu s) / steps / status | speed-up 1e-3 / 1e-8 (wall; cpu) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		p1, p2, su := "—", "—", "—"
 		if r.Peer != nil {
-			p1 = fmt.Sprintf("%.2f / %d / %.10g", r.Peer.Seconds, r.Peer.Steps, r.Peer.Objective)
+			p1 = fmt.Sprintf("%.2f (%.2f) / %d / %.10g", r.Peer.Seconds, r.Peer.CPUSeconds, r.Peer.Steps, r.Peer.Objective)
 		}
 		if r.PeerTight != nil {
-			p2 = fmt.Sprintf("%.2f / %d / %s", r.PeerTight.Seconds, r.PeerTight.Steps, r.PeerTight.Status)
+			p2 = fmt.Sprintf("%.2f (%.2f) / %d / %s", r.PeerTight.Seconds, r.PeerTight.CPUSeconds, r.PeerTight.Steps, r.PeerTight.Stop)
 		}
 		if r.Peer != nil && r.PeerTight != nil {
-			su = fmt.Sprintf("%.1f× / %s%.1f×", r.Peer.Seconds/r.Seconds, atLeast(r.PeerTight.Status), r.PeerTight.Seconds/r.Seconds)
+			at := atLeast(r.PeerTight.Stop)
+			su = fmt.Sprintf("%.1f× / %s%.1f×; %.1f× / %s%.1f×", r.Peer.Seconds/r.Seconds, at, r.PeerTight.Seconds/r.Seconds,
+				r.Peer.CPUSeconds/r.CPUSeconds, at, r.PeerTight.CPUSeconds/r.CPUSeconds)
 		}
 		if r.PeerError != "" {
 			p1 = "error: " + r.PeerError

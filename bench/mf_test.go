@@ -46,11 +46,11 @@ func TestMFPeerAgainstCertificate(t *testing.T) {
 		if r.Peer.Objective < r.Bound*(1-1e-12) || r.PeerTight.Objective < r.Bound*(1-1e-12) {
 			t.Errorf("%+v: peer %v / %v below the certified bound %v", r.Case, r.Peer.Objective, r.PeerTight.Objective, r.Bound)
 		}
-		if r.PeerTight.Status != "target" || (r.PeerTight.Objective-r.Objective)/r.Objective > 1e-6 {
+		if r.PeerTight.Stop != "target" || (r.PeerTight.Objective-r.Objective)/r.Objective > 1e-6 {
 			t.Errorf("%+v: tight peer %+v, dpsolve %v", r.Case, r.PeerTight, r.Objective)
 		}
-		if r.Peer.Status != "pg-tol" {
-			t.Errorf("%+v: default peer stopped with %s", r.Case, r.Peer.Status)
+		if r.Peer.Stop != "pg-tol" {
+			t.Errorf("%+v: default peer stopped with %s", r.Case, r.Peer.Stop)
 		}
 	}
 	var sb strings.Builder

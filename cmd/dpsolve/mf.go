@@ -23,6 +23,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/mf"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 func init() {
@@ -47,16 +48,16 @@ type mfJSON struct {
 	LowerBound float64 `json:"lower_bound,omitempty"`
 	Gap        float64 `json:"gap,omitempty"`
 	// Sensitivity is sens (L2) and SensitivitySquared sens².
-	Sensitivity        float64 `json:"sensitivity"`
-	SensitivitySquared float64 `json:"sensitivity_squared"`
-	SensitivityExact   bool    `json:"sensitivity_exact"`
-	MeanError          float64 `json:"mean_step_error,omitempty"`
-	MaxError           float64 `json:"max_step_error,omitempty"`
-	RMSE               float64 `json:"rmse,omitempty"`
-	Iterations         int     `json:"iterations"`
-	CGSteps            int     `json:"cg_steps"`
-	Seconds            float64 `json:"seconds"`
-	Status             string  `json:"status,omitempty"`
+	Sensitivity        float64       `json:"sensitivity"`
+	SensitivitySquared float64       `json:"sensitivity_squared"`
+	SensitivityExact   bool          `json:"sensitivity_exact"`
+	MeanError          float64       `json:"mean_step_error,omitempty"`
+	MaxError           float64       `json:"max_step_error,omitempty"`
+	RMSE               float64       `json:"rmse,omitempty"`
+	Iterations         int           `json:"iterations"`
+	CGSteps            int           `json:"cg_steps"`
+	Seconds            float64       `json:"seconds"`
+	Status             status.Status `json:"status,omitempty"`
 	// Sigma is the noise multiplier for --epsilon/--delta (unit-norm
 	// clipped gradients), Rho the zCDP parameter sens²/(2σ²) it gives.
 	Sigma   float64   `json:"sigma,omitempty"`
@@ -158,7 +159,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	out := mfReport(w, schema, ev, *eps, *delta, *perStep)
 	s2 := res.Sensitivity.Squared
 	out.Objective, out.LowerBound, out.Gap = res.Objective*s2, res.LowerBound*s2, res.Gap
-	out.Iterations, out.CGSteps, out.Seconds, out.Status = res.Iterations, res.CGSteps, res.Seconds, string(res.Status)
+	out.Iterations, out.CGSteps, out.Seconds, out.Status = res.Iterations, res.CGSteps, res.Seconds, res.Status
 	if *outDir != "" {
 		if err := writeMFDir(ctx, *outDir, res, schema, out); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/progress"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // bandSolver minimizes tr(V X⁻¹) over b-banded X with unit diagonal by
@@ -145,9 +146,15 @@ func (s *bandSolver) newtonStep() int {
 	prec()
 	copy(p, z)
 	rz, r0 := dot(r, z), math.Sqrt(dot(r, r))
-	eta := 1e-3
+	// Truncated Newton: every CG iterate is supported on the band, so
+	// even a loose solve is a feasible descent direction, and the forcing
+	// term √(relative decrement) (Eisenstat–Walker style) keeps the final
+	// steps superlinear. Measured against a fixed 1e-3 forcing: CG products
+	// 920 → 140 (prefix n = 128, b = 16), 524 → 182 (n = 256, b = 32),
+	// 5999 → 1156 (momentum 0.9, n = 128, b = 16).
+	eta := 0.1
 	if s.lastRel > 0 {
-		eta = math.Min(1e-3, math.Max(1e-10, 0.1*s.lastRel))
+		eta = math.Min(0.1, math.Max(1e-10, math.Sqrt(s.lastRel)))
 	}
 	pg := blas.General{Rows: n, Cols: n, Stride: n, Data: p}
 	hg := blas.General{Rows: n, Cols: n, Stride: n, Data: hp}
@@ -228,6 +235,7 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 	res.Objective, res.LowerBound = obj, math.Inf(-1)
 	t0 := time.Now()
 	tick := func(name string) { now := time.Now(); s.phases[name] += now.Sub(t0).Seconds(); t0 = now }
+	stalled := false
 	for it := 1; it <= s.opt.maxIter(); it++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -246,7 +254,7 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 			}
 			tick("certificate")
 			if (obj-res.LowerBound)/obj <= tol {
-				res.Iterations, res.Status = it-1, Converged
+				res.Iterations, res.Status = it-1, status.Converged
 				return nil
 			}
 		}
@@ -258,6 +266,7 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 				Bound: res.LowerBound, Gap: (obj - res.LowerBound) / obj, Note: "banded"})
 		}
 		if !ok {
+			stalled = true
 			break
 		}
 	}
@@ -267,9 +276,9 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 	if b, ok := s.bound(); ok && b > res.LowerBound {
 		res.LowerBound = b
 	}
-	res.Status = MaxIterations
+	res.Status = unconverged(stalled)
 	if (res.Objective-res.LowerBound)/res.Objective <= tol {
-		res.Status = Converged
+		res.Status = status.Converged
 	}
 	return nil
 }
@@ -294,7 +303,7 @@ func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Res
 		return nil, err
 	}
 	if err != nil {
-		res.Status = Cancelled
+		res.Status = status.Cancelled
 	}
 	res.X = generalToSym(bs.x)
 	res.Phases = bs.phases

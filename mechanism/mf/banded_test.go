@@ -2,6 +2,7 @@ package mf
 
 import (
 	"context"
+	"github.com/dpsolve/dpsolve/status"
 	"math"
 	"math/rand/v2"
 	"os/exec"
@@ -63,7 +64,7 @@ func TestBandedCertificateBelowFeasible(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != Converged || res.Gap > 1e-8 {
+		if res.Status != status.Converged || res.Gap > 1e-8 {
 			t.Errorf("%+v: %s gap %.2e", c, res.Status, res.Gap)
 		}
 		want := float64((c.n + c.b - 1) / c.b)

@@ -143,7 +143,7 @@ func nuclearBound(fr blas.General, y []float64) (float64, bool) {
 	return t * t / sy, true
 }
 
-// inverseGramBlocks returns G = T·U⁻ᵀ, whose Gram GᵀG is X⁻¹VX⁻¹, given
+// inverseGramFactor returns G = T·U⁻ᵀ, whose Gram GᵀG is X⁻¹VX⁻¹, given
 // T = F·U⁻¹ and X = UᵀU (t is overwritten).
 func inverseGramFactor(t, u blas.General) blas.General {
 	blas.Trsm(gblas.Right, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, u, t)

@@ -8,6 +8,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // epochSolver minimizes tr(V X⁻¹) over the fixed-epoch feasible set
@@ -217,6 +218,7 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 	}
 	res.Objective, res.LowerBound = obj, math.Inf(-1)
 	pc := newBlockJacobi(e)
+	stalled := false
 	for it := 1; it <= e.opt.maxIter(); it++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -226,29 +228,44 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 			return errEigen
 		}
 		t0 = e.tick("eigen", t0)
-		nu, steps := e.solveSystem(pc, res)
-		res.CGSteps += steps
-		t0 = e.tick("system", t0)
-		dec, slope := e.direction(nu) // D in e.s
-		t0 = e.tick("step", t0)
-		if dec/obj < 0.1*tol {
-			bound, ok := e.boundAt()
-			t0 = e.tick("certificate", t0)
-			if ok && bound > res.LowerBound {
-				res.LowerBound = bound
+		// A loose CG solve leaves the step slightly off the constraints,
+		// and its exact projection can spoil descent: then the same
+		// iteration is retried with a 1000× tighter solve.
+		eta, fresh, certified := e.forcing(), true, false
+		for try := 0; ; try++ {
+			nu, steps := e.solveSystem(pc, eta, fresh)
+			fresh = false
+			res.CGSteps += steps
+			t0 = e.tick("system", t0)
+			dec, slope := e.direction(nu) // D in e.s
+			t0 = e.tick("step", t0)
+			if dec/obj < 0.1*tol && !certified {
+				certified = true
+				bound, ok := e.boundAt()
+				t0 = e.tick("certificate", t0)
+				if ok && bound > res.LowerBound {
+					res.LowerBound = bound
+				}
+				if (obj-res.LowerBound)/obj <= tol {
+					res.Iterations = it - 1
+					res.Status = status.Converged
+					return nil
+				}
 			}
-			if (obj-res.LowerBound)/obj <= tol {
-				res.Iterations = it - 1
-				res.Status = Converged
-				return nil
+			var nobj float64
+			nobj, ok = e.lineSearch(obj, slope)
+			if ok || try == 3 || eta <= 1e-11 {
+				obj = nobj
+				break
 			}
+			eta = math.Max(1e-12, eta*1e-3)
 		}
-		obj, ok = e.lineSearch(obj, slope)
 		t0 = e.tick("line-search", t0)
 		res.Iterations = it
 		res.Objective = obj
 		e.report(res, it)
 		if !ok {
+			stalled = true
 			break
 		}
 	}
@@ -258,9 +275,9 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 		res.LowerBound = bound
 	}
 	if (res.Objective-res.LowerBound)/res.Objective <= tol {
-		res.Status = Converged
+		res.Status = status.Converged
 	} else {
-		res.Status = MaxIterations
+		res.Status = unconverged(stalled)
 	}
 	return nil
 }

@@ -12,20 +12,7 @@ import (
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
-)
-
-// Status says how a solve ended.
-type Status string
-
-// The statuses.
-const (
-	// Converged: the certified relative gap is at most Options.Tol.
-	Converged Status = "converged"
-	// MaxIterations: the iteration cap was reached first; the result is
-	// feasible and certified, with a larger gap.
-	MaxIterations Status = "max-iterations"
-	// Cancelled: the context ended the solve; the result is the best so far.
-	Cancelled Status = "cancelled"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 var (
@@ -76,7 +63,10 @@ type Result struct {
 	Gap float64
 	// Iterations and CGSteps count Newton iterations and inner CG steps.
 	Iterations, CGSteps int
-	Status              Status
+	// Status is Converged (certified gap ≤ Tol), IterationLimit,
+	// Stalled (the line search found no decrease before the tolerance)
+	// or Cancelled.
+	Status status.Status
 	// Seconds is the wall time; Phases splits it (eigen, system, step,
 	// line-search, certificate, other).
 	Seconds float64
@@ -86,7 +76,7 @@ type Result struct {
 // Solve plans the strategy for the workload under the schema: minimize
 // tr(V X⁻¹) over the schema's feasible set with a certified bound. See the
 // package doc for the methods. Cancelling ctx returns the best result so
-// far (Status Cancelled) and ctx.Err().
+// far (status.Cancelled) and ctx.Err().
 func Solve(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, error) {
 	if w == nil || w.V == nil {
 		return nil, inputErr("nil workload")
@@ -173,16 +163,8 @@ func solveSingle(ctx context.Context, w *Workload, opt *Options) (*Result, error
 	if r == nil {
 		return nil, err
 	}
-	st := Converged
-	switch r.Status {
-	case newton.Converged:
-	case newton.Cancelled:
-		st = Cancelled
-	default:
-		st = MaxIterations
-	}
 	return &Result{X: r.X, Objective: r.Objective, LowerBound: r.LowerBound,
-		Iterations: r.Iterations, CGSteps: r.CGSteps, Status: st, Phases: r.Phases}, err
+		Iterations: r.Iterations, CGSteps: r.CGSteps, Status: r.Status, Phases: r.Phases}, err
 }
 
 func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result, error) {
@@ -199,9 +181,17 @@ func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result,
 		return nil, err
 	}
 	if err != nil {
-		res.Status = Cancelled
+		res.Status = status.Cancelled
 	}
 	res.X = generalToSym(e.x)
 	res.Phases = e.phases
 	return res, err
+}
+
+// unconverged is the status of a solve that ended above the tolerance.
+func unconverged(stalled bool) status.Status {
+	if stalled {
+		return status.Stalled
+	}
+	return status.IterationLimit
 }

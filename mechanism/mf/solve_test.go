@@ -2,6 +2,7 @@ package mf
 
 import (
 	"context"
+	"github.com/dpsolve/dpsolve/status"
 	"math"
 	"math/rand/v2"
 	"os/exec"
@@ -82,7 +83,7 @@ func TestEpochCertificateBelowFeasible(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != Converged || res.Gap > 1e-8 {
+		if res.Status != status.Converged || res.Gap > 1e-8 {
 			t.Errorf("%+v: status %s gap %.2e", c, res.Status, res.Gap)
 		}
 		if s := res.Sensitivity.Squared; s > 1+1e-12 || !res.Sensitivity.Exact {

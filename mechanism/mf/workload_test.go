@@ -2,6 +2,7 @@ package mf
 
 import (
 	"context"
+	"github.com/dpsolve/dpsolve/status"
 	"math"
 	"testing"
 )
@@ -100,7 +101,7 @@ func TestCancelled(t *testing.T) {
 	cancel()
 	for _, s := range []Schema{{Kind: FixedEpoch, Epochs: 4}, {Kind: MinSep, MinSep: 4}} {
 		res, err := Solve(ctx, w, s, nil)
-		if err == nil || res == nil || res.Status != Cancelled {
+		if err == nil || res == nil || res.Status != status.Cancelled {
 			t.Fatalf("%v: res %v err %v", s, res, err)
 		}
 		want := 1.0 // the fixed-epoch feasible set: Σ_{i∈π_r} X_ii = 1
