@@ -66,8 +66,8 @@ func (f *tblFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.splitArg, "split", "1", "N: this release spends 1/N of the given budget (ρ/N, ε/N, δ/N), so N releases together spend it; terms: divide the budget over the spec's terms, equally or terms:w1,w2,… in proportion to the given shares, each term planned and measured on its own (needs --template, not --plan)")
 	fs.StringVar(&f.budgetFile, "budget-file", "", "budget ledger (JSON, e.g. {\"limit\": {\"rho\": 1}}): refuse before any noise when the release would exceed it; record it otherwise")
 	fs.StringVar(&f.label, "label", "", "label of this release in the budget ledger (default: the output directory)")
-	fs.BoolVar(&f.nonneg, "nonnegative", false, "post-process: no negative cells (histogram strategies: clamp the reconstructed histogram; marginals plans: project onto consistent non-negative tables); biased, the stddev column no longer applies")
-	fs.BoolVar(&f.integer, "integer", false, "post-process: integer cells (marginals plans: every table rounded to one integer grand total; see consistency in release.json); biased, the stddev column no longer applies")
+	fs.BoolVar(&f.nonneg, "nonnegative", false, "post-process: non-negative tables, consistent with one another, every one summing to the least-squares total (histogram strategies: least squares over non-negative histograms; marginals plans: over consistent non-negative tables); biased, see estimator in release.json; the stddev column describes the least-squares answers")
+	fs.BoolVar(&f.integer, "integer", false, "post-process: integer tables keeping the totals and the consistency (histogram strategies: the histogram rounded by its running sums; marginals plans: controlled rounding); see estimator in release.json")
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: seeded noise — the output is NOT private and says so")
 }
 
@@ -270,6 +270,11 @@ type tblJSON struct {
 	// Consistency reports the post-processing of a marginals plan's tables
 	// (--nonnegative / --integer): method, tolerance and what remains.
 	Consistency *tables.Consistency `json:"consistency,omitempty"`
+	// Estimator (Estimators with --split terms, one per term) states the
+	// --nonnegative / --integer estimator's method, objective and bias,
+	// the released total and per table its total and largest change.
+	Estimator  *tables.Estimator   `json:"estimator,omitempty"`
+	Estimators []*tables.Estimator `json:"estimators,omitempty"`
 	// SplitTerms lists, with --split terms, each term's own release: its
 	// share of the budget, plan and noise (the top-level sigma, noise scale
 	// and sensitivity are then the largest over the terms).
@@ -295,6 +300,7 @@ type tblJSON struct {
 func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	fs := newFlagSet("release", stderr)
+	withReleaseHelp(fs, stderr)
 	var f tblFlags
 	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -427,6 +433,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workl
 			}
 			res.PostProcessed = pres.PostProcessed
 			rep.Consistency = mergeConsistency(rep.Consistency, pres.Consistency)
+			addEstimator(rep, pres.Estimator, len(parts))
 		}
 		rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
 		rep.Seconds = time.Since(start).Seconds()
@@ -946,6 +953,7 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 		fmt.Fprintf(stdout, "consistency    %s (%d tables, %d iterations, %s): max inconsistency %.3g, max negativity %.3g\n",
 			c.Method, c.Tables, c.Iterations, conv, c.MaxInconsistency, c.MaxNegativity)
 	}
+	printEstimators(stdout, rep)
 	if rep.Out != "" {
 		fmt.Fprintf(stdout, "answers        %s\n", filepath.Join(rep.Out, "answers.csv"))
 	}

@@ -114,8 +114,11 @@ func TestReleaseWritesAnswersAndRecord(t *testing.T) {
 	assert.Equal(t, []string{"m", "5", "2", "", "1"}, []string{rows[6][0], rows[6][1], rows[6][4], rows[6][5], rows[6][6]})
 	// Marginal {b} continues the term's query index.
 	assert.Equal(t, []string{"m", "6", "", "0", ""}, []string{rows[7][0], rows[7][1], rows[7][4], rows[7][5], rows[7][6]})
-	// Product term with a prefix block: no attribute columns.
-	assert.Equal(t, []string{"p", "0", "", "", ""}, []string{rows[11][0], rows[11][1], rows[11][4], rows[11][5], rows[11][6]})
+	// Product term {b: prefix, c: identity}: b's prefix row i is 0..i, c
+	// the value, c fastest; a (summed over) stays empty.
+	assert.Equal(t, []string{"p", "0", "", "0..0", "0"}, []string{rows[11][0], rows[11][1], rows[11][4], rows[11][5], rows[11][6]})
+	assert.Equal(t, []string{"p", "1", "", "0..0", "1"}, []string{rows[12][0], rows[12][1], rows[12][4], rows[12][5], rows[12][6]})
+	assert.Equal(t, []string{"p", "7", "", "0..3", "1"}, []string{rows[18][0], rows[18][1], rows[18][4], rows[18][5], rows[18][6]})
 	// Answers are near the truth (200 records; σ ≈ 5): the {b} marginal
 	// sums to 200 within 6 standard deviations of the sum (≤ 4 sd each).
 	sum, sd := 0.0, 0.0

@@ -17,6 +17,7 @@ type consistencyJSON struct {
 	MaxIterations                  int      `json:"max_iterations,omitempty"`
 	Iterations                     int      `json:"iterations"`
 	Converged                      bool     `json:"converged"`
+	LeastSquaresTotal              float64  `json:"least_squares_total"`
 	GrandTotal                     float64  `json:"grand_total,omitempty"`
 	ControlledTables               int      `json:"controlled_tables,omitempty"`
 	FallbackTables                 int      `json:"fallback_tables,omitempty"`
@@ -31,7 +32,7 @@ type consistencyJSON struct {
 func (c Consistency) MarshalJSON() ([]byte, error) {
 	return json.Marshal(consistencyJSON{
 		Method: c.Method, Metric: c.Metric, Tolerance: c.Tolerance, MaxIterations: c.MaxIterations,
-		Iterations: c.Iterations, Converged: c.Status == status.Converged, GrandTotal: c.GrandTotal,
+		Iterations: c.Iterations, Converged: c.Status == status.Converged, LeastSquaresTotal: c.LeastSquaresTotal, GrandTotal: c.GrandTotal,
 		ControlledTables: c.ControlledTables, FallbackTables: c.FallbackTables, MaxInconsistency: c.MaxInconsistency,
 		MaxInconsistencyBeforeRounding: c.MaxInconsistencyBeforeRounding, ShiftTowardUniform: c.ShiftTowardUniform,
 		MaxNegativity: c.MaxNegativity, Tables: c.Tables,
@@ -52,7 +53,7 @@ func (c *Consistency) UnmarshalJSON(b []byte) error {
 	}
 	*c = Consistency{
 		Method: w.Method, Metric: w.Metric, Tolerance: w.Tolerance, MaxIterations: w.MaxIterations,
-		Iterations: w.Iterations, Status: st, GrandTotal: w.GrandTotal,
+		Iterations: w.Iterations, Status: st, LeastSquaresTotal: w.LeastSquaresTotal, GrandTotal: w.GrandTotal,
 		ControlledTables: w.ControlledTables, FallbackTables: w.FallbackTables, MaxInconsistency: w.MaxInconsistency,
 		MaxInconsistencyBeforeRounding: w.MaxInconsistencyBeforeRounding, ShiftTowardUniform: w.ShiftTowardUniform,
 		MaxNegativity: w.MaxNegativity, Tables: w.Tables,

@@ -43,7 +43,7 @@ func TestConsistencyJSON(t *testing.T) {
 			conv = "true"
 		}
 		require.Equal(t, `{"method":"m","tolerance":1e-9,"max_iterations":10,"iterations":3,"converged":`+conv+
-			`,"max_inconsistency":1e-12,"max_inconsistency_before_rounding":0.5,"max_negativity":0,"tables":4}`, string(b))
+			`,"least_squares_total":0,"max_inconsistency":1e-12,"max_inconsistency_before_rounding":0.5,"max_negativity":0,"tables":4}`, string(b))
 		var back Consistency
 		require.NoError(t, json.Unmarshal(b, &back))
 		require.Equal(t, c, back)

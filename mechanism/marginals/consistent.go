@@ -37,6 +37,10 @@ type Consistency struct {
 	MaxIterations int           `json:"max_iterations,omitempty"`
 	Iterations    int           `json:"iterations"`
 	Status        status.Status `json:"-"`
+	// LeastSquaresTotal is the grand total of the least-squares tables
+	// (θ̂_∅, every input table's total): with NonNegative every output
+	// table keeps it (max(·, 0)), with Integer its rounding.
+	LeastSquaresTotal float64 `json:"least_squares_total"`
 	// GrandTotal is the common integer total of the rounded tables.
 	GrandTotal float64 `json:"grand_total,omitempty"`
 	// ControlledTables counts the tables of at most two attributes rounded
@@ -111,15 +115,16 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 		}
 		rep[i] = j
 	}
-	c := &Consistency{Tables: len(tabs), Status: status.Converged}
+	c := &Consistency{Tables: len(tabs), Status: status.Converged, LeastSquaresTotal: meanTotal(tabs)}
 	var steps []string
 	if opt.NonNegative {
+		target := math.Max(c.LeastSquaresTotal, 0)
 		if opt.Tol == 0 {
 			opt.Tol = 1e-9 * scale
 		}
 		c.Tolerance, c.MaxIterations, c.Status = opt.Tol, opt.MaxIter, status.IterationLimit
 		c.Metric = "sum over tables of squared cell differences divided by the table's cell variance"
-		steps = append(steps, "Dykstra projection onto consistent non-negative tables")
+		steps = append(steps, "Dykstra projection onto consistent non-negative tables with the least-squares grand total")
 		x := tabs
 		corr := make([][]float64, len(tabs))
 		y := make([]Table, len(tabs))
@@ -140,6 +145,7 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 				}
 			}
 			next := p.projectConsistent(y, vars)
+			fixTotal(next, target)
 			moved, neg := 0.0, 0.0
 			for i := range next {
 				for k, v := range next[i].Values {
@@ -159,13 +165,7 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 	if opt.Integer {
 		before := maxInconsistency(p.Sizes, tabs)
 		c.MaxInconsistencyBeforeRounding = &before
-		total := 0.0
-		for _, t := range tabs {
-			for _, v := range t.Values {
-				total += v
-			}
-		}
-		n := math.Round(total / float64(len(tabs)))
+		n := math.Round(meanTotal(tabs))
 		if opt.NonNegative {
 			n = math.Max(n, 0)
 		}
@@ -188,6 +188,35 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 		out[i] = Estimate{Table: Table{Attrs: slices.Clone(e.Attrs), Values: slices.Clone(tabs[rep[i]].Values)}, Set: e.Set, CellVariance: e.CellVariance}
 	}
 	return out, c, nil
+}
+
+// meanTotal returns the tables' mean grand total (their common total when
+// they are consistent).
+func meanTotal(tabs []Table) float64 {
+	total := 0.0
+	for _, t := range tabs {
+		for _, v := range t.Values {
+			total += v
+		}
+	}
+	return total / float64(max(len(tabs), 1))
+}
+
+// fixTotal adds (n − total)/cells to every cell of each table: after the
+// projection onto the consistent tables it sets the ∅ residual coordinate
+// to n, the projection onto the consistent tables with grand total n (the
+// ∅ component of a table is its constant part, orthogonal to the others).
+func fixTotal(tabs []Table, n float64) {
+	for _, t := range tabs {
+		s := 0.0
+		for _, v := range t.Values {
+			s += v
+		}
+		d := (n - s) / float64(len(t.Values))
+		for k := range t.Values {
+			t.Values[k] += d
+		}
+	}
 }
 
 // shiftNonNegative moves the consistent tables x in place to

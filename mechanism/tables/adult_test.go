@@ -336,6 +336,21 @@ func TestAdultMarginalsConsistentPostProcessing(t *testing.T) {
 				return s
 			}
 			spread = math.Max(spread, math.Abs(sum(ageSex)-sum(raceInc)))
+			// Every table keeps the released total: the least-squares total
+			// (the sum of every least-squares table), rounded with Integer,
+			// within 2% of the 48,842 records.
+			e := res.Estimator
+			require.NotNil(t, e)
+			assert.InDelta(t, sum(plain.Answers[0][:170]), e.LeastSquaresTotal, 1e-9*48842)
+			assert.InDelta(t, 48842, e.ReleasedTotal, 0.02*48842)
+			for _, tab := range [][]float64{ageSex, raceInc, sexRaceInc} {
+				assert.InDelta(t, e.ReleasedTotal, sum(tab), 1e-9*48842)
+			}
+			require.Len(t, e.Tables, 3)
+			for _, tc := range e.Tables {
+				require.NotNil(t, tc.GrandTotal)
+				assert.InDelta(t, e.ReleasedTotal, *tc.GrandTotal, 1e-9*48842)
+			}
 			t.Logf("%v %+v: shared sub-marginals differ by %.3g (reported %.3g), %d iterations", tc.b, pp, spread, c.MaxInconsistency, c.Iterations)
 			assert.LessOrEqual(t, spread, c.MaxInconsistency+1e-9)
 			if pp.Integer {

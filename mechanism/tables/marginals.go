@@ -261,6 +261,7 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 	}
 	var est []marginals.Estimate
 	var err error
+	totalStd := 0.0
 	if pure := r.mplan.pure; pure != nil {
 		m, err := pure.Measure(tabs, src, r.mplan.cals)
 		if err != nil {
@@ -270,6 +271,11 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 		if est, err = pure.Reconstruct(m); err != nil {
 			return nil, err
 		}
+		vars := make([]float64, len(m.Tables))
+		for i, t := range m.Tables {
+			vars[i] = t.Variance
+		}
+		totalStd, _ = pure.TotalStd(vars)
 	} else {
 		m, err := plan.Measure(tabs, src, r.cal.Scale)
 		if err != nil {
@@ -279,6 +285,11 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 		if est, err = plan.Reconstruct(m); err != nil {
 			return nil, err
 		}
+		totalStd, _ = m.TotalStd()
+	}
+	var ls [][]float64
+	if pp.Any() {
+		ls = r.marginalAnswers(plan, est)
 	}
 	var cons *Consistency
 	if pp.Any() {
@@ -288,6 +299,45 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 			return nil, err
 		}
 	}
+	res := &Result{Answers: r.marginalAnswers(plan, est), Std: make([][]float64, len(r.w.Terms)),
+		Private: src.Private(), PostProcessed: pp.Any(), Consistency: cons}
+	bySet := estimatesBySet(plan, est)
+	for ti := range r.w.Terms {
+		for _, j := range r.mplan.index[ti] {
+			sd := math.Sqrt(bySet[j].CellVariance)
+			for range bySet[j].Values {
+				res.Std[ti] = append(res.Std[ti], sd)
+			}
+		}
+	}
+	if pp.Any() {
+		res.Estimator = r.marginalsEstimator(pp, cons, totalStd, res.Answers, ls)
+	}
+	return res, nil
+}
+
+// marginalsEstimator reports the marginals plans' estimator from the
+// consistency step's report, the least-squares total's stddev and the
+// released and least-squares answers.
+func (r *Release) marginalsEstimator(pp PostProcess, cons *Consistency, totalStd float64, ans, ls [][]float64) *Estimator {
+	e := &Estimator{LeastSquaresTotal: cons.LeastSquaresTotal, LeastSquaresTotalStd: totalStd,
+		Iterations: cons.Iterations, Status: cons.Status, ReleasedTotal: cons.LeastSquaresTotal}
+	e.Method, e.Objective, e.Bias = marginalsMethod(pp)
+	if pp.NonNegative {
+		e.ReleasedTotal = math.Max(e.ReleasedTotal, 0)
+	}
+	if pp.Integer {
+		e.ReleasedTotal = cons.GrandTotal
+		inc := cons.MaxInconsistency
+		e.MaxInconsistency = &inc
+	}
+	e.Tables = r.w.tableChanges(ans, ls)
+	return e
+}
+
+// estimatesBySet maps the plan's set indices to their estimates (nil for
+// the non-estimable ones, which Reconstruct skips).
+func estimatesBySet(plan *marginals.Plan, est []marginals.Estimate) []*marginals.Estimate {
 	bySet := make([]*marginals.Estimate, len(plan.Sets))
 	k := 0
 	for j := range plan.Sets {
@@ -296,20 +346,19 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 			k++
 		}
 	}
-	res := &Result{Answers: make([][]float64, len(r.w.Terms)), Std: make([][]float64, len(r.w.Terms)),
-		Private: src.Private(), PostProcessed: pp.Any(), Consistency: cons}
+	return bySet
+}
+
+// marginalAnswers lays the estimates out as the terms' answers.
+func (r *Release) marginalAnswers(plan *marginals.Plan, est []marginals.Estimate) [][]float64 {
+	bySet := estimatesBySet(plan, est)
+	out := make([][]float64, len(r.w.Terms))
 	for ti := range r.w.Terms {
 		for _, j := range r.mplan.index[ti] {
-			e := bySet[j]
-			vals := slices.Clone(e.Values)
-			res.Answers[ti] = append(res.Answers[ti], vals...)
-			sd := math.Sqrt(e.CellVariance)
-			for range vals {
-				res.Std[ti] = append(res.Std[ti], sd)
-			}
+			out[ti] = append(out[ti], bySet[j].Values...)
 		}
 	}
-	return res, nil
+	return out
 }
 
 // Consistency reports the consistent post-processing of a marginals

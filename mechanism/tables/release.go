@@ -9,7 +9,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
-	"github.com/dpsolve/dpsolve/mechanism/release"
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // z95 is the two-sided 95% standard normal quantile Φ⁻¹(0.975), for the
@@ -216,31 +216,33 @@ type Data struct {
 	Tables    []records.Table
 }
 
-// PostProcess selects optional clean-ups of the answers. Both are
-// post-processing (privacy is unchanged) but they bias the answers, so the
-// planned standard errors no longer apply. For Kronecker and union
-// strategies they act on the reconstructed histogram before answering, so
-// all of a part's tables stay consistent with one another (and integral
-// when the queries have integer coefficients). For marginals plans (no
+// PostProcess selects the publishable-table estimator (see Estimator for
+// what a release reports about it). Both steps are post-processing
+// (privacy is unchanged) but they bias the answers, so the planned standard
+// errors describe the least-squares answers, not these. Every table keeps
+// the least-squares estimate of the number of records as its grand total,
+// and the tables stay consistent with one another. For Kronecker, union and
+// dense strategies NonNegative fits one non-negative histogram with that
+// total to all the measurements (constrained least squares, histogramLS.nnls)
+// and answers every term from it; Integer rounds the histogram by its
+// running sums (cumulativeRound), so tables stay consistent and integral
+// when the queries have integer coefficients. For marginals plans (no
 // histogram) the tables are projected onto consistent non-negative tables
-// and rounded to one integer grand total (marginals.Plan.MakeConsistent);
+// with that total and rounded to it (marginals.Plan.MakeConsistent);
 // Result.Consistency reports what inconsistency remains.
 type PostProcess struct {
 	// NonNegative replaces negative cells by 0.
 	NonNegative bool
-	// Integer rounds cells to the nearest integer (after clamping).
+	// Integer rounds to integers keeping the totals and the consistency
+	// (after the non-negative step when both are selected).
 	Integer bool
+	// NNLS tunes the non-negative estimator of histogram plans (zero
+	// value: the defaults).
+	NNLS NNLSOptions
 }
 
 // Any reports whether any post-processing is selected.
 func (pp PostProcess) Any() bool { return pp.NonNegative || pp.Integer }
-
-// apply post-processes v in place with the dense mechanism's one
-// implementation (release.PostProcess), so the two release paths clamp and
-// round alike.
-func (pp PostProcess) apply(v []float64) {
-	release.PostProcess{Clamp: pp.NonNegative, Round: pp.Integer}.Apply(v)
-}
 
 // Result holds a release's answers.
 type Result struct {
@@ -256,6 +258,10 @@ type Result struct {
 	// consistent non-negative / integer step and what inconsistency and
 	// negativity remain (nil otherwise).
 	Consistency *Consistency
+	// Estimator describes the post-processing estimator and, per table,
+	// the grand total and the largest change from the least-squares
+	// answer (nil without post-processing).
+	Estimator *Estimator
 }
 
 // Run measures the data with noise from src, reconstructs and answers
@@ -279,38 +285,121 @@ func (r *Release) Run(ctx context.Context, d Data, src *noise.Sampler, beforeNoi
 	// From here on: post-processing of the private y.
 	res := &Result{Answers: make([][]float64, len(r.w.Terms)), Std: make([][]float64, len(r.w.Terms)),
 		Private: src.Private(), PostProcessed: pp.Any()}
-	vs := r.Variances()
+	h := &histogramLS{a: a, w: weights}
+	pinvs := make([]*kron.Product, len(a))
 	off := 0
 	for k, ak := range a {
 		rk, _ := ak.Dims()
 		yk := y[off : off+rk : off+rk] // capped: MulVecOverwrite may use the whole capacity
 		off += rk
-		pinv, err := ak.PseudoInverse()
-		if err != nil {
+		if pinvs[k], err = ak.PseudoInverse(); err != nil {
 			return nil, err
 		}
-		xhat, err := pinv.MulVecOverwrite(yk)
+		var xhat []float64
+		if pp.NonNegative {
+			xhat, err = pinvs[k].MulVec(yk) // the estimator needs y again
+			h.y = append(h.y, yk)
+		} else {
+			xhat, err = pinvs[k].MulVecOverwrite(yk)
+		}
 		if err != nil {
 			return nil, err
 		}
 		for i := range xhat {
 			xhat[i] /= weights[k]
 		}
-		if pp.Any() {
-			pp.apply(xhat)
+		h.xhat = append(h.xhat, xhat)
+		if err := r.answerPart(res.Answers, k, xhat); err != nil {
+			return nil, err
 		}
-		for t := range r.w.Terms {
-			if r.owner[t] != k {
-				continue
+	}
+	vs := r.Variances()
+	for t := range r.w.Terms {
+		res.Std[t] = sqrtAll(vs[t])
+	}
+	if !pp.Any() {
+		return res, nil
+	}
+	h.lsTotal(pinvs, r.cal.Variance)
+	return r.postProcessHistogram(ctx, h, res, pp)
+}
+
+// answerPart sets the answers of the terms part k answers to W·x.
+func (r *Release) answerPart(answers [][]float64, k int, x []float64) error {
+	return r.answerTerms(answers, func(t int) bool { return r.owner[t] == k }, x)
+}
+
+// answerTerms sets the answers of the terms mine selects to W·x.
+func (r *Release) answerTerms(answers [][]float64, mine func(t int) bool, x []float64) error {
+	for t := range r.w.Terms {
+		if !mine(t) {
+			continue
+		}
+		ans, err := r.answerTerm(&r.w.Terms[t], x)
+		if err != nil {
+			return err
+		}
+		answers[t] = ans
+	}
+	return nil
+}
+
+// postProcessHistogram replaces the least-squares answers of res by the
+// estimator pp selects (see Estimator): with NonNegative one histogram for
+// every part (so every table is consistent with every other), fitted to
+// all the measurements by nnls; with Integer that histogram (or each
+// part's least-squares one) rounded by cumulativeRound.
+func (r *Release) postProcessHistogram(ctx context.Context, h *histogramLS, res *Result, pp PostProcess) (*Result, error) {
+	e := &Estimator{LeastSquaresTotal: h.total, LeastSquaresTotalStd: h.totalStd, Status: status.Converged}
+	e.Method, e.Objective, e.Bias = histogramMethod(pp)
+	ls := res.Answers
+	res.Answers = make([][]float64, len(ls))
+	if pp.NonNegative {
+		nr, err := h.nnls(ctx, h.xhat[h.best], pp.NNLS)
+		if err != nil {
+			return nil, err
+		}
+		e.Iterations, e.Step = nr.iterations, nr.step
+		if !nr.converged {
+			e.Status = status.IterationLimit
+		}
+		e.ReleasedTotal = math.Max(h.total, 0)
+		all := func(int) bool { return true }
+		if !pp.Integer {
+			if err := r.answerTerms(res.Answers, all, nr.x); err != nil {
+				return nil, err
 			}
-			ans, err := r.answerTerm(&r.w.Terms[t], xhat)
+		} else {
+			e.ReleasedTotal = math.Round(e.ReleasedTotal)
+			// One histogram for every part: round the union of their tables.
+			how, inc, err := r.integerAnswersOf(res.Answers, all, nr.x, true)
 			if err != nil {
 				return nil, err
 			}
-			res.Answers[t] = ans
-			res.Std[t] = sqrtAll(vs[t])
+			e.Method, e.Objective, e.Bias = integerMethod(pp, how)
+			e.MaxInconsistency = &inc
 		}
+	} else {
+		worst := 0.0
+		hows := map[string]bool{}
+		for k, x := range h.xhat {
+			how, inc, err := r.integerAnswers(res.Answers, k, x, false)
+			if err != nil {
+				return nil, err
+			}
+			worst = math.Max(worst, inc)
+			hows[how] = true
+		}
+		how := "tables"
+		if hows["histogram"] {
+			how = "histogram"
+		}
+		e.Method, e.Objective, e.Bias = integerMethod(pp, how)
+		e.MaxInconsistency = &worst
+		e.ReleasedTotal = math.Round(h.total)
 	}
+	e.Tables = r.w.tableChanges(res.Answers, ls)
+	res.Estimator = e
 	return res, nil
 }
 
@@ -437,7 +526,8 @@ func checkHistogram(x []float64, n int) error {
 // allocates: for Kronecker, union and dense strategies the measurements,
 // the product and least-squares buffers (two vectors the size of the
 // largest part's rows or columns) and the answers with their standard
-// deviations;
+// deviations, and with post-processing the estimator's buffers (see the
+// body);
 // for marginals plans the noisy residuals and the reconstructed tables,
 // and, when pp asks for post-processing, the consistency step's buffers:
 // 24 copies of the tables, which covers everything one Dykstra sweep
@@ -476,6 +566,27 @@ func (r *Release) MemoryEstimate(pp PostProcess) float64 {
 	for _, a := range parts {
 		rows, cols := a.Dims()
 		worst = math.Max(worst, 16*float64(max(rows, cols)))
+	}
+	if pp.Any() {
+		// The least-squares answers are kept for the report, and every
+		// part's x̂ until the estimator has run.
+		_, n := parts[0].Dims()
+		bytes += 8*q + 8*float64(len(parts)*n)
+	}
+	if pp.NonNegative {
+		// The measurements are kept (MulVec instead of overwriting them);
+		// FISTA holds x, its predecessor, the momentum point, the gradient
+		// and the projection's scratch (5 vectors of n), and one gradient
+		// needs a residual and the transposed product's two buffers on top
+		// of the forward product's.
+		_, n := parts[0].Dims()
+		bytes += 8*float64(r.cal.Rows) + 5*8*float64(n) + 2*worst
+	}
+	if pp.Integer {
+		// The marginals rounded (at most the answers' size) and one
+		// marginal product's two buffers.
+		_, n := parts[0].Dims()
+		bytes += 8*q + 16*float64(n)
 	}
 	return bytes + worst
 }

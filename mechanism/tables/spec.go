@@ -27,7 +27,7 @@ func FromSpec(k *workload.Kron) (*Workload, error) {
 	for _, t := range k.Terms() {
 		term := Term{Name: t.Name, Weight: t.Weight}
 		for _, p := range t.Products {
-			q := Product{Blocks: make([]*mat.Dense, len(p.Blocks)), Kinds: make([]BlockKind, len(p.Blocks))}
+			q := Product{Blocks: make([]*mat.Dense, len(p.Blocks)), Kinds: make([]BlockKind, len(p.Blocks)), Sources: make([]string, len(p.Blocks))}
 			marginal := true
 			var set []int
 			for i, b := range p.Blocks {
@@ -40,6 +40,7 @@ func FromSpec(k *workload.Kron) (*Workload, error) {
 					cache[b] = m
 				}
 				q.Blocks[i] = m
+				q.Sources[i] = blockSource(b)
 				switch b.Kind {
 				case workload.BlockIdentity:
 					q.Kinds[i] = Identity
@@ -62,4 +63,17 @@ func FromSpec(k *workload.Kron) (*Workload, error) {
 		w.Terms = append(w.Terms, term)
 	}
 	return w, nil
+}
+
+// blockSource describes a block for the answers' query names: a matrix
+// block by its file as the spec wrote it (its resolved path when that is
+// all there is), every other block by its description.
+func blockSource(b *workload.Block) string {
+	if b.Kind == workload.BlockMatrix {
+		if b.Spec != "" {
+			return b.Spec
+		}
+		return b.Path
+	}
+	return b.String()
 }

@@ -33,9 +33,11 @@
 // v·diag(W(AᵀA)⁺Wᵀ), v the per-measurement noise variance — for a product
 // term and a Kronecker strategy the Kronecker product of per-attribute
 // diagonals (package kron). Their sum is the expected total squared error,
-// which is what the plan promised at this budget. The optional clamping
-// and rounding (PostProcess) make tables non-negative and integral but
-// biased: the reported standard errors then no longer apply.
+// which is what the plan promised at this budget. The optional
+// publishable-table estimator (PostProcess, reported as an Estimator)
+// makes the tables non-negative and integral, mutually consistent and
+// summing to the least-squares total, but biased: the reported standard
+// errors then describe the least-squares answers only.
 package tables
 
 import (
@@ -76,6 +78,10 @@ type Product struct {
 	// Set is the attribute positions of a marginal (increasing), nil for a
 	// product that is not a marginal.
 	Set []int
+	// Sources describes each block as the spec gave it ("prefix",
+	// "ranges[[0,17],[18,64]]", a matrix block's file), for naming the
+	// queries in answers.csv; nil or "" where unknown.
+	Sources []string
 }
 
 // Queries returns Πᵢ mᵢ.
