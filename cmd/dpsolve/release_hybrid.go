@@ -100,8 +100,9 @@ func unionParts(s *plan.Strategy, w *tables.Workload, b calibrate.Budget, desc s
 	}
 	parts := make([]tblPart, 0, len(s.Parts))
 	for k, p := range s.Parts {
-		if err := checkSplitRange(budgets[k], 2, "the union's part weights"); err != nil {
-			return nil, err
+		// A part's share must stay in the calibration's usable range.
+		if bk := budgets[k]; bk.Kind == calibrate.Pure && bk.Epsilon < epsMin || bk.Kind == calibrate.Concentrated && bk.Rho < rhoMin {
+			return nil, usageErrorf("the union's part of terms %s (weight %.4g) would get %s, below the usable range; use --template kron", strings.Join(p.Terms, ", "), p.Weight, bk)
 		}
 		sw := &tables.Workload{Domain: w.Domain}
 		var terms []int

@@ -199,6 +199,11 @@ func TestReleaseHybridUnionCharge(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, rows, j.Queries+1)
 
+	// A budget in range whose parts' shares are not: refused, clearly.
+	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "union", "--rho", "1.5e-12", "--dry-run")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "below the usable range")
+
 	a, _ := releaseDry(t, "--spec", spec, "--template", "union", "--eps", "1", "--delta", "1e-6")
 	assert.Empty(t, a.Parts)
 	assert.Equal(t, "union", a.Template)
