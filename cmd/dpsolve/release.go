@@ -290,6 +290,10 @@ type tblJSON struct {
 	Out            string         `json:"out,omitempty"`
 	Created        string         `json:"created,omitempty"`
 	Seconds        float64        `json:"seconds"`
+
+	// UnionParts lists, for a union measured part by part, each part's
+	// kind, terms, weight and share of the budget.
+	UnionParts []tblUnionPartJSON `json:"union_parts,omitempty"`
 }
 
 func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -489,6 +493,7 @@ type tblPart struct {
 	plan  string
 	b     calibrate.Budget
 	share float64
+	union *tblUnionPartJSON // set when the part is one of a union's parts
 }
 
 // prepareParts plans (or loads the plan) and prepares the release; with
@@ -496,9 +501,12 @@ type tblPart struct {
 // under its share of b.
 func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) ([]tblPart, error) {
 	if !f.splitTerms {
-		s, planDesc, err := f.strategy(ctx, k, w, b, stderr)
+		s, hybrid, planDesc, err := f.strategy(ctx, k, w, b, stderr)
 		if err != nil {
 			return nil, err
+		}
+		if hybrid != nil {
+			return unionParts(hybrid, w, b, planDesc)
 		}
 		r, err := tables.Prepare(w, s, b)
 		if err != nil {
@@ -528,11 +536,7 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables
 			return nil, fmt.Errorf("--split terms: term %q on its own: %w", term.Name, err)
 		}
 		sw := &tables.Workload{Domain: w.Domain, Terms: []tables.Term{w.Terms[t]}}
-		s, planDesc, err := f.strategy(ctx, sk, sw, budgets[t], stderr)
-		if err != nil {
-			return nil, fmt.Errorf("term %q: %w", term.Name, err)
-		}
-		r, err := tables.Prepare(sw, s, budgets[t])
+		s, hybrid, planDesc, err := f.strategy(ctx, sk, sw, budgets[t], stderr)
 		if err != nil {
 			return nil, fmt.Errorf("term %q: %w", term.Name, err)
 		}
@@ -540,17 +544,33 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables
 		if total > 0 {
 			share = f.termShares[t] / total
 		}
+		if hybrid != nil { // a one-term union of one part
+			hps, err := unionParts(hybrid, sw, budgets[t], planDesc)
+			if err != nil {
+				return nil, fmt.Errorf("term %q: %w", term.Name, err)
+			}
+			for _, hp := range hps {
+				hp.terms, hp.share, hp.union = []int{t}, hp.share*share, nil
+				parts = append(parts, hp)
+			}
+			continue
+		}
+		r, err := tables.Prepare(sw, s, budgets[t])
+		if err != nil {
+			return nil, fmt.Errorf("term %q: %w", term.Name, err)
+		}
 		parts = append(parts, tblPart{r: r, terms: []int{t}, plan: planDesc, b: budgets[t], share: share})
 	}
 	return parts, nil
 }
 
 // strategy loads the plan (--plan) or plans in-process (--template, default
-// "best"; "marginals" is the residual plan).
-func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (tables.Strategy, string, error) {
+// "best"; "marginals" is the residual plan). A union measured part by part
+// (see unionParts) is returned as the plan's strategy, the first result nil.
+func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (tables.Strategy, *plan.Strategy, string, error) {
 	if f.planDir != "" {
 		s, err := tables.ReadStrategyDir(f.planDir, w)
-		return s, f.planDir, err
+		return s, nil, f.planDir, err
 	}
 	name := f.template
 	if name == "" {
@@ -559,18 +579,18 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 	if name == "marginals" {
 		// Pure ε (--eps alone): the Laplace plan that measures every marginal
 		// table; otherwise the Gaussian residual plan.
-		return tables.MarginalsStrategy{Pure: b.Kind == calibrate.Pure}, "template marginals", nil
+		return tables.MarginalsStrategy{Pure: b.Kind == calibrate.Pure}, nil, "template marginals", nil
 	}
 	t, err := plan.Lookup(name)
 	if err != nil {
-		return nil, "", usageErrorf("%v", err)
+		return nil, nil, "", usageErrorf("%v", err)
 	}
 	opt := plan.Options{Privacy: plan.Gaussian, Progress: progressTo(stderr, "release", f.quiet)}
 	if b.Kind == calibrate.Pure {
 		opt.Privacy = plan.Pure
 	}
 	// Only strategies this release can measure.
-	opt.Accept = func(s *plan.Strategy) error { _, err := tables.FromPlan(s, w); return err }
+	opt.Accept = releaseAccept(w, b)
 	res, err := t.Plan(ctx, k, opt)
 	if name == "best" && opt.Privacy == plan.Gaussian {
 		// The portfolio may not include the marginals template; for a
@@ -582,13 +602,16 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 		}
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
 	}
+	if isHybrid(res.Strategy, w) {
+		return nil, res.Strategy, "template " + res.Template, nil
+	}
 	s, err := tables.FromPlan(res.Strategy, w)
-	return s, "template " + res.Template, err
+	return s, nil, "template " + res.Template, err
 }
 
 // readData reads the histogram or the marginal tables the release needs,
@@ -770,6 +793,7 @@ func tblPartsReport(parts []tblPart, w *tables.Workload, b calibrate.Budget) *tb
 				Sigma: pr.Sigma, Sensitivity: pr.Sensitivity, Measurements: pr.Measurements, ExpectedTotalSqErr: pr.ExpectedTotalSqErr})
 		}
 	}
+	unionReport(rep, parts)
 	return rep
 }
 
@@ -829,9 +853,10 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 	for _, p := range rep.SplitTerms {
 		fmt.Fprintf(stdout, "split          term %s: %.4g of it, %s, sigma %.6g, %s\n", p.Term, p.Share, tblBudgetString(p), p.Sigma, p.Plan)
 	}
+	printUnionParts(stdout, rep)
 	fmt.Fprintf(stdout, "mechanism      %s, %s sensitivity %.6g, %d noisy values\n", rep.Mechanism, rep.SensitivityNorm, rep.Sensitivity, rep.Measurements)
 	largest := ""
-	if len(rep.SplitTerms) > 0 {
+	if len(rep.SplitTerms) > 0 || len(rep.UnionParts) > 0 {
 		largest = " (the largest over the terms)"
 	}
 	fmt.Fprintf(stdout, "noise          sigma %.6g per measurement%s\n", rep.Sigma, largest)

@@ -32,7 +32,7 @@ type solver struct {
 	newtons []*newton.Solver
 	canon   map[canonKey]*workload.Block
 	// whole holds other templates' plans of the whole workload made as a
-	// union's one-part candidate (with the plan's privacy and no Accept),
+	// union's one-part candidate (with the plan's privacy and Accept),
 	// which the portfolio reuses instead of planning again.
 	whole map[string]*Result
 }

@@ -290,7 +290,9 @@ func (u *unionRun) store(key string, full bool, p *partSol) *partSol {
 }
 
 // otherParts tries every other registered template on the part's terms
-// alone and keeps the lowest error in p. A template that does not apply
+// alone, under the plan's Accept (a caller that measures a union part by
+// part gets parts it can measure: the marginals template then keeps to the
+// plans it accepts), and keeps the lowest error in p. A template that does not apply
 // (ErrInput, e.g. a sub-workload that leaves a cell unqueried) is skipped.
 // Dense parts are not tried: where the dense plan is affordable, the dense
 // plan of the whole workload is the certified optimum over every strategy,
@@ -321,7 +323,7 @@ func (u *unionRun) otherParts(ctx context.Context, p *partSol) error {
 				return nil // a sub-workload that is not one: Kronecker only
 			}
 		}
-		r, err := t.Plan(ctx, sub, Options{Privacy: s.o.Privacy, Tol: s.o.Tol, MaxSweeps: s.o.MaxSweeps, DenseMaxCells: s.o.DenseMaxCells})
+		r, err := t.Plan(ctx, sub, Options{Privacy: s.o.Privacy, Tol: s.o.Tol, MaxSweeps: s.o.MaxSweeps, DenseMaxCells: s.o.DenseMaxCells, Accept: s.o.Accept})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
