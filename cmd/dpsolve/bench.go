@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -50,6 +51,50 @@ type benchFlags struct {
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f benchFlags
 	fs := newFlagSet("bench", stderr)
+	f.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutputs([]string{f.from}, fileOut("--csv", f.csv), fileOut("--md", f.md),
+		fileOut("--plot", f.plot), fileOut("--convergence-plot", f.convPlot)); err != nil {
+		return err
+	}
+	if f.from != "" {
+		return rerenderBench(f, stdout)
+	}
+	if f.mf != "" {
+		return runMFBench(ctx, f.mf, f.peers, f.python, f.peerTimeout, f.md, stdout, stderr)
+	}
+	p, err := f.plan()
+	if err != nil {
+		return err
+	}
+	if f.threads > 0 {
+		for _, b := range blas.Backends() {
+			b.SetThreads(f.threads)
+		}
+	}
+	rep := &bench.Report{Machine: bench.DescribeMachine(), Tol: f.tol, Repeat: f.repeat, Notes: []string{}}
+	logw := stderr // progress
+	if f.quiet {
+		logw = io.Discard
+	}
+	fmt.Fprintf(logw, "dpsolve bench on %s, %d cores, kernels %s\n", rep.Machine.CPU, rep.Machine.Cores, rep.Machine.Backend)
+	runErr, err := f.run(ctx, p, rep, logw, stderr)
+	if err != nil {
+		return err
+	}
+	if err := writeBenchOutputs(rep, f, p.convW, p.convN, stdout); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("stopped early: %w", runErr)
+	}
+	return nil
+}
+
+// register defines bench's flags on fs.
+func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workloads, "workload", "prefix,allrange", "comma-separated built-in workloads")
 	fs.StringVar(&f.ns, "n", "256,512,1024,2048", "comma-separated domain sizes for the comparison")
 	fs.StringVar(&f.methods, "methods", "newton,yuan2016", "dpsolve methods to compare (newton, yuan2016)")
@@ -78,71 +123,74 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&f.jsonOut, "json", false, "print the full report as one JSON object on stdout (tables otherwise)")
 	fs.StringVar(&f.from, "from", "", "run nothing: re-render the outputs from a report saved with --json")
 	fs.StringVar(&f.mf, "mf", "", "run only the DP-MF table instead (see dpsolve mf): cases \"n=512,k=4,workload=prefix;n=512,b=64,workload=momentum:0.9\", with --peers the L-BFGS peer side by side")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := checkOutputs([]string{f.from}, fileOut("--csv", f.csv), fileOut("--md", f.md),
-		fileOut("--plot", f.plot), fileOut("--convergence-plot", f.convPlot)); err != nil {
-		return err
-	}
-	if f.from != "" {
-		return rerenderBench(f, stdout)
-	}
-	if f.mf != "" {
-		return runMFBench(ctx, f.mf, f.peers, f.python, f.peerTimeout, f.md, stdout, stderr)
-	}
+}
+
+// benchPlan is what the flags ask bench to run, resolved and checked
+// before anything runs.
+type benchPlan struct {
+	ns        []int
+	workloads []string
+	backends  []blas.Backend
+	solvers   []bench.Solver
+	convW     string // the convergence plot's problem
+	convN     int
+}
+
+// plan checks the flags and resolves them; the later phases' sizes are
+// checked now, not after the comparison ran.
+func (f *benchFlags) plan() (*benchPlan, error) {
 	ns, err := parseInts("n", f.ns)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	workloads, err := parseWorkloads(f.workloads, ns)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The later phases' sizes are checked now, not after the comparison ran.
 	for _, l := range [][2]string{{"scaling-n", f.scalingNs}, {"kernel-n", f.kernelNs}} {
 		if _, err := parseInts(l[0], l[1]); err != nil && (l[0] == "scaling-n" && f.scaling || l[0] == "kernel-n" && f.kernels) {
-			return err
+			return nil, err
 		}
 	}
 	for _, n := range ns {
 		if err := checkSizeMemory("bench", n, 0, memSolve, false); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if f.repeat < 1 {
-		return usageErrorf("--repeat must be at least 1, got %d", f.repeat)
+		return nil, usageErrorf("--repeat must be at least 1, got %d", f.repeat)
 	}
 	if !(f.tol > 0 && f.tol < 1) {
-		return usageErrorf("--tol must be in (0, 1), got %g", f.tol)
+		return nil, usageErrorf("--tol must be in (0, 1), got %g", f.tol)
 	}
 	if f.scalingRepeat < 1 {
-		return usageErrorf("--scaling-repeat must be at least 1, got %d", f.scalingRepeat)
+		return nil, usageErrorf("--scaling-repeat must be at least 1, got %d", f.scalingRepeat)
 	}
 	if f.threads < 0 {
-		return usageErrorf("--threads must be non-negative, got %d", f.threads)
+		return nil, usageErrorf("--threads must be non-negative, got %d", f.threads)
 	}
 	if f.peerTimeout <= 0 {
-		return usageErrorf("--peer-timeout must be positive, got %v", f.peerTimeout)
+		return nil, usageErrorf("--peer-timeout must be positive, got %v", f.peerTimeout)
 	}
 	backends, err := parseBackends(f.backends)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	methods, err := splitList("methods", f.methods)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var solvers []bench.Solver
 	for _, m := range methods {
 		nm, err := newton.ParseMethod(m)
 		if err != nil {
-			return usageErrorf("unknown method %q (want newton or yuan2016)", m)
+			return nil, usageErrorf("unknown method %q (want newton or yuan2016)", m)
 		}
 		solvers = append(solvers, bench.Newton{Method: nm})
 	}
 	if f.compare && len(solvers) == 0 && !f.peers {
-		return usageErrorf("--methods is empty and --peers is off: nothing to compare")
+		return nil, usageErrorf("--methods is empty and --peers is off: nothing to compare")
 	}
 	convW, convN := "", 0
 	if f.compare {
@@ -151,110 +199,121 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			w, n, ok := strings.Cut(f.conv, ":")
 			nn, err := strconv.Atoi(n)
 			if !ok || err != nil || !slices.Contains(workloads, w) || !slices.Contains(ns, nn) {
-				return usageErrorf("--convergence %q: want WORKLOAD:N with a workload of --workload and an n of --n", f.conv)
+				return nil, usageErrorf("--convergence %q: want WORKLOAD:N with a workload of --workload and an n of --n", f.conv)
 			}
 			convW, convN = w, nn
 		}
 	} else if f.plot != "" && !f.scaling {
-		return usageErrorf("--plot needs the comparison or --scaling")
+		return nil, usageErrorf("--plot needs the comparison or --scaling")
 	} else if f.convPlot != "" {
-		return usageErrorf("--convergence-plot needs the comparison")
+		return nil, usageErrorf("--convergence-plot needs the comparison")
 	}
 	if !f.compare && !f.scaling && !f.kernels {
-		return usageErrorf("nothing to run: --compare=false without --scaling or --kernels")
+		return nil, usageErrorf("nothing to run: --compare=false without --scaling or --kernels")
 	}
 	if f.saveX != "" {
 		if err := os.MkdirAll(f.saveX, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
-	if f.threads > 0 {
-		for _, b := range blas.Backends() {
-			b.SetThreads(f.threads)
-		}
-	}
-	rep := &bench.Report{Machine: bench.DescribeMachine(), Tol: f.tol, Repeat: f.repeat, Notes: []string{}}
-	logw := stderr // progress
-	if f.quiet {
-		logw = io.Discard
-	}
-	fmt.Fprintf(logw, "dpsolve bench on %s, %d cores, kernels %s\n", rep.Machine.CPU, rep.Machine.Cores, rep.Machine.Backend)
+	return &benchPlan{ns: ns, workloads: workloads, backends: backends, solvers: solvers, convW: convW, convN: convN}, nil
+}
 
-	var runErr error
+// run runs the comparison, the scaling sweep and the kernel table, each
+// when asked and only while the phases before it completed. runErr is a
+// phase that stopped early (the report keeps what ran); err means there
+// is no report to write.
+func (f *benchFlags) run(ctx context.Context, p *benchPlan, rep *bench.Report, logw, stderr io.Writer) (runErr, err error) {
 	if f.compare {
-		if f.peers {
-			p, err := bench.NewPeers(ctx, f.python)
-			if err != nil {
-				rep.Notes = append(rep.Notes, err.Error())
-				fmt.Fprintln(stderr, err)
-			} else {
-				defer p.Close()
-				p.MaxSeconds, p.Threads = f.peerTimeout.Seconds(), f.threads
-				rep.Machine.Python = p.Version
-				for _, name := range bench.PeerNames {
-					s, _ := p.Solver(name)
-					solvers = append(solvers, s)
-				}
-			}
-		} else {
-			rep.Notes = append(rep.Notes, "peers not run (use --peers)")
-		}
-		if len(solvers) == 0 {
-			return errors.New("no method can run")
-		}
-		c, err := bench.Compare(ctx, bench.Config{Workloads: workloads, Ns: ns, Methods: solvers, Repeat: f.repeat,
-			Tol: f.tol, SaveX: f.saveX, Log: logw})
-		if c == nil {
-			return err
-		}
-		rep.Comparison, runErr = c, err
-	}
-	if f.scaling && runErr == nil {
-		sns, err := parseInts("scaling-n", f.scalingNs)
-		if err != nil {
-			return err
-		}
-		if f.large && !slices.Contains(sns, 8192) {
-			sns = append(sns, 8192)
-		}
-		maxN := map[string]int{}
-		if f.puregoMaxN > 0 {
-			maxN[blas.Gonum.Name()] = f.puregoMaxN
-		}
-		rows, err := bench.Scaling(ctx, bench.ScalingConfig{Workloads: workloads, Ns: sns, Backends: backends,
-			MaxN: maxN, Repeat: f.scalingRepeat, Tol: f.tol, Log: logw})
-		rep.Scaling, runErr = rows, err
-		if len(rows) > 0 && !rows[0].RSSReset {
-			rep.Notes = append(rep.Notes, "peak RSS could not be reset per run: it is the process peak so far (sizes run in increasing order)")
+		if runErr, err = f.runComparison(ctx, p, rep, logw, stderr); err != nil || runErr != nil {
+			return runErr, err
 		}
 	}
-	if f.kernels && runErr == nil {
-		kns, err := parseInts("kernel-n", f.kernelNs)
-		if err != nil {
-			return err
+	if f.scaling {
+		if runErr, err = f.runScaling(ctx, p, rep, logw); err != nil || runErr != nil {
+			return runErr, err
 		}
-		prev := blas.Current()
-		for _, b := range backends {
-			blas.Use(b)
-			fmt.Fprintf(stderr, "kernels on %s at n = %v\n", blas.Describe(), kns)
-			k, err := bench.Kernels(kns, 3)
-			rep.Kernels = append(rep.Kernels, k...)
-			if err != nil {
-				runErr = err
-				break
-			}
-		}
-		blas.Use(prev)
 	}
+	if f.kernels {
+		return f.runKernels(p, rep, stderr)
+	}
+	return nil, nil
+}
 
-	if err := writeBenchOutputs(rep, f, convW, convN, stdout); err != nil {
-		return err
+// runComparison runs dpsolve's methods (and with --peers the Python
+// peers) on every workload and size.
+func (f *benchFlags) runComparison(ctx context.Context, p *benchPlan, rep *bench.Report, logw, stderr io.Writer) (runErr, err error) {
+	if f.peers {
+		peers, err := bench.NewPeers(ctx, f.python)
+		if err != nil {
+			rep.Notes = append(rep.Notes, err.Error())
+			fmt.Fprintln(stderr, err)
+		} else {
+			defer peers.Close()
+			peers.MaxSeconds, peers.Threads = f.peerTimeout.Seconds(), f.threads
+			rep.Machine.Python = peers.Version
+			for _, name := range bench.PeerNames {
+				s, _ := peers.Solver(name)
+				p.solvers = append(p.solvers, s)
+			}
+		}
+	} else {
+		rep.Notes = append(rep.Notes, "peers not run (use --peers)")
 	}
-	if runErr != nil {
-		return fmt.Errorf("stopped early: %w", runErr)
+	if len(p.solvers) == 0 {
+		return nil, errors.New("no method can run")
 	}
-	return nil
+	c, err := bench.Compare(ctx, bench.Config{Workloads: p.workloads, Ns: p.ns, Methods: p.solvers, Repeat: f.repeat,
+		Tol: f.tol, SaveX: f.saveX, Log: logw})
+	if c == nil {
+		return nil, err
+	}
+	rep.Comparison = c
+	return err, nil
+}
+
+// runScaling runs the scaling sweep of newton, per backend.
+func (f *benchFlags) runScaling(ctx context.Context, p *benchPlan, rep *bench.Report, logw io.Writer) (runErr, err error) {
+	sns, err := parseInts("scaling-n", f.scalingNs)
+	if err != nil {
+		return nil, err
+	}
+	if f.large && !slices.Contains(sns, 8192) {
+		sns = append(sns, 8192)
+	}
+	maxN := map[string]int{}
+	if f.puregoMaxN > 0 {
+		maxN[blas.Gonum.Name()] = f.puregoMaxN
+	}
+	rows, err := bench.Scaling(ctx, bench.ScalingConfig{Workloads: p.workloads, Ns: sns, Backends: p.backends,
+		MaxN: maxN, Repeat: f.scalingRepeat, Tol: f.tol, Log: logw})
+	rep.Scaling = rows
+	if len(rows) > 0 && !rows[0].RSSReset {
+		rep.Notes = append(rep.Notes, "peak RSS could not be reset per run: it is the process peak so far (sizes run in increasing order)")
+	}
+	return err, nil
+}
+
+// runKernels times the dense kernels on every backend.
+func (f *benchFlags) runKernels(p *benchPlan, rep *bench.Report, stderr io.Writer) (runErr, err error) {
+	kns, err := parseInts("kernel-n", f.kernelNs)
+	if err != nil {
+		return nil, err
+	}
+	prev := blas.Current()
+	for _, b := range p.backends {
+		blas.Use(b)
+		fmt.Fprintf(stderr, "kernels on %s at n = %v\n", blas.Describe(), kns)
+		k, err := bench.Kernels(kns, 3)
+		rep.Kernels = append(rep.Kernels, k...)
+		if err != nil {
+			blas.Use(prev)
+			return err, nil
+		}
+	}
+	blas.Use(prev)
+	return nil, nil
 }
 
 // rerenderBench loads a --json report and writes the requested outputs.
