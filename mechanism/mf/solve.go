@@ -89,6 +89,7 @@ func Solve(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, e
 		return nil, inputErr("tolerance %v outside [0, 1)", opt.Tol)
 	}
 	start := time.Now()
+	opt = timedProgress(opt, start)
 	var res *Result
 	var err error
 	switch {
@@ -194,4 +195,23 @@ func unconverged(stalled bool) status.Status {
 		return status.Stalled
 	}
 	return status.IterationLimit
+}
+
+// timedProgress returns opt with its Progress filling in each event's
+// Seconds (the time since start) where the solver left it zero, so every
+// schema's progress lines carry the elapsed time; opt itself is not
+// changed.
+func timedProgress(opt *Options, start time.Time) *Options {
+	if opt == nil || opt.Progress == nil {
+		return opt
+	}
+	o := *opt
+	p := opt.Progress
+	o.Progress = func(e progress.Event) {
+		if e.Seconds == 0 {
+			e.Seconds = time.Since(start).Seconds()
+		}
+		p(e)
+	}
+	return &o
 }
