@@ -262,7 +262,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if f.budgetFile != "" {
 		rep.BudgetFile = f.budgetFile
-		st, err := ledger.Check(f.budgetFile, tables.Charge(b))
+		st, err := ledger.Check(f.budgetFile, b)
 		if err != nil {
 			return err
 		}
@@ -304,7 +304,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workl
 			label = f.out
 		}
 		return gate.spend(func() error {
-			st, err := ledger.SpendContext(ctx, f.budgetFile, tables.Charge(b), label)
+			st, err := ledger.SpendContext(ctx, f.budgetFile, b, label)
 			if err != nil {
 				return err
 			}

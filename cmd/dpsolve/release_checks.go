@@ -255,12 +255,11 @@ func bigCount(n *big.Int) string {
 // "rho=0.5", or "eps=1 (rho=0.5 in this ledger's unit)" for a pure ε
 // release charged to a ρ ledger.
 func chargeInUnit(b calibrate.Budget, l *ledger.Limit) string {
-	c := tables.Charge(b)
-	own := ledger.Limit{Rho: c.Rho, Epsilon: c.Epsilon, Delta: c.Delta}.String()
+	own := ledger.Cost(b).String()
 	if l == nil {
 		return own
 	}
-	in, err := c.InUnit(*l)
+	in, err := ledger.InUnit(b, *l)
 	if err != nil || in.String() == own {
 		return own
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 )
 
@@ -18,9 +19,9 @@ func Example() {
 	_ = ledger.Create(path, ledger.Limit{Rho: 1})
 
 	// Each release charges the ledger before drawing any noise.
-	st, err := ledger.Spend(path, ledger.Charge{Kind: "zcdp", Rho: 0.6}, "2-way marginals")
+	st, err := ledger.Spend(path, calibrate.ZCDP(0.6), "2-way marginals")
 	fmt.Println(st.Spent, err)
-	_, err = ledger.Spend(path, ledger.Charge{Kind: "zcdp", Rho: 0.6}, "again")
+	_, err = ledger.Spend(path, calibrate.ZCDP(0.6), "again")
 	fmt.Println(errors.Is(err, ledger.ErrExceeded))
 	// Output:
 	// rho=0.6 <nil>

@@ -82,6 +82,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 )
 
 // ErrInput is wrapped by every error returned for bad input (a malformed
@@ -136,47 +137,42 @@ func (l Limit) String() string {
 	return fmt.Sprintf("eps=%.10g, delta=%.10g", l.Epsilon, l.Delta)
 }
 
-// Charge is what one release costs, in its own privacy notion.
-type Charge struct {
-	// Kind is "zcdp" (Rho), "approx" (Epsilon, Delta) or "pure" (Epsilon),
-	// the names of calibrate.Kind.
-	Kind    string
-	Epsilon float64
-	Delta   float64
-	Rho     float64
+// Cost returns budget b as an amount in its own unit ({Rho} for ρ-zCDP,
+// {Epsilon} for pure ε-DP, {Epsilon, Delta} for (ε,δ)-DP), the form a
+// ledger prints a release's cost in.
+func Cost(b calibrate.Budget) Limit {
+	switch b.Kind {
+	case calibrate.Concentrated:
+		return Limit{Rho: b.Rho}
+	case calibrate.Pure:
+		return Limit{Epsilon: b.Epsilon}
+	}
+	return Limit{Epsilon: b.Epsilon, Delta: b.Delta}
 }
 
-// InUnit converts c into the unit of a ledger with limit l (see the
-// package doc): what a charge of c adds to its spend.
-func (c Charge) InUnit(l Limit) (Limit, error) {
-	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
-	switch c.Kind {
-	case "zcdp":
-		if !pos(c.Rho) {
-			return Limit{}, errorf("a zCDP charge needs rho > 0, got %v", c.Rho)
-		}
+// InUnit converts a release's budget b into the unit of a ledger with
+// limit l (see the package doc): what a charge of b adds to its spend. A
+// budget that calibrate.Budget.Validate refuses is refused.
+func InUnit(b calibrate.Budget, l Limit) (Limit, error) {
+	if err := b.Validate(); err != nil {
+		return Limit{}, errorf("invalid charge: %v", err)
+	}
+	switch b.Kind {
+	case calibrate.Concentrated:
 		if !l.zcdp() {
 			return Limit{}, errorf("a rho-zCDP release cannot be charged to an (epsilon, delta) ledger (%s) without choosing a delta; keep the ledger in rho", l)
 		}
-		return Limit{Rho: c.Rho}, nil
-	case "pure":
-		if !pos(c.Epsilon) {
-			return Limit{}, errorf("a pure-DP charge needs epsilon > 0, got %v", c.Epsilon)
-		}
+		return Limit{Rho: b.Rho}, nil
+	case calibrate.Pure:
 		if l.zcdp() {
-			return Limit{Rho: c.Epsilon * c.Epsilon / 2}, nil
+			return Limit{Rho: b.Epsilon * b.Epsilon / 2}, nil
 		}
-		return Limit{Epsilon: c.Epsilon}, nil
-	case "approx":
-		if !pos(c.Epsilon) || !(c.Delta > 0 && c.Delta < 1) {
-			return Limit{}, errorf("an (epsilon, delta) charge needs epsilon > 0 and delta in (0,1), got %v and %v", c.Epsilon, c.Delta)
-		}
-		if l.zcdp() {
-			return Limit{}, errorf("an (epsilon, delta) release cannot be charged to a rho ledger: (epsilon, delta)-DP implies no zCDP bound")
-		}
-		return Limit{Epsilon: c.Epsilon, Delta: c.Delta}, nil
+		return Limit{Epsilon: b.Epsilon}, nil
 	}
-	return Limit{}, errorf("unknown charge kind %q (want zcdp, approx or pure)", c.Kind)
+	if l.zcdp() {
+		return Limit{}, errorf("an (epsilon, delta) release cannot be charged to a rho ledger: (epsilon, delta)-DP implies no zCDP bound")
+	}
+	return Limit{Epsilon: b.Epsilon, Delta: b.Delta}, nil
 }
 
 // Entry is one recorded release.
@@ -187,6 +183,8 @@ type Entry struct {
 	Epsilon float64 `json:"epsilon,omitempty"`
 	Delta   float64 `json:"delta,omitempty"`
 	Rho     float64 `json:"rho,omitempty"`
+	// Kind, Epsilon, Delta and Rho are the release's calibrate.Budget, in
+	// the file format ledgers have always had ("zcdp", "approx" or "pure").
 	// The charge in the ledger's unit (what the composition sums).
 	ChargedRho     float64 `json:"charged_rho,omitempty"`
 	ChargedEpsilon float64 `json:"charged_epsilon,omitempty"`
@@ -326,8 +324,8 @@ func Create(path string, limit Limit) error {
 }
 
 // evaluate returns the status with c added, or ErrExceeded.
-func evaluate(path string, f *File, c Charge) (Status, Limit, error) {
-	add, err := c.InUnit(f.Limit)
+func evaluate(path string, f *File, b calibrate.Budget) (Status, Limit, error) {
+	add, err := InUnit(b, f.Limit)
 	if err != nil {
 		return Status{}, Limit{}, err
 	}
@@ -341,7 +339,7 @@ func evaluate(path string, f *File, c Charge) (Status, Limit, error) {
 	if over(t.Rho, f.Limit.Rho) || over(t.Epsilon, f.Limit.Epsilon) || over(t.Delta, f.Limit.Delta) {
 		prev := f.Total()
 		cost := add.String()
-		if own := (Limit{Rho: c.Rho, Epsilon: c.Epsilon, Delta: c.Delta}).String(); own != cost {
+		if own := Cost(b).String(); own != cost {
 			cost = own + ", that is " + cost + " in this ledger's unit"
 		}
 		return st, add, fmt.Errorf("ledger: %w: %w: %s: this release costs %s but %s of the limit %s is already spent over %d release(s); nothing was released",
@@ -350,10 +348,10 @@ func evaluate(path string, f *File, c Charge) (Status, Limit, error) {
 	return st, add, nil
 }
 
-// Check reports whether charge c would fit in the ledger at path, without
+// Check reports whether a release under budget b would fit in the ledger at path, without
 // recording it (a dry run). It returns an error wrapping ErrExceeded when it
 // would not, and refuses a ledger Spend would refuse (a hard-linked file).
-func Check(path string, c Charge) (Status, error) {
+func Check(path string, b calibrate.Budget) (Status, error) {
 	real, _, err := resolve(path)
 	if err != nil {
 		return Status{}, err
@@ -362,23 +360,23 @@ func Check(path string, c Charge) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st, _, err := evaluate(path, f, c)
+	st, _, err := evaluate(path, f, b)
 	return st, err
 }
 
-// Spend records charge c (labelled) in the ledger at path if it fits, under
+// Spend records a release under budget b (labelled) in the ledger at path if it fits, under
 // an exclusive lock, and returns the new status; when it does not fit it
 // records nothing and returns an error wrapping ErrExceeded. Call it before
 // drawing any noise. It is SpendContext with a context never cancelled.
-func Spend(path string, c Charge, label string) (Status, error) {
-	return SpendContext(context.Background(), path, c, label)
+func Spend(path string, b calibrate.Budget, label string) (Status, error) {
+	return SpendContext(context.Background(), path, b, label)
 }
 
 // SpendContext is Spend that charges only if ctx is not cancelled: it
 // checks ctx under the lock, immediately before the new ledger replaces
 // the old one. When ctx is cancelled it returns an error wrapping
 // ctx.Err() and the ledger is unchanged, byte for byte.
-func SpendContext(ctx context.Context, path string, c Charge, label string) (Status, error) {
+func SpendContext(ctx context.Context, path string, b calibrate.Budget, label string) (Status, error) {
 	real, fi, unlock, err := lockLedger(path)
 	if err != nil {
 		return Status{}, err
@@ -388,13 +386,13 @@ func SpendContext(ctx context.Context, path string, c Charge, label string) (Sta
 	if err != nil {
 		return Status{}, err
 	}
-	st, add, err := evaluate(path, f, c)
+	st, add, err := evaluate(path, f, b)
 	if err != nil {
 		return st, err
 	}
 	f.Spent = append(f.Spent, Entry{
-		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Kind: c.Kind,
-		Epsilon: c.Epsilon, Delta: c.Delta, Rho: c.Rho,
+		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Kind: string(b.Kind),
+		Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
 		ChargedRho: add.Rho, ChargedEpsilon: add.Epsilon, ChargedDelta: add.Delta,
 	})
 	if err := writeAtomic(ctx, real, fi, f); err != nil {

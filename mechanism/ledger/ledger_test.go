@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	if p := os.Getenv("LEDGER_CHILD_PATH"); p != "" {
 		rho, _ := strconv.ParseFloat(os.Getenv("LEDGER_CHILD_RHO"), 64)
-		_, err := Spend(p, Charge{Kind: "zcdp", Rho: rho}, "child "+strconv.Itoa(os.Getpid()))
+		_, err := Spend(p, calibrate.ZCDP(rho), "child "+strconv.Itoa(os.Getpid()))
 		switch {
 		case err == nil:
 			os.Exit(0)
@@ -42,18 +43,18 @@ func newLedger(t *testing.T, l Limit) string {
 
 func TestSpendComposesAndRefuses(t *testing.T) {
 	p := newLedger(t, Limit{Rho: 1})
-	st, err := Spend(p, Charge{Kind: "zcdp", Rho: 0.5}, "first")
+	st, err := Spend(p, calibrate.ZCDP(0.5), "first")
 	require.NoError(t, err)
 	assert.Equal(t, 0.5, st.Spent.Rho)
 	// Pure ε = 0.8 costs ε²/2 = 0.32 in ρ.
-	st, err = Spend(p, Charge{Kind: "pure", Epsilon: 0.8}, "second")
+	st, err = Spend(p, calibrate.PureDP(0.8), "second")
 	require.NoError(t, err)
 	assert.InDelta(t, 0.82, st.Spent.Rho, 1e-15)
 	assert.InDelta(t, 0.18, st.Remaining.Rho, 1e-15)
 	before, _ := os.ReadFile(p)
-	_, err = Check(p, Charge{Kind: "zcdp", Rho: 0.2})
+	_, err = Check(p, calibrate.ZCDP(0.2))
 	require.ErrorIs(t, err, ErrExceeded)
-	_, err = Spend(p, Charge{Kind: "zcdp", Rho: 0.2}, "third")
+	_, err = Spend(p, calibrate.ZCDP(0.2), "third")
 	require.ErrorIs(t, err, ErrExceeded)
 	require.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "costs rho=0.2 but rho=0.82 of the limit rho=1 is already spent over 2 release(s)")
@@ -65,27 +66,27 @@ func TestSpendComposesAndRefuses(t *testing.T) {
 	assert.Equal(t, "second", f.Spent[1].Label)
 	assert.Equal(t, 0.8, f.Spent[1].Epsilon)
 	// An exact fit (0.18 left, within the 1e-12 slack) is accepted.
-	_, err = Spend(p, Charge{Kind: "zcdp", Rho: 0.18}, "last")
+	_, err = Spend(p, calibrate.ZCDP(0.18), "last")
 	require.NoError(t, err)
 }
 
 func TestApproxLedger(t *testing.T) {
 	p := newLedger(t, Limit{Epsilon: 1, Delta: 1e-6})
 	for i := 0; i < 3; i++ {
-		_, err := Spend(p, Charge{Kind: "approx", Epsilon: 0.3, Delta: 3e-7}, "")
+		_, err := Spend(p, calibrate.ApproxDP(0.3, 3e-7), "")
 		require.NoError(t, err, "release %d", i)
 	}
 	// ε: 0.9 + 0.1 = 1 fits, but δ: 9e-7 + 2e-7 > 1e-6 does not.
-	_, err := Spend(p, Charge{Kind: "approx", Epsilon: 0.1, Delta: 2e-7}, "")
+	_, err := Spend(p, calibrate.ApproxDP(0.1, 2e-7), "")
 	assert.ErrorIs(t, err, ErrExceeded)
-	st, err := Spend(p, Charge{Kind: "pure", Epsilon: 0.1}, "")
+	st, err := Spend(p, calibrate.PureDP(0.1), "")
 	require.NoError(t, err, "pure ε costs (ε, 0)")
 	assert.InDelta(t, 1.0, st.Spent.Epsilon, 1e-15)
-	_, err = Spend(p, Charge{Kind: "zcdp", Rho: 0.01}, "")
+	_, err = Spend(p, calibrate.ZCDP(0.01), "")
 	assert.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "without choosing a delta")
 	q := newLedger(t, Limit{Rho: 1})
-	_, err = Spend(q, Charge{Kind: "approx", Epsilon: 0.1, Delta: 1e-9}, "")
+	_, err = Spend(q, calibrate.ApproxDP(0.1, 1e-9), "")
 	assert.ErrorContains(t, err, "implies no zCDP bound")
 }
 
@@ -99,15 +100,15 @@ func TestBadLedgers(t *testing.T) {
 	} {
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-		_, err := Spend(p, Charge{Kind: "zcdp", Rho: 0.1}, "")
+		_, err := Spend(p, calibrate.ZCDP(0.1), "")
 		assert.ErrorIs(t, err, ErrInput, name)
 	}
-	_, err := Spend(filepath.Join(dir, "missing.json"), Charge{Kind: "zcdp", Rho: 0.1}, "")
+	_, err := Spend(filepath.Join(dir, "missing.json"), calibrate.ZCDP(0.1), "")
 	assert.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "does not exist")
 	p := newLedger(t, Limit{Rho: 1})
 	assert.ErrorIs(t, Create(p, Limit{Rho: 1}), ErrInput, "Create never overwrites")
-	for _, c := range []Charge{{Kind: "zcdp"}, {Kind: "pure", Epsilon: -1}, {Kind: "approx", Epsilon: 1}, {Kind: "what"}} {
+	for _, c := range []calibrate.Budget{calibrate.ZCDP(0), calibrate.PureDP(-1), {Kind: calibrate.Approx, Epsilon: 1}, {Kind: "what"}} {
 		_, err := Spend(p, c, "")
 		assert.ErrorIs(t, err, ErrInput, "%+v", c)
 	}
@@ -123,7 +124,7 @@ func TestConcurrentGoroutines(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := Spend(p, Charge{Kind: "zcdp", Rho: 0.1}, "")
+			_, err := Spend(p, calibrate.ZCDP(0.1), "")
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
@@ -180,4 +181,36 @@ func TestConcurrentProcesses(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &f))
 	assert.Len(t, f.Spent, 3)
 	assert.InDelta(t, 0.9, f.Total().Rho, 1e-15)
+}
+
+// TestFileFormatKept: a ledger written before charges were calibrate.Budget
+// values (the package doc's example, byte for byte) still reads, and a new
+// entry is written in the same fields, with calibrate.Kind's names.
+func TestFileFormatKept(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "old.json")
+	old := `{"limit": {"rho": 1},
+ "spent": [{"time": "2026-12-01T09:00:00Z", "label": "tables v1", "kind": "zcdp", "rho": 0.25, "charged_rho": 0.25}]}`
+	require.NoError(t, os.WriteFile(p, []byte(old), 0o644))
+	st, err := Spend(p, calibrate.PureDP(0.5), "pure")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.375, st.Spent.Rho, 1e-15, "0.25 + 0.5²/2")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var raw struct {
+		Limit map[string]float64
+		Spent []map[string]any
+	}
+	require.NoError(t, json.Unmarshal(b, &raw))
+	assert.Equal(t, map[string]float64{"rho": 1}, raw.Limit)
+	require.Len(t, raw.Spent, 2)
+	assert.Equal(t, map[string]any{"time": "2026-12-01T09:00:00Z", "label": "tables v1", "kind": "zcdp", "rho": 0.25, "charged_rho": 0.25}, raw.Spent[0])
+	delete(raw.Spent[1], "time")
+	assert.Equal(t, map[string]any{"label": "pure", "kind": "pure", "epsilon": 0.5, "charged_rho": 0.125}, raw.Spent[1])
+
+	q := newLedger(t, Limit{Epsilon: 1, Delta: 1e-6})
+	_, err = Spend(q, calibrate.ApproxDP(0.5, 1e-7), "approx")
+	require.NoError(t, err)
+	f, err := Read(q)
+	require.NoError(t, err)
+	assert.Equal(t, Entry{Time: f.Spent[0].Time, Label: "approx", Kind: "approx", Epsilon: 0.5, Delta: 1e-7, ChargedEpsilon: 0.5, ChargedDelta: 1e-7}, f.Spent[0])
 }

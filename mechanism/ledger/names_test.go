@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,9 +23,9 @@ func TestSymlinkIsTheSameLedger(t *testing.T) {
 	p := newLedger(t, Limit{Rho: 1})
 	link := filepath.Join(filepath.Dir(p), "link.json")
 	require.NoError(t, os.Symlink(filepath.Base(p), link))
-	_, err := Spend(link, Charge{Kind: "zcdp", Rho: 0.6}, "via the link")
+	_, err := Spend(link, calibrate.ZCDP(0.6), "via the link")
 	require.NoError(t, err)
-	_, err = Spend(p, Charge{Kind: "zcdp", Rho: 0.6}, "via the file")
+	_, err = Spend(p, calibrate.ZCDP(0.6), "via the file")
 	require.ErrorIs(t, err, ErrExceeded, "the second 0.6 must see the first")
 	fi, err := os.Lstat(link)
 	require.NoError(t, err)
@@ -32,7 +33,7 @@ func TestSymlinkIsTheSameLedger(t *testing.T) {
 	f, err := Read(p)
 	require.NoError(t, err)
 	assert.Len(t, f.Spent, 1)
-	_, err = Check(link, Charge{Kind: "zcdp", Rho: 0.6})
+	_, err = Check(link, calibrate.ZCDP(0.6))
 	require.ErrorIs(t, err, ErrExceeded)
 }
 
@@ -42,11 +43,11 @@ func TestHardLinkRefused(t *testing.T) {
 	require.NoError(t, os.Link(p, hard))
 	before, _ := os.ReadFile(p)
 	for _, name := range []string{p, hard} {
-		_, err := Spend(name, Charge{Kind: "zcdp", Rho: 0.1}, "x")
+		_, err := Spend(name, calibrate.ZCDP(0.1), "x")
 		require.ErrorIs(t, err, ErrInput)
 		assert.Contains(t, err.Error(), "has 2 hard links")
 		assert.Contains(t, err.Error(), "nothing was charged")
-		_, err = Check(name, Charge{Kind: "zcdp", Rho: 0.1})
+		_, err = Check(name, calibrate.ZCDP(0.1))
 		assert.ErrorContains(t, err, "hard links", "a dry run refuses it too")
 	}
 	after, _ := os.ReadFile(p)
@@ -69,7 +70,7 @@ func TestSpendKeepsModeAndGroup(t *testing.T) {
 	if gid != os.Getgid() {
 		require.NoError(t, os.Chown(p, -1, gid))
 	}
-	_, err := Spend(p, Charge{Kind: "zcdp", Rho: 0.1}, "x")
+	_, err := Spend(p, calibrate.ZCDP(0.1), "x")
 	require.NoError(t, err)
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
@@ -82,12 +83,12 @@ func TestSpendKeepsModeAndGroup(t *testing.T) {
 
 func TestCancelledSpendChangesNothing(t *testing.T) {
 	p := newLedger(t, Limit{Rho: 1})
-	_, err := Spend(p, Charge{Kind: "zcdp", Rho: 0.1}, "first")
+	_, err := Spend(p, calibrate.ZCDP(0.1), "first")
 	require.NoError(t, err)
 	before, _ := os.ReadFile(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = SpendContext(ctx, p, Charge{Kind: "zcdp", Rho: 0.1}, "cancelled")
+	_, err = SpendContext(ctx, p, calibrate.ZCDP(0.1), "cancelled")
 	require.ErrorIs(t, err, context.Canceled)
 	after, _ := os.ReadFile(p)
 	assert.Equal(t, before, after, "byte for byte")
@@ -101,7 +102,7 @@ func TestNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.json")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	_, err := Spend(fifo, Charge{Kind: "zcdp", Rho: 0.1}, "x")
+	_, err := Spend(fifo, calibrate.ZCDP(0.1), "x")
 	require.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "not a regular file")
 }
@@ -151,7 +152,7 @@ func TestConcurrentProcessesThroughTwoNames(t *testing.T) {
 // ledger's (before: only "costs rho=0.5" for an ε = 1 release).
 func TestRefusalStatesBothUnits(t *testing.T) {
 	p := newLedger(t, Limit{Rho: 0.4})
-	_, err := Spend(p, Charge{Kind: "pure", Epsilon: 1}, "x")
+	_, err := Spend(p, calibrate.PureDP(1), "x")
 	require.ErrorIs(t, err, ErrExceeded)
 	assert.Contains(t, err.Error(), "costs eps=1, that is rho=0.5 in this ledger's unit")
 }

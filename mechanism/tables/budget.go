@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/ledger"
 )
 
 // Budget is the privacy budget of a release: dpsolve's one budget type.
@@ -33,17 +32,6 @@ func Split(b Budget, n int) (Budget, error) {
 		return calibrate.PureDP(b.Epsilon / f), nil
 	}
 	return calibrate.ApproxDP(b.Epsilon/f, b.Delta/f), nil
-}
-
-// Charge returns what a release under b costs in a budget ledger.
-func Charge(b Budget) ledger.Charge {
-	switch b.Kind {
-	case calibrate.Concentrated:
-		return ledger.Charge{Kind: "zcdp", Rho: b.Rho}
-	case calibrate.Pure:
-		return ledger.Charge{Kind: "pure", Epsilon: b.Epsilon}
-	}
-	return ledger.Charge{Kind: "approx", Epsilon: b.Epsilon, Delta: b.Delta}
 }
 
 // mechanismName describes the noise for outputs.

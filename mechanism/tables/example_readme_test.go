@@ -49,7 +49,7 @@ func Example_readmeRelease() {
 	s, err := tables.FromPlan(p.Strategy, w)                   // tables.MarginalsStrategy{} for a workload of marginals
 	r, err := tables.Prepare(w, s, calibrate.ZCDP(0.5))        // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
 	x, _, err := records.ReadHistogram(csvFile, w.Domain, nil) // records.ReadMarginals when r.Needs() asks for tables
-	charge := func() error { _, err := ledger.Spend(ledgerPath, tables.Charge(r.Budget()), "my release"); return err }
+	charge := func() error { _, err := ledger.Spend(ledgerPath, r.Budget(), "my release"); return err }
 	res, err := r.Run(ctx, tables.Data{Histogram: x}, noise.NewSecure(), charge, tables.PostProcess{})
 	// res.Answers[t][i] ± res.Std[t][i] answers query i of term t; tables.WriteAnswersCSV writes answers.csv
 	if err != nil {

@@ -330,10 +330,6 @@ func TestSplit(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInput)
 	_, err = Split(calibrate.ZCDP(-1), 2)
 	assert.ErrorIs(t, err, ErrInput)
-	// The ledger charge of each kind.
-	assert.Equal(t, "zcdp", Charge(calibrate.ZCDP(1)).Kind)
-	assert.Equal(t, "pure", Charge(calibrate.PureDP(1)).Kind)
-	assert.Equal(t, 1e-6, Charge(calibrate.ApproxDP(1, 1e-6)).Delta)
 }
 
 func TestWriteAnswersCSVQuotes(t *testing.T) {
