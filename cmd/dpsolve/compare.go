@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/compare"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -238,7 +239,11 @@ func loadCompareWorkload(wf *workloadFlags, m int) (workload.Workload, error) {
 // noiseWords describes calibrated noise at unit sensitivity as
 // compare.DescribeNoise does, from the result's fields.
 func noiseWords(mech string, eps, delta float64, cal string, scale float64) string {
-	return compare.DescribeNoise(accounting.Noise{Mechanism: accounting.Mechanism(mech), Epsilon: eps, Delta: delta,
+	b := calibrate.ApproxDP(eps, delta)
+	if accounting.Mechanism(mech) == accounting.Laplace {
+		b = calibrate.PureDP(eps)
+	}
+	return compare.DescribeNoise(accounting.Noise{Budget: b, Mechanism: accounting.Mechanism(mech),
 		Calibration: accounting.Calibration(cal), Scale: scale})
 }
 
@@ -249,12 +254,12 @@ func newCompareResult(res *compare.Result) *compareJSON {
 	w, nz, b := res.Workload, res.Noise, res.Bound
 	o := &compareJSON{
 		Workload: w.Name(), N: w.Domain(), M: w.Queries(), Mechanism: string(nz.Mechanism),
-		Epsilon: nz.Epsilon, Calibration: string(nz.Calibration), NoiseScale: nz.Scale,
+		Epsilon: nz.Budget.Epsilon, Calibration: string(nz.Calibration), NoiseScale: nz.Scale,
 		Rows:         []compareRowJSON{},
 		SVDBoundRMSE: b.RMSE, SVDBoundTotalError: b.TotalError, SVDBoundUnitRMSE: b.UnitRMSE,
 	}
 	if nz.Mechanism == accounting.Gaussian {
-		o.Delta = compareNum(nz.Delta)
+		o.Delta = compareNum(nz.Budget.Delta)
 	}
 	for _, r := range res.Rows {
 		j := compareRowJSON{Strategy: r.Strategy, Seconds: r.Seconds, Note: r.Note}

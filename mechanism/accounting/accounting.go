@@ -69,11 +69,9 @@ const (
 // Noise is a calibrated noise distribution at unit sensitivity.
 type Noise struct {
 	// Budget is the privacy budget the noise meets (calibrate's one budget
-	// type); Epsilon and Delta repeat its fields for reports.
+	// type: its Epsilon and Delta are what reports print).
 	Budget      calibrate.Budget
 	Mechanism   Mechanism
-	Epsilon     float64
-	Delta       float64     // 0 for Laplace
 	Calibration Calibration // "" for Laplace
 	// Scale is σ (Gaussian, for L2 sensitivity 1) or b = 1/ε (Laplace, for
 	// L1 sensitivity 1).
@@ -96,7 +94,7 @@ func GaussianNoise(eps, delta float64, cal Calibration) (Noise, error) {
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Budget: calibrate.ApproxDP(eps, delta), Mechanism: Gaussian, Epsilon: eps, Delta: delta, Calibration: cal, Scale: sigma}, nil
+	return Noise{Budget: calibrate.ApproxDP(eps, delta), Mechanism: Gaussian, Calibration: cal, Scale: sigma}, nil
 }
 
 // LaplaceNoise returns the ε-DP Laplace noise at unit L1 sensitivity.
@@ -105,7 +103,7 @@ func LaplaceNoise(eps float64) (Noise, error) {
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Budget: calibrate.PureDP(eps), Mechanism: Laplace, Epsilon: eps, Scale: b}, nil
+	return Noise{Budget: calibrate.PureDP(eps), Mechanism: Laplace, Scale: b}, nil
 }
 
 // NoiseFor returns the unit-sensitivity noise that meets budget b: Laplace

@@ -40,7 +40,7 @@ func buildCompareLRM(env *Env) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, err := res.ExpectedNoiseError(calibrate.PureDP(env.Noise.Epsilon))
+	total, err := res.ExpectedNoiseError(calibrate.PureDP(env.Noise.Budget.Epsilon))
 	if err != nil {
 		return nil, err
 	}
