@@ -101,7 +101,7 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"records.ReadHistogram header":  second3(records.ReadHistogram(strings.NewReader("b\n0\n"), []records.Attribute{{Name: "a", Size: 2}}, nil)),
 		"kron.New no factors":           second(kron.New()),
 		"ledger.Read missing":           second(ledger.Read(filepath.Join(dir, "missing-ledger.json"))),
-		"ledger.Create bad limit":       ledger.Create(filepath.Join(dir, "ledger.json"), ledger.Limit{Rho: -1}),
+		"ledger.Create bad limit":       ledger.Create(filepath.Join(dir, "ledger.json"), calibrate.ZCDP(-1)),
 		"tables.Split":                  second(tables.Split(calibrate.ZCDP(1), 0)),
 		"tables.Prepare nil":            second(tables.Prepare(nil, nil, calibrate.ZCDP(1))),
 		"marginals.KWay":                second(marginals.KWay(3, 4)),

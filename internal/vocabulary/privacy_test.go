@@ -21,7 +21,7 @@ const budgetHome = "mechanism/calibrate"
 var budgetExceptions = map[string]string{
 	"mechanism/ledger.Limit": "an amount in a ledger's unit, not a release's budget: the limit as the ledger " +
 		"file stores it ({\"rho\": R} or {\"epsilon\": E, \"delta\": D}) and the running sums Spent and Remaining, " +
-		"which may be zero; what a release costs enters the ledger as a calibrate.Budget",
+		"which may be zero; the limit a ledger is created with and what a release costs enter as calibrate.Budget",
 	"mechanism/ledger.Entry": "one line of the ledger file: its kind/epsilon/delta/rho fields are the charged " +
 		"calibrate.Budget in the file format existing ledgers are written in, so they keep reading",
 }

@@ -16,7 +16,7 @@ func Example() {
 	path := filepath.Join(dir, "adult-budget.json")
 
 	// The data owner sets a total of ρ = 1 once.
-	_ = ledger.Create(path, ledger.Limit{Rho: 1})
+	_ = ledger.Create(path, calibrate.ZCDP(1))
 
 	// Each release charges the ledger before drawing any noise.
 	st, err := ledger.Spend(path, calibrate.ZCDP(0.6), "2-way marginals")

@@ -299,13 +299,14 @@ func checkFile(path, real string, fi os.FileInfo) error {
 	return nil
 }
 
-// Create writes a new, empty ledger with the given limit; it fails if path
-// exists.
-func Create(path string, limit Limit) error {
-	if err := limit.validate(); err != nil {
-		return err
+// Create writes a new, empty ledger whose limit is the given budget (a ρ
+// ledger for ρ-zCDP, an ε or (ε,δ) ledger otherwise); it fails if path
+// exists or the budget is invalid.
+func Create(path string, limit calibrate.Budget) error {
+	if err := limit.Validate(); err != nil {
+		return errorf("invalid ledger limit: %v", err)
 	}
-	b, err := json.MarshalIndent(File{Limit: limit, Spent: []Entry{}}, "", "  ")
+	b, err := json.MarshalIndent(File{Limit: Cost(limit), Spent: []Entry{}}, "", "  ")
 	if err != nil {
 		return err
 	}

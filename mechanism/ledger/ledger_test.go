@@ -35,14 +35,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func newLedger(t *testing.T, l Limit) string {
+func newLedger(t *testing.T, l calibrate.Budget) string {
 	p := filepath.Join(t.TempDir(), "budget.json")
 	require.NoError(t, Create(p, l))
 	return p
 }
 
 func TestSpendComposesAndRefuses(t *testing.T) {
-	p := newLedger(t, Limit{Rho: 1})
+	p := newLedger(t, calibrate.ZCDP(1))
 	st, err := Spend(p, calibrate.ZCDP(0.5), "first")
 	require.NoError(t, err)
 	assert.Equal(t, 0.5, st.Spent.Rho)
@@ -71,7 +71,7 @@ func TestSpendComposesAndRefuses(t *testing.T) {
 }
 
 func TestApproxLedger(t *testing.T) {
-	p := newLedger(t, Limit{Epsilon: 1, Delta: 1e-6})
+	p := newLedger(t, calibrate.ApproxDP(1, 1e-6))
 	for i := 0; i < 3; i++ {
 		_, err := Spend(p, calibrate.ApproxDP(0.3, 3e-7), "")
 		require.NoError(t, err, "release %d", i)
@@ -85,7 +85,7 @@ func TestApproxLedger(t *testing.T) {
 	_, err = Spend(p, calibrate.ZCDP(0.01), "")
 	assert.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "without choosing a delta")
-	q := newLedger(t, Limit{Rho: 1})
+	q := newLedger(t, calibrate.ZCDP(1))
 	_, err = Spend(q, calibrate.ApproxDP(0.1, 1e-9), "")
 	assert.ErrorContains(t, err, "implies no zCDP bound")
 }
@@ -106,8 +106,8 @@ func TestBadLedgers(t *testing.T) {
 	_, err := Spend(filepath.Join(dir, "missing.json"), calibrate.ZCDP(0.1), "")
 	assert.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "does not exist")
-	p := newLedger(t, Limit{Rho: 1})
-	assert.ErrorIs(t, Create(p, Limit{Rho: 1}), ErrInput, "Create never overwrites")
+	p := newLedger(t, calibrate.ZCDP(1))
+	assert.ErrorIs(t, Create(p, calibrate.ZCDP(1)), ErrInput, "Create never overwrites")
 	for _, c := range []calibrate.Budget{calibrate.ZCDP(0), calibrate.PureDP(-1), {Kind: calibrate.Approx, Epsilon: 1}, {Kind: "what"}} {
 		_, err := Spend(p, c, "")
 		assert.ErrorIs(t, err, ErrInput, "%+v", c)
@@ -116,7 +116,7 @@ func TestBadLedgers(t *testing.T) {
 
 func TestConcurrentGoroutines(t *testing.T) {
 	// 24 goroutines each try to spend 0.1 of ρ = 1: exactly 10 succeed.
-	p := newLedger(t, Limit{Rho: 1})
+	p := newLedger(t, calibrate.ZCDP(1))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok, refused := 0, 0
@@ -150,7 +150,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 8 processes")
 	}
-	p := newLedger(t, Limit{Rho: 1})
+	p := newLedger(t, calibrate.ZCDP(1))
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmds := make([]*exec.Cmd, 8)
@@ -207,10 +207,25 @@ func TestFileFormatKept(t *testing.T) {
 	delete(raw.Spent[1], "time")
 	assert.Equal(t, map[string]any{"label": "pure", "kind": "pure", "epsilon": 0.5, "charged_rho": 0.125}, raw.Spent[1])
 
-	q := newLedger(t, Limit{Epsilon: 1, Delta: 1e-6})
+	q := newLedger(t, calibrate.ApproxDP(1, 1e-6))
 	_, err = Spend(q, calibrate.ApproxDP(0.5, 1e-7), "approx")
 	require.NoError(t, err)
 	f, err := Read(q)
 	require.NoError(t, err)
 	assert.Equal(t, Entry{Time: f.Spent[0].Time, Label: "approx", Kind: "approx", Epsilon: 0.5, Delta: 1e-7, ChargedEpsilon: 0.5, ChargedDelta: 1e-7}, f.Spent[0])
+
+	// Create writes each kind of limit in the format above.
+	for b, want := range map[calibrate.Budget]string{
+		calibrate.ZCDP(0.5): `{"rho":0.5}`, calibrate.PureDP(2): `{"epsilon":2}`, calibrate.ApproxDP(1, 1e-6): `{"delta":0.000001,"epsilon":1}`,
+	} {
+		r := newLedger(t, b)
+		var raw struct{ Limit json.RawMessage }
+		bs, err := os.ReadFile(r)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(bs, &raw))
+		var m map[string]float64
+		require.NoError(t, json.Unmarshal(raw.Limit, &m))
+		canon, _ := json.Marshal(m)
+		assert.Equal(t, want, string(canon), "%v", b)
+	}
 }

@@ -20,7 +20,7 @@ import (
 // the old file, and the new file had CreateTemp's mode 0600.
 
 func TestSymlinkIsTheSameLedger(t *testing.T) {
-	p := newLedger(t, Limit{Rho: 1})
+	p := newLedger(t, calibrate.ZCDP(1))
 	link := filepath.Join(filepath.Dir(p), "link.json")
 	require.NoError(t, os.Symlink(filepath.Base(p), link))
 	_, err := Spend(link, calibrate.ZCDP(0.6), "via the link")
@@ -38,7 +38,7 @@ func TestSymlinkIsTheSameLedger(t *testing.T) {
 }
 
 func TestHardLinkRefused(t *testing.T) {
-	p := newLedger(t, Limit{Rho: 1})
+	p := newLedger(t, calibrate.ZCDP(1))
 	hard := filepath.Join(filepath.Dir(p), "hard.json")
 	require.NoError(t, os.Link(p, hard))
 	before, _ := os.ReadFile(p)
@@ -55,7 +55,7 @@ func TestHardLinkRefused(t *testing.T) {
 }
 
 func TestSpendKeepsModeAndGroup(t *testing.T) {
-	p := newLedger(t, Limit{Rho: 1})
+	p := newLedger(t, calibrate.ZCDP(1))
 	require.NoError(t, os.Chmod(p, 0o664))
 	// A group other than the primary one, when the user has one (as root any).
 	gid := os.Getgid()
@@ -82,7 +82,7 @@ func TestSpendKeepsModeAndGroup(t *testing.T) {
 }
 
 func TestCancelledSpendChangesNothing(t *testing.T) {
-	p := newLedger(t, Limit{Rho: 1})
+	p := newLedger(t, calibrate.ZCDP(1))
 	_, err := Spend(p, calibrate.ZCDP(0.1), "first")
 	require.NoError(t, err)
 	before, _ := os.ReadFile(p)
@@ -113,7 +113,7 @@ func TestConcurrentProcessesThroughTwoNames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 8 processes")
 	}
-	p := newLedger(t, Limit{Rho: 1})
+	p := newLedger(t, calibrate.ZCDP(1))
 	link := filepath.Join(t.TempDir(), "elsewhere.json") // another directory
 	require.NoError(t, os.Symlink(p, link))
 	exe, err := os.Executable()
@@ -151,7 +151,7 @@ func TestConcurrentProcessesThroughTwoNames(t *testing.T) {
 // A refusal states the charge in the release's own unit and in the
 // ledger's (before: only "costs rho=0.5" for an ε = 1 release).
 func TestRefusalStatesBothUnits(t *testing.T) {
-	p := newLedger(t, Limit{Rho: 0.4})
+	p := newLedger(t, calibrate.ZCDP(0.4))
 	_, err := Spend(p, calibrate.PureDP(1), "x")
 	require.ErrorIs(t, err, ErrExceeded)
 	assert.Contains(t, err.Error(), "costs eps=1, that is rho=0.5 in this ledger's unit")

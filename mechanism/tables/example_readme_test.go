@@ -39,7 +39,7 @@ func Example_readmeRelease() {
 	}
 	defer os.RemoveAll(dir)
 	ledgerPath := filepath.Join(dir, "budget.json")
-	if err := ledger.Create(ledgerPath, ledger.Limit{Rho: 1}); err != nil {
+	if err := ledger.Create(ledgerPath, calibrate.ZCDP(1)); err != nil {
 		panic(err)
 	}
 
