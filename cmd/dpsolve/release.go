@@ -483,10 +483,7 @@ func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Wor
 	if err != nil {
 		return nil, nil, "", usageErrorf("%v", err)
 	}
-	opt := plan.Options{Privacy: plan.Gaussian, Progress: progressTo(stderr, "release", f.quiet)}
-	if b.Kind == calibrate.Pure {
-		opt.Privacy = plan.Pure
-	}
+	opt := plan.Options{Privacy: plan.PrivacyFor(b), Progress: progressTo(stderr, "release", f.quiet)}
 	// Only strategies this release can measure.
 	opt.Accept = releaseAccept(w, b)
 	res, err := t.Plan(ctx, k, opt)

@@ -36,6 +36,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -44,7 +45,9 @@ import (
 // ErrInput is wrapped by every error returned for bad input.
 var ErrInput = inputerr.ErrInput
 
-// Privacy selects the sensitivity the strategy is normalized to.
+// Privacy selects the sensitivity the strategy is normalized to: it is the
+// noise a calibrate.Budget calls for (PrivacyFor), not a second budget. Its
+// values are the ones strategy files store.
 type Privacy string
 
 const (
@@ -53,6 +56,16 @@ const (
 	// Pure: ε-DP with Laplace noise; L1 sensitivity 1.
 	Pure Privacy = "pure"
 )
+
+// PrivacyFor returns the sensitivity a release under budget b needs: Pure
+// (L1, Laplace noise) for pure ε-DP, Gaussian (L2) for (ε,δ)-DP and ρ-zCDP,
+// following b.Noise().
+func PrivacyFor(b calibrate.Budget) Privacy {
+	if b.Noise() == calibrate.Laplace {
+		return Pure
+	}
+	return Gaussian
+}
 
 // Options configures a plan. The zero value selects the defaults.
 type Options struct {
