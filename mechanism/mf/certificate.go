@@ -106,12 +106,13 @@ func lowerChol(a []float64, k int) bool {
 	return true
 }
 
-// epochBound is T(Λ)²/Σy for the block-diagonal (in the pattern basis) Λ
+// epochBoundIn is T(Λ)²/Σy for the block-diagonal (in the pattern basis) Λ
 // whose blocks' Cholesky factors are chol and diagonal multipliers y; f is
 // an upper factor of V.
-func epochBound(f blas.General, chol [][]float64, y []float64, k int) (float64, bool) {
+// fr (n×n, overwritten) holds F·R.
+func epochBoundIn(fr, f blas.General, chol [][]float64, y []float64, k int) (float64, bool) {
 	n, b := f.Rows, len(chol)
-	fr := blas.NewSquare(n) // F·R: column r+q·b = Σ_p F[:, r+p·b]·L_r[p][q]
+	// F·R: column r+q·b = Σ_p F[:, r+p·b]·L_r[p][q]
 	for i := 0; i < n; i++ {
 		frow, out := row(f, i), row(fr, i)
 		for r := 0; r < b; r++ {

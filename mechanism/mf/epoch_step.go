@@ -96,7 +96,8 @@ func (e *epochSolver) direction(nu []float64) (dec, slope float64) {
 		slope += e.lam[i] * e.s.Data[i*n+i]
 		for j := 0; j < n; j++ {
 			d := e.s.Data[i*n+j]
-			quad += d * d / e.kk.Data[i*n+j]
+			kv := 1 / (e.lam[i] + e.lam[j])
+			quad += d * d / kv
 		}
 	}
 	dec = slope - 0.5*quad

@@ -32,8 +32,11 @@ func symPair(p, q, k int) int {
 	return p*k - p*(p-1)/2 + (q - p)
 }
 
+// build forms the blocks from Z and K, writing K into e.s, which is free
+// between whiten and the first product of the multiplier system.
 func (pc *blockJacobi) build() {
 	e := pc.e
+	e.kInto(e.s)
 	n, b, k, m := e.n, e.b, e.k, e.perPattern()
 	np := k * (k + 1) / 2
 	group := max(1, 512/np)
@@ -54,7 +57,7 @@ func (pc *blockJacobi) build() {
 			}
 		}
 		ku := blas.NewGeneral(g*np, n)
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, u, e.kk, 0, ku)
+		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, u, e.s, 0, ku)
 		for gi := 0; gi < g; gi++ {
 			ur := blas.General{Rows: np, Cols: n, Stride: n, Data: u.Data[gi*np*n:]}
 			kr := blas.General{Rows: np, Cols: n, Stride: n, Data: ku.Data[gi*np*n:]}

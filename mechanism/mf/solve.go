@@ -169,13 +169,11 @@ func solveSingle(ctx context.Context, w *Workload, opt *Options) (*Result, error
 }
 
 func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result, error) {
-	v := symToGeneral(w.V)
-	f, ok := upperFactor(v)
+	e, ok := newEpochSolver(w.V, k, opt)
 	if !ok {
 		return nil, fmt.Errorf("mf: factoring V failed")
 	}
-	e := newEpochSolver(f, k, opt)
-	e.start(v)
+	e.start()
 	res := &Result{}
 	err := e.iterate(ctx, res)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
