@@ -70,10 +70,27 @@ type mfJSON struct {
 	Core    string    `json:"core,omitempty"`
 }
 
-// memMF is the peak of dpsolve mf in n×n float64 matrices: the workload A
-// and its Gram, V's factor, the solver's eight work matrices, the
-// eigensolver's workspace, and the strategy and its evaluation at the end.
+// memMF is the peak of dpsolve mf in n×n float64 matrices for the single-
+// participation and banded schemas: the workload A and its Gram, V's copy
+// and factor, the banded solver's eight work matrices and its
+// certificate's, and the strategy and its evaluation at the end.
 const memMF = 14
+
+// memMFEpoch is the fixed-epoch peak. While solving: A, V and the solver's
+// seven n×n matrices (counted by mechanism/mf's memory test; the
+// eigensolver and the certificate borrow them), plus the preconditioner's
+// row blocks, 2·max(512, k(k+1)/2)·n floats (an eighth of n² at n = 8192,
+// k = 16): about 9.1. Afterwards Evaluate holds A, V, X, C and five work
+// matrices: 9. Rounded up to 10 for the per-iteration vectors.
+const memMFEpoch = 10
+
+// mfMemory is the peak model for the schema.
+func mfMemory(s mf.Schema) float64 {
+	if s.Kind == mf.FixedEpoch && s.Epochs > 1 {
+		return memMFEpoch
+	}
+	return memMF
+}
 
 const mfUsage = `usage: dpsolve mf --n N [--epochs K | --min-sep B [--bands B] [--epochs K]]
        (--workload prefix|momentum:BETA[,cooldown:S[:F]] | --w FILE | --gram FILE)
@@ -127,7 +144,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("--epsilon and --delta go together")
 	}
 	if *n > 0 {
-		if err := checkSizeMemory("mf", *n, 0, memMF, false); err != nil {
+		if err := checkSizeMemory("mf", *n, 0, mfMemory(schema), false); err != nil {
 			return err
 		}
 	}
@@ -135,7 +152,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSizeMemory("mf", w.N(), 0, memMF, false); err != nil {
+	if err := checkSizeMemory("mf", w.N(), 0, mfMemory(schema), false); err != nil {
 		return err
 	}
 	if err := schema.Validate(w.N()); err != nil {
