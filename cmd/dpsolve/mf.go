@@ -78,10 +78,11 @@ const memMF = 14
 
 // memMFEpoch is the fixed-epoch peak. While solving: A, V and the solver's
 // seven n×n matrices (counted by mechanism/mf's memory test; the
-// eigensolver and the certificate borrow them), plus the preconditioner's
-// row blocks, 2·max(512, k(k+1)/2)·n floats (an eighth of n² at n = 8192,
-// k = 16): about 9.1. Afterwards Evaluate holds A, V, X, C and five work
-// matrices: 9. Rounded up to 10 for the per-iteration vectors.
+// eigensolver, the certificate and the preconditioner borrow them, the
+// preconditioner only from n ≥ 512 for k ≤ 31: below it allocates
+// 2·max(512, k(k+1)/2) rows of n): 9. Afterwards Evaluate holds A, V, X,
+// C and five work matrices: 9. One more for the small-n preconditioner and
+// the per-iteration vectors.
 const memMFEpoch = 10
 
 // mfMemory is the peak model for the schema.

@@ -23,8 +23,10 @@ type epochSolver struct {
 
 	// The solver's n×n storage, all allocated by square (see squares):
 	// w doubles as the eigensolver's workspace and as the certificate's
-	// F·R, so no n×n matrix is allocated after newEpochSolver; K_ij =
-	// 1/(λi+λj) is formed entry by entry where it is used.
+	// F·R, s holds K_ij = 1/(λi+λj) while the preconditioner is built
+	// (elsewhere K is formed entry by entry) and w and t its row blocks
+	// when they fit (n ≥ 512 for k ≤ 31), so no n×n matrix is allocated
+	// after newEpochSolver.
 	x, u, t, z, s, w blas.General
 	lam              []float64
 	phases           map[string]float64
@@ -154,9 +156,12 @@ func sqrtPSD(v, a, q, r blas.General) bool {
 	return true
 }
 
-// certify returns the dual bound at the current X (e.u, e.t as left by
-// objective; e.t is overwritten).
+// certify returns the dual bound at the current X (e.u its Cholesky factor
+// as left by objective). T = F·U⁻¹ is formed again, as objective forms it,
+// because e.t is the preconditioner's scratch after whiten; e.w holds F·R.
 func (e *epochSolver) certify() (float64, bool) {
+	blas.Copy(e.t, e.f)
+	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, e.u, e.t)
 	g := inverseGramFactor(e.t, e.u)
 	blocks := patternBlocks(g, e.b, e.k)
 	y, ok := epochDual(blocks, e.k)
@@ -167,7 +172,8 @@ func (e *epochSolver) certify() (float64, bool) {
 }
 
 // whiten computes M = TᵀT = U⁻ᵀVU⁻¹ = QΛQᵀ and Z = UᵀQ (e.w lends the
-// eigensolver its workspace).
+// eigensolver its workspace); e.t is free afterwards until the next
+// objective.
 func (e *epochSolver) whiten() bool {
 	blas.Syrk(gblas.Trans, 1, e.t, 0, e.s)
 	if !eigIn(e.s, e.z, e.lam, e.w) {

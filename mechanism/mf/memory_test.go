@@ -7,8 +7,10 @@ import (
 
 // The fixed-epoch solver's n×n storage is allocated through square only
 // (the eigensolver borrows e.w, the certificate writes F·R into it, K is
-// formed entry by entry), so its count plus the caller's V bounds the peak
-// in n×n matrices: the budget is 8 (n = 8192 in 8·8·8192² bytes = 4 GiB).
+// formed entry by entry or in the free e.s, the preconditioner's row blocks
+// go to e.w and e.t from n ≥ 512), so its count plus the caller's V bounds
+// the peak in n×n matrices: the budget is 8 (n = 8192 in 8·8·8192² bytes
+// = 4 GiB).
 func TestMFEpochSolverSquares(t *testing.T) {
 	for _, c := range []struct{ n, k int }{{64, 4}, {96, 8}, {256, 4}} {
 		w, err := Prefix(c.n)

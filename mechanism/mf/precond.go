@@ -32,8 +32,9 @@ func symPair(p, q, k int) int {
 	return p*k - p*(p-1)/2 + (q - p)
 }
 
-// build forms the blocks from Z and K, writing K into e.s, which is free
-// between whiten and the first product of the multiplier system.
+// build forms the blocks from Z and K, writing K into e.s and the row
+// blocks u and K·u into e.w and e.t where they fit (all three are free
+// between whiten and the first product of the multiplier system).
 func (pc *blockJacobi) build() {
 	e := pc.e
 	e.kInto(e.s)
@@ -43,7 +44,7 @@ func (pc *blockJacobi) build() {
 	pc.blocks = make([][]float64, b)
 	for r0 := 0; r0 < b; r0 += group {
 		g := min(group, b-r0)
-		u := blas.NewGeneral(g*np, n)
+		u := rowsIn(e.w, g*np, n)
 		for gi := 0; gi < g; gi++ {
 			r := r0 + gi
 			for p := 0; p < k; p++ {
@@ -56,7 +57,7 @@ func (pc *blockJacobi) build() {
 				}
 			}
 		}
-		ku := blas.NewGeneral(g*np, n)
+		ku := rowsIn(e.t, g*np, n)
 		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, u, e.s, 0, ku)
 		for gi := 0; gi < g; gi++ {
 			ur := blas.General{Rows: np, Cols: n, Stride: n, Data: u.Data[gi*np*n:]}
@@ -124,4 +125,13 @@ func (pc *blockJacobi) apply(r, x []float64) {
 			xx[i] = s / l[i*m+i]
 		}
 	}
+}
+
+// rowsIn is an r×n matrix in the storage of the free n×n a when it fits,
+// else a new one (r > n: small n or k > 31).
+func rowsIn(a blas.General, r, n int) blas.General {
+	if r > a.Rows {
+		return blas.NewGeneral(r, n)
+	}
+	return blas.General{Rows: r, Cols: n, Stride: n, Data: a.Data[:r*n]}
 }
