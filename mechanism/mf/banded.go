@@ -10,6 +10,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -290,7 +291,7 @@ func (s *bandSolver) lineSearch(obj, slope float64) (float64, bool) {
 }
 
 func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, error) {
-	v := symToGeneral(w.V)
+	v := symdense.ToGeneral(w.V)
 	f, ok := upperFactor(v)
 	if !ok {
 		return nil, fmt.Errorf("mf: factoring V failed")
@@ -305,7 +306,7 @@ func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Res
 	if err != nil {
 		res.Status = status.Cancelled
 	}
-	res.X = generalToSym(bs.x)
+	res.X = symdense.ToSym(bs.x)
 	res.Phases = bs.phases
 	// The objective per unit noise scales by sens², which Solve reports;
 	// the optimization itself is at unit diagonal.

@@ -4,35 +4,11 @@ import (
 	"math"
 
 	gblas "gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
 )
 
 // Dense helpers over blas.General (row-major, full symmetric storage).
-
-func symToGeneral(v *mat.SymDense) blas.General {
-	n := v.SymmetricDim()
-	g := blas.NewSquare(n)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			x := v.At(i, j)
-			g.Data[i*n+j], g.Data[j*n+i] = x, x
-		}
-	}
-	return g
-}
-
-func generalToSym(g blas.General) *mat.SymDense {
-	n := g.Rows
-	s := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			s.SetSym(i, j, g.Data[i*g.Stride+j])
-		}
-	}
-	return s
-}
 
 // upperFactor returns an upper-triangular F with FᵀF = V: V's Cholesky
 // factor when V is numerically definite, else the triangular factor of
