@@ -128,7 +128,7 @@ func (s *bandSolver) hess(d, out blas.General) {
 func (s *bandSolver) newtonStep() int {
 	n := s.n
 	size := n * n
-	r, z, p, hp := make([]float64, size), make([]float64, size), make([]float64, size), make([]float64, size)
+	r := make([]float64, size)
 	diag := make([]float64, size)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -143,10 +143,6 @@ func (s *bandSolver) newtonStep() int {
 		s.d.Data[k] = 0
 	}
 	pc := s.columnBlocks()
-	prec := func() { pc.apply(r, z) }
-	prec()
-	copy(p, z)
-	rz, r0 := dot(r, z), math.Sqrt(dot(r, r))
 	// Truncated Newton: every CG iterate is supported on the band, so
 	// even a loose solve is a feasible descent direction, and the forcing
 	// term √(relative decrement) (Eisenstat–Walker style) keeps the final
@@ -157,30 +153,10 @@ func (s *bandSolver) newtonStep() int {
 	if s.lastRel > 0 {
 		eta = math.Min(0.1, math.Max(1e-10, math.Sqrt(s.lastRel)))
 	}
-	pg := blas.General{Rows: n, Cols: n, Stride: n, Data: p}
-	hg := blas.General{Rows: n, Cols: n, Stride: n, Data: hp}
-	steps := 0
-	for steps < 2000 && math.Sqrt(dot(r, r)) > eta*r0 {
-		s.hess(pg, hg)
-		steps++
-		php := dot(p, hp)
-		if !(php > 0) {
-			break
-		}
-		a := rz / php
-		for k := range r {
-			s.d.Data[k] += a * p[k]
-			r[k] -= a * hp[k]
-		}
-		prec()
-		rzn := dot(r, z)
-		beta := rzn / rz
-		rz = rzn
-		for k := range p {
-			p[k] = z[k] + beta*p[k]
-		}
+	hess := func(p, hp []float64) {
+		s.hess(blas.General{Rows: n, Cols: n, Stride: n, Data: p}, blas.General{Rows: n, Cols: n, Stride: n, Data: hp})
 	}
-	return steps
+	return pcg(hess, pc.apply, s.d.Data, r, eta, 2000)
 }
 
 // bound is the dual bound at the current X from M (see certificate.go).
