@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -344,23 +343,7 @@ func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, re
 	if err = ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted: nothing written: %w", err)
 	}
-	var old string
-	if _, serr := os.Stat(dir); serr == nil {
-		old = tmp + ".old"
-		if err = os.Rename(dir, old); err != nil {
-			return err
-		}
-	}
-	if err = os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			err = errors.Join(err, os.Rename(old, dir))
-		}
-		return err
-	}
-	if old != "" {
-		os.RemoveAll(old)
-	}
-	return nil
+	return swapDir(tmp, dir)
 }
 
 // runMFBench is dpsolve bench --mf: dpsolve's certified DP-MF solves and,

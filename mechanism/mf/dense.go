@@ -11,12 +11,6 @@ import (
 
 // Dense helpers over blas.General (row-major, full symmetric storage).
 
-func symToGeneral(v *mat.SymDense) blas.General {
-	g := blas.NewSquare(v.SymmetricDim())
-	symInto(g, v)
-	return g
-}
-
 // symInto writes v in full storage into the n×n g.
 func symInto(g blas.General, v *mat.SymDense) {
 	n := v.SymmetricDim()
@@ -26,17 +20,6 @@ func symInto(g blas.General, v *mat.SymDense) {
 			g.Data[i*n+j], g.Data[j*n+i] = x, x
 		}
 	}
-}
-
-func generalToSym(g blas.General) *mat.SymDense {
-	n := g.Rows
-	s := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			s.SetSym(i, j, g.Data[i*g.Stride+j])
-		}
-	}
-	return s
 }
 
 // upperFactor returns an upper-triangular F with FᵀF = V: V's Cholesky

@@ -22,33 +22,7 @@ func (e *epochSolver) solveSystem(pc *blockJacobi, eta float64, rebuild bool) ([
 		rhs[i] *= -0.5
 	}
 	nu := make([]float64, m)
-	r := append([]float64(nil), rhs...)
-	zv, p, ap := make([]float64, m), make([]float64, m), make([]float64, m)
-	pc.apply(r, zv)
-	copy(p, zv)
-	rz := dot(r, zv)
-	r0 := math.Sqrt(dot(rhs, rhs))
-	steps := 0
-	for steps < 500 && math.Sqrt(dot(r, r)) > eta*r0 {
-		e.apply(p, ap)
-		steps++
-		pap := dot(p, ap)
-		if !(pap > 0) {
-			break
-		}
-		a := rz / pap
-		for i := range nu {
-			nu[i] += a * p[i]
-			r[i] -= a * ap[i]
-		}
-		pc.apply(r, zv)
-		rzNew := dot(r, zv)
-		beta := rzNew / rz
-		rz = rzNew
-		for i := range p {
-			p[i] = zv[i] + beta*p[i]
-		}
-	}
+	steps := pcg(e.apply, pc.apply, nu, rhs, eta, 500)
 	return nu, steps
 }
 

@@ -109,21 +109,9 @@ func (pc *blockJacobi) block(gam blas.General, k, m, np int) []float64 {
 func (pc *blockJacobi) apply(r, x []float64) {
 	m := pc.e.perPattern()
 	for bi, l := range pc.blocks {
-		rr, xx := r[bi*m:(bi+1)*m], x[bi*m:(bi+1)*m]
-		for i := 0; i < m; i++ {
-			s := rr[i]
-			for j := 0; j < i; j++ {
-				s -= l[i*m+j] * xx[j]
-			}
-			xx[i] = s / l[i*m+i]
-		}
-		for i := m - 1; i >= 0; i-- {
-			s := xx[i]
-			for j := i + 1; j < m; j++ {
-				s -= l[j*m+i] * xx[j]
-			}
-			xx[i] = s / l[i*m+i]
-		}
+		xx := x[bi*m : (bi+1)*m]
+		copy(xx, r[bi*m:(bi+1)*m])
+		lowerCholSolve(l, m, xx)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -182,7 +183,7 @@ func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result,
 	if err != nil {
 		res.Status = status.Cancelled
 	}
-	res.X = generalToSym(e.x)
+	res.X = symdense.ToSym(e.x)
 	res.Phases = e.phases
 	return res, err
 }
