@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 )
 
 // Both cheap certificates (polarBound for the definite path, eigenBound for
@@ -49,9 +50,9 @@ func rangesGram(n, k int) *mat.SymDense {
 func boundsAt(t *testing.T, V, X *mat.SymDense) (polar, eig, svd float64, pok, eok bool) {
 	t.Helper()
 	n := V.SymmetricDim()
-	c := symToGeneral(V, 1)
+	c := symdense.ToGeneral(V)
 	require.True(t, lowerCholesky(c))
-	u := symToGeneral(X, 1)
+	u := symdense.ToGeneral(X)
 	require.True(t, blas.Cholesky(u))
 	w := blas.NewSquare(n)
 	blas.Copy(w, c)
@@ -62,10 +63,10 @@ func boundsAt(t *testing.T, V, X *mat.SymDense) (polar, eig, svd float64, pok, e
 	var work []float64
 	polar, pok = polarBound(c, w, y, blas.NewSquare(n), 0, &work)
 	factor := func(dst blas.General) bool {
-		blas.Copy(dst, symToGeneral(V, 1))
+		blas.Copy(dst, symdense.ToGeneral(V))
 		return lowerCholesky(dst)
 	}
-	cc := symToGeneral(V, 1)
+	cc := symdense.ToGeneral(V)
 	require.True(t, lowerCholesky(cc))
 	a := scratchSquare(n)
 	eig, eok = eigenDualBound(c, a, scratchSquare(n), y, factor, 0)
@@ -152,7 +153,7 @@ func TestEigenBound(t *testing.T) {
 		res, err := Solve(context.Background(), tc.v, &Options{Tol: 1e-10})
 		require.NoError(t, err)
 		require.Less(t, res.Rank, n, tc.name)
-		yopt := dualFromPrimal(symToGeneral(tc.v, 1), res.X)
+		yopt := dualFromPrimal(symdense.ToGeneral(tc.v), res.X)
 		require.NotNil(t, yopt)
 
 		s := &newtonState{}

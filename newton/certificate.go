@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 )
 
 // Certificate returns the objective tr(V X⁺) and the weak-duality lower
@@ -32,7 +33,7 @@ func Certificate(V, X *mat.SymDense) (objective, bound float64, err error) {
 	if X == nil || X.SymmetricDim() != V.SymmetricDim() {
 		return 0, 0, inputErrorf("X must be %d×%d", V.SymmetricDim(), V.SymmetricDim())
 	}
-	return certifyGram(symToGeneral(V, 1), X)
+	return certifyGram(symdense.ToGeneral(V), X)
 }
 
 // certifyGram is Certificate for a validated V given in full storage v
@@ -44,7 +45,7 @@ func certifyGram(v blas.General, X *mat.SymDense) (objective, bound float64, err
 			return 0, 0, inputErrorf("X[%d,%d] = %.17g: X must have unit diagonal (at most 1, positive)", i, i, d)
 		}
 	}
-	xi := symToGeneral(X, 1)
+	xi := symdense.ToGeneral(X)
 	for _, v := range xi.Data {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, 0, inputErrorf("X has a non-finite entry")
@@ -121,7 +122,7 @@ func tinyPivot(u blas.General) bool {
 // tr(V X⁺) = Σₐ (Vᵣ)ₐₐ/ξₐ and X⁺VX⁺ = Pᵣξ⁻¹Vᵣξ⁻¹Pᵣᵀ.
 func pseudoCertificate(v blas.General, X *mat.SymDense) (objective float64, y []float64, err error) {
 	n := v.Rows
-	p := symToGeneral(X, 1)
+	p := symdense.ToGeneral(X)
 	xi := make([]float64, n)
 	if !blas.SymEig(p, xi, true) {
 		return 0, nil, fmt.Errorf("newton: certificate eigendecomposition failed to converge")
@@ -189,7 +190,7 @@ func pseudoCertificate(v blas.General, X *mat.SymDense) (objective float64, y []
 // if the system cannot be solved.
 func dualFromPrimal(v blas.General, X *mat.SymDense) []float64 {
 	n := v.Rows
-	x := symToGeneral(X, 1)
+	x := symdense.ToGeneral(X)
 	x2 := blas.NewSquare(n)
 	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, x, x, 0, x2)
 	xv := blas.NewSquare(n)

@@ -8,30 +8,6 @@ import (
 
 // Small helpers over blas.General used by the solvers.
 
-func symToGeneral(v *mat.SymDense, scale float64) blas.General {
-	n := v.SymmetricDim()
-	g := blas.NewSquare(n)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			x := v.At(i, j) * scale
-			g.Data[i*n+j] = x
-			g.Data[j*n+i] = x
-		}
-	}
-	return g
-}
-
-func generalToSym(g blas.General) *mat.SymDense {
-	n := g.Rows
-	s := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			s.SetSym(i, j, g.Data[i*g.Stride+j])
-		}
-	}
-	return s
-}
-
 func upperToTri(g blas.General) *mat.TriDense {
 	n := g.Rows
 	t := mat.NewTriDense(n, mat.Upper, nil)

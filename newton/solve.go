@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 )
 
 // Solve minimizes tr(V X⁻¹) subject to diag(X) = 1, X ≻ 0, for the Gram
@@ -113,7 +114,7 @@ func solveWith(ctx context.Context, st *newtonState, V *mat.SymDense, o Options)
 // the direct Newton method.
 func newMethod(st *newtonState, V *mat.SymDense, o Options, start time.Time, res *Result) (method, error) {
 	if o.Method == MethodYuan2016 {
-		return newYuan2016(V, symToGeneral(V, 1), o, start, res), nil
+		return newYuan2016(V, symdense.ToGeneral(V), o, start, res), nil
 	}
 	st.threads = o.Threads
 	st.prepare(V.SymmetricDim())

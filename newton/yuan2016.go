@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/cg"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 )
 
 // Constants of ConvexDP, the Matlab code of Yuan et al. (KDD 2016,
@@ -250,7 +251,7 @@ func (m *yuan2016) certify() error {
 			x.Data[i*n+j] = x.Data[j*n+i]
 		}
 	}
-	xs := generalToSym(x)
+	xs := symdense.ToSym(x)
 	obj, bound, err := certifyGram(m.vg, xs)
 	if err != nil {
 		return fmt.Errorf("newton: yuan2016: certifying the final X: %w", err)

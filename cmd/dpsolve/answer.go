@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -226,13 +225,7 @@ func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.M
 		extra(out)
 	}
 	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(answers), w.Name(), f.out, describeBudget(b))
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	out.writeText(stdout)
-	return nil
+	return writeReport(stdout, f.asJSON, out)
 }
 
 // prepareRelease does everything that precedes the noise: the mechanism

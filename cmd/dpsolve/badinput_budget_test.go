@@ -11,7 +11,6 @@ package main
 // to see those cases fail).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -405,19 +404,5 @@ func runBinWithin(t *testing.T, dir string, limit time.Duration, args ...string)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, needBinary(t), args...)
-	cmd.Dir = dir
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	start := time.Now()
-	err := cmd.Run()
-	took := time.Since(start)
-	code := 0
-	if err != nil {
-		code = -1
-		if ee, ok := err.(*exec.ExitError); ok && ctx.Err() == nil {
-			code = ee.ExitCode()
-		}
-	}
-	return code, o.String(), e.String(), took
+	return runBinContext(t, ctx, dir, nil, args...)
 }

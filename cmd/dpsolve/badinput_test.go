@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -93,9 +94,17 @@ func hashes(t *testing.T, dir string) map[string][32]byte {
 // runBin runs the binary in dir and returns status, stdout, stderr, time.
 func runBin(t *testing.T, dir string, env []string, args ...string) (int, string, string, time.Duration) {
 	t.Helper()
-	cmd := exec.Command(needBinary(t), args...)
+	return runBinContext(t, context.Background(), dir, append(os.Environ(), env...), args...)
+}
+
+// runBinContext runs the binary in dir with environment env (nil: this
+// process's, with PWD set to dir) until it exits or ctx ends, and returns
+// status (-1 when ctx ended it), stdout, stderr and time.
+func runBinContext(t *testing.T, ctx context.Context, dir string, env []string, args ...string) (int, string, string, time.Duration) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, needBinary(t), args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	start := time.Now()
@@ -103,6 +112,9 @@ func runBin(t *testing.T, dir string, env []string, args ...string) (int, string
 	took := time.Since(start)
 	code := 0
 	if err != nil {
+		if ctx.Err() != nil {
+			return -1, o.String(), e.String(), took
+		}
 		var ee *exec.ExitError
 		require.True(t, errors.As(err, &ee), "%v", err)
 		code = ee.ExitCode()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -231,13 +230,7 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	j := newFuncpertResult(&cfg, res, f.out, f.plotPath)
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(j)
-	}
-	j.writeText(stdout)
-	return nil
+	return writeReport(stdout, f.asJSON, j)
 }
 
 // newFuncpertResult is the one result of dpsolve funcpert that both the

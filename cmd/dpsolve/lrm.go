@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -206,13 +205,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if x == nil && !res.Polished && !res.Fallback && !res.Identity && !res.PIdentity {
 		fmt.Fprintf(stderr, "dpsolve lrm: note: the relaxed decomposition has a data-dependent structural error ≤ %.3g·‖x‖²; give --data to include it\n", out.StructuralBound)
 	}
-	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	out.writeText(stdout)
-	return nil
+	return writeReport(stdout, f.asJSON, out)
 }
 
 // readLRMData reads the optional histogram of --data (nil without it).

@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -70,10 +69,28 @@ type mfJSON struct {
 	Core    string    `json:"core,omitempty"`
 }
 
-// memMF is the peak of dpsolve mf in n×n float64 matrices: the workload A
-// and its Gram, V's factor, the solver's eight work matrices, the
-// eigensolver's workspace, and the strategy and its evaluation at the end.
+// memMF is the peak of dpsolve mf in n×n float64 matrices for the single-
+// participation and banded schemas: the workload A and its Gram, V's copy
+// and factor, the banded solver's eight work matrices and its
+// certificate's, and the strategy and its evaluation at the end.
 const memMF = 14
+
+// memMFEpoch is the fixed-epoch peak. While solving: A, V and the solver's
+// seven n×n matrices (counted by mechanism/mf's memory test; the
+// eigensolver, the certificate and the preconditioner borrow them, the
+// preconditioner only from n ≥ 512 for k ≤ 31: below it allocates
+// 2·max(512, k(k+1)/2) rows of n): 9. Afterwards Evaluate holds A, V, X,
+// C and five work matrices: 9. One more for the small-n preconditioner and
+// the per-iteration vectors.
+const memMFEpoch = 10
+
+// mfMemory is the peak model for the schema.
+func mfMemory(s mf.Schema) float64 {
+	if s.Kind == mf.FixedEpoch && s.Epochs > 1 {
+		return memMFEpoch
+	}
+	return memMF
+}
 
 const mfUsage = `usage: dpsolve mf --n N [--epochs K | --min-sep B [--bands B] [--epochs K]]
        (--workload prefix|momentum:BETA[,cooldown:S[:F]] | --w FILE | --gram FILE)
@@ -127,7 +144,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("--epsilon and --delta go together")
 	}
 	if *n > 0 {
-		if err := checkSizeMemory("mf", *n, 0, memMF, false); err != nil {
+		if err := checkSizeMemory("mf", *n, 0, mfMemory(schema), false); err != nil {
 			return err
 		}
 	}
@@ -135,7 +152,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSizeMemory("mf", w.N(), 0, memMF, false); err != nil {
+	if err := checkSizeMemory("mf", w.N(), 0, mfMemory(schema), false); err != nil {
 		return err
 	}
 	if err := schema.Validate(w.N()); err != nil {
@@ -326,23 +343,7 @@ func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, re
 	if err = ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted: nothing written: %w", err)
 	}
-	var old string
-	if _, serr := os.Stat(dir); serr == nil {
-		old = tmp + ".old"
-		if err = os.Rename(dir, old); err != nil {
-			return err
-		}
-	}
-	if err = os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			err = errors.Join(err, os.Rename(old, dir))
-		}
-		return err
-	}
-	if old != "" {
-		os.RemoveAll(old)
-	}
-	return nil
+	return swapDir(tmp, dir)
 }
 
 // runMFBench is dpsolve bench --mf: dpsolve's certified DP-MF solves and,

@@ -490,8 +490,14 @@ func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *pl
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted: nothing written: %w", err)
 	}
-	// Swap into place. An old plan directory is moved aside first (rename
-	// cannot replace a non-empty directory) and removed after.
+	return swapDir(tmp, dir)
+}
+
+// swapDir moves the complete directory tmp into place as dir. An old dir is
+// moved aside first (rename cannot replace a non-empty directory), put back
+// if the second rename fails, and removed after, so an interrupted run
+// leaves either the old directory or the new one.
+func swapDir(tmp, dir string) error {
 	var old string
 	if _, serr := os.Stat(dir); serr == nil {
 		old = tmp + ".old"

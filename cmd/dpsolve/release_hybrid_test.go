@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -188,16 +187,8 @@ func TestReleaseHybridUnionCharge(t *testing.T) {
 	rec, err := os.ReadFile(filepath.Join(out, "release.json"))
 	require.NoError(t, err)
 	assert.Contains(t, string(rec), `"union_parts"`)
-	b, err := os.ReadFile(led)
-	require.NoError(t, err)
-	assert.Equal(t, 1, strings.Count(string(b), `"charged_rho"`), string(b))
-	assert.Contains(t, string(b), `"charged_rho": 0.8`)
-	fh, err := os.Open(filepath.Join(out, "answers.csv"))
-	require.NoError(t, err)
-	defer fh.Close()
-	rows, err := csv.NewReader(fh).ReadAll()
-	require.NoError(t, err)
-	assert.Len(t, rows, j.Queries+1)
+	assertOneCharge(t, led, "0.8")
+	assertAnswered(t, out, j.Queries)
 
 	// A budget in range whose parts' shares are not: refused, clearly.
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "union", "--rho", "1.5e-12", "--dry-run")

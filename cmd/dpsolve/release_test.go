@@ -622,18 +622,9 @@ func TestReleaseSplitTerms(t *testing.T) {
 		total += alone.Total
 	}
 	assert.InEpsilon(t, total, j.Total, 1e-12)
-	// One charge of the whole budget.
-	b, err := os.ReadFile(led)
-	require.NoError(t, err)
-	assert.Equal(t, 1, strings.Count(string(b), `"charged_rho"`), string(b))
-	assert.Contains(t, string(b), `"charged_rho": 0.8`)
-	// Every query answered.
-	fh, err := os.Open(filepath.Join(out, "answers.csv"))
-	require.NoError(t, err)
-	defer fh.Close()
-	rows, err := csv.NewReader(fh).ReadAll()
-	require.NoError(t, err)
-	assert.Len(t, rows, j.Queries+1)
+	// One charge of the whole budget; every query answered.
+	assertOneCharge(t, led, "0.8")
+	assertAnswered(t, out, j.Queries)
 
 	// (ε,δ) splits both; equal shares by default.
 	code, stdout, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "best", "--eps", "1", "--delta", "1e-6", "--split", "terms", "--dry-run", "--json")
@@ -721,4 +712,26 @@ func TestReleaseMaxPlanWithSharedMarginal(t *testing.T) {
 	// In-process --template marginals accepts the identity/total product term too.
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--template", "marginals", "--rho", "0.5", "--dry-run")
 	assert.Equal(t, 0, code, stderr)
+}
+
+// assertOneCharge checks that the ledger file led records exactly one
+// charge, of rho (as the ledger prints it).
+func assertOneCharge(t *testing.T, led, rho string) {
+	t.Helper()
+	b, err := os.ReadFile(led)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(b), `"charged_rho"`), string(b))
+	assert.Contains(t, string(b), `"charged_rho": `+rho)
+}
+
+// assertAnswered checks that dir/answers.csv holds a header and one row per
+// query.
+func assertAnswered(t *testing.T, dir string, queries int) {
+	t.Helper()
+	fh, err := os.Open(filepath.Join(dir, "answers.csv"))
+	require.NoError(t, err)
+	defer fh.Close()
+	rows, err := csv.NewReader(fh).ReadAll()
+	require.NoError(t, err)
+	assert.Len(t, rows, queries+1)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -132,13 +131,7 @@ func runSolve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	out := newSolveResult(wl.Name(), n, res, *reg)
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	out.writeText(stdout)
-	return nil
+	return writeReport(stdout, *asJSON, out)
 }
 
 // newSolveResult is the one result of dpsolve solve that both the text and

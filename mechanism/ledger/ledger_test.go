@@ -145,22 +145,21 @@ func TestConcurrentGoroutines(t *testing.T) {
 	assert.LessOrEqual(t, f.Total().Rho, 1+1e-12)
 }
 
-func TestConcurrentProcesses(t *testing.T) {
-	// 8 processes each try to spend 0.3 of ρ = 1: exactly 3 succeed.
-	if testing.Short() {
-		t.Skip("starts 8 processes")
-	}
-	p := newLedger(t, calibrate.ZCDP(1))
+// spendInChildren starts one child process of this test binary per path,
+// all at once, each spending rho (LEDGER_CHILD_PATH, LEDGER_CHILD_RHO; see
+// TestMain), and counts those that succeeded and those refused (exit 3);
+// any other failure fails the test.
+func spendInChildren(t *testing.T, paths []string, rho string) (ok, refused int) {
+	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	cmds := make([]*exec.Cmd, 8)
-	for i := range cmds {
+	cmds := make([]*exec.Cmd, len(paths))
+	for i, p := range paths {
 		cmds[i] = exec.Command(exe, "-test.run", "^$")
-		cmds[i].Env = append(os.Environ(), "LEDGER_CHILD_PATH="+p, "LEDGER_CHILD_RHO=0.3")
+		cmds[i].Env = append(os.Environ(), "LEDGER_CHILD_PATH="+p, "LEDGER_CHILD_RHO="+rho)
 		cmds[i].Stderr = os.Stderr
 		require.NoError(t, cmds[i].Start())
 	}
-	ok, refused := 0, 0
 	for _, c := range cmds {
 		err := c.Wait()
 		var ee *exec.ExitError
@@ -173,6 +172,16 @@ func TestConcurrentProcesses(t *testing.T) {
 			t.Errorf("child failed: %v", err)
 		}
 	}
+	return ok, refused
+}
+
+func TestConcurrentProcesses(t *testing.T) {
+	// 8 processes each try to spend 0.3 of ρ = 1: exactly 3 succeed.
+	if testing.Short() {
+		t.Skip("starts 8 processes")
+	}
+	p := newLedger(t, calibrate.ZCDP(1))
+	ok, refused := spendInChildren(t, []string{p, p, p, p, p, p, p, p}, "0.3")
 	assert.Equal(t, 3, ok)
 	assert.Equal(t, 5, refused)
 	b, err := os.ReadFile(p)

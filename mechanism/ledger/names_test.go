@@ -2,9 +2,7 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -116,31 +114,7 @@ func TestConcurrentProcessesThroughTwoNames(t *testing.T) {
 	p := newLedger(t, calibrate.ZCDP(1))
 	link := filepath.Join(t.TempDir(), "elsewhere.json") // another directory
 	require.NoError(t, os.Symlink(p, link))
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmds := make([]*exec.Cmd, 8)
-	for i := range cmds {
-		name := p
-		if i%2 == 1 {
-			name = link
-		}
-		cmds[i] = exec.Command(exe, "-test.run", "^$")
-		cmds[i].Env = append(os.Environ(), "LEDGER_CHILD_PATH="+name, "LEDGER_CHILD_RHO=0.3")
-		cmds[i].Stderr = os.Stderr
-		require.NoError(t, cmds[i].Start())
-	}
-	ok := 0
-	for _, c := range cmds {
-		err := c.Wait()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			ok++
-		case errors.As(err, &ee) && ee.ExitCode() == 3:
-		default:
-			t.Errorf("child failed: %v", err)
-		}
-	}
+	ok, _ := spendInChildren(t, []string{p, link, p, link, p, link, p, link}, "0.3")
 	assert.Equal(t, 3, ok)
 	f, err := Read(p)
 	require.NoError(t, err)

@@ -1,15 +1,11 @@
 package marginals
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
@@ -175,10 +171,7 @@ print(json.dumps({"value": f(r.x), "min": float((A @ r.x).min()), "success": boo
 // scipy finds is better. Skipped without /usr/bin/python3 with scipy
 // (installed in CI).
 func TestMakeConsistentIsTheProjection(t *testing.T) {
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import scipy").Run() != nil {
-		t.Skip("no /usr/bin/python3 with scipy")
-	}
+	needScipy(t)
 	pp, est, _ := sparseRelease(t)
 	out, c, err := pp.Base().MakeConsistent(est, ConsistencyOptions{NonNegative: true})
 	if err != nil {
@@ -225,23 +218,10 @@ func TestMakeConsistentIsTheProjection(t *testing.T) {
 			t.Fatalf("table %d sums to %.12g, the least-squares total is %.12g", i, s, in.N)
 		}
 	}
-	script := filepath.Join(t.TempDir(), "qp.py")
-	if err := os.WriteFile(script, []byte(qpReferencePy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	input, _ := json.Marshal(in)
-	cmd := exec.Command(py, script)
-	cmd.Stdin = bytes.NewReader(input)
-	res, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("scipy reference: %v", err)
-	}
 	var ref struct {
 		Value, Min float64
 	}
-	if err := json.Unmarshal(res, &ref); err != nil {
-		t.Fatalf("scipy output %q: %v", res, err)
-	}
+	runScipy(t, qpReferencePy, in, &ref)
 	t.Logf("Dykstra objective %.12g, scipy %.12g (scipy's most negative cell %.3g)", ours, ref.Value, ref.Min)
 	if ours > ref.Value*(1+1e-6) {
 		t.Fatalf("Dykstra's tables are farther (%.12g) than scipy's (%.12g)", ours, ref.Value)

@@ -1,11 +1,6 @@
 package marginals
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/kronwork"
@@ -66,14 +61,7 @@ print(json.dumps({"value": best}))
 // our descent missed a better optimum). Skipped without /usr/bin/python3
 // with scipy.
 func TestPureFamilyAgainstOPTM(t *testing.T) {
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import scipy").Run() != nil {
-		t.Skip("no /usr/bin/python3 with scipy")
-	}
-	script := filepath.Join(t.TempDir(), "optm.py")
-	if err := os.WriteFile(script, []byte(optmReferencePy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	needScipy(t)
 	cases := map[string]func() (*workload.Kron, error){
 		"identitytotal-5": func() (*workload.Kron, error) {
 			return kronwork.Product([]int{4, 5, 5, 6, 8}, []string{"identitytotal", "identitytotal", "identitytotal", "identitytotal", "identitytotal"}, 0)
@@ -125,21 +113,8 @@ func TestPureFamilyAgainstOPTM(t *testing.T) {
 			}
 			in.Products = append(in.Products, pr)
 		}
-		data, err := json.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(py, script)
-		cmd.Stdin = bytes.NewReader(data)
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, stderr.String())
-		}
 		var ref struct{ Value float64 }
-		if err := json.Unmarshal(out.Bytes(), &ref); err != nil {
-			t.Fatal(err)
-		}
+		runScipy(t, optmReferencePy, in, &ref)
 		fp, err := NewFamilyPlan(w, true)
 		if err != nil {
 			t.Fatal(err)

@@ -53,14 +53,7 @@ print(json.dumps({"value": float((A @ v).max() * np.sum(D2 / v)), "success": boo
 // scipy's by at most the certified gap 1e-8. Skipped without Debian's
 // /usr/bin/python3 with scipy (installed in CI).
 func TestMaxAgainstScipy(t *testing.T) {
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import scipy").Run() != nil {
-		t.Skip("no /usr/bin/python3 with scipy")
-	}
-	script := filepath.Join(t.TempDir(), "maxref.py")
-	if err := os.WriteFile(script, []byte(maxReferencePy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	needScipy(t)
 	for _, in := range smallInstances(t) {
 		t.Run(in.name, func(t *testing.T) {
 			p, err := NewPlan(in.sizes, in.sets, Max, nil)
@@ -75,20 +68,11 @@ func TestMaxAgainstScipy(t *testing.T) {
 			for _, s := range p.Sets {
 				sj = append(sj, setJSON{Attrs: append([]int{}, s.Attrs...), Weight: s.Weight})
 			}
-			input, _ := json.Marshal(map[string]any{"sizes": in.sizes, "sets": sj})
-			cmd := exec.Command(py, script)
-			cmd.Stdin = bytes.NewReader(input)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("scipy reference: %v", err)
-			}
 			var ref struct {
 				Value     float64 `json:"value"`
 				Residuals int     `json:"residuals"`
 			}
-			if err := json.Unmarshal(out, &ref); err != nil {
-				t.Fatalf("scipy output %q: %v", out, err)
-			}
+			runScipy(t, maxReferencePy, map[string]any{"sizes": in.sizes, "sets": sj}, &ref)
 			if ref.Residuals != len(p.Residuals) {
 				t.Fatalf("scipy has %d residuals, plan %d", ref.Residuals, len(p.Residuals))
 			}
@@ -100,5 +84,42 @@ func TestMaxAgainstScipy(t *testing.T) {
 			}
 			t.Logf("plan %.12g, bound %.12g, scipy %.12g", p.MaxVariance, p.LowerBound, ref.Value)
 		})
+	}
+}
+
+// pythonPath is the interpreter the scipy references run under.
+const pythonPath = "/usr/bin/python3"
+
+// needScipy skips the test without /usr/bin/python3 with scipy (installed
+// in CI).
+func needScipy(t *testing.T) {
+	t.Helper()
+	if exec.Command(pythonPath, "-c", "import scipy").Run() != nil {
+		t.Skip("no /usr/bin/python3 with scipy")
+	}
+}
+
+// runScipy runs the Python reference src with in, as JSON, on its stdin and
+// decodes the JSON it prints into out, failing the test (with Python's
+// stderr) when it does not run or prints something else.
+func runScipy(t *testing.T, src string, in, out any) {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "reference.py")
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(pythonPath, script)
+	cmd.Stdin = bytes.NewReader(data)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("scipy reference: %v\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("scipy output %q: %v", stdout.String(), err)
 	}
 }

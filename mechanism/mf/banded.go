@@ -10,6 +10,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -127,7 +128,7 @@ func (s *bandSolver) hess(d, out blas.General) {
 func (s *bandSolver) newtonStep() int {
 	n := s.n
 	size := n * n
-	r, z, p, hp := make([]float64, size), make([]float64, size), make([]float64, size), make([]float64, size)
+	r := make([]float64, size)
 	diag := make([]float64, size)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -142,10 +143,6 @@ func (s *bandSolver) newtonStep() int {
 		s.d.Data[k] = 0
 	}
 	pc := s.columnBlocks()
-	prec := func() { pc.apply(r, z) }
-	prec()
-	copy(p, z)
-	rz, r0 := dot(r, z), math.Sqrt(dot(r, r))
 	// Truncated Newton: every CG iterate is supported on the band, so
 	// even a loose solve is a feasible descent direction, and the forcing
 	// term √(relative decrement) (Eisenstat–Walker style) keeps the final
@@ -156,30 +153,10 @@ func (s *bandSolver) newtonStep() int {
 	if s.lastRel > 0 {
 		eta = math.Min(0.1, math.Max(1e-10, math.Sqrt(s.lastRel)))
 	}
-	pg := blas.General{Rows: n, Cols: n, Stride: n, Data: p}
-	hg := blas.General{Rows: n, Cols: n, Stride: n, Data: hp}
-	steps := 0
-	for steps < 2000 && math.Sqrt(dot(r, r)) > eta*r0 {
-		s.hess(pg, hg)
-		steps++
-		php := dot(p, hp)
-		if !(php > 0) {
-			break
-		}
-		a := rz / php
-		for k := range r {
-			s.d.Data[k] += a * p[k]
-			r[k] -= a * hp[k]
-		}
-		prec()
-		rzn := dot(r, z)
-		beta := rzn / rz
-		rz = rzn
-		for k := range p {
-			p[k] = z[k] + beta*p[k]
-		}
+	hess := func(p, hp []float64) {
+		s.hess(blas.General{Rows: n, Cols: n, Stride: n, Data: p}, blas.General{Rows: n, Cols: n, Stride: n, Data: hp})
 	}
-	return steps
+	return pcg(hess, pc.apply, s.d.Data, r, eta, 2000)
 }
 
 // bound is the dual bound at the current X from M (see certificate.go).
@@ -290,7 +267,7 @@ func (s *bandSolver) lineSearch(obj, slope float64) (float64, bool) {
 }
 
 func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, error) {
-	v := symToGeneral(w.V)
+	v := symdense.ToGeneral(w.V)
 	f, ok := upperFactor(v)
 	if !ok {
 		return nil, fmt.Errorf("mf: factoring V failed")
@@ -305,7 +282,7 @@ func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Res
 	if err != nil {
 		res.Status = status.Cancelled
 	}
-	res.X = generalToSym(bs.x)
+	res.X = symdense.ToSym(bs.x)
 	res.Phases = bs.phases
 	// The objective per unit noise scales by sens², which Solve reports;
 	// the optimization itself is at unit diagonal.

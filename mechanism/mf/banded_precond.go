@@ -62,19 +62,9 @@ func (pc *columnPrecond) apply(r, z []float64) {
 		}
 		x := make([]float64, sz)
 		for a := 0; a < sz; a++ {
-			v := 2 * r[(j+1+a)*n+j]
-			for c := 0; c < a; c++ {
-				v -= l[a*sz+c] * x[c]
-			}
-			x[a] = v / l[a*sz+a]
+			x[a] = 2 * r[(j+1+a)*n+j]
 		}
-		for a := sz - 1; a >= 0; a-- {
-			v := x[a]
-			for c := a + 1; c < sz; c++ {
-				v -= l[c*sz+a] * x[c]
-			}
-			x[a] = v / l[a*sz+a]
-		}
+		lowerCholSolve(l, sz, x)
 		for a := 0; a < sz; a++ {
 			i := j + 1 + a
 			z[i*n+j], z[j*n+i] = x[a], x[a]

@@ -106,12 +106,33 @@ func lowerChol(a []float64, k int) bool {
 	return true
 }
 
-// epochBound is T(Λ)²/Σy for the block-diagonal (in the pattern basis) Λ
+// lowerCholSolve overwrites x with the solution of L·Lᵀ·x = x for the k×k
+// row-major lower factor l that lowerChol leaves (forward then backward
+// substitution; the strict upper triangle is not read).
+func lowerCholSolve(l []float64, k int, x []float64) {
+	for i := 0; i < k; i++ {
+		s := x[i]
+		for j := 0; j < i; j++ {
+			s -= l[i*k+j] * x[j]
+		}
+		x[i] = s / l[i*k+i]
+	}
+	for i := k - 1; i >= 0; i-- {
+		s := x[i]
+		for j := i + 1; j < k; j++ {
+			s -= l[j*k+i] * x[j]
+		}
+		x[i] = s / l[i*k+i]
+	}
+}
+
+// epochBoundIn is T(Λ)²/Σy for the block-diagonal (in the pattern basis) Λ
 // whose blocks' Cholesky factors are chol and diagonal multipliers y; f is
 // an upper factor of V.
-func epochBound(f blas.General, chol [][]float64, y []float64, k int) (float64, bool) {
+// fr (n×n, overwritten) holds F·R.
+func epochBoundIn(fr, f blas.General, chol [][]float64, y []float64, k int) (float64, bool) {
 	n, b := f.Rows, len(chol)
-	fr := blas.NewSquare(n) // F·R: column r+q·b = Σ_p F[:, r+p·b]·L_r[p][q]
+	// F·R: column r+q·b = Σ_p F[:, r+p·b]·L_r[p][q]
 	for i := 0; i < n; i++ {
 		frow, out := row(f, i), row(fr, i)
 		for r := 0; r < b; r++ {

@@ -11,27 +11,15 @@ import (
 
 // Dense helpers over blas.General (row-major, full symmetric storage).
 
-func symToGeneral(v *mat.SymDense) blas.General {
+// symInto writes v in full storage into the n×n g.
+func symInto(g blas.General, v *mat.SymDense) {
 	n := v.SymmetricDim()
-	g := blas.NewSquare(n)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			x := v.At(i, j)
 			g.Data[i*n+j], g.Data[j*n+i] = x, x
 		}
 	}
-	return g
-}
-
-func generalToSym(g blas.General) *mat.SymDense {
-	n := g.Rows
-	s := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			s.SetSym(i, j, g.Data[i*g.Stride+j])
-		}
-	}
-	return s
 }
 
 // upperFactor returns an upper-triangular F with FᵀF = V: V's Cholesky
@@ -39,29 +27,38 @@ func generalToSym(g blas.General) *mat.SymDense {
 // diag(√μ)·Qᵀ from V's eigendecomposition with eigenvalues at rounding level
 // dropped (which lowers V, so a dual bound computed with it stays a bound).
 func upperFactor(v blas.General) (blas.General, bool) {
+	f := blas.NewSquare(v.Rows)
+	return f, upperFactorInto(v, f, blas.General{})
+}
+
+// upperFactorInto is upperFactor writing F into f; q (n×n, or empty to
+// allocate one when needed) holds the eigenvectors on the indefinite path.
+// v is read only.
+func upperFactorInto(v, f, q blas.General) bool {
 	n := v.Rows
-	f := blas.NewSquare(n)
 	blas.Copy(f, v)
 	if blas.Cholesky(f) {
-		return f, true
+		return true
 	}
-	blas.Copy(f, v)
+	if q.Data == nil {
+		q = blas.NewSquare(n)
+	}
+	blas.Copy(q, v)
 	mu := make([]float64, n)
-	if !blas.SymEig(f, mu, true) {
-		return f, false
+	if !blas.SymEig(q, mu, true) {
+		return false
 	}
 	cut := 32 * float64(n) * 2.2e-16 * math.Abs(mu[n-1])
-	w := blas.NewSquare(n) // w = diag(√μ)·Qᵀ
-	for i := 0; i < n; i++ {
+	for i := 0; i < n; i++ { // f = diag(√μ)·Qᵀ
 		s := 0.0
 		if mu[i] > cut {
 			s = math.Sqrt(mu[i])
 		}
 		for j := 0; j < n; j++ {
-			w.Data[i*n+j] = s * f.Data[j*n+i]
+			f.Data[i*n+j] = s * q.Data[j*n+i]
 		}
 	}
-	return w, blas.UpperTrapezoid(w)
+	return blas.UpperTrapezoid(f)
 }
 
 // objective returns tr(V X⁻¹) = ‖F U⁻¹‖²_F for X = UᵀU, leaving U (upper)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/status"
@@ -20,25 +21,53 @@ type epochSolver struct {
 	f       blas.General // upper factor of V
 	opt     *Options
 
+	// The solver's n×n storage, all allocated by square (see squares):
+	// w doubles as the eigensolver's workspace and as the certificate's
+	// F·R, s holds K_ij = 1/(λi+λj) while the preconditioner is built
+	// (elsewhere K is formed entry by entry) and w and t its row blocks
+	// when they fit (n ≥ 512 for k ≤ 31), so no n×n matrix is allocated
+	// after newEpochSolver.
 	x, u, t, z, s, w blas.General
 	lam              []float64
-	kk               blas.General // K_ij = 1/(λi+λj)
 	phases           map[string]float64
 	lastRel          float64
+	// squares counts the n×n matrices allocated (memory accounting,
+	// checked by a test).
+	squares int
+}
+
+// square allocates one of the solver's n×n matrices with the capacity
+// blas.EigenWorkLen(n), so that any of them can lend its storage to the
+// eigensolver while free.
+func (e *epochSolver) square() blas.General {
+	e.squares++
+	n := e.n
+	return blas.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n, blas.EigenWorkLen(n))}
+}
+
+// eigIn is blas.SymEigVectors with the free matrix scratch as workspace.
+func eigIn(a, z blas.General, w []float64, scratch blas.General) bool {
+	work := scratch.Data[:cap(scratch.Data)]
+	return blas.SymEigVectorsWork(a, z, w, &work)
 }
 
 // pairs of one pattern: index 0 is the diagonal multiplier, then (p,q),
 // p < q, in row order.
 func (e *epochSolver) perPattern() int { return 1 + e.k*(e.k-1)/2 }
 
-func newEpochSolver(f blas.General, k int, opt *Options) *epochSolver {
-	n := f.Rows
-	e := &epochSolver{n: n, k: k, b: n / k, f: f, opt: opt, phases: map[string]float64{}}
-	e.x, e.u, e.t = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
-	e.z, e.s, e.w = blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
-	e.kk = blas.NewSquare(n)
+// newEpochSolver allocates the solver's seven n×n matrices and factors V
+// (left in e.s for start); false if factoring V fails.
+func newEpochSolver(v *mat.SymDense, k int, opt *Options) (*epochSolver, bool) {
+	n := v.SymmetricDim()
+	e := &epochSolver{n: n, k: k, b: n / k, opt: opt, phases: map[string]float64{}}
+	e.s, e.f, e.x = e.square(), e.square(), e.square()
+	symInto(e.s, v)
+	if !upperFactorInto(e.s, e.f, e.x) {
+		return nil, false
+	}
+	e.u, e.t, e.z, e.w = e.square(), e.square(), e.square(), e.square()
 	e.lam = make([]float64, n)
-	return e
+	return e, true
 }
 
 func (e *epochSolver) tick(name string, t0 time.Time) time.Time {
@@ -53,8 +82,8 @@ func (e *epochSolver) tick(name string, t0 time.Time) time.Time {
 // (Measured at n = 256–512, k = 4–16: 6–9 Newton iterations on prefix
 // against 11–12 from I/k; on momentum 0.9 about as many as from I/k. The
 // shift 0.3 was the best of 0.05, 0.3, 1, 3 on prefix.)
-func (e *epochSolver) start(v blas.General) {
-	n, b := e.n, e.b
+func (e *epochSolver) start() {
+	n, b, v := e.n, e.b, e.s
 	ident := func() {
 		for i := range e.x.Data {
 			e.x.Data[i] = 0
@@ -101,13 +130,20 @@ func (e *epochSolver) start(v blas.General) {
 	}
 }
 
-// sqrtPSD writes V^{1/2} into r using a and q as scratch (all n×n);
-// false if the eigendecomposition fails.
+// sqrtPSD writes V^{1/2} into r using a and q as scratch (all n×n; a may
+// be v itself), r's storage lent to the eigensolver when its capacity is
+// blas.EigenWorkLen(n); false if the eigendecomposition fails.
 func sqrtPSD(v, a, q, r blas.General) bool {
 	n := v.Rows
 	blas.Copy(a, v)
 	mu := make([]float64, n)
-	if !blas.SymEigVectors(a, q, mu) {
+	var ok bool
+	if cap(r.Data) >= blas.EigenWorkLen(n) {
+		ok = eigIn(a, q, mu, r)
+	} else {
+		ok = blas.SymEigVectors(a, q, mu)
+	}
+	if !ok {
 		return false
 	}
 	for i := 0; i < n; i++ { // a = Q·diag(μ^{1/4})
@@ -120,32 +156,41 @@ func sqrtPSD(v, a, q, r blas.General) bool {
 	return true
 }
 
-// certify returns the dual bound at the current X (e.u, e.t as left by
-// objective; e.t is overwritten).
+// certify returns the dual bound at the current X (e.u its Cholesky factor
+// as left by objective). T = F·U⁻¹ is formed again, as objective forms it,
+// because e.t is the preconditioner's scratch after whiten; e.w holds F·R.
 func (e *epochSolver) certify() (float64, bool) {
+	blas.Copy(e.t, e.f)
+	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, e.u, e.t)
 	g := inverseGramFactor(e.t, e.u)
 	blocks := patternBlocks(g, e.b, e.k)
 	y, ok := epochDual(blocks, e.k)
 	if !ok {
 		return math.Inf(-1), false
 	}
-	return epochBound(e.f, blocks, y, e.k)
+	return epochBoundIn(e.w, e.f, blocks, y, e.k)
 }
 
-// whiten computes M = TᵀT = U⁻ᵀVU⁻¹ = QΛQᵀ and Z = UᵀQ, and K.
+// whiten computes M = TᵀT = U⁻ᵀVU⁻¹ = QΛQᵀ and Z = UᵀQ (e.w lends the
+// eigensolver its workspace); e.t is free afterwards until the next
+// objective.
 func (e *epochSolver) whiten() bool {
 	blas.Syrk(gblas.Trans, 1, e.t, 0, e.s)
-	if !blas.SymEigVectors(e.s, e.z, e.lam) {
+	if !eigIn(e.s, e.z, e.lam, e.w) {
 		return false
 	}
 	blas.Trmm(gblas.Left, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, e.u, e.z)
+	return true
+}
+
+// kInto writes K, K_ij = 1/(λi+λj), into a.
+func (e *epochSolver) kInto(a blas.General) {
 	n := e.n
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
-			e.kk.Data[i*n+j] = 1 / (e.lam[i] + e.lam[j])
+			a.Data[i*n+j] = 1 / (e.lam[i] + e.lam[j])
 		}
 	}
-	return true
 }
 
 // zNz writes K∘(ZᵀN Z) into e.s for the pattern matrix N of ν (e.w is
@@ -176,8 +221,12 @@ func (e *epochSolver) zNz(nu []float64) {
 		}
 	}
 	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, e.z, e.w, 0, e.s)
-	for i, kv := range e.kk.Data {
-		e.s.Data[i] *= kv
+	for i := 0; i < n; i++ {
+		si, li := row(e.s, i), e.lam[i]
+		for j := range si {
+			kv := 1 / (li + e.lam[j])
+			si[j] *= kv
+		}
 	}
 }
 

@@ -22,33 +22,7 @@ func (e *epochSolver) solveSystem(pc *blockJacobi, eta float64, rebuild bool) ([
 		rhs[i] *= -0.5
 	}
 	nu := make([]float64, m)
-	r := append([]float64(nil), rhs...)
-	zv, p, ap := make([]float64, m), make([]float64, m), make([]float64, m)
-	pc.apply(r, zv)
-	copy(p, zv)
-	rz := dot(r, zv)
-	r0 := math.Sqrt(dot(rhs, rhs))
-	steps := 0
-	for steps < 500 && math.Sqrt(dot(r, r)) > eta*r0 {
-		e.apply(p, ap)
-		steps++
-		pap := dot(p, ap)
-		if !(pap > 0) {
-			break
-		}
-		a := rz / pap
-		for i := range nu {
-			nu[i] += a * p[i]
-			r[i] -= a * ap[i]
-		}
-		pc.apply(r, zv)
-		rzNew := dot(r, zv)
-		beta := rzNew / rz
-		rz = rzNew
-		for i := range p {
-			p[i] = zv[i] + beta*p[i]
-		}
-	}
+	steps := pcg(e.apply, pc.apply, nu, rhs, eta, 500)
 	return nu, steps
 }
 
@@ -96,7 +70,8 @@ func (e *epochSolver) direction(nu []float64) (dec, slope float64) {
 		slope += e.lam[i] * e.s.Data[i*n+i]
 		for j := 0; j < n; j++ {
 			d := e.s.Data[i*n+j]
-			quad += d * d / e.kk.Data[i*n+j]
+			kv := 1 / (e.lam[i] + e.lam[j])
+			quad += d * d / kv
 		}
 	}
 	dec = slope - 0.5*quad

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 )
 
 // ParseWorkload reads a workload spec for n steps: "prefix",
@@ -97,7 +98,7 @@ func Evaluate(w *Workload, c mat.Matrix, s Schema) (*Evaluation, error) {
 	}
 	x := blas.NewSquare(n)
 	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, cg, cg, 0, x)
-	xs := generalToSym(x)
+	xs := symdense.ToSym(x)
 	sens, err := StrategySensitivity(xs, s)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func Evaluate(w *Workload, c mat.Matrix, s Schema) (*Evaluation, error) {
 	}
 	ev := &Evaluation{Sensitivity: sens}
 	if w.A == nil {
-		f, ok := upperFactor(symToGeneral(w.V))
+		f, ok := upperFactor(symdense.ToGeneral(w.V))
 		if !ok {
 			return nil, inputErr("cannot factor the Gram")
 		}

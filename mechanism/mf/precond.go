@@ -32,15 +32,19 @@ func symPair(p, q, k int) int {
 	return p*k - p*(p-1)/2 + (q - p)
 }
 
+// build forms the blocks from Z and K, writing K into e.s and the row
+// blocks u and K·u into e.w and e.t where they fit (all three are free
+// between whiten and the first product of the multiplier system).
 func (pc *blockJacobi) build() {
 	e := pc.e
+	e.kInto(e.s)
 	n, b, k, m := e.n, e.b, e.k, e.perPattern()
 	np := k * (k + 1) / 2
 	group := max(1, 512/np)
 	pc.blocks = make([][]float64, b)
 	for r0 := 0; r0 < b; r0 += group {
 		g := min(group, b-r0)
-		u := blas.NewGeneral(g*np, n)
+		u := rowsIn(e.w, g*np, n)
 		for gi := 0; gi < g; gi++ {
 			r := r0 + gi
 			for p := 0; p < k; p++ {
@@ -53,8 +57,8 @@ func (pc *blockJacobi) build() {
 				}
 			}
 		}
-		ku := blas.NewGeneral(g*np, n)
-		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, u, e.kk, 0, ku)
+		ku := rowsIn(e.t, g*np, n)
+		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, u, e.s, 0, ku)
 		for gi := 0; gi < g; gi++ {
 			ur := blas.General{Rows: np, Cols: n, Stride: n, Data: u.Data[gi*np*n:]}
 			kr := blas.General{Rows: np, Cols: n, Stride: n, Data: ku.Data[gi*np*n:]}
@@ -105,20 +109,17 @@ func (pc *blockJacobi) block(gam blas.General, k, m, np int) []float64 {
 func (pc *blockJacobi) apply(r, x []float64) {
 	m := pc.e.perPattern()
 	for bi, l := range pc.blocks {
-		rr, xx := r[bi*m:(bi+1)*m], x[bi*m:(bi+1)*m]
-		for i := 0; i < m; i++ {
-			s := rr[i]
-			for j := 0; j < i; j++ {
-				s -= l[i*m+j] * xx[j]
-			}
-			xx[i] = s / l[i*m+i]
-		}
-		for i := m - 1; i >= 0; i-- {
-			s := xx[i]
-			for j := i + 1; j < m; j++ {
-				s -= l[j*m+i] * xx[j]
-			}
-			xx[i] = s / l[i*m+i]
-		}
+		xx := x[bi*m : (bi+1)*m]
+		copy(xx, r[bi*m:(bi+1)*m])
+		lowerCholSolve(l, m, xx)
 	}
+}
+
+// rowsIn is an r×n matrix in the storage of the free n×n a when it fits,
+// else a new one (r > n: small n or k > 31).
+func rowsIn(a blas.General, r, n int) blas.General {
+	if r > a.Rows {
+		return blas.NewGeneral(r, n)
+	}
+	return blas.General{Rows: r, Cols: n, Stride: n, Data: a.Data[:r*n]}
 }

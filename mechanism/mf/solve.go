@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -169,13 +170,11 @@ func solveSingle(ctx context.Context, w *Workload, opt *Options) (*Result, error
 }
 
 func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result, error) {
-	v := symToGeneral(w.V)
-	f, ok := upperFactor(v)
+	e, ok := newEpochSolver(w.V, k, opt)
 	if !ok {
 		return nil, fmt.Errorf("mf: factoring V failed")
 	}
-	e := newEpochSolver(f, k, opt)
-	e.start(v)
+	e.start()
 	res := &Result{}
 	err := e.iterate(ctx, res)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -184,7 +183,7 @@ func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result,
 	if err != nil {
 		res.Status = status.Cancelled
 	}
-	res.X = generalToSym(e.x)
+	res.X = symdense.ToSym(e.x)
 	res.Phases = e.phases
 	return res, err
 }

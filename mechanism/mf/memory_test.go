@@ -1,0 +1,77 @@
+package mf
+
+import (
+	"context"
+	"runtime"
+	"testing"
+)
+
+// The fixed-epoch solver's n×n storage is allocated through square only
+// (the eigensolver borrows e.w, the certificate writes F·R into it, K is
+// formed entry by entry or in the free e.s, the preconditioner's row blocks
+// go to e.w and e.t from n ≥ 512), so its count plus the caller's V bounds
+// the peak in n×n matrices: the budget is 8 (n = 8192 in 8·8·8192² bytes
+// = 4 GiB).
+func TestMFEpochSolverSquares(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{64, 4}, {96, 8}, {256, 4}} {
+		w, err := Prefix(c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, ok := newEpochSolver(w.V, c.k, nil)
+		if !ok {
+			t.Fatal("factoring V failed")
+		}
+		e.start()
+		res := &Result{}
+		if err := e.iterate(context.Background(), res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Gap = (res.Objective - res.LowerBound) / res.Objective; !(res.Gap <= 1e-8) {
+			t.Fatalf("n=%d k=%d: gap %g, the run did not certify", c.n, c.k, res.Gap)
+		}
+		if got := e.squares + 1; got > 8 {
+			t.Errorf("n=%d k=%d: %d n×n matrices with V, budget 8", c.n, c.k, got)
+		}
+		if e.squares != 7 {
+			t.Errorf("n=%d k=%d: %d solver matrices, the accounting in the doc says 7", c.n, c.k, e.squares)
+		}
+	}
+}
+
+// From n ≥ 512 (k ≤ 31) an iteration's eigendecomposition, preconditioner
+// and certificate run in the solver's own matrices: each allocates under
+// half of one n×n matrix (the pattern blocks, the multipliers and the
+// LAPACK routines' blocked workspaces, 2·64 columns of n at most, a
+// quarter at n = 512), where a fresh eigensolver workspace, F·R or the
+// preconditioner's 2·510 rows of n would each exceed it.
+func TestMFEpochIterationAllocatesNoSquare(t *testing.T) {
+	const n, k = 512, 4
+	w, err := Prefix(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := newEpochSolver(w.V, k, nil)
+	if !ok {
+		t.Fatal("factoring V failed")
+	}
+	e.start()
+	if _, ok := objective(e.f, e.x, e.u, e.t); !ok {
+		t.Fatal("start is not definite")
+	}
+	pc := newBlockJacobi(e)
+	measure := func(name string, f func() bool) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if !f() {
+			t.Fatalf("%s failed", name)
+		}
+		runtime.ReadMemStats(&after)
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(n*n*8/2); got > limit {
+			t.Errorf("%s allocated %d bytes, over n²/2 floats (%d)", name, got, limit)
+		}
+	}
+	measure("whiten", e.whiten)
+	measure("preconditioner", func() bool { pc.build(); return true })
+	measure("certificate", func() bool { _, ok := e.certify(); return ok })
+}
