@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -56,39 +54,13 @@ func secondDialects(dir, file string, src []byte) ([]string, error) {
 // workload specs. (bench.ParseWorkload was one: its n-relative values,
 // ';' separators and marginals without dims are now workload.Parse's.)
 func TestOneSpecDialect(t *testing.T) {
-	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		files++
-		bad, err := secondDialects(filepath.ToSlash(filepath.Dir(rel)), rel, src)
+	walkSources(t, func(dir, rel string, src []byte) error {
+		bad, err := secondDialects(dir, rel, src)
 		for _, b := range bad {
 			t.Errorf("%s parses workload specs outside %v: one spec dialect, workload.Parse / workload.Load", b, keys(specHome))
 		}
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 100 {
-		t.Fatalf("only %d Go files under the module root: the walk is broken", files)
-	}
 }
 
 // TestSecondDialectIsCaught: the check flags the parser that used to
