@@ -124,18 +124,17 @@ func (s *bandSolver) hess(d, out blas.General) {
 	}
 }
 
-// newtonStep solves H[D] = P(M) by Jacobi-preconditioned CG into s.d.
+// newtonStep solves H[D] = P(M) into s.d by CG preconditioned with the
+// band's column blocks (columnBlocks).
 func (s *bandSolver) newtonStep() int {
 	n := s.n
 	size := n * n
 	r := make([]float64, size)
-	diag := make([]float64, size)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			if s.free(i, j) {
 				k := i*n + j
 				r[k] = s.m.Data[k]
-				diag[k] = s.xinv.Data[i*n+i]*s.m.Data[j*n+j] + s.xinv.Data[j*n+j]*s.m.Data[i*n+i] + 2*s.xinv.Data[k]*s.m.Data[k]
 			}
 		}
 	}
