@@ -269,13 +269,27 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 // covered set is a union of boxes; the search walks the attributes in
 // order, splitting the values of each by the set of products still alive,
 // and memoizes (attribute, alive set), so its cost is bounded by the
-// number of distinct alive sets, not by the cell count.
+// number of distinct alive sets, not by the cell count. A subtree is
+// covered as soon as an alive product has only identity and total blocks
+// from the current attribute on (they touch every value): every marginal
+// covers the whole domain at the root, so a spec of 166,751 marginals over
+// 100 attributes is checked without walking them.
 func (k *Kron) uncoveredCell() ([]int, bool) {
 	var alive []int
 	for pi, p := range k.products {
 		if k.terms[p.Term].Weight > 0 {
 			alive = append(alive, pi)
 		}
+	}
+	// full[pi]: the first attribute from which product pi's blocks all
+	// touch every value.
+	full := make([]int, len(k.products))
+	for pi, p := range k.products {
+		f := len(k.attrs)
+		for f > 0 && (p.Blocks[f-1].Kind == BlockIdentity || p.Blocks[f-1].Kind == BlockTotal) {
+			f--
+		}
+		full[pi] = f
 	}
 	dead := map[string]bool{}
 	cell := make([]int, len(k.attrs))
@@ -287,8 +301,10 @@ func (k *Kron) uncoveredCell() ([]int, bool) {
 			}
 			return true
 		}
-		if i == len(k.attrs) {
-			return false
+		for _, pi := range alive {
+			if full[pi] <= i { // covers every completion of this prefix
+				return false
+			}
 		}
 		key := fmt.Sprint(i, alive)
 		if dead[key] {
