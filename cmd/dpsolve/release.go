@@ -616,7 +616,7 @@ func wrapData(path string, err error) error {
 }
 
 // marginalize sums a histogram into the marginal tables on sets.
-func marginalize(x []float64, dom []records.Attribute, sets [][]int) []records.Table {
+func marginalize(x []float64, dom []domain.Attribute, sets [][]int) []records.Table {
 	if len(sets) == 0 {
 		return nil
 	}

@@ -233,7 +233,7 @@ func (f *tblFlags) feasible(k *domain.Kron, w *tables.Workload, stderr io.Writer
 }
 
 // cellCount formats the domain's exact cell count (bigCount).
-func cellCount(dom []records.Attribute) string {
+func cellCount(dom []domain.Attribute) string {
 	n := big.NewInt(1)
 	for _, a := range dom {
 		n.Mul(n, big.NewInt(int64(a.Size)))

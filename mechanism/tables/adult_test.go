@@ -41,7 +41,7 @@ func adultSizes(t testing.TB, dir string) map[string]int {
 	b, err := os.ReadFile(filepath.Join(dir, "domain.json"))
 	require.NoError(t, err)
 	var d struct {
-		Domain []records.Attribute `json:"domain"`
+		Domain []domain.Attribute `json:"domain"`
 	}
 	require.NoError(t, json.Unmarshal(b, &d))
 	out := map[string]int{}
@@ -68,7 +68,7 @@ func adultMixed(t testing.TB, sizes map[string]int) *domain.Kron {
 // adultTruth computes the mixed workload's true answers from marginal
 // tables read directly from the records — a different route from the
 // release's histogram and Kronecker products.
-func adultTruth(t testing.TB, dir string, dom []records.Attribute) [][]float64 {
+func adultTruth(t testing.TB, dir string, dom []domain.Attribute) [][]float64 {
 	f, err := os.Open(filepath.Join(dir, "adult.csv"))
 	require.NoError(t, err)
 	defer f.Close()
@@ -379,9 +379,9 @@ func TestAdultTwoWayIntegerTablesExactlyConsistent(t *testing.T) {
 	dir := adultDir(t)
 	sizes := adultSizes(t, dir)
 	names := []string{"age", "sex", "race", "income>50K"}
-	var dom []records.Attribute
+	var dom []domain.Attribute
 	for _, n := range names {
-		dom = append(dom, records.Attribute{Name: n, Size: sizes[n]})
+		dom = append(dom, domain.Attribute{Name: n, Size: sizes[n]})
 	}
 	var prods []Product
 	var pairs [][2]int

@@ -89,7 +89,7 @@ func extractDomain(s string) string {
 // "nonnegative+integer" report CPU seconds per release and, for the
 // estimator, its iterations; compare them within one run.
 func BenchmarkNonNegativeKron(b *testing.B) {
-	dom := []records.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 20}}
+	dom := []domain.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 20}}
 	w := &Workload{Domain: dom, Terms: []Term{{Name: "two-way", Weight: 1, Products: []Product{
 		Marginal(dom, []int{0, 1}), Marginal(dom, []int{0, 2}), Marginal(dom, []int{1, 2}),
 	}}}}

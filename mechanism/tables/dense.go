@@ -3,6 +3,7 @@ package tables
 import (
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 )
@@ -41,7 +42,7 @@ func flatten(w *Workload, s DenseStrategy) (*Workload, KronStrategy, error) {
 	if err != nil {
 		return nil, KronStrategy{}, err
 	}
-	flat := &Workload{Domain: []records.Attribute{{Name: "cell", Size: n}}}
+	flat := &Workload{Domain: []domain.Attribute{{Name: "cell", Size: n}}}
 	entries := 0.0
 	for _, t := range w.Terms {
 		ft := Term{Name: t.Name, Weight: t.Weight}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 )
 
 // TestMemoryEstimateCountsConsistency: for a marginals plan the estimate
@@ -21,7 +21,7 @@ import (
 // run out of memory in the step the estimate used to ignore, and a change
 // that makes the step allocate more fails here.
 func TestMemoryEstimateCountsConsistency(t *testing.T) {
-	dom := []records.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 40}}
+	dom := []domain.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 40}}
 	w := &Workload{Domain: dom, Terms: []Term{{Name: "two-way", Weight: 1, Products: []Product{
 		Marginal(dom, []int{0, 1}), Marginal(dom, []int{0, 2}), Marginal(dom, []int{1, 2}),
 	}}}}
@@ -66,7 +66,7 @@ func TestMemoryEstimateCountsConsistency(t *testing.T) {
 func TestMemoryEstimateCountsNonNegative(t *testing.T) {
 	// 32,000 cells: the fixed overheads (reports, factor copies, SVD
 	// workspaces) are then small beside the vectors.
-	dom := []records.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 20}}
+	dom := []domain.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 20}}
 	w := &Workload{Domain: dom, Terms: []Term{{Name: "two-way", Weight: 1, Products: []Product{
 		Marginal(dom, []int{0, 1}), Marginal(dom, []int{0, 2}), Marginal(dom, []int{1, 2}),
 	}}}}

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -490,7 +490,7 @@ func TestLipschitzOnFeasibleDirections(t *testing.T) {
 // rounded total, and exactly consistent — the {a,b} table is the 3-way
 // table summed over c.
 func TestIntegerThreeWayRoundsTheHistogram(t *testing.T) {
-	dom := []records.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
+	dom := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
 	w := &Workload{Domain: dom, Terms: []Term{{Name: "m", Weight: 1, Products: []Product{
 		Marginal(dom, []int{0, 1, 2}), Marginal(dom, []int{0, 1}),
 	}}}}

@@ -4,7 +4,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 )
 
 // FromSpec converts a structured workload (a parsed spec file) into the
@@ -18,9 +17,9 @@ func FromSpec(k *domain.Kron) (*Workload, error) {
 		return nil, errorf("no workload")
 	}
 	attrs := k.Attributes()
-	w := &Workload{Domain: make([]records.Attribute, len(attrs))}
+	w := &Workload{Domain: make([]domain.Attribute, len(attrs))}
 	for i, a := range attrs {
-		w.Domain[i] = records.Attribute{Name: a.Name, Size: a.Size}
+		w.Domain[i] = domain.Attribute{Name: a.Name, Size: a.Size}
 	}
 	// Blocks are shared between products; convert each once.
 	cache := map[*domain.Block]*mat.Dense{}

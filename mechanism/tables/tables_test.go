@@ -13,9 +13,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 )
 
 func zcdp(rho float64) Budget { return calibrate.ZCDP(rho) }
@@ -43,7 +43,7 @@ func prefix(d int) *mat.Dense {
 // smallWorkload: a 3×4×2 domain (24 cells), two marginals and a product
 // term (prefix on b, identity on c, total on a).
 func smallWorkload() *Workload {
-	dom := []records.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
+	dom := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
 	prod := Product{Blocks: []*mat.Dense{ones(3), prefix(4), identity(2)}, Kinds: []BlockKind{Total, Other, Identity}}
 	return &Workload{Domain: dom, Terms: []Term{
 		{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 2}), Marginal(dom, []int{1})}},
@@ -333,7 +333,7 @@ func TestSplit(t *testing.T) {
 }
 
 func TestWriteAnswersCSVQuotes(t *testing.T) {
-	dom := []records.Attribute{{Name: `x,"y"`, Size: 2}}
+	dom := []domain.Attribute{{Name: `x,"y"`, Size: 2}}
 	w := &Workload{Domain: dom, Terms: []Term{{Name: "a,b", Weight: 1, Products: []Product{Marginal(dom, []int{0})}}}}
 	var buf bytes.Buffer
 	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, -0}}, Std: [][]float64{{0.25, 0.25}}, Private: true}))

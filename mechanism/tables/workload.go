@@ -47,7 +47,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // ErrInput is wrapped by every error returned for bad input.
@@ -113,7 +113,7 @@ func (t *Term) Queries() int {
 
 // Workload is a domain and the terms asked of it.
 type Workload struct {
-	Domain []records.Attribute
+	Domain []domain.Attribute
 	Terms  []Term
 }
 
@@ -185,7 +185,7 @@ func (w *Workload) Validate() error {
 
 // Marginal returns the marginal on the attribute positions set (increasing)
 // as a Product of identity and total blocks.
-func Marginal(domain []records.Attribute, set []int) Product {
+func Marginal(domain []domain.Attribute, set []int) Product {
 	p := Product{Blocks: make([]*mat.Dense, len(domain)), Kinds: make([]BlockKind, len(domain)), Set: append([]int{}, set...)}
 	in := map[int]bool{}
 	for _, a := range set {
