@@ -364,6 +364,40 @@ func (k *Kron) Queries() int { return k.queries }
 // Terms returns the terms, in spec order. They are shared: do not modify them.
 func (k *Kron) Terms() []*Term { return k.terms }
 
+// Part returns the workload of the listed terms of k (indices into Terms,
+// each at most once, in the order given) on k's domain: the part of a
+// union strategy, or the one term of a split release, that is answered on
+// its own. Terms and products are copied, so k is unchanged; blocks are
+// shared. Unlike NewKron it does not require every cell to be queried: a
+// part's strategy answers only its own terms.
+func (k *Kron) Part(terms []int) (*Kron, error) {
+	if len(terms) == 0 {
+		return nil, inputerr.Errorf("workload", "a part needs at least one term")
+	}
+	p := &Kron{attrs: k.attrs, cells: k.cells}
+	seen := make([]bool, len(k.terms))
+	for j, t := range terms {
+		if t < 0 || t >= len(k.terms) {
+			return nil, inputerr.Errorf("workload", "term index %d is outside the workload's %d terms", t, len(k.terms))
+		}
+		if seen[t] {
+			return nil, inputerr.Errorf("workload", "term %q is listed twice in the part", k.terms[t].Name)
+		}
+		seen[t] = true
+		nt := *k.terms[t]
+		nt.Products = make([]*Product, len(k.terms[t].Products))
+		for i, pr := range k.terms[t].Products {
+			np := *pr
+			np.Term = j
+			nt.Products[i] = &np
+			p.products = append(p.products, &np)
+		}
+		p.terms = append(p.terms, &nt)
+		p.queries += nt.Queries() // at most k's count, which fits an int
+	}
+	return p, nil
+}
+
 // Products returns every term's Kronecker products, flattened in term
 // order. They are shared: do not modify them.
 func (k *Kron) Products() []*Product { return k.products }

@@ -83,9 +83,9 @@ func TestPrivacyAuditDiscreteGaussianRho(t *testing.T) {
 	h := mat.NewDense(3, 2, []float64{1, 1, 1, 0, 0, 1})
 	h.Scale(1/math.Sqrt2, h)
 	dom := []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 2}}
-	w := &Workload{Domain: dom, Terms: []Term{{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 1})}}}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 1})}}}}
 	const rho, eps = 0.125, 1.0 // σ = Δ/√(2ρ) = 2
-	r, err := Prepare(w, kronStrategy(t, h, h), calibrate.ZCDP(rho))
+	r, err := prepare(w, kronStrategy(t, h, h), calibrate.ZCDP(rho))
 	require.NoError(t, err)
 	x := []float64{3, 7, 0, 12}
 	const nP, nQ = 40000, 15000

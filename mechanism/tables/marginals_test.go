@@ -38,11 +38,11 @@ func residualBasis(d int) *mat.Dense {
 
 func TestMarginalsVariancesEqualDense(t *testing.T) {
 	dom := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
-	w := &Workload{Domain: dom, Terms: []Term{
-		{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 2}), Marginal(dom, []int{1})}},
-		{Name: "t", Weight: 3, Products: []Product{Marginal(dom, []int{})}},
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{
+		{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 2}), marginalProduct(dom, []int{1})}},
+		{Name: "t", Weight: 3, Products: []explicitProduct{marginalProduct(dom, []int{})}},
 	}}
-	r, err := Prepare(w, MarginalsStrategy{}, zcdp(1e6))
+	r, err := prepare(w, MarginalsStrategy{}, zcdp(1e6))
 	require.NoError(t, err)
 	// The dense residual strategy A = [Q_T/σ_T]_T, Q_T = ⊗ (Uᵀ on T, 1ᵀ off T).
 	var stack *mat.Dense
@@ -161,10 +161,10 @@ func marginalTables(x []float64, dom []domain.Attribute, sets [][]int) []records
 // maximal residual subsets; the answers are unbiased on average.
 func TestPureMarginalsSizeOneAttribute(t *testing.T) {
 	dom := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 1}, {Name: "c", Size: 2}}
-	w := &Workload{Domain: dom, Terms: []Term{
-		{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 1}), Marginal(dom, []int{1, 2}), Marginal(dom, nil)}},
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{
+		{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 1}), marginalProduct(dom, []int{1, 2}), marginalProduct(dom, nil)}},
 	}}
-	r, err := Prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(2))
+	r, err := prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(2))
 	require.NoError(t, err)
 	hist, sets := r.Needs()
 	require.False(t, hist)
