@@ -349,3 +349,56 @@ func TestKronPart(t *testing.T) {
 		assert.ErrorIs(t, err, domain.ErrInput, "%v", bad)
 	}
 }
+
+// The domain's own identity and total blocks are exactly workload.Parse's
+// (the blocks they replaced): the same query count, Gram and matrix, entry
+// for entry. Every other built-in name needs the Builtins: without them it
+// is refused with an error wrapping ErrInput, in a block and in a spec.
+func TestOwnBlocksEqualParse(t *testing.T) {
+	for d := 1; d <= 6; d++ {
+		for _, name := range []string{"identity", "total", " Identity ", "TOTAL"} {
+			b, err := domain.NewBlock(name, d, nil)
+			require.NoError(t, err)
+			w, err := workload.Parse(name, d)
+			require.NoError(t, err)
+			assert.Equal(t, w.Queries(), b.Queries(), "%s d=%d", name, d)
+			assert.True(t, mat.Equal(w.Gram(), b.Gram()), "%s d=%d: Gram", name, d)
+			m, err := b.Matrix()
+			require.NoError(t, err)
+			assert.True(t, mat.Equal(w.(workload.Explicit).Matrix(), m), "%s d=%d: matrix", name, d)
+		}
+	}
+	_, err := domain.NewBlock("prefix", 4, nil)
+	assert.ErrorIs(t, err, domain.ErrInput)
+	assert.Contains(t, err.Error(), `block "prefix": unknown block`)
+	_, err = domain.NewBlock("identity:k=1", 4, nil)
+	assert.ErrorIs(t, err, domain.ErrInput, "parameters go to the Builtins, and there are none")
+	_, err = domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}], "workload": [{"product": {"a": "prefix"}}]}`), "", nil)
+	assert.ErrorIs(t, err, domain.ErrInput)
+	k, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}], "workload": [{"marginals": {"upto": 1}}, {"product": {"a": {"ranges": [[0, 1]]}}}]}`), "", nil)
+	require.NoError(t, err, "marginals and ranges need no Builtins")
+	assert.Equal(t, 1+4+1, k.Queries())
+}
+
+// DenseMatrix's entry limit is queries·cells ≤ maxCells², exact at the
+// boundary and without overflow at maxCells = math.MaxInt (DenseKron's).
+func TestDenseMatrixLimit(t *testing.T) {
+	k := testKron(t)
+	q, n := k.Queries(), k.Cells()
+	m := int(math.Ceil(math.Sqrt(float64(q * n))))
+	for m*m < q*n {
+		m++
+	}
+	for (m-1)*(m-1) >= q*n {
+		m--
+	}
+	require.Greater(t, m-1, n, "the boundary is the entry limit, not the cell limit")
+	_, err := k.DenseMatrix(m)
+	assert.NoError(t, err, "q·n = %d ≤ %d²", q*n, m)
+	_, err = k.DenseMatrix(m - 1)
+	assert.ErrorIs(t, err, domain.ErrInput, "q·n = %d > %d²", q*n, m-1)
+	w, err := k.DenseMatrix(math.MaxInt)
+	require.NoError(t, err)
+	r, c := w.Dims()
+	assert.Equal(t, [2]int{q, n}, [2]int{r, c})
+}
