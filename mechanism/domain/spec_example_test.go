@@ -30,6 +30,25 @@ func ExampleParseSpec() {
 	// 52 [20 32]
 }
 
+// A part of a workload is some of its terms on the same domain, answered
+// on their own (by one part of a union strategy): its per-term errors are
+// the whole workload's for those terms.
+func ExampleKron_Part() {
+	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 4}],
+	  "workload": [{"name": "t1", "product": {"sex": "identity", "age": "prefix"}},
+	               {"name": "t2", "weight": 2, "product": {"age": {"ranges": [[0, 1], [2, 3]]}}}]}`
+	w, _ := domain.ParseSpec(strings.NewReader(spec), "", workload.Blocks)
+	p, err := w.Part([]int{1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, perTerm, _ := p.KronError([]*mat.SymDense{eye(2), eye(4)})
+	fmt.Println(p.Terms()[0].Name, p.Queries(), "queries", perTerm)
+	// Output:
+	// t2 2 queries [32]
+}
+
 func eye(n int) *mat.SymDense {
 	x := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
