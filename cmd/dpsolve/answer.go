@@ -72,8 +72,8 @@ func (f *releaseFlags) budget() (calibrate.Budget, error) {
 	if err != nil {
 		return calibrate.Budget{}, usageErrorf("%v", err)
 	}
-	b := calibrate.Budget{Kind: k, Epsilon: f.eps, Delta: f.delta, Rho: f.rho}
-	if err := b.Validate(); err != nil {
+	b, err := calibrate.New(k, f.eps, f.delta, f.rho)
+	if err != nil {
 		return b, usageErrorf("%v", err)
 	}
 	return b, nil
@@ -82,7 +82,7 @@ func (f *releaseFlags) budget() (calibrate.Budget, error) {
 // mechanismName names the noise of a budget as the --mechanism flag does:
 // laplace (ε-DP), gaussian ((ε,δ)-DP) or zcdp (ρ-zCDP Gaussian).
 func mechanismName(b calibrate.Budget) string {
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Pure:
 		return "laplace"
 	case calibrate.Concentrated:
@@ -94,13 +94,13 @@ func mechanismName(b calibrate.Budget) string {
 // describeBudget prints a budget with its mechanism, e.g.
 // "gaussian(eps=1, delta=1e-06)", "laplace(eps=1)", "zcdp(rho=0.5)".
 func describeBudget(b calibrate.Budget) string {
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Pure:
-		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon)
+		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon())
 	case calibrate.Concentrated:
-		return fmt.Sprintf("zcdp(rho=%g)", b.Rho)
+		return fmt.Sprintf("zcdp(rho=%g)", b.Rho())
 	}
-	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon, b.Delta)
+	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon(), b.Delta())
 }
 
 // check validates the flags that do not need files.
@@ -292,11 +292,11 @@ func (f *releaseFlags) postProcessing() string {
 // the text and the --json renderings read.
 func newReleaseResult(f *releaseFlags, b calibrate.Budget, m *release.Mechanism, exp release.ExpectedError, w workload.Workload, private bool) *releaseJSON {
 	norm := "L2"
-	if b.Kind == calibrate.Pure {
+	if b.Kind() == calibrate.Pure {
 		norm = "L1"
 	}
 	return &releaseJSON{
-		Mechanism: mechanismName(b), Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
+		Mechanism: mechanismName(b), Epsilon: b.Epsilon(), Delta: b.Delta(), Rho: b.Rho(),
 		Sigma: m.Sigma(), NoiseScale: m.Scale(),
 		Sensitivity: m.Sensitivity(), SensitivityNorm: norm,
 		SnappedSensitivity: m.SnappedSensitivity(), Grid: m.Grid(),

@@ -239,9 +239,12 @@ func loadCompareWorkload(wf *workloadFlags, m int) (workload.Workload, error) {
 // noiseWords describes calibrated noise at unit sensitivity as
 // compare.DescribeNoise does, from the result's fields.
 func noiseWords(mech string, eps, delta float64, cal string, scale float64) string {
-	b := calibrate.ApproxDP(eps, delta)
+	b, err := calibrate.ApproxDP(eps, delta)
 	if accounting.Mechanism(mech) == accounting.Laplace {
-		b = calibrate.PureDP(eps)
+		b, err = calibrate.PureDP(eps)
+	}
+	if err != nil { // the result's own budget: valid when it was computed
+		return err.Error()
 	}
 	return compare.DescribeNoise(accounting.Noise{Budget: b, Mechanism: accounting.Mechanism(mech),
 		Calibration: accounting.Calibration(cal), Scale: scale})
@@ -254,12 +257,12 @@ func newCompareResult(res *compare.Result) *compareJSON {
 	w, nz, b := res.Workload, res.Noise, res.Bound
 	o := &compareJSON{
 		Workload: w.Name(), N: w.Domain(), M: w.Queries(), Mechanism: string(nz.Mechanism),
-		Epsilon: nz.Budget.Epsilon, Calibration: string(nz.Calibration), NoiseScale: nz.Scale,
+		Epsilon: nz.Budget.Epsilon(), Calibration: string(nz.Calibration), NoiseScale: nz.Scale,
 		Rows:         []compareRowJSON{},
 		SVDBoundRMSE: b.RMSE, SVDBoundTotalError: b.TotalError, SVDBoundUnitRMSE: b.UnitRMSE,
 	}
 	if nz.Mechanism == accounting.Gaussian {
-		o.Delta = compareNum(nz.Budget.Delta)
+		o.Delta = compareNum(nz.Budget.Delta())
 	}
 	for _, r := range res.Rows {
 		j := compareRowJSON{Strategy: r.Strategy, Seconds: r.Seconds, Note: r.Note}

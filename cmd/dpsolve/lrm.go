@@ -121,18 +121,19 @@ func (f *lrmFlags) register(fs *flag.FlagSet) {
 // else by lrm.Solve (its errors wrap ErrInput and exit 1): no second copy
 // of the checks here.
 func (f *lrmFlags) check() (calibrate.Budget, error) {
-	var bud calibrate.Budget
+	var kind calibrate.Kind
 	switch f.mech {
 	case "laplace":
 		f.opt.Ball = lrm.L1
-		bud = calibrate.Budget{Kind: calibrate.Pure, Epsilon: f.eps, Delta: f.delta}
+		kind = calibrate.Pure
 	case "gaussian":
 		f.opt.Ball = lrm.L2
-		bud = calibrate.ApproxDP(f.eps, f.delta)
+		kind = calibrate.Approx
 	default:
-		return bud, usageErrorf("--mechanism must be laplace or gaussian, got %q", f.mech)
+		return calibrate.Budget{}, usageErrorf("--mechanism must be laplace or gaussian, got %q", f.mech)
 	}
-	if err := bud.Validate(); err != nil {
+	bud, err := calibrate.New(kind, f.eps, f.delta, 0)
+	if err != nil {
 		return bud, usageErrorf("--mechanism %s --eps %g --delta %g: %v", f.mech, f.eps, f.delta, err)
 	}
 	switch f.startFlag {

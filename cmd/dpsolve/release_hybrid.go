@@ -27,7 +27,7 @@ import (
 // hybridParts reports whether a release under b may measure a union part
 // by part at the shares above.
 func hybridParts(b calibrate.Budget) bool {
-	return b.Kind == calibrate.Concentrated || b.Kind == calibrate.Pure
+	return b.Kind() == calibrate.Concentrated || b.Kind() == calibrate.Pure
 }
 
 // releaseAccept is the plan filter of a release of w under b: strategies
@@ -68,7 +68,7 @@ func partStrategy(s *plan.Strategy, p plan.Part) *plan.Strategy {
 // unionShare is the fraction of the budget union part weight w spends (see
 // above): w² under ρ-zCDP, w under pure ε.
 func unionShare(weight float64, b calibrate.Budget) float64 {
-	if b.Kind == calibrate.Pure {
+	if b.Kind() == calibrate.Pure {
 		return weight
 	}
 	return weight * weight
@@ -101,7 +101,7 @@ func unionParts(s *plan.Strategy, w *tables.Workload, b calibrate.Budget, desc s
 	parts := make([]tblPart, 0, len(s.Parts))
 	for k, p := range s.Parts {
 		// A part's share must stay in the calibration's usable range.
-		if bk := budgets[k]; bk.Kind == calibrate.Pure && bk.Epsilon < epsMin || bk.Kind == calibrate.Concentrated && bk.Rho < rhoMin {
+		if bk := budgets[k]; bk.Kind() == calibrate.Pure && bk.Epsilon() < epsMin || bk.Kind() == calibrate.Concentrated && bk.Rho() < rhoMin {
 			return nil, usageErrorf("the union's part of terms %s (weight %.4g) would get %s, below the usable range; use --template kron", strings.Join(p.Terms, ", "), p.Weight, bk)
 		}
 		sw := &tables.Workload{Domain: w.Domain}
@@ -150,7 +150,7 @@ func unionReport(rep *tblJSON, parts []tblPart) {
 			continue
 		}
 		u := *p.union
-		u.Share, u.Rho, u.Epsilon = p.share, p.b.Rho, p.b.Epsilon
+		u.Share, u.Rho, u.Epsilon = p.share, p.b.Rho(), p.b.Epsilon()
 		u.ExpectedTotalSqErr, u.ExpectedWeighted = p.r.ExpectedTotalSquaredError(), p.r.ExpectedWeightedError()
 		rep.UnionParts = append(rep.UnionParts, u)
 	}

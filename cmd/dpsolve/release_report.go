@@ -157,7 +157,7 @@ func tblPartsReport(parts []tblPart, w *tables.Workload, b calibrate.Budget) *tb
 		for i, t := range p.terms {
 			rep.Terms[t] = pr.Terms[i]
 			rep.SplitTerms = append(rep.SplitTerms, tblSplitJSON{Term: pr.Terms[i].Name, Share: p.share,
-				Rho: p.b.Rho, Epsilon: p.b.Epsilon, Delta: p.b.Delta, Plan: p.plan, Template: pr.Template,
+				Rho: p.b.Rho(), Epsilon: p.b.Epsilon(), Delta: p.b.Delta(), Plan: p.plan, Template: pr.Template,
 				Sigma: pr.Sigma, Sensitivity: pr.Sensitivity, Measurements: pr.Measurements, ExpectedTotalSqErr: pr.ExpectedTotalSqErr})
 		}
 	}
@@ -171,12 +171,12 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 	sens, norm := r.Sensitivity()
 	rep := &tblJSON{
 		Template: r.Template(), Attributes: len(w.Domain), Cells: records.CellsFloat(w.Domain), Queries: w.Queries(),
-		Mechanism: r.Mechanism(), Privacy: string(b.Kind), Rho: b.Rho, Epsilon: b.Epsilon, Delta: b.Delta,
+		Mechanism: r.Mechanism(), Privacy: string(b.Kind()), Rho: b.Rho(), Epsilon: b.Epsilon(), Delta: b.Delta(),
 		Sigma: r.Sigma(), NoiseScale: r.NoiseScale(), Sensitivity: sens, SensitivityNorm: norm,
 		SnappedSensitivity: r.SnappedSensitivity(), Measurements: r.Measurements(),
 		ExpectedTotalSqErr: r.ExpectedTotalSquaredError(), ExpectedWeighted: r.ExpectedWeightedError(),
 	}
-	if b.Kind == calibrate.Concentrated {
+	if b.Kind() == calibrate.Concentrated {
 		for _, d := range []float64{1e-6, 1e-9} {
 			if e, err := b.ApproxEpsilon(d); err == nil {
 				rep.ApproxDP = append(rep.ApproxDP, tblApprox{Delta: d, Epsilon: e})

@@ -141,38 +141,38 @@ func (l Limit) String() string {
 // {Epsilon} for pure ε-DP, {Epsilon, Delta} for (ε,δ)-DP), the form a
 // ledger prints a release's cost in.
 func Cost(b calibrate.Budget) Limit {
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Concentrated:
-		return Limit{Rho: b.Rho}
+		return Limit{Rho: b.Rho()}
 	case calibrate.Pure:
-		return Limit{Epsilon: b.Epsilon}
+		return Limit{Epsilon: b.Epsilon()}
 	}
-	return Limit{Epsilon: b.Epsilon, Delta: b.Delta}
+	return Limit{Epsilon: b.Epsilon(), Delta: b.Delta()}
 }
 
 // InUnit converts a release's budget b into the unit of a ledger with
-// limit l (see the package doc): what a charge of b adds to its spend. A
-// budget that calibrate.Budget.Validate refuses is refused.
+// limit l (see the package doc): what a charge of b adds to its spend. The
+// zero Budget (no budget) is refused.
 func InUnit(b calibrate.Budget, l Limit) (Limit, error) {
-	if err := b.Validate(); err != nil {
-		return Limit{}, errorf("invalid charge: %v", err)
+	if b.IsZero() {
+		return Limit{}, errorf("invalid charge: %v", calibrate.ErrNoBudget)
 	}
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Concentrated:
 		if !l.zcdp() {
 			return Limit{}, errorf("a rho-zCDP release cannot be charged to an (epsilon, delta) ledger (%s) without choosing a delta; keep the ledger in rho", l)
 		}
-		return Limit{Rho: b.Rho}, nil
+		return Limit{Rho: b.Rho()}, nil
 	case calibrate.Pure:
 		if l.zcdp() {
-			return Limit{Rho: b.Epsilon * b.Epsilon / 2}, nil
+			return Limit{Rho: b.Epsilon() * b.Epsilon() / 2}, nil
 		}
-		return Limit{Epsilon: b.Epsilon}, nil
+		return Limit{Epsilon: b.Epsilon()}, nil
 	}
 	if l.zcdp() {
 		return Limit{}, errorf("an (epsilon, delta) release cannot be charged to a rho ledger: (epsilon, delta)-DP implies no zCDP bound")
 	}
-	return Limit{Epsilon: b.Epsilon, Delta: b.Delta}, nil
+	return Limit{Epsilon: b.Epsilon(), Delta: b.Delta()}, nil
 }
 
 // Entry is one recorded release.
@@ -303,8 +303,8 @@ func checkFile(path, real string, fi os.FileInfo) error {
 // ledger for ρ-zCDP, an ε or (ε,δ) ledger otherwise); it fails if path
 // exists or the budget is invalid.
 func Create(path string, limit calibrate.Budget) error {
-	if err := limit.Validate(); err != nil {
-		return errorf("invalid ledger limit: %v", err)
+	if limit.IsZero() {
+		return errorf("invalid ledger limit: %v", calibrate.ErrNoBudget)
 	}
 	b, err := json.MarshalIndent(File{Limit: Cost(limit), Spent: []Entry{}}, "", "  ")
 	if err != nil {
@@ -392,8 +392,8 @@ func SpendContext(ctx context.Context, path string, b calibrate.Budget, label st
 		return st, err
 	}
 	f.Spent = append(f.Spent, Entry{
-		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Kind: string(b.Kind),
-		Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
+		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Kind: string(b.Kind()),
+		Epsilon: b.Epsilon(), Delta: b.Delta(), Rho: b.Rho(),
 		ChargedRho: add.Rho, ChargedEpsilon: add.Epsilon, ChargedDelta: add.Delta,
 	})
 	if err := writeAtomic(ctx, real, fi, f); err != nil {

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
+
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
@@ -85,7 +87,7 @@ func TestPrivacyAuditDiscreteGaussianRho(t *testing.T) {
 	dom := []records.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 2}}
 	w := &Workload{Domain: dom, Terms: []Term{{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 1})}}}}
 	const rho, eps = 0.125, 1.0 // σ = Δ/√(2ρ) = 2
-	r, err := Prepare(w, kronStrategy(t, h, h), calibrate.ZCDP(rho))
+	r, err := Prepare(w, kronStrategy(t, h, h), budgettest.ZCDP(rho))
 	require.NoError(t, err)
 	x := []float64{3, 7, 0, 12}
 	const nP, nQ = 40000, 15000

@@ -12,7 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
+
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
@@ -41,7 +42,7 @@ func BenchmarkAdultTwoWayRelease(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := Prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.5))
+		r, err := Prepare(w, MarginalsStrategy{}, budgettest.ZCDP(0.5))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func BenchmarkNonNegativeKron(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := Prepare(w, KronStrategy{A: a}, calibrate.ZCDP(0.05))
+	r, err := Prepare(w, KronStrategy{A: a}, budgettest.ZCDP(0.05))
 	if err != nil {
 		b.Fatal(err)
 	}

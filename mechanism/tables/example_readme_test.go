@@ -39,7 +39,11 @@ func Example_readmeRelease() {
 	}
 	defer os.RemoveAll(dir)
 	ledgerPath := filepath.Join(dir, "budget.json")
-	if err := ledger.Create(ledgerPath, calibrate.ZCDP(1)); err != nil {
+	limit, err := calibrate.ZCDP(1)
+	if err != nil {
+		panic(err)
+	}
+	if err := ledger.Create(ledgerPath, limit); err != nil {
 		panic(err)
 	}
 
@@ -47,7 +51,8 @@ func Example_readmeRelease() {
 	w, _ := tables.FromSpec(k)
 	p, err := plan.Run(ctx, k, "best", plan.Options{})         // kron, union or dense: p.Objective, p.LowerBound
 	s, err := tables.FromPlan(p.Strategy, w)                   // tables.MarginalsStrategy{} for a workload of marginals
-	r, err := tables.Prepare(w, s, calibrate.ZCDP(0.5))        // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
+	b, err := calibrate.ZCDP(0.5)                              // or calibrate.PureDP(ε), calibrate.ApproxDP(ε, δ)
+	r, err := tables.Prepare(w, s, b)                          // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
 	x, _, err := records.ReadHistogram(csvFile, w.Domain, nil) // records.ReadMarginals when r.Needs() asks for tables
 	charge := func() error { _, err := ledger.Spend(ledgerPath, r.Budget(), "my release"); return err }
 	res, err := r.Run(ctx, tables.Data{Histogram: x}, noise.NewSecure(), charge, tables.PostProcess{})

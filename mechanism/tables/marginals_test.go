@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
+
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 )
@@ -163,7 +164,7 @@ func TestPureMarginalsSizeOneAttribute(t *testing.T) {
 	w := &Workload{Domain: dom, Terms: []Term{
 		{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 1}), Marginal(dom, []int{1, 2}), Marginal(dom, nil)}},
 	}}
-	r, err := Prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(2))
+	r, err := Prepare(w, MarginalsStrategy{Pure: true}, budgettest.PureDP(2))
 	require.NoError(t, err)
 	hist, sets := r.Needs()
 	require.False(t, hist)

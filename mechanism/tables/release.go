@@ -58,8 +58,8 @@ func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if err := b.Validate(); err != nil {
-		return nil, errorf("%v", err)
+	if b.IsZero() {
+		return nil, errorf("%v", calibrate.ErrNoBudget)
 	}
 	if s == nil {
 		return nil, errorf("no strategy")
