@@ -174,26 +174,25 @@ func (f *releaseFlags) sampler(stderr io.Writer) *noise.Sampler {
 
 // releaseJSON is the machine-readable output of dpsolve answer and run.
 type releaseJSON struct {
-	Mechanism          string  `json:"mechanism"`
-	Epsilon            float64 `json:"epsilon,omitempty"`
-	Delta              float64 `json:"delta,omitempty"`
-	Rho                float64 `json:"rho,omitempty"`
-	Sigma              float64 `json:"sigma"`
-	NoiseScale         float64 `json:"noise_scale"`
-	Sensitivity        float64 `json:"sensitivity"`
-	SensitivityNorm    string  `json:"sensitivity_norm"`
-	SnappedSensitivity float64 `json:"snapped_sensitivity"`
-	Grid               float64 `json:"grid"`
-	ExpectedRMSE       float64 `json:"expected_rmse"`
-	ExpectedMSE        float64 `json:"expected_mse"`
-	ExpectedTotalSqErr float64 `json:"expected_total_squared_error"`
-	Workload           string  `json:"workload"`
-	Queries            int     `json:"queries"`
-	N                  int     `json:"n"`
-	StrategyRows       int     `json:"strategy_rows"`
-	PostProcessing     string  `json:"post_processing"`
-	Private            bool    `json:"private"`
-	Out                string  `json:"out"`
+	Mechanism string `json:"mechanism"`
+	// Budget is the release's budget, written after mechanism (MarshalJSON).
+	Budget             calibrate.Budget `json:"-"`
+	Sigma              float64          `json:"sigma"`
+	NoiseScale         float64          `json:"noise_scale"`
+	Sensitivity        float64          `json:"sensitivity"`
+	SensitivityNorm    string           `json:"sensitivity_norm"`
+	SnappedSensitivity float64          `json:"snapped_sensitivity"`
+	Grid               float64          `json:"grid"`
+	ExpectedRMSE       float64          `json:"expected_rmse"`
+	ExpectedMSE        float64          `json:"expected_mse"`
+	ExpectedTotalSqErr float64          `json:"expected_total_squared_error"`
+	Workload           string           `json:"workload"`
+	Queries            int              `json:"queries"`
+	N                  int              `json:"n"`
+	StrategyRows       int              `json:"strategy_rows"`
+	PostProcessing     string           `json:"post_processing"`
+	Private            bool             `json:"private"`
+	Out                string           `json:"out"`
 
 	// dpsolve run only: the optimization.
 	Objective    *float64 `json:"objective,omitempty"`
@@ -296,7 +295,7 @@ func newReleaseResult(f *releaseFlags, b calibrate.Budget, m *release.Mechanism,
 		norm = "L1"
 	}
 	return &releaseJSON{
-		Mechanism: mechanismName(b), Epsilon: b.Epsilon(), Delta: b.Delta(), Rho: b.Rho(),
+		Mechanism: mechanismName(b), Budget: b,
 		Sigma: m.Sigma(), NoiseScale: m.Scale(),
 		Sensitivity: m.Sensitivity(), SensitivityNorm: norm,
 		SnappedSensitivity: m.SnappedSensitivity(), Grid: m.Grid(),
@@ -306,15 +305,23 @@ func newReleaseResult(f *releaseFlags, b calibrate.Budget, m *release.Mechanism,
 	}
 }
 
+// MarshalJSON writes the result with its budget in calibrate's encoding
+// after the mechanism key.
+func (o releaseJSON) MarshalJSON() ([]byte, error) {
+	type plain releaseJSON // without this method
+	return calibrate.MarshalInline(plain(o), "mechanism", o.Budget)
+}
+
 // budgetText words the result's budget as describeBudget does.
 func (o *releaseJSON) budgetText() string {
+	b := o.Budget
 	switch o.Mechanism {
 	case "laplace":
-		return fmt.Sprintf("laplace(eps=%g)", o.Epsilon)
+		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon())
 	case "zcdp":
-		return fmt.Sprintf("zcdp(rho=%g)", o.Rho)
+		return fmt.Sprintf("zcdp(rho=%g)", b.Rho())
 	}
-	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", o.Epsilon, o.Delta)
+	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon(), b.Delta())
 }
 
 // writeText renders the result for a reader.

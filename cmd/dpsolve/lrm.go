@@ -30,13 +30,13 @@ func init() {
 // lrmJSON is the machine-readable output of dpsolve lrm. Errors are the
 // expected total squared error of the m answers.
 type lrmJSON struct {
-	Workload  string   `json:"workload"`
-	N         int      `json:"n"`
-	M         int      `json:"m"`
-	Mechanism string   `json:"mechanism"`
-	Ball      string   `json:"ball"`
-	Epsilon   float64  `json:"epsilon"`
-	Delta     *float64 `json:"delta,omitempty"`
+	Workload  string `json:"workload"`
+	N         int    `json:"n"`
+	M         int    `json:"m"`
+	Mechanism string `json:"mechanism"`
+	Ball      string `json:"ball"`
+	// Budget is the noise's budget, written after ball (MarshalJSON).
+	Budget calibrate.Budget `json:"-"`
 	// Objective is Φ = tr(BᵀB); Residual ‖W − BL‖_F/‖W‖_F of the returned
 	// pair; Rank r the rows of L.
 	Objective    float64 `json:"objective"`
@@ -241,7 +241,7 @@ func newLRMResult(label string, m, n int, f *lrmFlags, bud calibrate.Budget, res
 		return nil, err
 	}
 	out := &lrmJSON{
-		Workload: label, N: n, M: m, Mechanism: f.mech, Ball: f.opt.Ball.String(), Epsilon: f.eps,
+		Workload: label, N: n, M: m, Mechanism: f.mech, Ball: f.opt.Ball.String(), Budget: bud,
 		Objective: res.Objective, Residual: res.Residual, Rank: res.Rank, WorkloadRank: res.WorkloadRank,
 		Iterations: res.Iterations, InnerIters: res.InnerIterations, Seconds: res.Seconds,
 		ExpectedError: noiseErr, NoiseError: noiseErr, StructuralBound: sb,
@@ -252,10 +252,6 @@ func newLRMResult(label string, m, n int, f *lrmFlags, bud calibrate.Budget, res
 		Start: res.Start.String(), PIdentity: res.PIdentity, PIdentityRows: res.PIdentityRows,
 		PIdentityIterations: res.PIdentityIterations, PIdentityObjective: res.PIdentityObjective,
 	}
-	if f.opt.Ball == lrm.L2 {
-		d := f.delta
-		out.Delta = &d
-	}
 	if x != nil {
 		s, err := res.StructuralError(x)
 		if err != nil {
@@ -265,6 +261,13 @@ func newLRMResult(label string, m, n int, f *lrmFlags, bud calibrate.Budget, res
 		out.ExpectedError += s
 	}
 	return out, nil
+}
+
+// MarshalJSON writes the result with its budget in calibrate's encoding
+// after the ball key.
+func (o lrmJSON) MarshalJSON() ([]byte, error) {
+	type plain lrmJSON // without this method
+	return calibrate.MarshalInline(plain(o), "ball", o.Budget)
 }
 
 // outcome says in words how the decomposition was obtained.

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
@@ -70,4 +71,117 @@ func (b *Budget) UnmarshalJSON(data []byte) error {
 	}
 	*b = nb
 	return nil
+}
+
+// budgetKeys are the keys of the encoding (budgetJSON's tags).
+var budgetKeys = map[string]bool{"epsilon": true, "delta": true, "rho": true}
+
+// members calls visit with each member of the JSON object data, in order.
+func members(data []byte, visit func(key string, val json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return inputerr.Errorf("calibrate", "not a JSON object: %.40s", data)
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return inputerr.Errorf("calibrate", "invalid JSON object: %v", err)
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return inputerr.Errorf("calibrate", "invalid JSON object: %v", err)
+		}
+		if err := visit(t.(string), val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// object accumulates the members of a JSON object.
+type object struct{ buf bytes.Buffer }
+
+func (o *object) add(key string, val json.RawMessage) error {
+	if o.buf.Len() == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+	k, err := json.Marshal(key)
+	if err != nil {
+		return err
+	}
+	o.buf.Write(k)
+	o.buf.WriteByte(':')
+	o.buf.Write(val)
+	return nil
+}
+
+func (o *object) bytes() []byte {
+	if o.buf.Len() == 0 {
+		return []byte("{}")
+	}
+	return append(o.buf.Bytes(), '}')
+}
+
+// MarshalInline returns the JSON object v marshals to with b's encoding
+// written inline, its members right after v's member named after: how a
+// ledger entry or a report that carries a Budget keeps the flat keys
+// ("rho", "epsilon", "delta") it has always had while the encoding is
+// spelled only here. v must marshal to an object (a report's type without
+// its own MarshalJSON, the Budget field `json:"-"`). The zero Budget adds
+// nothing; a non-zero one whose key v lacks is an error, never dropped.
+func MarshalInline(v any, after string, b Budget) ([]byte, error) {
+	obj, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if b.IsZero() {
+		return obj, nil
+	}
+	enc, err := b.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var out object
+	placed := false
+	err = members(obj, func(key string, val json.RawMessage) error {
+		if err := out.add(key, val); err != nil || key != after {
+			return err
+		}
+		placed = true
+		return members(enc, out.add)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !placed {
+		return nil, fmt.Errorf("calibrate: the object has no member %q to write the budget after", after)
+	}
+	return out.bytes(), nil
+}
+
+// UnmarshalInline is MarshalInline's inverse: it returns the Budget that
+// the members "rho", "epsilon" and "delta" of the JSON object data encode
+// (decoded and validated as UnmarshalJSON does; the zero Budget if there
+// are none) and the object of data's other members, in order, for the
+// caller to decode into its own type.
+func UnmarshalInline(data []byte) (Budget, []byte, error) {
+	var own, bud object
+	err := members(data, func(key string, val json.RawMessage) error {
+		if budgetKeys[key] {
+			return bud.add(key, val)
+		}
+		return own.add(key, val)
+	})
+	if err != nil {
+		return Budget{}, nil, err
+	}
+	var b Budget
+	if bud.buf.Len() > 0 {
+		if err := b.UnmarshalJSON(bud.bytes()); err != nil {
+			return Budget{}, nil, err
+		}
+	}
+	return b, own.bytes(), nil
 }

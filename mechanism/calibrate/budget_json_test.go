@@ -71,3 +71,38 @@ func TestBudgetSplitShare(t *testing.T) {
 }
 
 func second(_ calibrate.Budget, err error) error { return err }
+
+// MarshalInline writes the budget's members right after the named member
+// and UnmarshalInline takes them back out, leaving the other members in
+// order; a missing member to place after is an error.
+func TestBudgetInline(t *testing.T) {
+	type report struct {
+		A string  `json:"a"`
+		S float64 `json:"share"`
+		Z int     `json:"z"`
+	}
+	for want, b := range map[string]calibrate.Budget{
+		`{"a":"x","share":0.5,"rho":0.25,"z":3}`:                   budgettest.ZCDP(0.25),
+		`{"a":"x","share":0.5,"epsilon":2,"z":3}`:                  budgettest.PureDP(2),
+		`{"a":"x","share":0.5,"epsilon":1,"delta":0.000001,"z":3}`: budgettest.ApproxDP(1, 1e-6),
+		`{"a":"x","share":0.5,"z":3}`:                              {},
+	} {
+		got, err := calibrate.MarshalInline(report{"x", 0.5, 3}, "share", b)
+		if err != nil || string(got) != want {
+			t.Errorf("MarshalInline(%v) = %s, %v; want %s", b, got, err, want)
+			continue
+		}
+		back, rest, err := calibrate.UnmarshalInline(got)
+		if err != nil || back != b || string(rest) != `{"a":"x","share":0.5,"z":3}` {
+			t.Errorf("UnmarshalInline(%s) = %v, %s, %v", got, back, rest, err)
+		}
+	}
+	if _, err := calibrate.MarshalInline(report{}, "sigma", budgettest.ZCDP(1)); err == nil {
+		t.Error("a budget with no member to follow was dropped silently")
+	}
+	for _, bad := range []string{`{"a":1,"rho":0}`, `{"rho":1,"epsilon":1}`, `[1]`, `{"a":`} {
+		if _, _, err := calibrate.UnmarshalInline([]byte(bad)); !errors.Is(err, calibrate.ErrInput) {
+			t.Errorf("UnmarshalInline(%s): %v, want ErrInput", bad, err)
+		}
+	}
+}

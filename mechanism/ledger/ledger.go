@@ -177,18 +177,57 @@ func InUnit(b calibrate.Budget, l Limit) (Limit, error) {
 
 // Entry is one recorded release.
 type Entry struct {
-	Time    string  `json:"time"`
-	Label   string  `json:"label,omitempty"`
-	Kind    string  `json:"kind"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	Delta   float64 `json:"delta,omitempty"`
-	Rho     float64 `json:"rho,omitempty"`
-	// Kind, Epsilon, Delta and Rho are the release's calibrate.Budget, in
-	// the file format ledgers have always had ("zcdp", "approx" or "pure").
+	Time  string `json:"time"`
+	Label string `json:"label,omitempty"`
+	// Budget is the release's budget. The file stores it as ledgers have
+	// always had it: "kind" ("zcdp", "approx" or "pure", its Kind) and
+	// then calibrate's encoding inline ("rho", or "epsilon" and "delta");
+	// see MarshalJSON.
+	Budget calibrate.Budget `json:"-"`
 	// The charge in the ledger's unit (what the composition sums).
 	ChargedRho     float64 `json:"charged_rho,omitempty"`
 	ChargedEpsilon float64 `json:"charged_epsilon,omitempty"`
 	ChargedDelta   float64 `json:"charged_delta,omitempty"`
+}
+
+// entryJSON is an Entry's own members in the file, kind among them (the
+// budget's members follow it).
+type entryJSON struct {
+	Time           string         `json:"time"`
+	Label          string         `json:"label,omitempty"`
+	Kind           calibrate.Kind `json:"kind"`
+	ChargedRho     float64        `json:"charged_rho,omitempty"`
+	ChargedEpsilon float64        `json:"charged_epsilon,omitempty"`
+	ChargedDelta   float64        `json:"charged_delta,omitempty"`
+}
+
+// MarshalJSON writes the entry in the ledger file's format: time, label,
+// kind, the budget in calibrate's encoding, the charge.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	return calibrate.MarshalInline(entryJSON{Time: e.Time, Label: e.Label, Kind: e.Budget.Kind(),
+		ChargedRho: e.ChargedRho, ChargedEpsilon: e.ChargedEpsilon, ChargedDelta: e.ChargedDelta}, "kind", e.Budget)
+}
+
+// UnmarshalJSON reads an entry in the ledger file's format (every ledger
+// written so far): the budget is decoded and validated by calibrate and
+// must have the entry's kind; an unknown member is an error.
+func (e *Entry) UnmarshalJSON(data []byte) error {
+	b, own, err := calibrate.UnmarshalInline(data)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(own))
+	dec.DisallowUnknownFields()
+	var j entryJSON
+	if err := dec.Decode(&j); err != nil {
+		return err
+	}
+	if j.Kind != b.Kind() {
+		return errorf("an entry of kind %q records the budget %v", j.Kind, b)
+	}
+	*e = Entry{Time: j.Time, Label: j.Label, Budget: b,
+		ChargedRho: j.ChargedRho, ChargedEpsilon: j.ChargedEpsilon, ChargedDelta: j.ChargedDelta}
+	return nil
 }
 
 // File is a ledger's content.
@@ -392,8 +431,7 @@ func SpendContext(ctx context.Context, path string, b calibrate.Budget, label st
 		return st, err
 	}
 	f.Spent = append(f.Spent, Entry{
-		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Kind: string(b.Kind()),
-		Epsilon: b.Epsilon(), Delta: b.Delta(), Rho: b.Rho(),
+		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Budget: b,
 		ChargedRho: add.Rho, ChargedEpsilon: add.Epsilon, ChargedDelta: add.Delta,
 	})
 	if err := writeAtomic(ctx, real, fi, f); err != nil {

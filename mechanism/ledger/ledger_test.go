@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -66,7 +67,7 @@ func TestSpendComposesAndRefuses(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, f.Spent, 2)
 	assert.Equal(t, "second", f.Spent[1].Label)
-	assert.Equal(t, 0.8, f.Spent[1].Epsilon)
+	assert.Equal(t, 0.8, f.Spent[1].Budget.Epsilon())
 	// An exact fit (0.18 left, within the 1e-12 slack) is accepted.
 	_, err = Spend(p, budgettest.ZCDP(0.18), "last")
 	require.NoError(t, err)
@@ -223,7 +224,7 @@ func TestFileFormatKept(t *testing.T) {
 	require.NoError(t, err)
 	f, err := Read(q)
 	require.NoError(t, err)
-	assert.Equal(t, Entry{Time: f.Spent[0].Time, Label: "approx", Kind: "approx", Epsilon: 0.5, Delta: 1e-7, ChargedEpsilon: 0.5, ChargedDelta: 1e-7}, f.Spent[0])
+	assert.Equal(t, Entry{Time: f.Spent[0].Time, Label: "approx", Budget: budgettest.ApproxDP(0.5, 1e-7), ChargedEpsilon: 0.5, ChargedDelta: 1e-7}, f.Spent[0])
 
 	// Create writes each kind of limit in the format above.
 	for b, want := range map[calibrate.Budget]string{
@@ -238,5 +239,31 @@ func TestFileFormatKept(t *testing.T) {
 		require.NoError(t, json.Unmarshal(raw.Limit, &m))
 		canon, _ := json.Marshal(m)
 		assert.Equal(t, want, string(canon), "%v", b)
+	}
+}
+
+// An entry is written in the file's member order (time, label, kind, the
+// budget, the charge) and read back with its budget validated: a budget
+// calibrate refuses, a kind that disagrees with the budget, or an unknown
+// member make the ledger invalid instead of being read as some budget.
+func TestEntryEncoding(t *testing.T) {
+	e := Entry{Time: "t", Label: "l", Budget: budgettest.ApproxDP(0.5, 1e-7), ChargedEpsilon: 0.5, ChargedDelta: 1e-7}
+	b, err := json.Marshal(e)
+	require.NoError(t, err)
+	assert.Equal(t, `{"time":"t","label":"l","kind":"approx","epsilon":0.5,"delta":1e-7,"charged_epsilon":0.5,"charged_delta":1e-7}`, string(b))
+	var back Entry
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, e, back)
+	dir := t.TempDir()
+	for name, entry := range map[string]string{
+		"invalid budget": `{"time": "t", "kind": "zcdp", "rho": -1, "charged_rho": 0.1}`,
+		"kind mismatch":  `{"time": "t", "kind": "pure", "rho": 0.1, "charged_rho": 0.1}`,
+		"two kinds":      `{"time": "t", "kind": "zcdp", "rho": 0.1, "epsilon": 1, "charged_rho": 0.1}`,
+		"unknown member": `{"time": "t", "kind": "zcdp", "rho": 0.1, "charged_rho": 0.1, "extra": 1}`,
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+		require.NoError(t, os.WriteFile(p, []byte(`{"limit": {"rho": 1}, "spent": [`+entry+`]}`), 0o644))
+		_, err := Read(p)
+		assert.ErrorIs(t, err, ErrInput, name)
 	}
 }
