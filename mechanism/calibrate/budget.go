@@ -28,12 +28,12 @@ const (
 // Budget is dpsolve's one privacy budget: pure ε-DP, (ε,δ)-DP or ρ-zCDP.
 //
 // A Budget is valid by construction: PureDP, ApproxDP, ZCDP, New and
-// UnmarshalJSON check their parameters and return an error for a bad one,
-// and the arithmetic (Share) returns only valid budgets, so a consumer never
-// re-validates. Only the parameters of its Kind are non-zero, so a budget
-// read from flags cannot silently ignore a δ or ρ the user gave. The zero
-// Budget means "no budget" (IsZero); every function that needs a budget
-// refuses it with ErrNoBudget.
+// UnmarshalJSON (the one encoding, see MarshalJSON) check their parameters
+// and return an error for a bad one, and the arithmetic (Split, Share)
+// returns only valid budgets, so a consumer never re-validates. Only the
+// parameters of its Kind are non-zero, so a budget read from flags cannot
+// silently ignore a δ or ρ the user gave. The zero Budget means "no budget"
+// (IsZero); every function that needs a budget refuses it with ErrNoBudget.
 //
 // The kind decides the noise (see Noise): Laplace for pure ε-DP, Gaussian
 // for (ε,δ)-DP and ρ-zCDP. Conversions between the notions are stated on
