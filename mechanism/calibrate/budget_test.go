@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/budgettest"
-
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dpsolve/dpsolve/internal/budgettest"
-
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"

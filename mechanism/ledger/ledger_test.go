@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/budgettest"
-
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

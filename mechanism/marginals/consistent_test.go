@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/budgettest"
-
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/status"
 )

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/budgettest"
-
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/budgettest"
-
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/distributed"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
