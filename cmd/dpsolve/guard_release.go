@@ -50,16 +50,16 @@ func beforeSampling(ctx context.Context, m *release.Mechanism, a mat.Matrix, x [
 	// The grid is the noise scale times 2^-41 … 2^-40 (noise.Grid), so a
 	// scale of peak·2^41/MaxGridUnits fits; one binary order of margin.
 	need := peak * 0x1p42 / noise.MaxGridUnits
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Pure:
 		return fmt.Errorf("--eps %g is too large for this data: the noise scale %.3g is finer than measurements as large as %.6g allow (it must be at least %.3g); use --eps at most about %.3g",
-			b.Epsilon, m.Scale(), peak, need, m.Sensitivity()/need)
+			b.Epsilon(), m.Scale(), peak, need, m.Sensitivity()/need)
 	case calibrate.Concentrated:
 		return fmt.Errorf("--rho %g is too large for this data: σ = %.3g is finer than measurements as large as %.6g allow (σ must be at least %.3g); use --rho at most about %.3g",
-			b.Rho, m.Sigma(), peak, need, m.Sensitivity()*m.Sensitivity()/(2*need*need))
+			b.Rho(), m.Sigma(), peak, need, m.Sensitivity()*m.Sensitivity()/(2*need*need))
 	default:
 		return fmt.Errorf("--eps %g is too large for this data: σ = %.3g is finer than measurements as large as %.6g allow (σ must be at least %.3g); use --eps at most about %.3g",
-			b.Epsilon, m.Sigma(), peak, need, largestGaussianEps(need, b.Delta, m.Sensitivity(), b.Epsilon))
+			b.Epsilon(), m.Sigma(), peak, need, largestGaussianEps(need, b.Delta(), m.Sensitivity(), b.Epsilon()))
 	}
 }
 

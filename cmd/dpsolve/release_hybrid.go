@@ -28,7 +28,7 @@ import (
 // hybridParts reports whether a release under b may measure a union part
 // by part at the shares above.
 func hybridParts(b calibrate.Budget) bool {
-	return b.Kind == calibrate.Concentrated || b.Kind == calibrate.Pure
+	return b.Kind() == calibrate.Concentrated || b.Kind() == calibrate.Pure
 }
 
 // releaseAccept is the plan filter of a release of w under b: strategies
@@ -69,7 +69,7 @@ func partStrategy(s *plan.Strategy, p plan.Part) *plan.Strategy {
 // unionShare is the fraction of the budget union part weight w spends (see
 // above): w² under ρ-zCDP, w under pure ε.
 func unionShare(weight float64, b calibrate.Budget) float64 {
-	if b.Kind == calibrate.Pure {
+	if b.Kind() == calibrate.Pure {
 		return weight
 	}
 	return weight * weight
@@ -102,7 +102,7 @@ func unionParts(s *plan.Strategy, w *domain.Kron, b calibrate.Budget, desc strin
 	parts := make([]tblPart, 0, len(s.Parts))
 	for k, p := range s.Parts {
 		// A part's share must stay in the calibration's usable range.
-		if bk := budgets[k]; bk.Kind == calibrate.Pure && bk.Epsilon < epsMin || bk.Kind == calibrate.Concentrated && bk.Rho < rhoMin {
+		if bk := budgets[k]; bk.Kind() == calibrate.Pure && bk.Epsilon() < epsMin || bk.Kind() == calibrate.Concentrated && bk.Rho() < rhoMin {
 			return nil, usageErrorf("the union's part of terms %s (weight %.4g) would get %s, below the usable range; use --template kron", strings.Join(p.Terms, ", "), p.Weight, bk)
 		}
 		var terms []int
@@ -134,15 +134,21 @@ func unionParts(s *plan.Strategy, w *domain.Kron, b calibrate.Budget, desc strin
 // tblUnionPartJSON is one part of a union measured part by part, in
 // release.json's union_parts.
 type tblUnionPartJSON struct {
-	Part               int      `json:"part"`
-	Kind               string   `json:"kind"`
-	Weight             float64  `json:"weight"`
-	Terms              []string `json:"terms"`
-	Share              float64  `json:"share"`
-	Rho                float64  `json:"rho,omitempty"`
-	Epsilon            float64  `json:"epsilon,omitempty"`
-	ExpectedTotalSqErr float64  `json:"expected_total_squared_error"`
-	ExpectedWeighted   float64  `json:"expected_weighted_error"`
+	Part   int      `json:"part"`
+	Kind   string   `json:"kind"`
+	Weight float64  `json:"weight"`
+	Terms  []string `json:"terms"`
+	Share  float64  `json:"share"`
+	// Budget is the part's budget, written after share (MarshalJSON).
+	Budget             calibrate.Budget `json:"-"`
+	ExpectedTotalSqErr float64          `json:"expected_total_squared_error"`
+	ExpectedWeighted   float64          `json:"expected_weighted_error"`
+}
+
+// MarshalJSON writes the part's budget after its share.
+func (u tblUnionPartJSON) MarshalJSON() ([]byte, error) {
+	type plain tblUnionPartJSON
+	return calibrate.MarshalInline(plain(u), "share", u.Budget)
 }
 
 // unionReport relabels a report of parts that are a union's (not --split
@@ -153,7 +159,7 @@ func unionReport(rep *tblJSON, parts []tblPart) {
 			continue
 		}
 		u := *p.union
-		u.Share, u.Rho, u.Epsilon = p.share, p.b.Rho, p.b.Epsilon
+		u.Share, u.Budget = p.share, p.b
 		u.ExpectedTotalSqErr, u.ExpectedWeighted = p.r.ExpectedTotalSquaredError(), p.r.ExpectedWeightedError()
 		rep.UnionParts = append(rep.UnionParts, u)
 	}
@@ -169,9 +175,9 @@ func unionReport(rep *tblJSON, parts []tblPart) {
 // shares of the budget.
 func printUnionParts(stdout io.Writer, rep *tblJSON) {
 	for _, u := range rep.UnionParts {
-		b := fmt.Sprintf("rho=%.6g", u.Rho)
-		if u.Epsilon > 0 {
-			b = fmt.Sprintf("eps=%.6g", u.Epsilon)
+		b := fmt.Sprintf("rho=%.6g", u.Budget.Rho())
+		if u.Budget.Epsilon() > 0 {
+			b = fmt.Sprintf("eps=%.6g", u.Budget.Epsilon())
 		}
 		fmt.Fprintf(stdout, "union part %-3d %s of terms %s (weight %.6g): %.4g of the budget, %s, weighted error %.6g\n",
 			u.Part, u.Kind, strings.Join(u.Terms, ", "), u.Weight, u.Share, b, u.ExpectedWeighted)

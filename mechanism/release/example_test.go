@@ -15,7 +15,11 @@ func Example() {
 	// strategy under (ε,δ) = (1, 1e-6).
 	x := []float64{5, 0, 3, 12, 7, 1, 0, 4}
 	h2, _ := strategy.NewH2(len(x))
-	m, err := release.New(h2.Matrix(), calibrate.ApproxDP(1, 1e-6))
+	b, err := calibrate.ApproxDP(1, 1e-6)
+	if err != nil {
+		panic(err)
+	}
+	m, err := release.New(h2.Matrix(), b)
 	if err != nil {
 		panic(err)
 	}
