@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 )
 
@@ -27,10 +28,6 @@ func enterCritical() func() {
 	critical.Lock()
 	return critical.Unlock
 }
-
-// maxGridUnits mirrors mechanism/noise's bound on |value/grid| (values are
-// snapped to int64 grid units with headroom for the noise).
-const maxGridUnits = 0x1p62
 
 // beforeSampling is the last check before noise is drawn: the command has
 // not been cancelled, and the measurements A·x are representable on the
@@ -47,12 +44,12 @@ func beforeSampling(ctx context.Context, m *release.Mechanism, a mat.Matrix, x [
 	for i := 0; i < p; i++ {
 		peak = math.Max(peak, math.Abs(y.AtVec(i)))
 	}
-	if peak/m.Grid() < maxGridUnits {
+	if peak/m.Grid() < noise.MaxGridUnits {
 		return nil
 	}
-	// The grid is the noise scale times about 2^-41, so the scale must be at
-	// least peak·2^-20 (one binary order of margin).
-	need := peak * 0x1p-20
+	// The grid is the noise scale times 2^-41 … 2^-40 (noise.Grid), so a
+	// scale of peak·2^41/MaxGridUnits fits; one binary order of margin.
+	need := peak * 0x1p42 / noise.MaxGridUnits
 	switch b.Kind {
 	case calibrate.Pure:
 		return fmt.Errorf("--eps %g is too large for this data: the noise scale %.3g is finer than measurements as large as %.6g allow (it must be at least %.3g); use --eps at most about %.3g",

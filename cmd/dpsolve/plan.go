@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -128,14 +129,14 @@ type planTermJSON struct {
 // "objective", which the marginals template's file uses for its sum|max
 // objective.
 type strategyFile struct {
-	Template      string               `json:"template"`
-	Privacy       string               `json:"privacy"`
-	ExpectedError float64              `json:"expected_error"`
-	Cells         json.Number          `json:"cells"`
-	Domain        []workload.Attribute `json:"domain"`
-	Factors       []factorFile         `json:"factors,omitempty"`
-	Parts         []partFile           `json:"parts,omitempty"`
-	File          string               `json:"file,omitempty"`
+	Template      string             `json:"template"`
+	Privacy       string             `json:"privacy"`
+	ExpectedError float64            `json:"expected_error"`
+	Cells         json.Number        `json:"cells"`
+	Domain        []domain.Attribute `json:"domain"`
+	Factors       []factorFile       `json:"factors,omitempty"`
+	Parts         []partFile         `json:"parts,omitempty"`
+	File          string             `json:"file,omitempty"`
 }
 
 type factorFile struct {
@@ -169,7 +170,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	w, err := workload.LoadSpec(f.spec)
+	w, err := domain.LoadSpec(f.spec, workload.Blocks)
 	if err != nil {
 		return err
 	}
@@ -246,7 +247,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (planFlags, error) {
 
 // solvePlan runs the chosen template (the marginals template directly for
 // a non-sum objective, which the portfolio does not take).
-func solvePlan(ctx context.Context, f planFlags, w *workload.Kron, stderr io.Writer) (*plan.Result, error) {
+func solvePlan(ctx context.Context, f planFlags, w *domain.Kron, stderr io.Writer) (*plan.Result, error) {
 	opt := plan.Options{Privacy: plan.Privacy(f.privacy), Progress: progressTo(stderr, "plan", f.quiet)}
 	if f.outDir != "" {
 		// Only strategies with a file format (the portfolio and union fall
@@ -275,7 +276,7 @@ func solvePlan(ctx context.Context, f planFlags, w *workload.Kron, stderr io.Wri
 
 // planReport is the result both outputs are rendered from: --json prints
 // it as is, the text output reads its rows from it.
-func planReport(f planFlags, w *workload.Kron, res *plan.Result) planJSON {
+func planReport(f planFlags, w *domain.Kron, res *plan.Result) planJSON {
 	out := planJSON{
 		Spec: f.spec, Cells: json.Number(w.CellCount().String()), Queries: w.Queries(), Template: res.Template, Privacy: f.privacy,
 		Objective: res.Objective, LowerBound: maybe(res.LowerBound), LowerBoundSource: res.LowerBoundSource,
@@ -318,7 +319,7 @@ func planReport(f planFlags, w *workload.Kron, res *plan.Result) planJSON {
 }
 
 // printPlan is the text output: the summary, then the rows of out.
-func printPlan(stdout io.Writer, f planFlags, w *workload.Kron, res *plan.Result, out planJSON) {
+func printPlan(stdout io.Writer, f planFlags, w *domain.Kron, res *plan.Result, out planJSON) {
 	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", f.spec, bigCount(w.CellCount()), w.Queries(), len(w.Terms()))
 	fmt.Fprintf(stdout, "template      %s (%s), %s", res.Template, f.privacy, res.Status)
 	if res.Sweeps > 0 {
@@ -414,7 +415,7 @@ func printMarginalSets(stdout io.Writer, sets []marginals.MarginalJSON) {
 // a temporary directory next to dir and renames it into place, so dir is
 // never half-written. An existing dir is replaced only if it holds a
 // strategy.json (a previous plan); anything else is refused.
-func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *plan.Result) (err error) {
+func writeStrategyDir(ctx context.Context, dir string, w *domain.Kron, res *plan.Result) (err error) {
 	dir = filepath.Clean(dir)
 	if st, serr := os.Stat(dir); serr == nil {
 		if !st.IsDir() {
@@ -518,7 +519,7 @@ func swapDir(tmp, dir string) error {
 }
 
 // attributeNames returns the domain's attribute names in order.
-func attributeNames(w *workload.Kron) []string {
+func attributeNames(w *domain.Kron) []string {
 	var names []string
 	for _, a := range w.Attributes() {
 		names = append(names, a.Name)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
@@ -222,7 +223,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// The shared spec reader first, so that a bad or missing spec is
 	// reported as by every other command; then its bytes for the record.
-	k, err := workload.LoadSpec(f.spec)
+	k, err := domain.LoadSpec(f.spec, workload.Blocks)
 	if err != nil {
 		return err
 	}
@@ -397,7 +398,7 @@ type tblPart struct {
 // prepareParts plans (or loads the plan) and prepares the release; with
 // --split terms one release per term, each planned for its term alone
 // under its share of b.
-func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) ([]tblPart, error) {
+func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) ([]tblPart, error) {
 	if !f.splitTerms {
 		s, hybrid, planDesc, err := f.strategy(ctx, k, w, b, stderr)
 		if err != nil {
@@ -429,7 +430,7 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables
 		if err := checkSplitRange(budgets[t], 2, "terms"); err != nil {
 			return nil, err
 		}
-		sk, err := workload.NewKron(k.Attributes(), []*workload.Term{term})
+		sk, err := domain.NewKron(k.Attributes(), []*domain.Term{term})
 		if err != nil {
 			return nil, fmt.Errorf("--split terms: term %q on its own: %w", term.Name, err)
 		}
@@ -465,7 +466,7 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables
 // strategy loads the plan (--plan) or plans in-process (--template, default
 // "best"; "marginals" is the residual plan). A union measured part by part
 // (see unionParts) is returned as the plan's strategy, the first result nil.
-func (f *tblFlags) strategy(ctx context.Context, k *workload.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (tables.Strategy, *plan.Strategy, string, error) {
+func (f *tblFlags) strategy(ctx context.Context, k *domain.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (tables.Strategy, *plan.Strategy, string, error) {
 	if f.planDir != "" {
 		s, err := tables.ReadStrategyDir(f.planDir, w)
 		return s, nil, f.planDir, err
