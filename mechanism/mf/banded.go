@@ -41,6 +41,9 @@ type bandSolver struct {
 	phases     map[string]float64
 	// lastRel and prevRel are the last two relative Newton decrements.
 	lastRel, prevRel float64
+	// lastFit is the last step's decrease of F over the decrease its
+	// quadratic model predicted.
+	lastFit float64
 	// squares counts the n×n matrices allocated (memory accounting,
 	// checked by a test).
 	squares int
@@ -246,7 +249,11 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 				return nil
 			}
 		}
+		o0 := obj
 		obj, ok = s.lineSearch(obj, slope)
+		if slope > 0 {
+			s.lastFit = (o0 - obj) / (0.5 * slope)
+		}
 		tick("line-search")
 		res.Iterations, res.Objective = it, obj
 		if s.opt != nil && s.opt.Progress != nil {

@@ -98,6 +98,15 @@ func (s *bandSolver) newtonStep(tol float64) int {
 	if s.lastRel > 0 {
 		eta = math.Min(0.1, math.Max(math.Max(1e-10, math.Sqrt(s.lastRel)), math.Sqrt(tol/s.lastRel)))
 	}
+	// Where the last step decreased F by under half of what the quadratic
+	// model promised (far from the optimum, where the line search damps
+	// the step), an accurate Newton direction is wasted: η = ½ there
+	// (measured on momentum 0.9: 738 → 627 CG products at n = 512, b = 64,
+	// 713 → 657 at n = 256, b = 32; prefix, whose model fits from the
+	// first step, unchanged).
+	if s.lastFit > 0 && s.lastFit < 0.5 {
+		eta = math.Max(eta, 0.5)
+	}
 	hess := func(p, hp []float64) {
 		s.hess(band{n: n, b: bw, v: p}, band{n: n, b: bw, v: hp})
 	}
