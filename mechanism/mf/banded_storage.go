@@ -28,30 +28,6 @@ func (a band) at(i, j int) float64 {
 	return a.v[i*a.b+i-j]
 }
 
-// dense writes A into the n×n g (full storage).
-func (a band) dense(g blas.General) {
-	n := a.n
-	for i := 0; i < n; i++ {
-		r := g.Data[i*g.Stride : i*g.Stride+n]
-		clear(r)
-		for c := 0; c < a.b && c <= i; c++ {
-			r[i-c] = a.v[i*a.b+c]
-		}
-	}
-	blasLowerToFull(g)
-}
-
-// blasLowerToFull copies the strict lower triangle of the square g into
-// its upper triangle.
-func blasLowerToFull(g blas.General) {
-	n := g.Rows
-	for i := 0; i < n; i++ {
-		for j := 0; j < i; j++ {
-			g.Data[j*g.Stride+i] = g.Data[i*g.Stride+j]
-		}
-	}
-}
-
 // bandFactor is the upper Cholesky factor U (X = UᵀU) of a banded X. In
 // blocks of s ≥ b rows X is block tridiagonal, so U is block upper
 // bidiagonal: diag[k] (upper triangular) and sup[k] = U_{k,k+1}, each
