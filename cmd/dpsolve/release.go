@@ -231,27 +231,23 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return inputerr.Errorf("release", "spec: %v", err)
 	}
-	w, err := tables.FromSpec(k)
-	if err != nil {
-		return err
-	}
 	// What can be refused from the spec, the plan's file and the budget
 	// alone is refused before planning (seconds, not minutes).
 	if err := f.checkPlanPrivacy(b); err != nil {
 		return err
 	}
-	if err := f.feasible(k, w, stderr); err != nil {
+	if err := f.feasible(k, stderr); err != nil {
 		return err
 	}
-	parts, err := f.prepareParts(ctx, k, w, b, stderr)
+	parts, err := f.prepareParts(ctx, k, b, stderr)
 	if err != nil {
 		return err
 	}
-	if err := f.checkMemory(parts, w); err != nil {
+	if err := f.checkMemory(parts, k); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(specBytes)
-	rep := tblPartsReport(parts, w, b)
+	rep := tblPartsReport(parts, k, b)
 	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), f.split
 	rep.Seed, rep.Private = "secure", true
 	if f.seed != "" {
@@ -273,12 +269,12 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		rep.Seconds = time.Since(start).Seconds()
 		return tblPrint(stdout, &f, rep, b)
 	}
-	return f.publish(ctx, start, w, parts, b, rep, stdout, stderr)
+	return f.publish(ctx, start, k, parts, b, rep, stdout, stderr)
 }
 
 // publish reads the data, charges the ledger as the last step before the
 // noise, measures, answers and writes the release.
-func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workload, parts []tblPart, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
+func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron, parts []tblPart, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
 	// The data: only what the strategies need, read once for all parts.
 	data, nrec, err := f.readData(ctx, parts, w, stderr)
 	if err != nil {
@@ -318,7 +314,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workl
 	// stops the command at once, charged or not (awaitRelease).
 	done := make(chan error, 1)
 	go func() {
-		res := &tables.Result{Answers: make([][]float64, len(w.Terms)), Std: make([][]float64, len(w.Terms)), Private: src.Private()}
+		res := &tables.Result{Answers: make([][]float64, len(w.Terms())), Std: make([][]float64, len(w.Terms())), Private: src.Private()}
 		for _, part := range parts {
 			r := part.r
 			pres, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
@@ -398,26 +394,26 @@ type tblPart struct {
 // prepareParts plans (or loads the plan) and prepares the release; with
 // --split terms one release per term, each planned for its term alone
 // under its share of b.
-func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) ([]tblPart, error) {
+func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, b calibrate.Budget, stderr io.Writer) ([]tblPart, error) {
 	if !f.splitTerms {
-		s, hybrid, planDesc, err := f.strategy(ctx, k, w, b, stderr)
+		s, hybrid, planDesc, err := f.strategy(ctx, k, b, stderr)
 		if err != nil {
 			return nil, err
 		}
 		if hybrid != nil {
-			return unionParts(hybrid, w, b, planDesc)
+			return unionParts(hybrid, k, b, planDesc)
 		}
-		r, err := tables.Prepare(w, s, b)
+		r, err := tables.Prepare(k, s, b)
 		if err != nil {
 			return nil, err
 		}
-		all := make([]int, len(w.Terms))
+		all := make([]int, len(k.Terms()))
 		for i := range all {
 			all[i] = i
 		}
 		return []tblPart{{r: r, terms: all, plan: planDesc, b: b, share: 1}}, nil
 	}
-	budgets, err := tables.SplitTerms(b, f.termShares, len(w.Terms))
+	budgets, err := tables.SplitTerms(b, f.termShares, len(k.Terms()))
 	if err != nil {
 		return nil, usageErrorf("--split: %v", err)
 	}
@@ -430,21 +426,26 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, w *tables.W
 		if err := checkSplitRange(budgets[t], 2, "terms"); err != nil {
 			return nil, err
 		}
-		sk, err := domain.NewKron(k.Attributes(), []*domain.Term{term})
+		// The term on its own, planned: a copy (k.Part), so that NewKron
+		// numbers the copy's products, not k's.
+		part, err := k.Part([]int{t})
+		if err != nil {
+			return nil, err
+		}
+		sk, err := domain.NewKron(part.Attributes(), part.Terms())
 		if err != nil {
 			return nil, fmt.Errorf("--split terms: term %q on its own: %w", term.Name, err)
 		}
-		sw := &tables.Workload{Domain: w.Domain, Terms: []tables.Term{w.Terms[t]}}
-		s, hybrid, planDesc, err := f.strategy(ctx, sk, sw, budgets[t], stderr)
+		s, hybrid, planDesc, err := f.strategy(ctx, sk, budgets[t], stderr)
 		if err != nil {
 			return nil, fmt.Errorf("term %q: %w", term.Name, err)
 		}
-		share := 1 / float64(len(w.Terms))
+		share := 1 / float64(len(k.Terms()))
 		if total > 0 {
 			share = f.termShares[t] / total
 		}
 		if hybrid != nil { // a one-term union of one part
-			hps, err := unionParts(hybrid, sw, budgets[t], planDesc)
+			hps, err := unionParts(hybrid, sk, budgets[t], planDesc)
 			if err != nil {
 				return nil, fmt.Errorf("term %q: %w", term.Name, err)
 			}
@@ -454,7 +455,7 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, w *tables.W
 			}
 			continue
 		}
-		r, err := tables.Prepare(sw, s, budgets[t])
+		r, err := tables.Prepare(sk, s, budgets[t])
 		if err != nil {
 			return nil, fmt.Errorf("term %q: %w", term.Name, err)
 		}
@@ -466,9 +467,9 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, w *tables.W
 // strategy loads the plan (--plan) or plans in-process (--template, default
 // "best"; "marginals" is the residual plan). A union measured part by part
 // (see unionParts) is returned as the plan's strategy, the first result nil.
-func (f *tblFlags) strategy(ctx context.Context, k *domain.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (tables.Strategy, *plan.Strategy, string, error) {
+func (f *tblFlags) strategy(ctx context.Context, k *domain.Kron, b calibrate.Budget, stderr io.Writer) (tables.Strategy, *plan.Strategy, string, error) {
 	if f.planDir != "" {
-		s, err := tables.ReadStrategyDir(f.planDir, w)
+		s, err := tables.ReadStrategyDir(f.planDir, k)
 		return s, nil, f.planDir, err
 	}
 	name := f.template
@@ -486,7 +487,7 @@ func (f *tblFlags) strategy(ctx context.Context, k *domain.Kron, w *tables.Workl
 	}
 	opt := plan.Options{Privacy: plan.PrivacyFor(b), Progress: progressTo(stderr, "release", f.quiet)}
 	// Only strategies this release can measure.
-	opt.Accept = releaseAccept(w, b)
+	opt.Accept = releaseAccept(k, b)
 	res, err := t.Plan(ctx, k, opt)
 	if name == "best" && opt.Privacy == plan.Gaussian {
 		// The portfolio may not include the marginals template; for a
@@ -503,19 +504,19 @@ func (f *tblFlags) strategy(ctx context.Context, k *domain.Kron, w *tables.Workl
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
 	}
-	if isHybrid(res.Strategy, w) {
+	if isHybrid(res.Strategy, k) {
 		return nil, res.Strategy, "template " + res.Template, nil
 	}
-	s, err := tables.FromPlan(res.Strategy, w)
+	s, err := tables.FromPlan(res.Strategy, k)
 	return s, nil, "template " + res.Template, err
 }
 
 // readData reads the histogram or the marginal tables the release needs,
 // with progress on stderr; an interrupt stops it between records.
-func (f *tblFlags) readData(ctx context.Context, parts []tblPart, w *tables.Workload, stderr io.Writer) (tables.Data, int64, error) {
+func (f *tblFlags) readData(ctx context.Context, parts []tblPart, w *domain.Kron, stderr io.Writer) (tables.Data, int64, error) {
 	histogram, sets := f.needs(parts)
 	if strings.EqualFold(filepath.Ext(f.data), ".npy") {
-		x, err := records.ReadHistogramNPY(f.data, w.Domain)
+		x, err := records.ReadHistogramNPY(f.data, w.Attributes())
 		if err != nil {
 			return tables.Data{}, 0, err
 		}
@@ -524,7 +525,7 @@ func (f *tblFlags) readData(ctx context.Context, parts []tblPart, w *tables.Work
 		if err := checkCounts(x, f.data, f.allowFractional, stderr); err != nil {
 			return tables.Data{}, 0, inputerr.Errorf("release", "data: %v", err)
 		}
-		return tables.Data{Histogram: x, Tables: marginalize(x, w.Domain, sets)}, 0, nil
+		return tables.Data{Histogram: x, Tables: marginalize(x, w.Attributes(), sets)}, 0, nil
 	}
 	file, err := os.Open(f.data)
 	if err != nil {
@@ -538,14 +539,14 @@ func (f *tblFlags) readData(ctx context.Context, parts []tblPart, w *tables.Work
 	opt.Progress = progressTo(stderr, "release", f.quiet)
 	in := ctxReader{ctx: ctx, r: file}
 	if histogram {
-		x, st, err := records.ReadHistogram(in, w.Domain, opt)
+		x, st, err := records.ReadHistogram(in, w.Attributes(), opt)
 		if err != nil {
 			return tables.Data{}, 0, wrapData(f.data, err)
 		}
 		// With --split terms a marginals part may need tables too.
-		return tables.Data{Histogram: x, Tables: marginalize(x, w.Domain, sets)}, st.Records, nil
+		return tables.Data{Histogram: x, Tables: marginalize(x, w.Attributes(), sets)}, st.Records, nil
 	}
-	tabs, st, err := records.ReadMarginals(in, w.Domain, sets, opt)
+	tabs, st, err := records.ReadMarginals(in, w.Attributes(), sets, opt)
 	return tables.Data{Tables: tabs}, st.Records, wrapData(f.data, err)
 }
 
@@ -569,14 +570,14 @@ func (f *tblFlags) needs(parts []tblPart) (bool, [][]int) {
 
 // checkMemory refuses, before the data are read (and in a dry run), a
 // release whose data, measurements and answers do not fit in memory.
-func (f *tblFlags) checkMemory(parts []tblPart, w *tables.Workload) error {
+func (f *tblFlags) checkMemory(parts []tblPart, w *domain.Kron) error {
 	histogram, _ := f.needs(parts)
 	need := 0.0
 	for _, p := range parts { // the parts run one at a time
 		need = math.Max(need, p.r.MemoryEstimate(tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer}))
 	}
 	if histogram {
-		need += 8 * records.CellsFloat(w.Domain)
+		need += 8 * records.CellsFloat(w.Attributes())
 	}
 	mem, ok := records.AvailableMemory()
 	if ok && need > float64(mem.Bytes) {
@@ -616,7 +617,7 @@ func wrapData(path string, err error) error {
 }
 
 // marginalize sums a histogram into the marginal tables on sets.
-func marginalize(x []float64, dom []records.Attribute, sets [][]int) []records.Table {
+func marginalize(x []float64, dom []domain.Attribute, sets [][]int) []records.Table {
 	if len(sets) == 0 {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
@@ -33,7 +34,7 @@ func hybridParts(b calibrate.Budget) bool {
 // releaseAccept is the plan filter of a release of w under b: strategies
 // tables.FromPlan measures jointly and, where b composes by addition,
 // unions whose every part it measures on its own.
-func releaseAccept(w *tables.Workload, b calibrate.Budget) func(*plan.Strategy) error {
+func releaseAccept(w *domain.Kron, b calibrate.Budget) func(*plan.Strategy) error {
 	return func(s *plan.Strategy) error {
 		_, err := tables.FromPlan(s, w)
 		if err == nil || s.Kind() != "union" || !hybridParts(b) {
@@ -49,7 +50,7 @@ func releaseAccept(w *tables.Workload, b calibrate.Budget) func(*plan.Strategy) 
 }
 
 // isHybrid reports whether s is a union that must be measured part by part.
-func isHybrid(s *plan.Strategy, w *tables.Workload) bool {
+func isHybrid(s *plan.Strategy, w *domain.Kron) bool {
 	if s.Kind() != "union" {
 		return false
 	}
@@ -78,12 +79,12 @@ func unionShare(weight float64, b calibrate.Budget) float64 {
 // one tblPart per union part, at the part's share of b. The shares are
 // normalized to add up to 1 (the weights do up to rounding), so the parts'
 // budgets add up to b, which the release charges once.
-func unionParts(s *plan.Strategy, w *tables.Workload, b calibrate.Budget, desc string) ([]tblPart, error) {
+func unionParts(s *plan.Strategy, w *domain.Kron, b calibrate.Budget, desc string) ([]tblPart, error) {
 	if !hybridParts(b) {
 		return nil, fmt.Errorf("a union of parts of different kinds is measured part by part only under --rho or pure --eps")
 	}
 	index := map[string]int{}
-	for i, t := range w.Terms {
+	for i, t := range w.Terms() {
 		index[t.Name] = i
 	}
 	shares := make([]float64, len(s.Parts))
@@ -104,7 +105,6 @@ func unionParts(s *plan.Strategy, w *tables.Workload, b calibrate.Budget, desc s
 		if bk := budgets[k]; bk.Kind == calibrate.Pure && bk.Epsilon < epsMin || bk.Kind == calibrate.Concentrated && bk.Rho < rhoMin {
 			return nil, usageErrorf("the union's part of terms %s (weight %.4g) would get %s, below the usable range; use --template kron", strings.Join(p.Terms, ", "), p.Weight, bk)
 		}
-		sw := &tables.Workload{Domain: w.Domain}
 		var terms []int
 		for _, name := range p.Terms {
 			i, ok := index[name]
@@ -112,7 +112,10 @@ func unionParts(s *plan.Strategy, w *tables.Workload, b calibrate.Budget, desc s
 				return nil, fmt.Errorf("union part names term %q, which the spec does not have", name)
 			}
 			terms = append(terms, i)
-			sw.Terms = append(sw.Terms, w.Terms[i])
+		}
+		sw, err := w.Part(terms)
+		if err != nil {
+			return nil, fmt.Errorf("union part of terms %s: %w", strings.Join(p.Terms, ", "), err)
 		}
 		ps, err := tables.FromPlan(partStrategy(s, p), sw)
 		if err != nil {
