@@ -62,12 +62,18 @@
 // diagonal). Its gradient is −P(M), M = X⁻¹VX⁻¹, and its Hessian
 // H[D] = P(X⁻¹DM + MDX⁻¹), P keeping the free entries; the Newton system
 // H[D] = P(M) is solved by conjugate gradients preconditioned by H's
-// diagonal, and the step is supported on the band, so every iterate is
-// b-banded with unit diagonal exactly. The certificate's Λ is M off the
-// band plus its diagonal, shifted to be positive semidefinite. (Measured:
-// the Jacobi-preconditioned CG needs hundreds to thousands of products per
-// Newton step on momentum workloads; the banded solver is correct and
-// certified but not yet fast.)
+// diagonal blocks, one per column of the band, and the step is supported
+// on the band, so every iterate is b-banded with unit diagonal exactly.
+// The iterate, the step and the CG vectors are stored as bands, and X is
+// factored in band storage: in blocks of b rows X is block tridiagonal and
+// its Cholesky factor U block bidiagonal, so the objective ‖F·U⁻¹‖²_F (a
+// line-search trial) and G = F·X⁻¹ cost O(n²·b), M = GᵀG and X⁻¹ about one
+// n×n product each per Newton step, and a Hessian product O(n²·b) (X⁻¹D
+// meets only the band's columns, and only the band of X⁻¹DM is kept). The start is the band of V^{1/2} at unit diagonal,
+// tapered towards the band's edge. The certificate's Λ is M off the band
+// plus its diagonal, shifted to be positive semidefinite; it is evaluated
+// once the Newton decrement is small, usually ending the run without
+// another Newton system.
 //
 // # Privacy
 //
