@@ -23,10 +23,10 @@ type epochSolver struct {
 
 	// The solver's n×n storage, all allocated by square (see squares):
 	// w doubles as the eigensolver's workspace and as the certificate's
-	// F·R, s holds K_ij = 1/(λi+λj) while the preconditioner is built
-	// (elsewhere K is formed entry by entry) and w and t its row blocks
-	// when they fit (n ≥ 512 for k ≤ 31), so no n×n matrix is allocated
-	// after newEpochSolver.
+	// F·R, K is formed entry by entry, and t (free from whiten to the next
+	// objective) holds the preconditioner's blocks when they fit (from
+	// n ≥ g·m²/k: 441 for k = 4, 1830 for k = 16; see newBlockJacobi), so
+	// no n×n matrix is allocated after newEpochSolver.
 	x, u, t, z, s, w blas.General
 	lam              []float64
 	phases           map[string]float64
@@ -155,7 +155,7 @@ func sqrtPSD(v, a, q, r blas.General) bool {
 
 // certify returns the dual bound at the current X (e.u its Cholesky factor
 // as left by objective). T = F·U⁻¹ is formed again, as objective forms it,
-// because e.t is the preconditioner's scratch after whiten; e.w holds F·R.
+// because e.t holds the preconditioner's blocks after whiten; e.w holds F·R.
 func (e *epochSolver) certify() (float64, bool) {
 	blas.Copy(e.t, e.f)
 	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, e.u, e.t)

@@ -18,7 +18,7 @@ import (
 // CG products 386 → 188 on momentum 0.9 k = 16, 95 → 58 at k = 4, 33 → 25
 // on prefix k = 4, in the same Newton iterations.)
 func (e *epochSolver) solveSystem(pc *blockJacobi, eta float64, rebuild bool) ([]float64, int) {
-	if rebuild {
+	if rebuild || pc.inT { // a retry's line search overwrote e.t
 		pc.build()
 	}
 	m := e.b * e.perPattern()

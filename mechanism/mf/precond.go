@@ -32,6 +32,7 @@ type blockJacobi struct {
 	zs, y  blas.General   // the group's rows of Z, scaled rows
 	gl     blas.General   // G_l on the group's rows
 	ok     []bool         // false: the block fell back to the identity
+	inT    bool           // the blocks live in e.t
 }
 
 // precTol is the relative accuracy of the preconditioner's kernel; the
@@ -60,10 +61,10 @@ func newBlockJacobi(e *epochSolver) *blockJacobi {
 		total += d * d
 	}
 	// The blocks live in e.t (free from whiten to the next objective)
-	// when they fit, as they do from n ≥ 2·g·m·k.
+	// when they fit: they hold g·m·(b·m) = g·m²·n/k numbers.
 	var store []float64
 	if total <= len(e.t.Data) {
-		store = e.t.Data[:total]
+		store, pc.inT = e.t.Data[:total], true
 	} else {
 		store = make([]float64, total)
 	}
