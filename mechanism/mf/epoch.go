@@ -191,40 +191,34 @@ func (e *epochSolver) kInto(a blas.General) {
 }
 
 // zNz writes K∘(ZᵀN Z) into e.s for the pattern matrix N of ν (e.w is
-// scratch).
+// scratch). N·Z is one k×k by k×n product per pattern (its rows r + p·b
+// are a strided view of Z).
 func (e *epochSolver) zNz(nu []float64) {
 	n, b, k, m := e.n, e.b, e.k, e.perPattern()
-	for i := 0; i < n; i++ { // w = N·Z
-		r, p := i%b, i/b
-		out := row(e.w, i)
+	nr := blas.NewGeneral(k, k)
+	for r := 0; r < b; r++ {
 		base := nu[r*m:]
-		d := base[0]
-		zi := row(e.z, i)
-		for c := range out {
-			out[c] = d * zi[c]
-		}
-		for q := 0; q < k; q++ {
-			if q == p {
-				continue
-			}
-			a := base[pairIndex(min(p, q), max(p, q), k)]
-			if a == 0 {
-				continue
-			}
-			zj := row(e.z, r+q*b)
-			for c := range out {
-				out[c] += a * zj[c]
+		for p := 0; p < k; p++ {
+			nr.Data[p*k+p] = base[0]
+			for q := p + 1; q < k; q++ {
+				a := base[pairIndex(p, q, k)]
+				nr.Data[p*k+q], nr.Data[q*k+p] = a, a
 			}
 		}
+		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, nr, e.patternRows(e.z, r), 0, e.patternRows(e.w, r))
 	}
 	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, e.z, e.w, 0, e.s)
 	for i := 0; i < n; i++ {
 		si, li := row(e.s, i), e.lam[i]
 		for j := range si {
-			kv := 1 / (li + e.lam[j])
-			si[j] *= kv
+			si[j] /= li + e.lam[j]
 		}
 	}
+}
+
+// patternRows is the k×n view of pattern r's rows r, r+b, … of the n×n a.
+func (e *epochSolver) patternRows(a blas.General, r int) blas.General {
+	return blas.General{Rows: e.k, Cols: e.n, Stride: e.b * e.n, Data: a.Data[r*e.n:]}
 }
 
 // pairIndex is the position of the multiplier of (p,q), p < q, in its
@@ -232,19 +226,21 @@ func (e *epochSolver) zNz(nu []float64) {
 func pairIndex(p, q, k int) int { return 1 + p*(2*k-p-1)/2 + (q - p - 1) }
 
 // adjoint writes 𝒯*(Z S Zᵀ) into out: for each pattern the sum of the
-// diagonal and twice each off-diagonal entry (e.w is overwritten with Z·S).
+// diagonal and twice each off-diagonal entry of its k×k block (e.w is
+// overwritten with Z·S; each block is one k×n by n×k product).
 func (e *epochSolver) adjoint(out []float64) {
 	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, e.z, e.s, 0, e.w)
-	n, b, k, m := e.n, e.b, e.k, e.perPattern()
-	for i := range out {
-		out[i] = 0
-	}
-	for i := 0; i < n; i++ {
-		r, p := i%b, i/b
-		wi := row(e.w, i)
-		out[r*m] += dot(wi, row(e.z, i))
-		for q := p + 1; q < k; q++ {
-			out[r*m+pairIndex(p, q, k)] += 2 * dot(wi, row(e.z, r+q*b))
+	b, k, m := e.b, e.k, e.perPattern()
+	blk := blas.NewGeneral(k, k)
+	for r := 0; r < b; r++ {
+		blas.Gemm(gblas.NoTrans, gblas.Trans, 1, e.patternRows(e.w, r), e.patternRows(e.z, r), 0, blk)
+		o := out[r*m : (r+1)*m]
+		o[0] = 0
+		for p := 0; p < k; p++ {
+			o[0] += blk.Data[p*k+p]
+			for q := p + 1; q < k; q++ {
+				o[pairIndex(p, q, k)] = 2 * blk.Data[p*k+q]
+			}
 		}
 	}
 }

@@ -189,7 +189,9 @@ func (pc *blockJacobi) apply(r, x []float64) {
 	for gi, u := range pc.blocks {
 		d := u.Rows
 		if pc.ok[gi] {
-			blas.CholSolve(u, blas.General{Rows: d, Cols: 1, Stride: 1, Data: x[off : off+d]})
+			xb := x[off : off+d] // UᵀU·x = r by two triangular solves
+			blas.Trsv(gblas.Upper, gblas.Trans, gblas.NonUnit, u, xb)
+			blas.Trsv(gblas.Upper, gblas.NoTrans, gblas.NonUnit, u, xb)
 		}
 		off += d
 	}
