@@ -47,8 +47,12 @@
 //
 //	𝒯*(Z [K ∘ (Zᵀ 𝒯(ν) Z)] Zᵀ) = −½·𝒯*(X),
 //
-// solved by conjugate gradients (two n×n GEMMs per product) preconditioned
-// by its diagonal blocks, one per pattern (see blockJacobi). The step is
+// solved by conjugate gradients (two n×n GEMMs per product), warm-started
+// from the previous iteration's multipliers and preconditioned by its
+// diagonal blocks over groups of consecutive patterns, formed from a sum of
+// exponentials for K (see blockJacobi). The start is V^{1/2} scaled to unit
+// diagonal, masked by a triangular Toeplitz kernel of width b (feasible and
+// definite by the Schur product theorem). The step is
 // projected exactly onto the constraints (pattern entries zero, pattern
 // diagonals summing to zero), so every iterate is exactly feasible: the
 // zero entries stay exactly zero and each pattern's diagonal sums to 1 up
