@@ -26,8 +26,8 @@ import (
 // The iterate, the step and the CG vectors are bands (O(n·b) each) and X
 // is factored in band storage (bandFactor); the n×n matrices are F (V's
 // factor), T = F·U⁻¹ (then G = F·X⁻¹), X⁻¹, M and one work matrix, all
-// allocated by square: with the caller's V, 6 n×n matrices. The
-// certificate borrows the work matrix, X⁻¹'s storage (X⁻¹ is formed after
+// allocated by square: with the caller's V, 6 n×n matrices, and the column
+// preconditioner at most one more (columnPrecond). The certificate borrows the work matrix, X⁻¹'s storage (X⁻¹ is formed after
 // it) and G's (M is formed before it).
 type bandSolver struct {
 	n, bw      int
@@ -95,8 +95,12 @@ func (s *bandSolver) start() {
 				switch j := i - c; {
 				case c == 0:
 					val = 1
-				case j >= 0 && ok:
-					val = (1 - t) * math.Pow(1-float64(c)/float64(bw), p) * root.Data[i*n+j] / math.Sqrt(root.Data[i*n+i]*root.Data[j*n+j])
+				case j >= 0 && ok && t < 1:
+					// (V^{1/2})ᵢᵢ = 0 only where Vᵢᵢ = 0, which workloads
+					// reject; such a row would stay at I's
+					if d := math.Sqrt(root.Data[i*n+i] * root.Data[j*n+j]); d > 0 {
+						val = (1 - t) * math.Pow(1-float64(c)/float64(bw), p) * root.Data[i*n+j] / d
+					}
 				}
 				x.v[i*bw+c] = val
 			}
