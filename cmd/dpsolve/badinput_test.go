@@ -68,6 +68,9 @@ func cliFixture(t *testing.T) string {
 	fill("x.csv", 256, 5)
 	fill("xf.csv", 128, 5.5)
 	fill("big.csv", 128, 8206)
+	// Counts whose prefix sums reach 1.3·10¹², beyond noise.MaxGridUnits grid
+	// units at --eps 1e4, where σ is below 10⁻³ (big.csv's 10⁶ fits).
+	fill("vast.csv", 128, 1e10)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "wz.csv"), []byte("1,0,1\n0,0,1\n1,0,0\n"), 0o644))
 	a, err := os.ReadFile(gaussianStrategy(t))
 	require.NoError(t, err)
@@ -184,7 +187,7 @@ func TestBadInputSuite(t *testing.T) {
 		{name: "run eps 1e6", args: run1("--eps", "1e6", gd, "1e-6", "--out", "o.npy"), code: 2, stderr: []string{"--eps 1e+06 is outside the usable range [1e-06, 10000]"}, absent: []string{"o.npy"}},
 		{name: "run eps 1e155", args: run1("--eps", "1e155", gd, "1e-6", "--out", "o.npy"), code: 2, stderr: []string{"usable range"}, absent: []string{"o.npy"}},
 		{name: "compare eps 1e155", args: []string{"compare", "--workload", "prefix", "--n", "16", "--eps", "1e155"}, code: 2, stderr: []string{"usable range"}},
-		{name: "eps too large for the data", args: []string{"run", "--data", "big.csv", "--workload", "prefix", "--quiet", "--eps", "1e4", gd, "1e-6", "--out", "o.npy"}, code: 1, stderr: []string{"too large for this data", "use --eps at most about"}, absent: []string{"o.npy"}},
+		{name: "eps too large for the data", args: []string{"run", "--data", "vast.csv", "--workload", "prefix", "--quiet", "--eps", "1e4", gd, "1e-6", "--out", "o.npy"}, code: 1, stderr: []string{"too large for this data", "use --eps at most about"}, absent: []string{"o.npy"}},
 		{name: "answer without eps", args: []string{"answer", "--strategy", "A.npy", "--data", "x.npy", "--workload", "prefix", gd, "1e-6", "--out", "o.npy"}, code: 2, stderr: []string{"--eps is missing"}, absent: []string{"o.npy"}},
 		{name: "answer without delta", args: []string{"answer", "--strategy", "A.npy", "--data", "x.npy", "--workload", "prefix", "--eps", "1", "--out", "o.npy"}, code: 2, stderr: []string{"--delta is missing"}},
 		{name: "zcdp without rho", args: []string{"answer", "--strategy", "A.npy", "--data", "x.npy", "--workload", "prefix", "--mechanism", "zcdp", "--out", "o.npy"}, code: 2, stderr: []string{"--rho is missing"}},

@@ -9,13 +9,9 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
-// maxGridUnits is package noise's bound on |value/grid|: values are snapped
-// to int64 grid units with headroom for the noise.
-const maxGridUnits = 0x1p62
-
 // CheckGrid reports, without drawing any noise, whether Measure(tables, s,
 // sigma) could add its noise: every residual's values must lie within
-// 2⁶² of its noise grid (package noise). Call it before charging a budget,
+// noise.MaxGridUnits of its noise grid. Call it before charging a budget,
 // so that data too large for the noise (counts near 10¹⁹·σ) are refused
 // while the budget is still unspent. It computes the residuals exactly as
 // Measure does.
@@ -55,7 +51,7 @@ func (p *Plan) CheckGrid(tables []Table, sigma float64) error {
 
 // CheckGrid reports, without drawing any noise, whether Measure(tables,
 // src, cals) could add its noise: every measured table's cells must lie
-// within 2⁶² of its calibration's grid. Call it before charging a budget.
+// within noise.MaxGridUnits of its calibration's grid. Call it before charging a budget.
 func (pp *PurePlan) CheckGrid(tables []Table, cals []calibrate.Calibration) error {
 	if len(cals) != len(pp.Tables) {
 		return errorf("%d calibrations for the %d tables of the plan", len(cals), len(pp.Tables))
@@ -80,11 +76,11 @@ func (pp *PurePlan) CheckGrid(tables []Table, cals []calibrate.Calibration) erro
 	return nil
 }
 
-// fitsGrid refuses values beyond maxGridUnits of grid g.
+// fitsGrid refuses values beyond noise.MaxGridUnits of grid g.
 func fitsGrid(vals []float64, g float64, what string, attrs []int) error {
 	for k, v := range vals {
-		if math.Abs(v/g) >= maxGridUnits {
-			return errorf("%s %v, value %d is %.6g, too large for the noise grid %g of this budget (at most %.3g): counts this large cannot be released at this budget", what, fmt.Sprint(attrs), k, v, g, maxGridUnits*g)
+		if math.Abs(v/g) >= noise.MaxGridUnits {
+			return errorf("%s %v, value %d is %.6g, too large for the noise grid %g of this budget (at most %.3g): counts this large cannot be released at this budget", what, fmt.Sprint(attrs), k, v, g, noise.MaxGridUnits*g)
 		}
 	}
 	return nil

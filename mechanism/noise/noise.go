@@ -66,8 +66,9 @@
 //     double. The discrete Gaussian's variance equals s² up to a relative
 //     error of the same negligible order.
 //
-// The inputs themselves (round(v/g) needs |v/g| < 2^62) and the sampler's
-// loops are bounded: a loop that would exceed 2^20 geometric steps (chance
+// The inputs themselves are bounded, |v/g| < MaxGridUnits = 2^72 (values up
+// to about 2^31 noise scales: 10^10 counts at σ ≈ 2), and so are the
+// sampler's loops: a loop that would exceed 2^20 geometric steps (chance
 // below exp(−2^20)) restarts.
 //
 // # Sources of randomness
@@ -100,6 +101,17 @@ import (
 // GridExponentGap is the number of binary orders of magnitude between a
 // noise scale and its default snapping granularity: Grid(λ) ≈ λ·2^-40.
 const GridExponentGap = 40
+
+// MaxGridUnits bounds |v/g| for every value v noise is added to on the grid
+// g. The release is the double nearest g·(round(v/g)+Z), a function of the
+// exact integer round(v/g)+Z alone (post-processing), at any magnitude; the
+// bound is about accuracy, not privacy: below 2^72 grid units the spacing of
+// doubles is at most 2^20 grid units, 2^-20 of the noise scale (s ≥ 2^40
+// units), so representing the noisy value adds a variance below 10^-13 of
+// the noise's — the stated error stays exact to the digits it is quoted
+// with. Callers that must refuse data before charging a budget compare
+// against this constant.
+const MaxGridUnits = 0x1p72
 
 // maxSteps bounds the geometric loops of the samplers (see the package doc).
 const maxSteps = 1 << 20
@@ -257,7 +269,7 @@ func checkScale(name string, scale, grid float64, values []float64) (uint64, err
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, inputerr.Errorf("noise", "value %d is %v", i, v)
 		}
-		if math.Abs(v/grid) >= 0x1p62 {
+		if math.Abs(v/grid) >= MaxGridUnits {
 			return 0, inputerr.Errorf("noise", "value %d (%v) is too large for the grid %v", i, v, grid)
 		}
 	}

@@ -316,3 +316,33 @@ func TestBadInputs(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInput, c.wantFragment, c.name)
 	}
 }
+
+// TestLargeValuesBelowMaxGridUnits checks the value bound at its edge: a
+// value just below MaxGridUnits grid units (for σ = 2, about 9·10⁹: a
+// national population count) gets noise whose error is the noise's (within
+// 6σ, a chance below 10⁻⁸ per draw for the discrete Gaussian, seeded so it
+// is reproducible), while one at the bound is refused, and census-scale
+// counts at σ = 2 lie far inside.
+func TestLargeValuesBelowMaxGridUnits(t *testing.T) {
+	const sigma = 2.0
+	g, err := Grid(sigma)
+	require.NoError(t, err)
+	edge := math.Nextafter(MaxGridUnits, 0) * g
+	for _, v := range []float64{3.3e8, edge} {
+		s := NewSeededInsecure(7)
+		vals := []float64{v, -v}
+		_, err := s.AddGaussian(vals, sigma, g)
+		require.NoError(t, err, "value %g", v)
+		// The double nearest v+noise: its spacing at 9·10⁹ is 2⁻¹⁹, far
+		// below σ, so the deviation is the noise's.
+		for i, want := range []float64{v, -v} {
+			assert.InDelta(t, want, vals[i], 6*sigma, "value %g", want)
+			assert.NotEqual(t, want, vals[i], "no noise was added to %g", want)
+		}
+		_, err = NewSeededInsecure(7).AddLaplace([]float64{v}, sigma, g)
+		require.NoError(t, err, "value %g", v)
+	}
+	_, err = NewSeededInsecure(7).AddGaussian([]float64{MaxGridUnits * g}, sigma, g)
+	assert.ErrorContains(t, err, "too large for the grid")
+	assert.Less(t, 3.3e8/g, MaxGridUnits/10, "census-scale counts at σ = 2 are more than an order of magnitude inside the bound")
+}

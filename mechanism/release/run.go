@@ -48,13 +48,13 @@ type Result struct {
 
 // GridError reports a budget too large for the data: the noise scale, and
 // so its snapping grid (about scale·2^-40), is finer than measurements as
-// large as Peak can be represented on (package noise snaps A x to int64
-// grid units). It wraps ErrInput; nothing was drawn.
+// large as Peak can be represented on (package noise bounds |v/grid| by
+// noise.MaxGridUnits). It wraps ErrInput; nothing was drawn.
 type GridError struct {
 	// Peak is the largest |(A x)_i|.
 	Peak float64
-	// MinScale is the smallest noise scale the data allows (Peak·2^-20:
-	// one binary order of margin below the representable limit).
+	// MinScale is the smallest noise scale the data allows
+	// (Peak·2^42/noise.MaxGridUnits: one binary order of margin).
 	MinScale float64
 	// Scale, Sigma and Sensitivity are the mechanism's (see Mechanism).
 	Scale, Sigma, Sensitivity float64
@@ -66,10 +66,6 @@ func (e *GridError) Error() string {
 
 // Unwrap makes a GridError an ErrInput.
 func (e *GridError) Unwrap() error { return ErrInput }
-
-// maxGridUnits mirrors package noise's bound on |value/grid|: values are
-// snapped to int64 grid units with headroom for the noise.
-const maxGridUnits = 0x1p62
 
 // Run releases the answers of req.Workload on req.Data: it calibrates the
 // mechanism for req.Strategy under req.Budget, computes the expected error,
@@ -128,12 +124,12 @@ func (m *Mechanism) checkGrid(x []float64) error {
 	for i := 0; i < m.p; i++ {
 		peak = math.Max(peak, math.Abs(y.AtVec(i)))
 	}
-	if peak/m.Grid() < maxGridUnits {
+	if peak/m.Grid() < noise.MaxGridUnits {
 		return nil
 	}
-	// The grid is the noise scale times about 2^-41, so the scale must be at
-	// least peak·2^-20 (one binary order of margin).
-	return &GridError{Peak: peak, MinScale: peak * 0x1p-20, Scale: m.Scale(), Sigma: m.Sigma(), Sensitivity: m.Sensitivity()}
+	// The grid is the noise scale times 2^-41 … 2^-40 (noise.Grid), so a
+	// scale of peak·2^41/MaxGridUnits fits; one binary order of margin.
+	return &GridError{Peak: peak, MinScale: peak * 0x1p42 / noise.MaxGridUnits, Scale: m.Scale(), Sigma: m.Sigma(), Sensitivity: m.Sensitivity()}
 }
 
 // abandonOnCancel runs f and returns its result, or context.Cause(ctx) as

@@ -90,16 +90,17 @@ func TestRunRefusesBeforeDrawing(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInput, "workload domain")
 
 	// ε = 1e4 on counts of 1e12: the Laplace scale Δ₁/ε ≈ 3e-4 has a grid
-	// near 3e-4·2^-40 ≈ 3e-16, and 1e12/3e-16 ≫ 2^62 grid units.
+	// near 3e-4·2^-40 ≈ 3e-16, and 4e12/3e-16 ≈ 1.5e28 > 2^72 ≈ 4.7e21
+	// grid units.
 	big := []float64{1e12, 1e12, 1e12, 1e12}
 	_, err = Run(context.Background(), req(func(r *Request) { r.Data, r.Budget = big, calibrate.PureDP(1e4) }))
 	var ge *GridError
 	require.ErrorAs(t, err, &ge)
 	assert.ErrorIs(t, err, ErrInput)
 	// The largest measurement of the H2 tree on constant data is the root,
-	// the sum of all cells; MinScale is that peak times 2^-20.
+	// the sum of all cells; MinScale is that peak times 2^42/2^72.
 	assert.Equal(t, 4e12, ge.Peak)
-	assert.Equal(t, 4e12*0x1p-20, ge.MinScale)
+	assert.Equal(t, 4e12*0x1p-30, ge.MinScale)
 	assert.Less(t, ge.Scale, ge.MinScale)
 
 	assert.Zero(t, src.draws, "no refusal may draw noise")

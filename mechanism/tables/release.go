@@ -464,18 +464,14 @@ func (r *Release) sample(ctx context.Context, y []float64, src *noise.Sampler, b
 	return nil
 }
 
-// maxGridUnits is mechanism/noise's bound on |value/grid| (values are
-// snapped to int64 grid units with headroom for the noise).
-const maxGridUnits = 0x1p62
-
 // checkGrid refuses measurements the noise cannot be added to: the grid
-// is the noise scale times about 2⁻⁴¹, so values beyond 2⁶² grid units
-// (counts around 10¹⁹ times the noise scale) do not fit. Checked before
-// the budget is charged.
+// is the noise scale times about 2⁻⁴¹, so values beyond noise.MaxGridUnits
+// = 2⁷² grid units (counts around 2³¹ ≈ 2·10⁹ times the noise scale) do not
+// fit. Checked before the budget is charged.
 func checkGrid(y []float64, grid float64) error {
 	for i, v := range y {
-		if math.Abs(v/grid) >= maxGridUnits {
-			return errorf("measurement %d of the data is %.6g, too large for the noise grid %g of this budget (at most %.3g): counts this large cannot be released at this budget", i, v, grid, maxGridUnits*grid)
+		if math.Abs(v/grid) >= noise.MaxGridUnits {
+			return errorf("measurement %d of the data is %.6g, too large for the noise grid %g of this budget (at most %.3g): counts this large cannot be released at this budget", i, v, grid, noise.MaxGridUnits*grid)
 		}
 	}
 	return nil
