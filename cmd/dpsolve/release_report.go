@@ -137,10 +137,10 @@ func tblPost(f tblFlags) string {
 // own, or with --split terms the sums over the terms' releases (errors,
 // measurements), the largest noise and sensitivity, and each term's
 // release in split_terms.
-func tblPartsReport(parts []tblPart, w *tables.Workload, b calibrate.Budget) *tblJSON {
-	rep := tblReport(parts[0].r, b)
-	rep.Plan = parts[0].plan
-	if len(parts) == 1 && len(parts[0].terms) == len(w.Terms) {
+func tblPartsReport(parts []tables.Part, w *tables.Workload, b calibrate.Budget) *tblJSON {
+	rep := tblReport(parts[0].Release, b)
+	rep.Plan = parts[0].Plan
+	if len(parts) == 1 && len(parts[0].Terms) == len(w.Terms) {
 		return rep
 	}
 	rep.Cells, rep.Queries, rep.Measurements = records.CellsFloat(w.Domain), w.Queries(), 0
@@ -148,16 +148,16 @@ func tblPartsReport(parts []tblPart, w *tables.Workload, b calibrate.Budget) *tb
 	rep.Template, rep.Plan = "split over terms", "--split terms"
 	rep.Terms = make([]tblTermJSON, len(w.Terms))
 	for _, p := range parts {
-		pr := tblReport(p.r, p.b)
+		pr := tblReport(p.Release, p.Budget)
 		rep.Sigma, rep.NoiseScale = math.Max(rep.Sigma, pr.Sigma), math.Max(rep.NoiseScale, pr.NoiseScale)
 		rep.Sensitivity, rep.SnappedSensitivity = math.Max(rep.Sensitivity, pr.Sensitivity), math.Max(rep.SnappedSensitivity, pr.SnappedSensitivity)
 		rep.Measurements += pr.Measurements
 		rep.ExpectedTotalSqErr += pr.ExpectedTotalSqErr
 		rep.ExpectedWeighted += pr.ExpectedWeighted
-		for i, t := range p.terms {
+		for i, t := range p.Terms {
 			rep.Terms[t] = pr.Terms[i]
-			rep.SplitTerms = append(rep.SplitTerms, tblSplitJSON{Term: pr.Terms[i].Name, Share: p.share,
-				Rho: p.b.Rho, Epsilon: p.b.Epsilon, Delta: p.b.Delta, Plan: p.plan, Template: pr.Template,
+			rep.SplitTerms = append(rep.SplitTerms, tblSplitJSON{Term: pr.Terms[i].Name, Share: p.Share,
+				Rho: p.Budget.Rho, Epsilon: p.Budget.Epsilon, Delta: p.Budget.Delta, Plan: p.Plan, Template: pr.Template,
 				Sigma: pr.Sigma, Sensitivity: pr.Sensitivity, Measurements: pr.Measurements, ExpectedTotalSqErr: pr.ExpectedTotalSqErr})
 		}
 	}
