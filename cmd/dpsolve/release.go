@@ -270,7 +270,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if f.dryRun {
 		rep.Seconds = time.Since(start).Seconds()
-		return tblPrint(stdout, &f, rep, b)
+		return tblPrint(stdout, f.asJSON, rep)
 	}
 	return f.publish(ctx, start, w, parts, b, rep, stdout, stderr)
 }
@@ -338,7 +338,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workl
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
 	}
-	return tblPrint(stdout, f, rep, b)
+	return tblPrint(stdout, f.asJSON, rep)
 }
 
 // prepareParts plans (or loads the plan) and prepares the release

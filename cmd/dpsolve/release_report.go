@@ -118,6 +118,10 @@ type tblJSON struct {
 	// UnionParts lists, for a union measured part by part, each part's
 	// kind, terms, weight and share of the budget.
 	UnionParts []tblUnionPartJSON `json:"union_parts,omitempty"`
+
+	// budget is the budget as the text output words it (not in the JSON,
+	// which has privacy, rho, epsilon and delta).
+	budget string
 }
 
 // tblPost names the post-processing.
@@ -170,6 +174,7 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 	w := r.Workload()
 	sens, norm := r.Sensitivity()
 	rep := &tblJSON{
+		budget:   b.String(),
 		Template: r.Template(), Attributes: len(w.Domain), Cells: records.CellsFloat(w.Domain), Queries: w.Queries(),
 		Mechanism: r.Mechanism(), Privacy: string(b.Kind), Rho: b.Rho, Epsilon: b.Epsilon, Delta: b.Delta,
 		Sigma: r.Sigma(), NoiseScale: r.NoiseScale(), Sensitivity: sens, SensitivityNorm: norm,
@@ -199,8 +204,8 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 }
 
 // tblPrint prints the report as JSON or as a table.
-func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) error {
-	if f.asJSON {
+func tblPrint(stdout io.Writer, asJSON bool, rep *tblJSON) error {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
@@ -211,10 +216,10 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 	fmt.Fprintf(stdout, "spec           %s (%d attributes, %.4g cells, %d queries)\n", rep.Spec, rep.Attributes, rep.Cells, rep.Queries)
 	fmt.Fprintf(stdout, "plan           %s (%s)\n", rep.Template, rep.Plan)
 	split := ""
-	if f.split > 1 {
-		split = fmt.Sprintf(" (1/%d of the given budget)", f.split)
+	if rep.Split > 1 {
+		split = fmt.Sprintf(" (1/%d of the given budget)", rep.Split)
 	}
-	fmt.Fprintf(stdout, "budget         %s%s\n", b, split)
+	fmt.Fprintf(stdout, "budget         %s%s\n", rep.budget, split)
 	for _, a := range rep.ApproxDP {
 		fmt.Fprintf(stdout, "               implies (eps=%.4g, delta=%g)-DP\n", a.Epsilon, a.Delta)
 	}

@@ -192,3 +192,28 @@ func uniqueName(used map[string]bool, name string) string {
 	used[name] = true
 	return name
 }
+
+// PlanInfo reads the template and the privacy model ("gaussian" or
+// "pure") a plan directory's strategy.json was made for, without its
+// matrices, so a release can refuse a plan for the wrong budget before
+// planning or reading anything. A marginals file that names no privacy is
+// "gaussian" (ReadStrategyDir's default); either is "" when the file does
+// not say, and both are when it cannot be read (ReadStrategyDir then
+// reports why).
+func PlanInfo(dir string) (template, privacy string) {
+	b, err := os.ReadFile(filepath.Join(dir, "strategy.json"))
+	if err != nil {
+		return "", ""
+	}
+	var sf struct {
+		Template string `json:"template"`
+		Privacy  string `json:"privacy"`
+	}
+	if json.Unmarshal(b, &sf) != nil {
+		return "", ""
+	}
+	if sf.Template == "marginals" && sf.Privacy == "" {
+		sf.Privacy = "gaussian"
+	}
+	return sf.Template, sf.Privacy
+}

@@ -70,6 +70,10 @@ func TestPlanStrategyMarginalsMax(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, "strategy.json"))
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `"objective": "max"`)
+	tmpl, priv := PlanInfo(dir)
+	assert.Equal(t, []string{"marginals", "gaussian"}, []string{tmpl, priv})
+	tmpl, priv = PlanInfo(t.TempDir())
+	assert.Equal(t, []string{"", ""}, []string{tmpl, priv}, "no strategy.json")
 	_, err = ReadStrategyDir(dir, w)
 	require.NoError(t, err)
 
