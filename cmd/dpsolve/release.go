@@ -249,17 +249,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := f.checkMemory(parts); err != nil {
 		return err
 	}
-	sum := sha256.Sum256(specBytes)
-	rep := tblPartsReport(parts.Parts(), w, b)
-	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), f.split
-	rep.Seed, rep.Private = "secure", true
-	if f.seed != "" {
-		rep.Seed, rep.Private = f.seed, false
-	}
-	rep.PostProcessing = tblPost(f)
-	if rep.PostProcessing != "none" {
-		rep.Note = "post-processed answers are biased: they no longer have the planned variance, and the stddev column describes the answers before post-processing"
-	}
+	rep := f.newReport(parts, w, b, specBytes)
 	if f.budgetFile != "" {
 		rep.BudgetFile = f.budgetFile
 		st, err := ledger.Check(f.budgetFile, b)
@@ -273,6 +263,24 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return tblPrint(stdout, f.asJSON, rep)
 	}
 	return f.publish(ctx, start, w, parts, b, rep, stdout, stderr)
+}
+
+// newReport is the release's report before anything is measured: the
+// planned figures of the parts, the spec's record, the noise source and
+// the post-processing.
+func (f *tblFlags) newReport(parts *tables.Parts, w *tables.Workload, b calibrate.Budget, specBytes []byte) *tblJSON {
+	sum := sha256.Sum256(specBytes)
+	rep := tblPartsReport(parts.Parts(), w, b)
+	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), f.split
+	rep.Seed, rep.Private = "secure", true
+	if f.seed != "" {
+		rep.Seed, rep.Private = f.seed, false
+	}
+	rep.PostProcessing = tblPost(*f)
+	if rep.PostProcessing != "none" {
+		rep.Note = "post-processed answers are biased: they no longer have the planned variance, and the stddev column describes the answers before post-processing"
+	}
+	return rep
 }
 
 // publish reads the data, charges the ledger as the last step before the
