@@ -356,6 +356,12 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables
 	req := tables.PartsRequest{Spec: k, Workload: w, Budget: b, PlanDir: f.planDir, Template: f.template,
 		SplitTerms: f.splitTerms, TermShares: f.termShares, Progress: progressTo(stderr, "release", f.quiet),
 		CheckPart: checkPartBudget}
+	if f.splitTerms {
+		if _, err := tables.SplitTerms(b, f.termShares, len(w.Terms)); err != nil {
+			return nil, usageErrorf("--split: %v", err)
+		}
+	}
+	// An unknown template is a usage error, refused before planning.
 	if f.planDir == "" && f.template != "marginals" {
 		name := f.template
 		if name == "" {
@@ -363,11 +369,6 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables
 		}
 		if _, err := plan.Lookup(name); err != nil {
 			return nil, usageErrorf("%v", err)
-		}
-	}
-	if f.splitTerms {
-		if _, err := tables.SplitTerms(b, f.termShares, len(w.Terms)); err != nil {
-			return nil, usageErrorf("--split: %v", err)
 		}
 	}
 	if !f.quiet {
