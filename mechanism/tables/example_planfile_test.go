@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -37,4 +39,32 @@ func ExamplePlanStrategy() {
 	// A_sex.npy
 	// strategy.json
 	// read back: kron
+}
+
+func ExamplePrepareParts() {
+	// Divide ρ = 1 over a spec's two terms, 1:3, each term planned with the
+	// Kronecker template and measured on its own.
+	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 4}],
+	          "workload": [{"name": "total", "marginals": {"upto": 0}},
+	                       {"name": "ages", "product": {"age": "prefix"}}]}`
+	k, _ := workload.ParseSpec(strings.NewReader(spec), ".")
+	w, _ := tables.FromSpec(k)
+	ps, err := tables.PrepareParts(context.Background(), tables.PartsRequest{
+		Spec: k, Workload: w, Budget: calibrate.ZCDP(1), Template: "kron",
+		SplitTerms: true, TermShares: []float64{1, 3},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range ps.Parts() {
+		fmt.Printf("term %s: %v, share %.2f\n", w.Terms[p.Terms[0]].Name, p.Budget, p.Share)
+	}
+	// The data, then one Run for all parts (seeded noise: not private).
+	x := []float64{3, 1, 4, 1, 5, 9, 2, 6}
+	res, _ := ps.Run(context.Background(), tables.Data{Histogram: x}, noise.NewSeededInsecure(1), nil, tables.PostProcess{})
+	fmt.Println(len(res.Answers[0]), "total,", len(res.Answers[1]), "prefix sums")
+	// Output:
+	// term total: rho=0.25 (zCDP), share 0.25
+	// term ages: rho=0.75 (zCDP), share 0.75
+	// 1 total, 4 prefix sums
 }
