@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	_ "github.com/dpsolve/dpsolve/mechanism/marginals" // registers the marginals template
 	"github.com/dpsolve/dpsolve/mechanism/plan"
@@ -53,13 +54,13 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 		}
 		return w.(workload.Explicit).Matrix()
 	}
-	kron, err := workload.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}, {"name": "b", "size": 6}],
-	  "workload": [{"name": "t", "product": {"a": "prefix", "b": "identity"}}, {"name": "m", "marginals": {"k": 1}}]}`), ".")
+	kron, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}, {"name": "b", "size": 6}],
+	  "workload": [{"name": "t", "product": {"a": "prefix", "b": "identity"}}, {"name": "m", "marginals": {"k": 1}}]}`), ".", workload.Blocks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	marg, err := workload.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}],
-	  "workload": [{"name": "m", "marginals": {"k": 1}}]}`), ".")
+	marg, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}],
+	  "workload": [{"name": "m", "marginals": {"k": 1}}]}`), ".", workload.Blocks)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -143,11 +144,11 @@ func TestCorpusSpecs(t *testing.T) {
 	var tally [2]int // entries that parse, entries refused
 	defer checkTally(t, &tally)
 	dir := t.TempDir()
-	for i, s := range fuzzSeeds(t, "../../mechanism/workload/spec_fuzz_test.go", "FuzzParseSpec") {
+	for i, s := range fuzzSeeds(t, "../../mechanism/domain/spec_fuzz_test.go", "FuzzParseSpec") {
 		name := fmt.Sprintf("spec seed %d", i)
 		path := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
 		require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
-		_, perr := workload.ParseSpec(strings.NewReader(s), dir)
+		_, perr := domain.ParseSpec(strings.NewReader(s), dir, workload.Blocks)
 		out := filepath.Join(dir, fmt.Sprintf("p%d", i))
 		code, _, stderr, _ := runBin(t, dir, nil, "plan", "--spec", path, "--template", "kron", "--quiet", "--out", out)
 		_, serr := os.Stat(filepath.Join(out, "strategy.json"))

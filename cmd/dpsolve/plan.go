@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
@@ -147,7 +148,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	w, err := workload.LoadSpec(f.spec)
+	w, err := domain.LoadSpec(f.spec, workload.Blocks)
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (planFlags, error) {
 
 // solvePlan runs the chosen template through tables.PlanStrategy, only
 // among strategies with a file format when --out is given.
-func solvePlan(ctx context.Context, f planFlags, w *workload.Kron, stderr io.Writer) (*plan.Result, error) {
+func solvePlan(ctx context.Context, f planFlags, w *domain.Kron, stderr io.Writer) (*plan.Result, error) {
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %s cells, %d terms, %d queries; template %s, privacy %s\n",
 			f.spec, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), f.template, f.privacy)
@@ -244,7 +245,7 @@ func solvePlan(ctx context.Context, f planFlags, w *workload.Kron, stderr io.Wri
 
 // planReport is the result both outputs are rendered from: --json prints
 // it as is, the text output reads its rows from it.
-func planReport(f planFlags, w *workload.Kron, res *plan.Result) planJSON {
+func planReport(f planFlags, w *domain.Kron, res *plan.Result) planJSON {
 	out := planJSON{
 		Spec: f.spec, Cells: json.Number(w.CellCount().String()), Queries: w.Queries(), Template: res.Template, Privacy: f.privacy,
 		Objective: res.Objective, LowerBound: maybe(res.LowerBound), LowerBoundSource: res.LowerBoundSource,
@@ -384,7 +385,7 @@ func printMarginalSets(stdout io.Writer, sets []marginals.MarginalJSON) {
 // a temporary directory next to dir and renames it into place, so dir is
 // never half-written. An existing dir is replaced only if it holds a
 // strategy.json (a previous plan); anything else is refused.
-func writeStrategyDir(ctx context.Context, dir string, w *workload.Kron, res *plan.Result) (err error) {
+func writeStrategyDir(ctx context.Context, dir string, w *domain.Kron, res *plan.Result) (err error) {
 	dir = filepath.Clean(dir)
 	if st, serr := os.Stat(dir); serr == nil {
 		if !st.IsDir() {
@@ -466,7 +467,7 @@ func familyJSON(fp *marginals.FamilyPlan, names []string) *planFamilyJSON {
 }
 
 // attributeNames returns the domain's attribute names in order.
-func attributeNames(w *workload.Kron) []string {
+func attributeNames(w *domain.Kron) []string {
 	var names []string
 	for _, a := range w.Attributes() {
 		names = append(names, a.Name)

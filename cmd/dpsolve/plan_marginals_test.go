@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -140,7 +141,7 @@ func TestPlanMarginalsReleaseReadsIt(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "plan")
 	code, _, stderr := runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--out", out, "--quiet")
 	require.Equal(t, 0, code, stderr)
-	k, err := workload.LoadSpec(spec)
+	k, err := domain.LoadSpec(spec, workload.Blocks)
 	require.NoError(t, err)
 	w, err := tables.FromSpec(k)
 	require.NoError(t, err)

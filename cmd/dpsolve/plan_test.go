@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -67,7 +68,7 @@ func TestPlanJSONAndOut(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &sf))
 	assert.Equal(t, got["template"], sf.Template)
 	assert.InDelta(t, obj, sf.ExpectedError, 1e-12*obj)
-	w, err := workload.LoadSpec(spec)
+	w, err := domain.LoadSpec(spec, workload.Blocks)
 	require.NoError(t, err)
 	gram := func(f factorFile) *mat.SymDense {
 		a, err := matio.ReadMatrix(filepath.Join(out, f.File))
@@ -89,11 +90,11 @@ func TestPlanJSONAndOut(t *testing.T) {
 		}
 		total, _, err = w.KronError(xs)
 	case "union":
-		var parts []workload.UnionPart
+		var parts []domain.UnionPart
 		idx := map[string]int{"t1": 0, "t2": 1, "m": 2}
 		sum := 0.0
 		for _, p := range sf.Parts {
-			up := workload.UnionPart{Weight: p.Weight}
+			up := domain.UnionPart{Weight: p.Weight}
 			for _, f := range p.Factors {
 				up.X = append(up.X, gram(f))
 			}
@@ -197,7 +198,7 @@ func TestPlanErrors(t *testing.T) {
 // Interrupted before the rename (Ctrl-C while writing): nothing appears at
 // DIR and the temporary directory is removed.
 func TestWriteStrategyDirInterrupted(t *testing.T) {
-	w, err := workload.ParseSpec(stringsReader(planSpec), "")
+	w, err := domain.ParseSpec(stringsReader(planSpec), "", workload.Blocks)
 	require.NoError(t, err)
 	res, err := plan.Kron{}.Plan(context.Background(), w, plan.Options{})
 	require.NoError(t, err)
@@ -221,14 +222,14 @@ func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
 // "objective", which the marginals template's file uses for its sum|max
 // objective.
 type strategyFile struct {
-	Template      string               `json:"template"`
-	Privacy       string               `json:"privacy"`
-	ExpectedError float64              `json:"expected_error"`
-	Cells         json.Number          `json:"cells"`
-	Domain        []workload.Attribute `json:"domain"`
-	Factors       []factorFile         `json:"factors,omitempty"`
-	Parts         []partFile           `json:"parts,omitempty"`
-	File          string               `json:"file,omitempty"`
+	Template      string             `json:"template"`
+	Privacy       string             `json:"privacy"`
+	ExpectedError float64            `json:"expected_error"`
+	Cells         json.Number        `json:"cells"`
+	Domain        []domain.Attribute `json:"domain"`
+	Factors       []factorFile       `json:"factors,omitempty"`
+	Parts         []partFile         `json:"parts,omitempty"`
+	File          string             `json:"file,omitempty"`
 }
 
 type factorFile struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
@@ -222,7 +223,7 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// The shared spec reader first, so that a bad or missing spec is
 	// reported as by every other command; then its bytes for the record.
-	k, err := workload.LoadSpec(f.spec)
+	k, err := domain.LoadSpec(f.spec, workload.Blocks)
 	if err != nil {
 		return err
 	}
@@ -352,7 +353,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workl
 // prepareParts plans (or loads the plan) and prepares the release
 // (tables.PrepareParts); with --split terms one release per term, each
 // planned for its term alone under its share of b.
-func (f *tblFlags) prepareParts(ctx context.Context, k *workload.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (*tables.Parts, error) {
+func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (*tables.Parts, error) {
 	req := tables.PartsRequest{Spec: k, Workload: w, Budget: b, PlanDir: f.planDir, Template: f.template,
 		SplitTerms: f.splitTerms, TermShares: f.termShares, Progress: progressTo(stderr, "release", f.quiet),
 		CheckPart: checkPartBudget}

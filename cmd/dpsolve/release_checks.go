@@ -19,10 +19,10 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // tmpPrefix is the name prefix of the temporary directory a release of
@@ -177,7 +177,7 @@ var histogramTemplates = map[string]bool{"kron": true, "union": true, "dense": t
 // strategy has full column rank) and the reconstructed histogram, 24 bytes
 // a cell. Under the default template (best) a workload the marginals
 // template can answer is planned with it alone instead, saying so.
-func (f *tblFlags) feasible(k *workload.Kron, w *tables.Workload, stderr io.Writer) error {
+func (f *tblFlags) feasible(k *domain.Kron, w *tables.Workload, stderr io.Writer) error {
 	template := f.template
 	if f.planDir != "" {
 		template, _ = tables.PlanInfo(f.planDir)

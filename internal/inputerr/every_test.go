@@ -18,6 +18,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/distributed"
 	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
@@ -53,7 +54,7 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"matio": matio.ErrInput, "functional": functional.ErrInput, "basis": basis.ErrInput,
 		"project": project.ErrInput, "experiment": experiment.ErrInput, "distributed": distributed.ErrInput,
 		"records": records.ErrInput, "kron": kron.ErrInput, "ledger": ledger.ErrInput, "tables": tables.ErrInput,
-		"marginals": marginals.ErrInput, "plan": plan.ErrInput,
+		"marginals": marginals.ErrInput, "plan": plan.ErrInput, "domain": domain.ErrInput,
 	} {
 		if s != inputerr.ErrInput {
 			t.Errorf("%s.ErrInput is not the shared sentinel", name)
@@ -71,6 +72,7 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"workload.Parse junk":           second(workload.Parse("prefix:k=1", 4)),
 		"workload.Parse unknown":        second(workload.Parse("nosuch", 4)),
 		"workload.NewMarginals":         second(workload.NewMarginals(nil, 1)),
+		"domain.NewBlock size 0":        second(domain.NewBlock("identity", 0, nil)),
 		"strategy.NewHierarchical b=1":  second(strategy.NewHierarchical(8, 1)),
 		"strategy.NewIdentity(0)":       second(strategy.NewIdentity(0)),
 		"accounting.NewReport":          second(accounting.NewReport("x", 0, 1, 1)),

@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -24,7 +25,7 @@ var Kinds = []string{"identity", "total", "prefix", "identitytotal", "ranges", "
 // "ranges" draws a random cover of 0…d−1 by ranges (a partition plus a
 // few random ranges), "matrix" a random 0/1 predicate matrix of 2–4 rows
 // whose every column has a 1 (so every value is queried).
-func Block(kind string, d int, r *rand.Rand) (*workload.Block, error) {
+func Block(kind string, d int, r *rand.Rand) (*domain.Block, error) {
 	switch kind {
 	case "ranges":
 		var rs [][2]int
@@ -38,7 +39,7 @@ func Block(kind string, d int, r *rand.Rand) (*workload.Block, error) {
 			a, b := r.IntN(d), r.IntN(d)
 			rs = append(rs, [2]int{min(a, b), max(a, b)})
 		}
-		return workload.RangesBlock(d, rs)
+		return domain.RangesBlock(d, rs)
 	case "matrix":
 		m := 2 + r.IntN(3)
 		w := mat.NewDense(m, d, nil)
@@ -50,16 +51,16 @@ func Block(kind string, d int, r *rand.Rand) (*workload.Block, error) {
 				}
 			}
 		}
-		return workload.MatrixBlock(fmt.Sprintf("random%d-%d", d, r.Uint32()), w)
+		return domain.MatrixBlock(fmt.Sprintf("random%d-%d", d, r.Uint32()), w)
 	}
-	return workload.NewBlock(kind, d)
+	return domain.NewBlock(kind, d, workload.Blocks)
 }
 
 // Domain returns attributes a0, a1, … of the given sizes.
-func Domain(sizes []int) []workload.Attribute {
-	dom := make([]workload.Attribute, len(sizes))
+func Domain(sizes []int) []domain.Attribute {
+	dom := make([]domain.Attribute, len(sizes))
 	for i, d := range sizes {
-		dom[i] = workload.Attribute{Name: fmt.Sprintf("a%d", i), Size: d}
+		dom[i] = domain.Attribute{Name: fmt.Sprintf("a%d", i), Size: d}
 	}
 	return dom
 }
@@ -69,14 +70,14 @@ func Domain(sizes []int) []workload.Attribute {
 // blocks drawn from kinds, weight 1 or 2. Blocks are shared across terms
 // per (attribute, kind), as in real workloads, where many terms use the
 // same per-attribute query sets.
-func Random(sizes []int, terms, maxResolved int, kinds []string, seed uint64) (*workload.Kron, error) {
+func Random(sizes []int, terms, maxResolved int, kinds []string, seed uint64) (*domain.Kron, error) {
 	r := rand.New(rand.NewPCG(seed, 0x6b726f6e))
 	dom := Domain(sizes)
-	shared := map[string]*workload.Block{}
-	var ts []*workload.Term
+	shared := map[string]*domain.Block{}
+	var ts []*domain.Term
 	for t := 0; t < terms; t++ {
 		k := 1 + r.IntN(min(maxResolved, len(sizes)))
-		blocks := map[string]*workload.Block{}
+		blocks := map[string]*domain.Block{}
 		for _, a := range r.Perm(len(sizes))[:k] {
 			kind := kinds[r.IntN(len(kinds))]
 			key := fmt.Sprint(a, kind)
@@ -90,20 +91,20 @@ func Random(sizes []int, terms, maxResolved int, kinds []string, seed uint64) (*
 			}
 			blocks[dom[a].Name] = b
 		}
-		term, err := workload.NewProductTerm(fmt.Sprintf("t%d", t), float64(1+r.IntN(2)), dom, blocks)
+		term, err := domain.NewProductTerm(fmt.Sprintf("t%d", t), float64(1+r.IntN(2)), dom, blocks)
 		if err != nil {
 			return nil, err
 		}
 		ts = append(ts, term)
 	}
-	return workload.NewKron(dom, ts)
+	return domain.NewKron(dom, ts)
 }
 
 // Product returns the one-term workload ⊗ᵢ kinds[i] (an empty kind is total).
-func Product(sizes []int, kinds []string, seed uint64) (*workload.Kron, error) {
+func Product(sizes []int, kinds []string, seed uint64) (*domain.Kron, error) {
 	r := rand.New(rand.NewPCG(seed, 0x70726f64))
 	dom := Domain(sizes)
-	blocks := map[string]*workload.Block{}
+	blocks := map[string]*domain.Block{}
 	for i, kind := range kinds {
 		if kind == "" {
 			continue
@@ -114,45 +115,45 @@ func Product(sizes []int, kinds []string, seed uint64) (*workload.Kron, error) {
 		}
 		blocks[dom[i].Name] = b
 	}
-	t, err := workload.NewProductTerm("p", 1, dom, blocks)
+	t, err := domain.NewProductTerm("p", 1, dom, blocks)
 	if err != nil {
 		return nil, err
 	}
-	return workload.NewKron(dom, []*workload.Term{t})
+	return domain.NewKron(dom, []*domain.Term{t})
 }
 
 // Pairs returns one product term per pair of attributes: prefix on the
 // attributes flagged ordinal, identity on the others — the 2-way range
 // and marginal queries of a survey table (C(k,2) terms).
-func Pairs(sizes []int, ordinal []bool) (*workload.Kron, error) {
+func Pairs(sizes []int, ordinal []bool) (*domain.Kron, error) {
 	dom := Domain(sizes)
-	var ts []*workload.Term
+	var ts []*domain.Term
 	for a := range sizes {
 		for b := a + 1; b < len(sizes); b++ {
-			blocks := map[string]*workload.Block{}
+			blocks := map[string]*domain.Block{}
 			for _, i := range []int{a, b} {
 				kind := "identity"
 				if ordinal[i] {
 					kind = "prefix"
 				}
-				blk, err := workload.NewBlock(kind, sizes[i])
+				blk, err := domain.NewBlock(kind, sizes[i], workload.Blocks)
 				if err != nil {
 					return nil, err
 				}
 				blocks[dom[i].Name] = blk
 			}
-			t, err := workload.NewProductTerm(fmt.Sprintf("%s-%s", dom[a].Name, dom[b].Name), 1, dom, blocks)
+			t, err := domain.NewProductTerm(fmt.Sprintf("%s-%s", dom[a].Name, dom[b].Name), 1, dom, blocks)
 			if err != nil {
 				return nil, err
 			}
 			ts = append(ts, t)
 		}
 	}
-	return workload.NewKron(dom, ts)
+	return domain.NewKron(dom, ts)
 }
 
 // KWay returns the marginals term of every k-way marginal.
-func KWay(sizes []int, k int) (*workload.Kron, error) {
+func KWay(sizes []int, k int) (*domain.Kron, error) {
 	dom := Domain(sizes)
 	var sets [][]int
 	var rec func(start int, cur []int)
@@ -166,11 +167,11 @@ func KWay(sizes []int, k int) (*workload.Kron, error) {
 		}
 	}
 	rec(0, nil)
-	t, err := workload.NewMarginalsTerm("kway", 1, dom, sets)
+	t, err := domain.NewMarginalsTerm("kway", 1, dom, sets)
 	if err != nil {
 		return nil, err
 	}
-	return workload.NewKron(dom, []*workload.Term{t})
+	return domain.NewKron(dom, []*domain.Term{t})
 }
 
 // AdultSizes are the attribute sizes of the UCI Adult table as coded in

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // The marginals family for any union of Kronecker products.
@@ -64,14 +64,14 @@ type prodCoef struct {
 
 // newFamily projects w; an error wraps ErrInput when it resolves more than
 // MaxFamilyAttributes attributes.
-func newFamily(w *workload.Kron) (*family, error) {
+func newFamily(w *domain.Kron) (*family, error) {
 	attrs := w.Attributes()
 	f := &family{sizes: make([]int, len(attrs)), terms: len(w.Terms())}
 	for i, a := range attrs {
 		f.sizes[i] = a.Size
 	}
-	memo := map[*workload.Block]blockTraces{}
-	split := func(b *workload.Block) blockTraces {
+	memo := map[*domain.Block]blockTraces{}
+	split := func(b *domain.Block) blockTraces {
 		v, ok := memo[b]
 		if !ok {
 			v = splitBlock(b)
@@ -136,7 +136,7 @@ type blockTraces struct{ t, r float64 }
 
 // splitBlock returns a block's traces, a part below 1e-13 of tr V (the
 // rounding of the sums, e.g. r of a total block) set to 0.
-func splitBlock(b *workload.Block) blockTraces {
+func splitBlock(b *domain.Block) blockTraces {
 	g := b.Gram()
 	d := g.SymmetricDim()
 	trace, sum := 0.0, 0.0

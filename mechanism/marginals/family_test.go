@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/kronwork"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // Dense re-scoring of family plans: the strategy matrix is formed from its
@@ -18,10 +18,10 @@ import (
 // W the workload's explicit matrix — no residual algebra of the package.
 
 // familyCases are small workloads of every block kind.
-func familyCases(t *testing.T) map[string]*workload.Kron {
+func familyCases(t *testing.T) map[string]*domain.Kron {
 	t.Helper()
-	out := map[string]*workload.Kron{}
-	add := func(name string, w *workload.Kron, err error) {
+	out := map[string]*domain.Kron{}
+	add := func(name string, w *domain.Kron, err error) {
 		if err != nil {
 			t.Fatal(name, err)
 		}

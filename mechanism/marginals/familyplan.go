@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // WeightedTable is one marginal table of a pure family plan: the table on
@@ -68,13 +68,13 @@ func (fp *FamilyPlan) String() string {
 // measurements when pure is false, weighted marginal tables for pure ε
 // when it is true. Bad input (more than MaxFamilyAttributes attributes
 // resolved by some query) is an error wrapping ErrInput.
-func NewFamilyPlan(w *workload.Kron, pure bool) (*FamilyPlan, error) {
+func NewFamilyPlan(w *domain.Kron, pure bool) (*FamilyPlan, error) {
 	return newFamilyPlan(w, pure, nil)
 }
 
 // newFamilyPlan is NewFamilyPlan with extra pure starting weights over
 // attribute sets (nil for none).
-func newFamilyPlan(w *workload.Kron, pure bool, extra []WeightedTable) (*FamilyPlan, error) {
+func newFamilyPlan(w *domain.Kron, pure bool, extra []WeightedTable) (*FamilyPlan, error) {
 	f, err := newFamily(w)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/kronwork"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // optmReferencePy is an independent HDMM-style OPT_M (McKenna et al. 2018,
@@ -62,23 +62,23 @@ print(json.dumps({"value": best}))
 // with scipy.
 func TestPureFamilyAgainstOPTM(t *testing.T) {
 	needScipy(t)
-	cases := map[string]func() (*workload.Kron, error){
-		"identitytotal-5": func() (*workload.Kron, error) {
+	cases := map[string]func() (*domain.Kron, error){
+		"identitytotal-5": func() (*domain.Kron, error) {
 			return kronwork.Product([]int{4, 5, 5, 6, 8}, []string{"identitytotal", "identitytotal", "identitytotal", "identitytotal", "identitytotal"}, 0)
 		},
-		"prefix-identity-6": func() (*workload.Kron, error) {
+		"prefix-identity-6": func() (*domain.Kron, error) {
 			return kronwork.Product([]int{6, 3, 8, 4, 5, 2}, []string{"prefix", "identity", "prefix", "identity", "prefix", "identity"}, 0)
 		},
-		"random-6x12": func() (*workload.Kron, error) {
+		"random-6x12": func() (*domain.Kron, error) {
 			return kronwork.Random([]int{5, 4, 6, 3, 7, 2}, 12, 3, kronwork.Kinds, 9)
 		},
-		"pairs-5": func() (*workload.Kron, error) {
+		"pairs-5": func() (*domain.Kron, error) {
 			return kronwork.Pairs([]int{8, 3, 6, 2, 5}, []bool{true, false, true, false, false})
 		},
-		"pairs-6": func() (*workload.Kron, error) {
+		"pairs-6": func() (*domain.Kron, error) {
 			return kronwork.Pairs([]int{2, 7, 3, 2, 9, 4}, []bool{false, true, false, false, true, false})
 		},
-		"3way-6": func() (*workload.Kron, error) { return kronwork.KWay([]int{3, 2, 4, 2, 3, 2}, 3) },
+		"3way-6": func() (*domain.Kron, error) { return kronwork.KWay([]int{3, 2, 4, 2, 3, 2}, 3) },
 	}
 	for name, mk := range cases {
 		w, err := mk()

@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -57,7 +57,7 @@ func (Template) Name() string { return TemplateName }
 // identity (the attribute is in the set) or total (it is not), each with
 // its term's weight. A term of any other kind is an error wrapping ErrInput
 // that names it. terms[i] is the index of the term set i came from.
-func Sets(w *workload.Kron) (sizes []int, sets []Set, terms []int, err error) {
+func Sets(w *domain.Kron) (sizes []int, sets []Set, terms []int, err error) {
 	attrs := w.Attributes()
 	sizes = make([]int, len(attrs))
 	for i, a := range attrs {
@@ -65,7 +65,7 @@ func Sets(w *workload.Kron) (sizes []int, sets []Set, terms []int, err error) {
 	}
 	for j, t := range w.Terms() {
 		switch t.Kind {
-		case workload.TermMarginals:
+		case domain.TermMarginals:
 			for _, s := range t.Sets {
 				sets = append(sets, Set{Attrs: s, Weight: t.Weight})
 				terms = append(terms, j)
@@ -75,9 +75,9 @@ func Sets(w *workload.Kron) (sizes []int, sets []Set, terms []int, err error) {
 				var s []int
 				for i, b := range p.Blocks {
 					switch b.Kind {
-					case workload.BlockIdentity:
+					case domain.BlockIdentity:
 						s = append(s, i)
-					case workload.BlockTotal:
+					case domain.BlockTotal:
 					default:
 						return nil, nil, nil, errorf("term %q is not a marginal: attribute %q has block %s (the marginals template takes only marginals: identity and total blocks)", t.Name, attrs[i].Name, b)
 					}
@@ -98,7 +98,7 @@ func Sets(w *workload.Kron) (sizes []int, sets []Set, terms []int, err error) {
 // pure strategy) and the family's own bound (FamilyBound); family plans of
 // other workloads carry only FamilyBound (LowerBound NaN). Pure objectives
 // are per unit Laplace variance 2/ε² at L1 sensitivity 1.
-func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options) (*plan.Result, error) {
+func (tp Template) Plan(ctx context.Context, w *domain.Kron, opt plan.Options) (*plan.Result, error) {
 	start := time.Now()
 	if opt.Privacy != "" && opt.Privacy != plan.Gaussian && opt.Privacy != plan.Pure {
 		return nil, errorf("the marginals template plans %q or %q privacy, not %q", plan.Gaussian, plan.Pure, opt.Privacy)
@@ -149,7 +149,7 @@ func (tp Template) Plan(ctx context.Context, w *workload.Kron, opt plan.Options)
 // bound is the residual closed form (the SVD bound): the Gaussian optimum
 // over every strategy, which no L1-sensitivity-1 strategy beats (the L1
 // unit ball lies inside the L2 one).
-func (tp Template) planPure(w *workload.Kron, sizes []int, sets []Set, terms []int, opt plan.Options, start time.Time) (*plan.Result, error) {
+func (tp Template) planPure(w *domain.Kron, sizes []int, sets []Set, terms []int, opt plan.Options, start time.Time) (*plan.Result, error) {
 	pp, err := NewPurePlan(sizes, sets, tp.Objective)
 	if err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ const pureFamilySource = "weighted marginal tables (every attribute subset): L2 
 // weighted marginal tables under pure ε). Its lower bound holds over the
 // family only (FamilyBound; LowerBound is unknown, NaN): a workload of
 // prefixes or ranges may be answered better outside it.
-func (tp Template) planFamily(w *workload.Kron, opt plan.Options, start time.Time) (*plan.Result, error) {
+func (tp Template) planFamily(w *domain.Kron, opt plan.Options, start time.Time) (*plan.Result, error) {
 	pure := opt.Privacy == plan.Pure
 	fp, err := NewFamilyPlan(w, pure)
 	if err != nil {
@@ -225,7 +225,7 @@ func (tp Template) planFamily(w *workload.Kron, opt plan.Options, start time.Tim
 }
 
 // finishTerms is finish with the per-term errors given directly.
-func finishTerms(res *plan.Result, w *workload.Kron, errs []float64, opt plan.Options, start time.Time) *plan.Result {
+func finishTerms(res *plan.Result, w *domain.Kron, errs []float64, opt plan.Options, start time.Time) *plan.Result {
 	terms := make([]int, len(errs))
 	for j := range terms {
 		terms[j] = j
@@ -235,7 +235,7 @@ func finishTerms(res *plan.Result, w *workload.Kron, errs []float64, opt plan.Op
 
 // finish fills res's per-term errors (marginal i, of error errs[i],
 // belongs to term terms[i]) and its time, and reports it done.
-func finish(res *plan.Result, w *workload.Kron, terms []int, errs []float64, opt plan.Options, start time.Time) *plan.Result {
+func finish(res *plan.Result, w *domain.Kron, terms []int, errs []float64, opt plan.Options, start time.Time) *plan.Result {
 	res.TermErrors = make([]plan.TermError, len(w.Terms()))
 	for j, t := range w.Terms() {
 		res.TermErrors[j] = plan.TermError{Term: t.Name, Queries: t.Queries()}

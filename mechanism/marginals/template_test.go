@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
@@ -24,7 +25,7 @@ const templateSpec = `{"domain": [{"name": "a", "size": 2}, {"name": "b", "size"
 // its term errors add up; other workloads are planned in the marginals
 // family.
 func TestTemplate(t *testing.T) {
-	w, err := workload.ParseSpec(strings.NewReader(templateSpec), ".")
+	w, err := domain.ParseSpec(strings.NewReader(templateSpec), ".", workload.Blocks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +113,8 @@ func TestTemplate(t *testing.T) {
 	if _, err := tp.Plan(context.Background(), w, plan.Options{Privacy: "renyi"}); !errors.Is(err, ErrInput) {
 		t.Errorf("unknown privacy: %v", err)
 	}
-	other, err := workload.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}],
-		"workload": [{"name": "p", "product": {"a": "prefix"}}]}`), ".")
+	other, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}],
+		"workload": [{"name": "p", "product": {"a": "prefix"}}]}`), ".", workload.Blocks)
 	if err != nil {
 		t.Fatal(err)
 	}

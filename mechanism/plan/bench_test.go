@@ -4,13 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // The census-style person table of examples/census: 5 attributes, 500,480
 // cells, 30 terms (55 Kronecker products).
 func BenchmarkCensus(b *testing.B) {
-	w, err := workload.LoadSpec("../../examples/census/census.json")
+	w, err := domain.LoadSpec("../../examples/census/census.json", workload.Blocks)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func BenchmarkCensus(b *testing.B) {
 // 1.03e11 cells, exact (product of the per-attribute optima) and certified
 // (product of the per-attribute certificates).
 func BenchmarkFiveBlocks(b *testing.B) {
-	w, err := workload.ParseSpec(stringsReader(fiveBlockSpec), "")
+	w, err := domain.ParseSpec(stringsReader(fiveBlockSpec), "", workload.Blocks)
 	if err != nil {
 		b.Fatal(err)
 	}

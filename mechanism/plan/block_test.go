@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
@@ -46,7 +47,7 @@ func TestGroupsBlockAgainstNewton(t *testing.T) {
 	// The factor answers G: tr(G X⁺) by the workload's eigen-based Pinv.
 	var x mat.SymDense
 	x.SymOuterK(1, b.a.T())
-	p, err := workload.NewPinv(&x)
+	p, err := domain.NewPinv(&x)
 	require.NoError(t, err)
 	assert.InDelta(t, b.obj, p.Trace(g), 1e-12*b.obj)
 }
@@ -55,7 +56,7 @@ func TestGroupsBlockAgainstNewton(t *testing.T) {
 // and embedded with identity rows; the result matches newton on the
 // support's Gram.
 func TestSolveOnSupport(t *testing.T) {
-	pb, err := workload.NewBlock("prefix", 5)
+	pb, err := domain.NewBlock("prefix", 5, workload.Blocks)
 	require.NoError(t, err)
 	g := mat.NewSymDense(7, nil) // prefix on values 1..5, values 0 and 6 untouched
 	for i := 0; i < 5; i++ {
@@ -76,7 +77,7 @@ func TestSolveOnSupport(t *testing.T) {
 	}
 	var x mat.SymDense
 	x.SymOuterK(1, b.a.T())
-	p, err := workload.NewPinv(&x)
+	p, err := domain.NewPinv(&x)
 	require.NoError(t, err)
 	assert.InDelta(t, b.obj, p.Trace(g), 1e-10*b.obj)
 	assert.False(t, math.IsInf(p.Trace(g), 0))
@@ -96,7 +97,7 @@ func TestSingularNewtonBlock(t *testing.T) {
 			}
 		}
 	}
-	blk, err := workload.MatrixBlock("combo3", w)
+	blk, err := domain.MatrixBlock("combo3", w)
 	require.NoError(t, err)
 	g := blk.Gram()
 	b, err := solveBlock(context.Background(), g, Gaussian)
@@ -109,7 +110,7 @@ func TestSingularNewtonBlock(t *testing.T) {
 	assert.InDelta(t, 1, maxDiag(b.a), 1e-12)
 	var x mat.SymDense
 	x.SymOuterK(1, b.a.T())
-	p, err := workload.NewPinv(&x)
+	p, err := domain.NewPinv(&x)
 	require.NoError(t, err)
 	tr := p.Trace(g)
 	assert.InDelta(t, b.obj, tr, 1e-9*tr)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -14,7 +15,7 @@ import (
 func Example() {
 	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 16}],
 	  "workload": [{"name": "sex_by_age_cumulative", "product": {"sex": "identity", "age": "prefix"}}]}`
-	w, err := workload.ParseSpec(strings.NewReader(spec), "")
+	w, err := domain.ParseSpec(strings.NewReader(spec), "", workload.Blocks)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -42,7 +43,7 @@ func Example() {
 // A census-style person table (examples/census): 500,480 cells, 30 terms,
 // planned by exact block coordinate descent over its five attributes.
 func Example_census() {
-	w, err := workload.LoadSpec("../../examples/census/census.json")
+	w, err := domain.LoadSpec("../../examples/census/census.json", workload.Blocks)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -2,9 +2,9 @@
 // workloads without ever forming the n×n Gram: the strategy is a Kronecker
 // product of small per-attribute strategies, or a weighted union of such
 // products, and its expected error is evaluated factor by factor
-// (workload.Kron.KronError / UnionError).
+// (domain.Kron.KronError / UnionError).
 //
-// A Template turns a *workload.Kron into a Result: a Strategy with
+// A Template turns a *domain.Kron into a Result: a Strategy with
 // sensitivity 1 and its expected error. The built-in templates are
 //
 //   - "kron" (OPT⊗): one Kronecker product ⊗ᵢAᵢ. A single product term is
@@ -37,7 +37,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -133,7 +133,7 @@ type Template interface {
 	Name() string
 	// Plan returns the best strategy of the family for w, or an error
 	// wrapping ErrInput when the template does not apply to w (say why).
-	Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error)
+	Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error)
 }
 
 // Factor is one attribute's strategy matrix Aᵢ (pᵢ×dᵢ). Its largest column

@@ -12,15 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
 
-func spec(t *testing.T, s string) *workload.Kron {
+func spec(t *testing.T, s string) *domain.Kron {
 	t.Helper()
-	k, err := workload.ParseSpec(strings.NewReader(s), "")
+	k, err := domain.ParseSpec(strings.NewReader(s), "", workload.Blocks)
 	require.NoError(t, err)
 	return k
 }
@@ -72,7 +73,7 @@ func TestSingleProductIsProductOfOptima(t *testing.T) {
 	want, bound := 1.5*1.5, 1.5*1.5
 	for _, name := range []string{"prefix", "allrange", "identitytotal"} {
 		size := map[string]int{"prefix": 5, "allrange": 8, "identitytotal": 6}[name]
-		b, err := workload.NewBlock(name, size)
+		b, err := domain.NewBlock(name, size, workload.Blocks)
 		require.NoError(t, err)
 		nr, err := newton.Solve(context.Background(), b.Gram(), nil)
 		require.NoError(t, err)
@@ -180,10 +181,10 @@ func TestUnionTemplate(t *testing.T) {
 	for i, tm := range w.Terms() {
 		names[tm.Name] = i
 	}
-	var parts []workload.UnionPart
+	var parts []domain.UnionPart
 	for _, p := range u.Strategy.Parts {
 		sum += p.Weight * p.Weight
-		up := workload.UnionPart{Weight: p.Weight, X: factorGrams(t, p.Factors, false)}
+		up := domain.UnionPart{Weight: p.Weight, X: factorGrams(t, p.Factors, false)}
 		for _, tn := range p.Terms {
 			up.Terms = append(up.Terms, names[tn])
 		}
@@ -215,7 +216,7 @@ func TestTotalEverywhereIsExact(t *testing.T) {
 	assert.Equal(t, 1, res.Sweeps, "b is fixed; one exact solve for a, the only free attribute")
 	// a's Gram is prefix + 4·I whatever b's factor; b contributes tr(J J⁺) = 1.
 	g := mat.NewSymDense(6, nil)
-	pb, _ := workload.NewBlock("prefix", 6)
+	pb, _ := domain.NewBlock("prefix", 6, workload.Blocks)
 	g.AddSym(pb.Gram(), scaled(identityBlock(6).x, 4))
 	nr, err := newton.Solve(context.Background(), g, nil)
 	require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -17,9 +17,9 @@ import (
 // solver holds what the templates of one plan share: the workload, the
 // options and the per-(attribute, block) optima, each a certified solve.
 type solver struct {
-	w      *workload.Kron
+	w      *domain.Kron
 	o      Options
-	attrs  []workload.Attribute
+	attrs  []domain.Attribute
 	single map[singleKey]*block
 	groups map[string]*kronSol // BCD results by the set of products
 	// exactSweeps solves every block at blockTol from newton's own start
@@ -30,7 +30,7 @@ type solver struct {
 	// descent of the plan (the templates run one at a time), so each
 	// attribute's workspaces are allocated once.
 	newtons []*newton.Solver
-	canon   map[canonKey]*workload.Block
+	canon   map[canonKey]*domain.Block
 	// whole holds other templates' plans of the whole workload made as a
 	// union's one-part candidate (with the plan's privacy and Accept),
 	// which the portfolio reuses instead of planning again.
@@ -50,12 +50,12 @@ func (s *solver) newtonFor(i int) *newton.Solver {
 
 type singleKey struct {
 	attr int
-	b    *workload.Block
+	b    *domain.Block
 }
 
-func newSolver(w *workload.Kron, o Options) *solver {
+func newSolver(w *domain.Kron, o Options) *solver {
 	s := &solver{w: w, o: o, attrs: w.Attributes(), single: map[singleKey]*block{}, groups: map[string]*kronSol{},
-		canon: map[canonKey]*workload.Block{}, whole: map[string]*Result{}}
+		canon: map[canonKey]*domain.Block{}, whole: map[string]*Result{}}
 	for _, p := range w.Products() {
 		for i, b := range p.Blocks {
 			k := canonKey{i, b.Key()}
@@ -73,10 +73,10 @@ type canonKey struct {
 }
 
 // cb returns the canonical block of attribute i equal to b: blocks with one
-// key are one matrix (workload.Block.Key), though every term builds its own
+// key are one matrix (domain.Block.Key), though every term builds its own
 // (each product term its own "total" blocks), so descents compare and
 // cache blocks by this pointer.
-func (s *solver) cb(i int, b *workload.Block) *workload.Block {
+func (s *solver) cb(i int, b *domain.Block) *domain.Block {
 	if c, ok := s.canon[canonKey{i, b.Key()}]; ok {
 		return c
 	}
@@ -84,7 +84,7 @@ func (s *solver) cb(i int, b *workload.Block) *workload.Block {
 }
 
 // singleOpt returns the optimal strategy for one block's Gram alone.
-func (s *solver) singleOpt(ctx context.Context, i int, b *workload.Block) (*block, error) {
+func (s *solver) singleOpt(ctx context.Context, i int, b *domain.Block) (*block, error) {
 	b = s.cb(i, b)
 	k := singleKey{i, b}
 	if r, ok := s.single[k]; ok {
@@ -103,7 +103,7 @@ func (s *solver) singleOpt(ctx context.Context, i int, b *workload.Block) (*bloc
 // forms, or a newton solve another step already ran), else the SVD bound
 // (tr V^{1/2})²/d — the dual certificate at uniform y, one values-only
 // eigendecomposition — so that the bound costs no solve of its own.
-func (s *solver) singleBound(ctx context.Context, i int, b *workload.Block) (float64, error) {
+func (s *solver) singleBound(ctx context.Context, i int, b *domain.Block) (float64, error) {
 	b = s.cb(i, b)
 	if r, ok := s.single[singleKey{i, b}]; ok {
 		return r.lb, nil
@@ -151,7 +151,7 @@ func (s *solver) singleBound(ctx context.Context, i int, b *workload.Block) (flo
 // each product's optimum is bounded by the product of the per-attribute
 // certificates, because the dual certificate of a Kronecker Gram factorizes
 // (y = ⊗yᵢ; at its best scaling g(⊗yᵢ) = Πᵢ g(yᵢ)).
-func (s *solver) productBound(ctx context.Context, prods []*workload.Product) (float64, error) {
+func (s *solver) productBound(ctx context.Context, prods []*domain.Product) (float64, error) {
 	total := 0.0
 	for _, p := range prods {
 		e := s.w.Weight2(p)
@@ -222,7 +222,7 @@ func sweepTolerance(prev float64) float64 {
 // solve starts from the attribute's previous optimum (warmSolver); early
 // sweeps ask a looser certified gap (sweepTolerance) and only a sweep at
 // blockTol may end the descent.
-func (s *solver) kron(ctx context.Context, prods []*workload.Product, template string, start time.Time) (*kronSol, error) {
+func (s *solver) kron(ctx context.Context, prods []*domain.Product, template string, start time.Time) (*kronSol, error) {
 	return s.kronWith(ctx, prods, kronCfg{template: template, start: start})
 }
 
@@ -242,7 +242,7 @@ type kronCfg struct {
 }
 
 // kronWith is kron with a configuration.
-func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kronCfg) (*kronSol, error) {
+func (s *solver) kronWith(ctx context.Context, prods []*domain.Product, cfg kronCfg) (*kronSol, error) {
 	key := prodKey(s.w, prods)
 	cacheable := cfg.init == nil && cfg.maxSweeps == 0
 	if r, ok := s.groups[key]; ok && cacheable {
@@ -252,7 +252,7 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 	if cfg.maxSweeps > 0 {
 		maxSweeps = cfg.maxSweeps
 	}
-	var live []*workload.Product
+	var live []*domain.Product
 	for _, p := range prods {
 		if s.w.Weight2(p) > 0 {
 			live = append(live, p)
@@ -286,7 +286,7 @@ func (s *solver) kronWith(ctx context.Context, prods []*workload.Product, cfg kr
 type kronDescent struct {
 	s     *solver
 	sol   *kronSol
-	live  []*workload.Product
+	live  []*domain.Product
 	w2    []float64
 	t     [][]float64
 	fixed []bool
@@ -296,7 +296,7 @@ type kronDescent struct {
 
 // newDescent sets the starting blocks and fills the trace table; an
 // error is one of a fixed attribute's exact solve.
-func (s *solver) newDescent(ctx context.Context, live []*workload.Product, sol *kronSol, init []*block) (*kronDescent, error) {
+func (s *solver) newDescent(ctx context.Context, live []*domain.Product, sol *kronSol, init []*block) (*kronDescent, error) {
 	k := len(s.attrs)
 	d := &kronDescent{s: s, sol: sol, live: live, fixed: make([]bool, k), warm: make([]*warmSolver, k)}
 	if err := d.startBlocks(ctx, init); err != nil {
@@ -349,7 +349,7 @@ func (d *kronDescent) startBlocks(ctx context.Context, init []*block) error {
 // setTraces refreshes column i of the trace table for block b; blocks are
 // shared between products, so each (attribute, block) trace is computed once.
 func (d *kronDescent) setTraces(i int, b *block) {
-	memo := map[*workload.Block]float64{}
+	memo := map[*domain.Block]float64{}
 	for pi, p := range d.live {
 		pb := d.s.cb(i, p.Blocks[i])
 		v, ok := memo[pb]
@@ -471,9 +471,9 @@ func (d *kronDescent) updateBlock(ctx context.Context, i int, sweepTol float64) 
 // blockGram returns Gᵢ = Σₚ cₚ·Vᵢₚ with cₚ = wₚ²·Π_{l≠i} tr(V_lp X_l⁺),
 // the coefficients summed per distinct block, and the blocks in first-seen
 // order (the order Gᵢ and the block objectives are summed in).
-func (d *kronDescent) blockGram(i int) (*mat.SymDense, map[*workload.Block]float64, []*workload.Block) {
-	coef := map[*workload.Block]float64{}
-	var order []*workload.Block
+func (d *kronDescent) blockGram(i int) (*mat.SymDense, map[*domain.Block]float64, []*domain.Block) {
+	coef := map[*domain.Block]float64{}
+	var order []*domain.Block
 	for pi, p := range d.live {
 		c := d.w2[pi]
 		for l, v := range d.t[pi] {
@@ -496,7 +496,7 @@ func (d *kronDescent) blockGram(i int) (*mat.SymDense, map[*workload.Block]float
 
 // perProduct is every product's term in prods order, 0 for zero-weight
 // products.
-func (d *kronDescent) perProduct(prods []*workload.Product) []float64 {
+func (d *kronDescent) perProduct(prods []*domain.Product) []float64 {
 	out := make([]float64, len(prods))
 	li := 0
 	for pi, p := range prods {
@@ -516,8 +516,8 @@ func scaled(a *mat.SymDense, c float64) *mat.SymDense {
 }
 
 // prodKey identifies a set of products by their positions in the workload.
-func prodKey(w *workload.Kron, prods []*workload.Product) string {
-	idx := map[*workload.Product]int{}
+func prodKey(w *domain.Kron, prods []*domain.Product) string {
+	idx := map[*domain.Product]int{}
 	for i, p := range w.Products() {
 		idx[p] = i
 	}
@@ -539,7 +539,7 @@ func (s *solver) factors(blocks []*block) []Factor {
 }
 
 // termErrors sums per-product errors into per-term ones.
-func (s *solver) termErrors(perProd map[*workload.Product]float64) []TermError {
+func (s *solver) termErrors(perProd map[*domain.Product]float64) []TermError {
 	out := make([]TermError, len(s.w.Terms()))
 	for j, t := range s.w.Terms() {
 		out[j] = TermError{Term: t.Name, Queries: t.Queries()}

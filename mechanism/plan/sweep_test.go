@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -18,7 +19,7 @@ import (
 // was solved at blockTol (certified at the stated tolerance) and changed the
 // objective by at most Tol relative; every earlier sweep either changed it
 // by more or was solved at a looser gap (which may not end the descent).
-func checkStopRule(t *testing.T, w *workload.Kron, opt Options) *kronSol {
+func checkStopRule(t *testing.T, w *domain.Kron, opt Options) *kronSol {
 	t.Helper()
 	o, err := opt.withDefaults()
 	require.NoError(t, err)
@@ -55,14 +56,14 @@ func checkStopRule(t *testing.T, w *workload.Kron, opt Options) *kronSol {
 func TestFastDescentMatchesExact(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		w    func(t *testing.T) *workload.Kron
+		w    func(t *testing.T) *domain.Kron
 	}{
-		{"census", func(t *testing.T) *workload.Kron {
-			w, err := workload.LoadSpec("../../examples/census/census.json")
+		{"census", func(t *testing.T) *domain.Kron {
+			w, err := domain.LoadSpec("../../examples/census/census.json", workload.Blocks)
 			require.NoError(t, err)
 			return w
 		}},
-		{"union144", func(t *testing.T) *workload.Kron { return spec(t, unionSpec) }},
+		{"union144", func(t *testing.T) *domain.Kron { return spec(t, unionSpec) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := c.w(t)

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 )
@@ -30,7 +30,7 @@ type Kron struct{}
 func (Kron) Name() string { return "kron" }
 
 // Plan returns the best Kronecker strategy for w.
-func (Kron) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error) {
+func (Kron) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
 	o, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func planKron(ctx context.Context, s *solver) (*Result, error) {
 	if sol == nil {
 		return nil, err
 	}
-	per := map[*workload.Product]float64{}
+	per := map[*domain.Product]float64{}
 	for pi, p := range prods {
 		per[p] = sol.perProd[pi]
 	}
@@ -101,7 +101,7 @@ func (Dense) Name() string { return "dense" }
 
 // Plan solves the dense problem, or returns an error wrapping ErrInput for
 // a domain above the limit.
-func (Dense) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error) {
+func (Dense) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
 	o, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (Dense) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, 
 	return planDense(ctx, w, o)
 }
 
-func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error) {
+func planDense(ctx context.Context, w *domain.Kron, o Options) (*Result, error) {
 	start := time.Now()
 	if w.Cells() > o.DenseMaxCells {
 		return nil, inputerr.Errorf("plan", "the dense template needs at most %d cells; the domain has %d", o.DenseMaxCells, w.Cells())
@@ -147,7 +147,7 @@ func planDense(ctx context.Context, w *workload.Kron, o Options) (*Result, error
 			for i, b := range p.Blocks {
 				fs[i] = b.Gram()
 			}
-			g := workload.KronSym(fs...)
+			g := domain.KronSym(fs...)
 			e := 0.0
 			for r := 0; r < n; r++ {
 				for q := 0; q < n; q++ {
@@ -187,7 +187,7 @@ const BestDenseCells = 1024
 func (Best) Name() string { return "best" }
 
 // Plan runs the portfolio.
-func (Best) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error) {
+func (Best) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
 	start := time.Now()
 	o, err := opt.withDefaults()
 	if err != nil {
@@ -256,7 +256,7 @@ func (p *portfolio) run(name string, f func() (*Result, error)) error {
 // runBuiltin runs kron, union (unless kron is certified optimal) and, on
 // small Gaussian domains, dense, whose result it returns (nil if not run
 // or failed).
-func (p *portfolio) runBuiltin(s *solver, w *workload.Kron) (*Result, error) {
+func (p *portfolio) runBuiltin(s *solver, w *domain.Kron) (*Result, error) {
 	ctx, o := p.ctx, p.o
 	if err := p.run("kron", func() (*Result, error) { return planKron(ctx, s) }); err != nil {
 		return nil, err
@@ -284,7 +284,7 @@ func (p *portfolio) runBuiltin(s *solver, w *workload.Kron) (*Result, error) {
 // runRegistered runs the templates registered by other packages (the
 // marginals template), which join the portfolio; one that does not apply
 // to w (ErrInput) is left out of Tried. They get the caller's options opt.
-func (p *portfolio) runRegistered(s *solver, w *workload.Kron, opt Options) error {
+func (p *portfolio) runRegistered(s *solver, w *domain.Kron, opt Options) error {
 	ctx := p.ctx
 	for _, name := range Names() {
 		if name == "kron" || name == "union" || name == "dense" || name == "best" {
@@ -362,7 +362,7 @@ const CompareCells = BestDenseCells
 // Run plans w with the named template. On domains of at most CompareCells
 // cells it also runs the dense template (Gaussian privacy) and records in
 // the result how far the plan is above the certified dense optimum.
-func Run(ctx context.Context, w *workload.Kron, template string, opt Options) (*Result, error) {
+func Run(ctx context.Context, w *domain.Kron, template string, opt Options) (*Result, error) {
 	res, err := run(ctx, w, template, opt)
 	if err == nil && opt.Progress.Enabled() {
 		f := progress.Event{Stage: "plan", Objective: res.Objective, Bound: res.LowerBound,
@@ -375,7 +375,7 @@ func Run(ctx context.Context, w *workload.Kron, template string, opt Options) (*
 // run is Run without the final progress event. The result's Seconds is
 // the whole run's time, the dense comparison included; the template's own
 // time is in Tried (one entry, unless the template is the portfolio).
-func run(ctx context.Context, w *workload.Kron, template string, opt Options) (*Result, error) {
+func run(ctx context.Context, w *domain.Kron, template string, opt Options) (*Result, error) {
 	start := time.Now()
 	t, err := Lookup(template)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -43,7 +43,7 @@ type Union struct{}
 func (Union) Name() string { return "union" }
 
 // Plan returns the best union strategy found for w.
-func (Union) Plan(ctx context.Context, w *workload.Kron, opt Options) (*Result, error) {
+func (Union) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
 	o, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ type unionRun struct {
 type traceKey struct {
 	attr  int
 	f     *block
-	block *workload.Block
+	block *domain.Block
 }
 
 // total is the combined error of parts with closed-form weights.
@@ -147,7 +147,7 @@ func (u *unionRun) candidates(ctx context.Context) ([]*partSol, error) {
 		var used []string
 		for i, a := range s.attrs {
 			for _, p := range t.Products {
-				if p.Blocks[i].Kind != workload.BlockTotal {
+				if p.Blocks[i].Kind != domain.BlockTotal {
 					used = append(used, a.Name)
 					break
 				}
@@ -216,10 +216,10 @@ const (
 
 // isMarginalTerm reports whether every block of the term is identity or
 // total.
-func isMarginalTerm(t *workload.Term) bool {
+func isMarginalTerm(t *domain.Term) bool {
 	for _, p := range t.Products {
 		for _, b := range p.Blocks {
-			if b.Kind != workload.BlockIdentity && b.Kind != workload.BlockTotal {
+			if b.Kind != domain.BlockIdentity && b.Kind != domain.BlockTotal {
 				return false
 			}
 		}
@@ -299,7 +299,7 @@ func (u *unionRun) store(key string, full bool, p *partSol) *partSol {
 // unions included, and the portfolio runs it.
 func (u *unionRun) otherParts(ctx context.Context, p *partSol) error {
 	s := u.s
-	var sub *workload.Kron
+	var sub *domain.Kron
 	for _, name := range Names() {
 		switch name {
 		case "kron", "union", "dense", "best":
@@ -346,18 +346,18 @@ func (u *unionRun) otherParts(ctx context.Context, p *partSol) error {
 // subWorkload returns the workload of the terms g alone (copies of the
 // terms, sharing their blocks; NewKron renumbers products, so the
 // original's must not be reused).
-func subWorkload(w *workload.Kron, g []int) (*workload.Kron, error) {
-	ts := make([]*workload.Term, len(g))
+func subWorkload(w *domain.Kron, g []int) (*domain.Kron, error) {
+	ts := make([]*domain.Term, len(g))
 	for k, j := range g {
 		t := *w.Terms()[j]
-		t.Products = make([]*workload.Product, len(w.Terms()[j].Products))
+		t.Products = make([]*domain.Product, len(w.Terms()[j].Products))
 		for pi, p := range w.Terms()[j].Products {
 			c := *p
 			t.Products[pi] = &c
 		}
 		ts[k] = &t
 	}
-	return workload.NewKron(w.Attributes(), ts)
+	return domain.NewKron(w.Attributes(), ts)
 }
 
 // maxProbes is how many pairs a merge round solves when no pair's bound
@@ -510,7 +510,7 @@ func (u *unionRun) resolved(p *partSol) []bool {
 	out := make([]bool, len(u.s.attrs))
 	for _, pr := range groupProducts(u.s.w, p.terms) {
 		for i, b := range pr.Blocks {
-			if b.Kind != workload.BlockTotal {
+			if b.Kind != domain.BlockTotal {
 				out[i] = true
 			}
 		}
@@ -523,7 +523,7 @@ func (u *unionRun) resolved(p *partSol) []bool {
 // block cannot answer its product's queries (range(Vᵢₚ) ⊄ range(Xᵢ): a
 // singular block — a total row, a grouping — asked for finer queries; the
 // trace formula would then not be an error at all).
-func (u *unionRun) errorWith(prods []*workload.Product, blocks []*block) float64 {
+func (u *unionRun) errorWith(prods []*domain.Product, blocks []*block) float64 {
 	if u.traces == nil {
 		u.traces = map[traceKey]float64{}
 	}
@@ -615,7 +615,7 @@ func (u *unionRun) result(ctx context.Context, parts []*partSol) (*Result, error
 		es[i] = p.err
 	}
 	weights := partWeights(es, s.o.Privacy)
-	per := map[*workload.Product]float64{}
+	per := map[*domain.Product]float64{}
 	termErr := make([]float64, len(terms))
 	strat := &Strategy{Template: "union", Privacy: s.o.Privacy}
 	theta, sweeps := 0.0, 0
@@ -691,8 +691,8 @@ func partWeights(es []float64, privacy Privacy) []float64 {
 	return w
 }
 
-func groupProducts(w *workload.Kron, g []int) []*workload.Product {
-	var out []*workload.Product
+func groupProducts(w *domain.Kron, g []int) []*domain.Product {
+	var out []*domain.Product
 	for _, j := range g {
 		out = append(out, w.Terms()[j].Products...)
 	}

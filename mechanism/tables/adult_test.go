@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -52,14 +53,14 @@ func adultSizes(t testing.TB, dir string) map[string]int {
 
 // adultMixed is a spec over four Adult attributes: three marginals and a
 // product term (age prefix × income identity, summed over sex and race).
-func adultMixed(t testing.TB, sizes map[string]int) *workload.Kron {
+func adultMixed(t testing.TB, sizes map[string]int) *domain.Kron {
 	spec := `{"domain": [{"name": "age", "size": AGE}, {"name": "sex", "size": 2}, {"name": "race", "size": 5}, {"name": "income>50K", "size": 2}],
 	 "workload": [{"name": "m", "marginals": {"sets": [["age", "sex"], ["race", "income>50K"], ["sex", "race", "income>50K"]]}},
 	              {"name": "cum", "weight": 2, "product": {"age": "prefix", "income>50K": "identity"}}]}`
 	spec = strings.Replace(spec, "AGE", "85", 1)
 	require.Equal(t, 85, sizes["age"])
 	require.Equal(t, 5, sizes["race"])
-	k, err := workload.ParseSpec(strings.NewReader(spec), ".")
+	k, err := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
 	require.NoError(t, err)
 	return k
 }

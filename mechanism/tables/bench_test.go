@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
@@ -33,7 +34,7 @@ func BenchmarkAdultTwoWayRelease(b *testing.B) {
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	for b.Loop() {
-		k, err := workload.ParseSpec(strings.NewReader(spec), ".")
+		k, err := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -17,7 +18,7 @@ func ExamplePlanStrategy() {
 	// `dpsolve plan --out` does, and read it back for a release.
 	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 4}],
 	          "workload": [{"name": "p", "product": {"sex": "identity", "age": "prefix"}}]}`
-	k, _ := workload.ParseSpec(strings.NewReader(spec), ".")
+	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
 	res, err := tables.PlanStrategy(context.Background(), tables.PlanRequest{Workload: k, Template: "kron", Writable: true})
 	if err != nil {
 		panic(err)
@@ -47,7 +48,7 @@ func ExamplePrepareParts() {
 	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 4}],
 	          "workload": [{"name": "total", "marginals": {"upto": 0}},
 	                       {"name": "ages", "product": {"age": "prefix"}}]}`
-	k, _ := workload.ParseSpec(strings.NewReader(spec), ".")
+	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
 	w, _ := tables.FromSpec(k)
 	ps, err := tables.PrepareParts(context.Background(), tables.PartsRequest{
 		Spec: k, Workload: w, Budget: calibrate.ZCDP(1), Template: "kron",

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
@@ -43,7 +44,7 @@ func Example_readmeRelease() {
 		panic(err)
 	}
 
-	k, _ := workload.ParseSpec(strings.NewReader(spec), ".") // or workload.LoadSpec("examples/adult/mixed.json")
+	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks) // or domain.LoadSpec("examples/adult/mixed.json", workload.Blocks)
 	w, _ := tables.FromSpec(k)
 	p, err := plan.Run(ctx, k, "best", plan.Options{})         // kron, union or dense: p.Objective, p.LowerBound
 	s, err := tables.FromPlan(p.Strategy, w)                   // tables.MarginalsStrategy{} for a workload of marginals

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
@@ -16,7 +17,7 @@ func Example() {
 	// A spec over two attributes: both one-way marginals and the total.
 	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "agegroup", "size": 3}],
 	          "workload": [{"name": "m", "marginals": {"upto": 1}}]}`
-	k, _ := workload.ParseSpec(strings.NewReader(spec), ".")
+	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
 	w, _ := tables.FromSpec(k)
 
 	// The optimal residual plan for marginals, under rho = 1 zCDP.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -27,7 +28,7 @@ func TestAnswersCSVNamesEveryQuery(t *testing.T) {
 	 "workload": [{"name": "cum", "product": {"age": "prefix", "sex": "identity"}},
 	              {"name": "u", "marginals": {"upto": 1}},
 	              {"name": "g", "product": {"age": {"ranges": [[0, 1], [2, 2]]}, "r": {"matrix": "m.csv"}}}]}`
-	k, err := workload.ParseSpec(strings.NewReader(spec), dir)
+	k, err := domain.ParseSpec(strings.NewReader(spec), dir, workload.Blocks)
 	require.NoError(t, err)
 	w, err := FromSpec(k)
 	require.NoError(t, err)

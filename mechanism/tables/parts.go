@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/records"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/progress"
 )
 
@@ -20,7 +20,7 @@ import (
 type PartsRequest struct {
 	// Spec is the workload as parsed, Workload the same as FromSpec
 	// returns it.
-	Spec     *workload.Kron
+	Spec     *domain.Kron
 	Workload *Workload
 	// Budget is the whole release's budget; the parts' budgets add up to it.
 	Budget Budget
@@ -123,7 +123,7 @@ func allTerms(n int) []int {
 
 // prepare plans and prepares the release of w (spec k) under b, answering
 // the workload's terms terms: one part, or a hybrid union's parts.
-func (req *PartsRequest) prepare(ctx context.Context, k *workload.Kron, w *Workload, b Budget, terms []int) ([]Part, error) {
+func (req *PartsRequest) prepare(ctx context.Context, k *domain.Kron, w *Workload, b Budget, terms []int) ([]Part, error) {
 	s, hybrid, desc, err := req.strategy(ctx, k, w, b)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func (req *PartsRequest) splitParts(ctx context.Context) ([]Part, error) {
 				return nil, err
 			}
 		}
-		sk, err := workload.NewKron(k.Attributes(), []*workload.Term{term})
+		sk, err := domain.NewKron(k.Attributes(), []*domain.Term{term})
 		if err != nil {
 			return nil, fmt.Errorf("--split terms: term %q on its own: %w", term.Name, err)
 		}
@@ -184,7 +184,7 @@ func (req *PartsRequest) splitParts(ctx context.Context) ([]Part, error) {
 // template is "best"; "marginals" is the residual plan). A union measured
 // part by part (see unionParts) is returned as the plan's strategy, the
 // first result nil.
-func (req *PartsRequest) strategy(ctx context.Context, k *workload.Kron, w *Workload, b Budget) (Strategy, *plan.Strategy, string, error) {
+func (req *PartsRequest) strategy(ctx context.Context, k *domain.Kron, w *Workload, b Budget) (Strategy, *plan.Strategy, string, error) {
 	if req.PlanDir != "" {
 		s, err := ReadStrategyDir(req.PlanDir, w)
 		return s, nil, req.PlanDir, err
@@ -214,7 +214,7 @@ func (req *PartsRequest) strategy(ctx context.Context, k *workload.Kron, w *Work
 
 // planFor plans w (spec k) under b with the named template, among the
 // strategies a release can measure (releaseAccept).
-func planFor(ctx context.Context, k *workload.Kron, w *Workload, b Budget, name string, pf progress.Func) (*plan.Result, error) {
+func planFor(ctx context.Context, k *domain.Kron, w *Workload, b Budget, name string, pf progress.Func) (*plan.Result, error) {
 	t, err := plan.Lookup(name)
 	if err != nil {
 		return nil, err

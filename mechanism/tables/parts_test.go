@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -18,7 +19,7 @@ import (
 // budgets add up to the whole (ρ composes additively), and Parts.Run is
 // the parts' own Release.Run in turn on one noise stream, charging once.
 func TestPartsSplitTerms(t *testing.T) {
-	k, err := workload.ParseSpec(strings.NewReader(planfileSpec), ".")
+	k, err := domain.ParseSpec(strings.NewReader(planfileSpec), ".", workload.Blocks)
 	require.NoError(t, err)
 	w, err := FromSpec(k)
 	require.NoError(t, err)

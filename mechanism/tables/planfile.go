@@ -9,16 +9,16 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // PlanRequest is one plan of a multi-attribute workload, as `dpsolve plan`
 // makes it.
 type PlanRequest struct {
 	// Workload is the spec's workload.
-	Workload *workload.Kron
+	Workload *domain.Kron
 	// Template is a registered template (plan.Names), "best" for the
 	// portfolio.
 	Template string
@@ -76,14 +76,14 @@ func Writable(s *plan.Strategy) error {
 // "objective", which the marginals template's file uses for its sum|max
 // objective.
 type planFile struct {
-	Template      string               `json:"template"`
-	Privacy       string               `json:"privacy"`
-	ExpectedError float64              `json:"expected_error"`
-	Cells         json.Number          `json:"cells"`
-	Domain        []workload.Attribute `json:"domain"`
-	Factors       []factorFile         `json:"factors,omitempty"`
-	Parts         []partFile           `json:"parts,omitempty"`
-	File          string               `json:"file,omitempty"`
+	Template      string             `json:"template"`
+	Privacy       string             `json:"privacy"`
+	ExpectedError float64            `json:"expected_error"`
+	Cells         json.Number        `json:"cells"`
+	Domain        []domain.Attribute `json:"domain"`
+	Factors       []factorFile       `json:"factors,omitempty"`
+	Parts         []partFile         `json:"parts,omitempty"`
+	File          string             `json:"file,omitempty"`
 }
 
 // WriteStrategy writes the strategy of res, planned for w, into the
@@ -93,7 +93,7 @@ type planFile struct {
 // marginals documents that format). ReadStrategyDir reads it back. It
 // writes file by file: a caller that needs the directory complete or
 // absent writes into a temporary one and renames it.
-func WriteStrategy(dir string, w *workload.Kron, res *plan.Result) error {
+func WriteStrategy(dir string, w *domain.Kron, res *plan.Result) error {
 	s := res.Strategy
 	names := attributeNames(w)
 	var doc any
@@ -124,7 +124,7 @@ func WriteStrategy(dir string, w *workload.Kron, res *plan.Result) error {
 
 // writeMatrices writes the matrices of a kron, union or dense strategy
 // into dir and returns the strategy.json that names them.
-func writeMatrices(dir string, w *workload.Kron, res *plan.Result) (*planFile, error) {
+func writeMatrices(dir string, w *domain.Kron, res *plan.Result) (*planFile, error) {
 	s := res.Strategy
 	sf := &planFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective,
 		Cells: json.Number(w.CellCount().String()), Domain: w.Attributes()}
@@ -160,7 +160,7 @@ func writeMatrices(dir string, w *workload.Kron, res *plan.Result) (*planFile, e
 }
 
 // attributeNames returns the domain's attribute names in order.
-func attributeNames(w *workload.Kron) []string {
+func attributeNames(w *domain.Kron) []string {
 	var names []string
 	for _, a := range w.Attributes() {
 		names = append(names, a.Name)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -28,14 +29,14 @@ const planfileSpec = `{"domain": [{"name": "sex", "size": 2}, {"name": "age grou
 // so 1e-9 is loose by orders of magnitude and still fails on any lost or
 // swapped factor.
 func TestWriteStrategyRoundTrip(t *testing.T) {
-	k, err := workload.ParseSpec(strings.NewReader(planfileSpec), ".")
+	k, err := domain.ParseSpec(strings.NewReader(planfileSpec), ".", workload.Blocks)
 	require.NoError(t, err)
 	w, err := FromSpec(k)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		template string
 		obj      marginals.Objective
-		spec     *workload.Kron
+		spec     *domain.Kron
 	}{{"kron", "", k}, {"union", "", k}, {"dense", "", k}, {"best", "", k}} {
 		res, err := PlanStrategy(context.Background(), PlanRequest{Workload: tc.spec, Template: tc.template, Objective: tc.obj, Writable: true})
 		require.NoError(t, err, tc.template)
@@ -56,7 +57,7 @@ func TestWriteStrategyRoundTrip(t *testing.T) {
 func TestPlanStrategyMarginalsMax(t *testing.T) {
 	spec := `{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 4}],
 	  "workload": [{"name": "m", "marginals": {"upto": 2}}]}`
-	k, err := workload.ParseSpec(strings.NewReader(spec), ".")
+	k, err := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
 	require.NoError(t, err)
 	w, err := FromSpec(k)
 	require.NoError(t, err)

@@ -3,8 +3,8 @@ package tables
 import (
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/records"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // FromSpec converts a structured workload (a parsed spec file) into the
@@ -13,7 +13,7 @@ import (
 // a marginal (its Set lists the identity attributes), whichever way the
 // spec wrote it, so the marginals template and the per-attribute answer
 // columns apply to it.
-func FromSpec(k *workload.Kron) (*Workload, error) {
+func FromSpec(k *domain.Kron) (*Workload, error) {
 	if k == nil {
 		return nil, errorf("no workload")
 	}
@@ -23,7 +23,7 @@ func FromSpec(k *workload.Kron) (*Workload, error) {
 		w.Domain[i] = records.Attribute{Name: a.Name, Size: a.Size}
 	}
 	// Blocks are shared between products; convert each once.
-	cache := map[*workload.Block]*mat.Dense{}
+	cache := map[*domain.Block]*mat.Dense{}
 	for _, t := range k.Terms() {
 		term := Term{Name: t.Name, Weight: t.Weight}
 		for _, p := range t.Products {
@@ -42,10 +42,10 @@ func FromSpec(k *workload.Kron) (*Workload, error) {
 				q.Blocks[i] = m
 				q.Sources[i] = blockSource(b)
 				switch b.Kind {
-				case workload.BlockIdentity:
+				case domain.BlockIdentity:
 					q.Kinds[i] = Identity
 					set = append(set, i)
-				case workload.BlockTotal:
+				case domain.BlockTotal:
 					q.Kinds[i] = Total
 				default:
 					q.Kinds[i] = Other
@@ -68,8 +68,8 @@ func FromSpec(k *workload.Kron) (*Workload, error) {
 // blockSource describes a block for the answers' query names: a matrix
 // block by its file as the spec wrote it (its resolved path when that is
 // all there is), every other block by its description.
-func blockSource(b *workload.Block) string {
-	if b.Kind == workload.BlockMatrix {
+func blockSource(b *domain.Block) string {
+	if b.Kind == domain.BlockMatrix {
 		if b.Spec != "" {
 			return b.Spec
 		}

@@ -2,72 +2,69 @@ package workload
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/resources"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 )
 
-// DenseKron is a multi-attribute workload (a *Kron) on a domain small
-// enough for the single-histogram tools: it is a Workload with a dense Gram
-// matrix, so a spec file is solved, compared, answered and released by the
-// same commands and functions as any other workload. Load returns one for
-// a Source with a SpecFile; Kron.Dense makes one from any *Kron. Its Gram
-// is built structurally (Σⱼ wⱼ²·⊗ᵢ Vᵢⱼ, entry by entry from the
-// per-attribute Grams), its answers by Kronecker products applied factor by
-// factor, without the query matrix; Matrix forms W for the tools that need
-// it. A domain whose dense Gram would not fit in memory is refused: plan
-// it with package plan (dpsolve plan), which never forms the n×n Gram.
+// DenseKron is a multi-attribute workload (a *domain.Kron) on a domain
+// small enough for the single-histogram tools: it is a Workload with a
+// dense Gram matrix, so a spec file is solved, compared, answered and
+// released by the same commands and functions as any other workload. Load
+// returns one for a Source with a SpecFile; FromKron makes one from any
+// *domain.Kron. Its Gram is built structurally (Σⱼ wⱼ²·⊗ᵢ Vᵢⱼ, entry by
+// entry from the per-attribute Grams), its answers by Kronecker products
+// applied factor by factor, without the query matrix; Matrix forms W for
+// the tools that need it. A domain whose dense Gram would not fit in memory
+// is refused: plan it with package plan (dpsolve plan), which never forms
+// the n×n Gram.
 type DenseKron struct {
-	k    *Kron
+	k    *domain.Kron
 	name string
 }
 
-// Dense returns k as a DenseKron named name (empty: k.Name()). It refuses,
-// with an error wrapping ErrInput that names the cell count, a domain whose
-// n×n Gram does not fit in the memory available to the process
-// (internal/resources: the cgroup limit, physical memory or
+// FromKron returns k as a DenseKron named label (empty: k.Name()). It
+// refuses, with an error wrapping ErrInput that names the cell count, a
+// domain whose n×n Gram does not fit in the memory available to the
+// process (internal/resources: the cgroup limit, physical memory or
 // DPSOLVE_MEMORY_LIMIT).
-func (k *Kron) Dense(name string) (*DenseKron, error) {
+func FromKron(label string, k *domain.Kron) (*DenseKron, error) {
 	if k == nil {
 		return nil, inputerr.Errorf("workload", "nil workload")
 	}
+	name := label
 	if name == "" {
 		name = k.Name()
 	}
-	n := float64(k.cells)
-	if err := checkN(k.cells); err != nil {
-		return nil, inputerr.Errorf("workload", "%s: the domain has %d cells, too many for a dense Gram matrix: plan it with dpsolve plan --spec, which never forms it", name, k.cells)
+	cells := k.Cells()
+	n := float64(cells)
+	if err := checkN(cells); err != nil {
+		return nil, inputerr.Errorf("workload", "%s: the domain has %d cells, too many for a dense Gram matrix: plan it with dpsolve plan --spec, which never forms it", name, cells)
 	}
-	if err := resources.Check(8*n*n, resources.Available(), fmt.Sprintf("the dense %d×%d Gram matrix", k.cells, k.cells)); err != nil {
-		return nil, inputerr.Errorf("workload", "%s: the domain has %d cells: %v; plan it with dpsolve plan --spec, which never forms the n×n Gram", name, k.cells, err)
+	if err := resources.Check(8*n*n, resources.Available(), fmt.Sprintf("the dense %d×%d Gram matrix", cells, cells)); err != nil {
+		return nil, inputerr.Errorf("workload", "%s: the domain has %d cells: %v; plan it with dpsolve plan --spec, which never forms the n×n Gram", name, cells, err)
 	}
-	// Matrix and Answer need every block's query matrix; a block known
-	// only by its Gram (none of the spec's kinds is) is refused here, so
-	// that Matrix cannot fail later.
-	for _, p := range k.products {
-		for i, b := range p.Blocks {
-			if _, ok := b.wl.(Explicit); b.w == nil && !ok {
-				return nil, inputerr.Errorf("workload", "%s: block %s of attribute %q has no explicit query matrix", name, b.key, k.attrs[i].Name)
-			}
-		}
-	}
+	// Every block has an explicit query matrix (domain.QuerySet has one),
+	// so Matrix and Answer cannot fail later.
 	return &DenseKron{k: k, name: name}, nil
 }
 
 // Kron returns the structured workload.
-func (d *DenseKron) Kron() *Kron { return d.k }
+func (d *DenseKron) Kron() *domain.Kron { return d.k }
 
-// Name returns the name given to Dense (for Load: "spec:" and the file).
+// Name returns the name given to FromKron (for Load: "spec:" and the file).
 func (d *DenseKron) Name() string { return d.name }
 
 // Domain returns the number of cells.
-func (d *DenseKron) Domain() int { return d.k.cells }
+func (d *DenseKron) Domain() int { return d.k.Cells() }
 
 // Queries returns the number of queries of all terms.
-func (d *DenseKron) Queries() int { return d.k.queries }
+func (d *DenseKron) Queries() int { return d.k.Queries() }
 
 // Gram returns V = Σⱼ wⱼ²·⊗ᵢ Vᵢⱼ (n×n), a new matrix on every call. Entry
 // (r, c) of a Kronecker product is the product of the factors' entries at
@@ -75,22 +72,23 @@ func (d *DenseKron) Queries() int { return d.k.queries }
 // product by product, in one n×n array (no n×n temporary per product).
 func (d *DenseKron) Gram() *mat.SymDense {
 	k := d.k
-	n := k.cells
+	n := k.Cells()
+	attrs := k.Attributes()
 	// vals[r·a + i] is attribute i's value in cell r (row-major, the first
 	// attribute slowest).
-	a := len(k.attrs)
+	a := len(attrs)
 	vals := make([]int, n*a)
 	for r := 0; r < n; r++ {
 		rem := r
 		for i := a - 1; i >= 0; i-- {
-			vals[r*a+i] = rem % k.attrs[i].Size
-			rem /= k.attrs[i].Size
+			vals[r*a+i] = rem % attrs[i].Size
+			rem /= attrs[i].Size
 		}
 	}
 	v := mat.NewSymDense(n, nil)
 	raw := v.RawSymmetric()
 	gs := make([]mat.RawSymmetricer, a)
-	for _, p := range k.products {
+	for _, p := range k.Products() {
 		w2 := k.Weight2(p)
 		if w2 == 0 {
 			continue
@@ -133,12 +131,13 @@ func (s blasSym) at(i, j int) float64 {
 }
 
 // Matrix returns the query matrix W (queries × cells) with the weights
-// applied, rows in term and product order (as Kron.DenseMatrix). It may be
-// large: a command checks its memory first.
+// applied, rows in term and product order (as domain.Kron.DenseMatrix). It
+// may be large: a command checks its memory first.
 func (d *DenseKron) Matrix() *mat.Dense {
-	w, err := d.k.denseMatrix()
+	w, err := d.k.DenseMatrix(math.MaxInt)
 	if err != nil {
-		// Dense checked that every block has an explicit matrix.
+		// Every block has an explicit matrix (domain.QuerySet) and no
+		// size is over the limit math.MaxInt.
 		panic(err)
 	}
 	return w
@@ -151,8 +150,9 @@ func (d *DenseKron) Answer(x []float64) ([]float64, error) {
 	if err := checkHistogram(d, x); err != nil {
 		return nil, err
 	}
-	out := make([]float64, 0, d.k.queries)
-	for _, p := range d.k.products {
+	out := make([]float64, 0, d.k.Queries())
+	terms := d.k.Terms()
+	for _, p := range d.k.Products() {
 		fs := make([]mat.Matrix, len(p.Blocks))
 		for i, b := range p.Blocks {
 			m, err := b.Matrix()
@@ -169,7 +169,7 @@ func (d *DenseKron) Answer(x []float64) ([]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		w := d.k.terms[p.Term].Weight
+		w := terms[p.Term].Weight
 		for _, v := range y {
 			out = append(out, w*v)
 		}

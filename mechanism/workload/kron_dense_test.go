@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/resources"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // denseSpec has every kind of block and term on 3·5·2 = 30 cells: built-in
@@ -139,8 +140,8 @@ func TestLoadSpecFileRefusals(t *testing.T) {
 			assert.True(t, errors.Is(err, ErrSource), "%s: a Source error: %v", name, err)
 		}
 	}
-	var nilKron *Kron
-	_, err = nilKron.Dense("")
+	var nilKron *domain.Kron
+	_, err = FromKron("", nilKron)
 	assert.ErrorIs(t, err, ErrInput)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // Source names a workload the way a user gives it: exactly one of a built-in
@@ -24,7 +25,8 @@ type Source struct {
 	WFile string
 	// GramFile is a .npy or .csv file holding V = WᵀW (n×n).
 	GramFile string
-	// SpecFile is a JSON multi-attribute workload spec (see ParseSpec),
+	// SpecFile is a JSON multi-attribute workload spec (see
+	// domain.ParseSpec; its built-in blocks are Blocks'),
 	// loaded as a *DenseKron: its domain must be small enough for a dense
 	// Gram matrix (larger ones are planned by package plan).
 	SpecFile string
@@ -54,8 +56,8 @@ var ErrSource = errors.New("workload source")
 // (.npy or .csv, format by extension) and validated once, here: a W file by
 // FromMatrix, a Gram file by FromGramDense (symmetric to a relative 1e-9 of
 // its ∞-norm, finite, non-negative diagonal, |V_ij| ≤ √(V_ii V_jj)); a spec
-// file by LoadSpec, returned as a *DenseKron (Kron.Dense: refused when its
-// dense Gram would not fit in memory). Every error wraps ErrInput; a file's
+// file by domain.LoadSpec with Blocks, returned as a *DenseKron (FromKron:
+// refused when its dense Gram would not fit in memory). Every error wraps ErrInput; a file's
 // errors name the file.
 func Load(s Source) (Workload, error) {
 	switch {
@@ -72,11 +74,11 @@ func Load(s Source) (Workload, error) {
 	case s.Spec != "":
 		return Parse(s.Spec, s.N)
 	case s.SpecFile != "":
-		k, err := LoadSpec(s.SpecFile) // its errors name the file
+		k, err := domain.LoadSpec(s.SpecFile, Blocks) // its errors name the file
 		if err != nil {
 			return nil, err
 		}
-		d, err := k.Dense("spec:" + s.SpecFile)
+		d, err := FromKron("spec:"+s.SpecFile, k)
 		if err != nil {
 			return nil, err // a nil Workload, not a nil *DenseKron in one
 		}
@@ -102,4 +104,19 @@ func Load(s Source) (Workload, error) {
 		}
 		return w, nil
 	}
+}
+
+// Blocks resolves the built-in block names of a multi-attribute spec
+// (domain.Builtins): every 1-D workload Parse accepts, on an attribute of
+// the given size. Each is Explicit, so every block has its query matrix.
+func Blocks(name string, size int) (domain.QuerySet, error) {
+	w, err := Parse(name, size)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := w.(Explicit)
+	if !ok {
+		return nil, inputerr.Errorf("workload", "%s has no explicit query matrix", w.Name())
+	}
+	return e, nil
 }

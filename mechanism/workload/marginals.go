@@ -291,29 +291,3 @@ func (w *Marginals) Matrix() *mat.Dense {
 	}
 	return d
 }
-
-// KronSym expands the Kronecker product F₀ ⊗ F₁ ⊗ … of symmetric factors
-// into a dense symmetric matrix. It is meant for small products (tests,
-// explicit inspection); structured code should keep the factors.
-func KronSym(factors ...*mat.SymDense) *mat.SymDense {
-	cur := mat.NewSymDense(1, []float64{1})
-	for _, f := range factors {
-		p, q := cur.SymmetricDim(), f.SymmetricDim()
-		next := mat.NewSymDense(p*q, nil)
-		for a := 0; a < p; a++ {
-			for b := a; b < p; b++ {
-				cab := cur.At(a, b)
-				for c := 0; c < q; c++ {
-					for e := 0; e < q; e++ {
-						i, j := a*q+c, b*q+e
-						if i <= j {
-							next.SetSym(i, j, cab*f.At(c, e))
-						}
-					}
-				}
-			}
-		}
-		cur = next
-	}
-	return cur
-}

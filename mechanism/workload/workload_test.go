@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // explicitGram is the reference WᵀW, computed from the explicit matrix by a
@@ -130,7 +132,7 @@ func TestMarginalsKronecker(t *testing.T) {
 			n := w.Domain()
 			sum := mat.NewSymDense(n, nil)
 			for _, term := range terms {
-				sum.AddSym(sum, KronSym(term.Factors...))
+				sum.AddSym(sum, domain.KronSym(term.Factors...))
 			}
 			requireSymEqual(t, w.Gram(), sum, 0, w.Name()+" kron sum")
 			// Structured product against the dense Gram on a fixed vector.

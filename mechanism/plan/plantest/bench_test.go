@@ -11,42 +11,42 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/kronwork"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // benchWorkload is one workload of the plan benchmark.
 type benchWorkload struct {
 	name string
-	make func() (*workload.Kron, error)
+	make func() (*domain.Kron, error)
 }
 
 // benchWorkloads are HDMM-style workloads (internal/kronwork): 5–14
 // attributes, every block kind, unions of 1–500 terms.
 var benchWorkloads = []benchWorkload{
-	{"identitytotal-5 (1 term, 2.8e5 cells)", func() (*workload.Kron, error) {
+	{"identitytotal-5 (1 term, 2.8e5 cells)", func() (*domain.Kron, error) {
 		return kronwork.Product([]int{10, 10, 10, 10, 28}, []string{"identitytotal", "identitytotal", "identitytotal", "identitytotal", "identitytotal"}, 0)
 	}},
-	{"prefix-identity-12 (1 term, 8.7e6 cells)", func() (*workload.Kron, error) {
+	{"prefix-identity-12 (1 term, 8.7e6 cells)", func() (*domain.Kron, error) {
 		return kronwork.Product([]int{2, 3, 4, 5, 6, 7, 8, 9, 10, 2, 3, 4},
 			[]string{"prefix", "identity", "prefix", "identity", "prefix", "identity", "prefix", "identity", "prefix", "identity", "prefix", "identity"}, 0)
 	}},
-	{"marginals-3way-8 (56 marginals)", func() (*workload.Kron, error) {
+	{"marginals-3way-8 (56 marginals)", func() (*domain.Kron, error) {
 		return kronwork.KWay([]int{4, 4, 4, 4, 4, 4, 4, 4}, 3)
 	}},
-	{"census-5 (33 random terms, 5.0e5 cells)", func() (*workload.Kron, error) {
+	{"census-5 (33 random terms, 5.0e5 cells)", func() (*domain.Kron, error) {
 		return kronwork.Random([]int{2, 115, 64, 2, 17}, 33, 3, kronwork.Kinds, 5)
 	}},
-	{"ranges-matrix-6 (20 terms)", func() (*workload.Kron, error) {
+	{"ranges-matrix-6 (20 terms)", func() (*domain.Kron, error) {
 		return kronwork.Random([]int{12, 8, 6, 10, 5, 7}, 20, 3, []string{"ranges", "matrix", "identity", "total"}, 11)
 	}},
-	{"adult-pairs-14 (91 terms, 6.4e17 cells)", func() (*workload.Kron, error) {
+	{"adult-pairs-14 (91 terms, 6.4e17 cells)", func() (*domain.Kron, error) {
 		return kronwork.Pairs(kronwork.AdultSizes, kronwork.AdultOrdinal)
 	}},
-	{"adult-mixed-14 (2-way marginals + 2 products)", func() (*workload.Kron, error) {
+	{"adult-mixed-14 (2-way marginals + 2 products)", func() (*domain.Kron, error) {
 		return adultMixedKron()
 	}},
-	{"random-10 (500 terms)", func() (*workload.Kron, error) {
+	{"random-10 (500 terms)", func() (*domain.Kron, error) {
 		return kronwork.Random([]int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 500, 3, kronwork.Kinds, 3)
 	}},
 }

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/kronwork"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -215,7 +216,7 @@ func errorDense(t *testing.T, w, a *mat.Dense) float64 {
 }
 
 // termMatrix returns the weighted queries of one term.
-func termMatrix(t *testing.T, w *workload.Kron, j int) *mat.Dense {
+func termMatrix(t *testing.T, w *domain.Kron, j int) *mat.Dense {
 	t.Helper()
 	term := w.Terms()[j]
 	var blocks []*mat.Dense
@@ -234,7 +235,7 @@ func termMatrix(t *testing.T, w *workload.Kron, j int) *mat.Dense {
 }
 
 // rescore returns the dense error and sensitivity of a plan's strategy.
-func rescore(t *testing.T, w *workload.Kron, res *plan.Result) (errTotal, sens float64) {
+func rescore(t *testing.T, w *domain.Kron, res *plan.Result) (errTotal, sens float64) {
 	t.Helper()
 	sizes := make([]int, len(w.Attributes()))
 	for i, a := range w.Attributes() {
@@ -304,15 +305,15 @@ func rescore(t *testing.T, w *workload.Kron, res *plan.Result) (errTotal, sens f
 // pseudo-inverses of strategies with condition numbers up to ~10⁴). The
 // pure marginals plan is never worse than Identity (tr WᵀW).
 func TestTemplatesRescoredDense(t *testing.T) {
-	cases := map[string]func() (*workload.Kron, error){
-		"random-all-kinds": func() (*workload.Kron, error) { return kronwork.Random([]int{3, 4, 2}, 6, 3, kronwork.Kinds, 1) },
-		"random-prefix-ranges": func() (*workload.Kron, error) {
+	cases := map[string]func() (*domain.Kron, error){
+		"random-all-kinds": func() (*domain.Kron, error) { return kronwork.Random([]int{3, 4, 2}, 6, 3, kronwork.Kinds, 1) },
+		"random-prefix-ranges": func() (*domain.Kron, error) {
 			return kronwork.Random([]int{2, 3, 2, 3}, 9, 2, []string{"prefix", "identity", "total", "ranges"}, 7)
 		},
-		"identitytotal-3": func() (*workload.Kron, error) {
+		"identitytotal-3": func() (*domain.Kron, error) {
 			return kronwork.Product([]int{3, 3, 4}, []string{"identitytotal", "identitytotal", "identitytotal"}, 0)
 		},
-		"pairs": func() (*workload.Kron, error) {
+		"pairs": func() (*domain.Kron, error) {
 			return kronwork.Pairs([]int{3, 4, 2, 3}, []bool{true, false, false, true})
 		},
 	}
@@ -351,14 +352,14 @@ func TestTemplatesRescoredDense(t *testing.T) {
 // product terms with prefix blocks (cumulative age by income, cumulative
 // hours by sex): marginal terms best served by the residual plan, product
 // terms by Kronecker strategies.
-func adultMixed(t *testing.T) *workload.Kron {
+func adultMixed(t *testing.T) *domain.Kron {
 	t.Helper()
 	w, err := adultMixedKron()
 	require.NoError(t, err)
 	return w
 }
 
-func adultMixedKron() (*workload.Kron, error) {
+func adultMixedKron() (*domain.Kron, error) {
 	dom := kronwork.Domain(kronwork.AdultSizes)
 	sets := [][]int{}
 	for a := range dom {
@@ -366,14 +367,14 @@ func adultMixedKron() (*workload.Kron, error) {
 			sets = append(sets, []int{a, b})
 		}
 	}
-	pairs, err := workload.NewMarginalsTerm("pairs", 1, dom, sets)
+	pairs, err := domain.NewMarginalsTerm("pairs", 1, dom, sets)
 	if err != nil {
 		return nil, err
 	}
-	blocks := func(kinds map[int]string) (map[string]*workload.Block, error) {
-		out := map[string]*workload.Block{}
+	blocks := func(kinds map[int]string) (map[string]*domain.Block, error) {
+		out := map[string]*domain.Block{}
 		for a, kind := range kinds {
-			b, err := workload.NewBlock(kind, dom[a].Size)
+			b, err := domain.NewBlock(kind, dom[a].Size, workload.Blocks)
 			if err != nil {
 				return nil, err
 			}
@@ -385,7 +386,7 @@ func adultMixedKron() (*workload.Kron, error) {
 	if err != nil {
 		return nil, err
 	}
-	age, err := workload.NewProductTerm("age-cumulative", 2, dom, ab)
+	age, err := domain.NewProductTerm("age-cumulative", 2, dom, ab)
 	if err != nil {
 		return nil, err
 	}
@@ -393,11 +394,11 @@ func adultMixedKron() (*workload.Kron, error) {
 	if err != nil {
 		return nil, err
 	}
-	hours, err := workload.NewProductTerm("hours-cumulative", 1, dom, hb)
+	hours, err := domain.NewProductTerm("hours-cumulative", 1, dom, hb)
 	if err != nil {
 		return nil, err
 	}
-	return workload.NewKron(dom, []*workload.Term{pairs, age, hours})
+	return domain.NewKron(dom, []*domain.Term{pairs, age, hours})
 }
 
 // On the Adult mix, and on the README's Adult example
@@ -409,20 +410,20 @@ func adultMixedKron() (*workload.Kron, error) {
 // shares s_t ∝ √E_t ((Σ√E_t)² under Gaussian noise; (ΣE_t^{1/3})³ under
 // pure ε). Its union has a marginals part.
 func TestHybridBeatsEverySplit(t *testing.T) {
-	readme, err := workload.LoadSpec("../../../examples/adult/mixed.json")
+	readme, err := domain.LoadSpec("../../../examples/adult/mixed.json", workload.Blocks)
 	require.NoError(t, err)
-	for _, w := range []*workload.Kron{adultMixed(t), readme} {
+	for _, w := range []*domain.Kron{adultMixed(t), readme} {
 		beatsEverySplit(t, w)
 	}
 }
 
-func beatsEverySplit(t *testing.T, w *workload.Kron) {
+func beatsEverySplit(t *testing.T, w *domain.Kron) {
 	for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
 		best, err := plan.Best{}.Plan(context.Background(), w, plan.Options{Privacy: pr})
 		require.NoError(t, err)
 		es := make([]float64, len(w.Terms()))
 		for j, term := range w.Terms() {
-			sub, err := workload.NewKron(w.Attributes(), []*workload.Term{copyTerm(term)})
+			sub, err := domain.NewKron(w.Attributes(), []*domain.Term{copyTerm(term)})
 			require.NoError(t, err)
 			r, err := plan.Best{}.Plan(context.Background(), sub, plan.Options{Privacy: pr})
 			require.NoError(t, err)
@@ -457,9 +458,9 @@ func beatsEverySplit(t *testing.T, w *workload.Kron) {
 	}
 }
 
-func copyTerm(t *workload.Term) *workload.Term {
+func copyTerm(t *domain.Term) *domain.Term {
 	c := *t
-	c.Products = make([]*workload.Product, len(t.Products))
+	c.Products = make([]*domain.Product, len(t.Products))
 	for i, p := range t.Products {
 		pc := *p
 		c.Products[i] = &pc

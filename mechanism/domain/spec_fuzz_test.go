@@ -1,4 +1,4 @@
-package workload
+package domain_test
 
 import (
 	"encoding/json"
@@ -10,13 +10,15 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // FuzzParseSpec: the spec parser never panics; every error wraps ErrInput;
 // every accepted spec has a consistent cell count, a positive query count,
 // and a finite expected error for the identity strategy equal to
 // Σⱼ wⱼ²·Πᵢ tr(Vᵢⱼ) computed from the blocks' Grams directly.
-// Run: go test ./mechanism/workload -fuzz FuzzParseSpec (the seed corpus
+// Run: go test ./mechanism/domain -fuzz FuzzParseSpec (the seed corpus
 // below and in testdata/fuzz runs in every go test).
 func FuzzParseSpec(f *testing.F) {
 	seeds := []string{
@@ -40,7 +42,7 @@ func FuzzParseSpec(f *testing.F) {
 		if len(spec) > 1<<12 || !smallDomain(spec) {
 			return // keeps per-input memory and time small; sizes are covered by the unit tests
 		}
-		k, err := ParseSpec(strings.NewReader(spec), t.TempDir())
+		k, err := domain.ParseSpec(strings.NewReader(spec), t.TempDir(), workload.Blocks)
 		if err != nil {
 			if !errors.Is(err, inputerr.ErrInput) {
 				t.Fatalf("error does not wrap ErrInput: %v", err)

@@ -1,4 +1,4 @@
-package workload
+package domain
 
 import (
 	"bytes"
@@ -25,8 +25,9 @@ import (
 const maxSpecBytes = 64 << 20
 
 // LoadSpec reads a workload spec file (JSON; see ParseSpec). Matrix blocks'
-// files are resolved relative to the spec file's directory.
-func LoadSpec(path string) (*Kron, error) {
+// files are resolved relative to the spec file's directory; built-in block
+// names are resolved by builtins (workload.Blocks).
+func LoadSpec(path string, builtins Builtins) (*Kron, error) {
 	if err := matio.CheckRegular(path); err != nil { // a FIFO would block the open
 		return nil, inputerr.Errorf("workload", "spec: %v", err)
 	}
@@ -35,7 +36,7 @@ func LoadSpec(path string) (*Kron, error) {
 		return nil, inputerr.Errorf("workload", "spec: %v", err)
 	}
 	defer f.Close()
-	k, err := ParseSpec(f, filepath.Dir(path))
+	k, err := ParseSpec(f, filepath.Dir(path), builtins)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -53,16 +54,18 @@ func LoadSpec(path string) (*Kron, error) {
 // Cells are flattened row-major in domain order (the first attribute varies
 // slowest). A product term maps attribute names to 1-D blocks; an attribute
 // it does not name is "total". A block is a built-in name (identity, total,
-// identitytotal, prefix, allrange, width:k=K, wrange:m=M, …: see NewBlock),
-// {"matrix": FILE} (a .npy or .csv m×size matrix, relative to baseDir) or
-// {"ranges": [[lo, hi], …]} (inclusive, 0-based). A marginals term is
+// identitytotal, prefix, allrange, width:k=K, wrange:m=M, …: see NewBlock;
+// builtins resolves every name but the first three, and workload.Blocks
+// every 1-D workload of workload.Parse), {"matrix": FILE} (a .npy or .csv
+// m×size matrix, relative to baseDir) or {"ranges": [[lo, hi], …]}
+// (inclusive, 0-based). A marginals term is
 // {"sets": [["sex", "age"], …]}, {"k": K} (all K-way marginals) or
 // {"upto": K} (all 0…K-way); k and upto list their sets in lexicographic
 // order of domain positions, smaller sets first for upto. weight (default 1)
 // multiplies the term's queries; name defaults to "t<position>". Unknown
 // keys, bad values and the checks of NewKron are errors wrapping ErrInput
 // that name the term and attribute.
-func ParseSpec(r io.Reader, baseDir string) (*Kron, error) {
+func ParseSpec(r io.Reader, baseDir string, builtins Builtins) (*Kron, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
 	if err != nil {
 		return nil, inputerr.Errorf("workload", "spec: %v", err)
@@ -118,7 +121,7 @@ func ParseSpec(r io.Reader, baseDir string) (*Kron, error) {
 	if len(top.Workload) == 0 {
 		return nil, inputerr.Errorf("workload", "spec: \"workload\" is missing or empty: the workload has no terms")
 	}
-	bp := &blockParser{domain: domain, baseDir: baseDir, cache: map[string]*Block{}}
+	bp := &blockParser{domain: domain, baseDir: baseDir, builtins: builtins, cache: map[string]*Block{}}
 	terms := make([]*Term, 0, len(top.Workload))
 	for j, raw := range top.Workload {
 		t, err := bp.term(j, raw)
@@ -139,10 +142,11 @@ type termJSON struct {
 }
 
 type blockParser struct {
-	domain  []Attribute
-	baseDir string
-	cache   map[string]*Block // "attribute\x00key" → block, so equal blocks are shared
-	entries int
+	domain   []Attribute
+	baseDir  string
+	builtins Builtins
+	cache    map[string]*Block // "attribute\x00key" → block, so equal blocks are shared
+	entries  int
 }
 
 func (bp *blockParser) term(j int, raw json.RawMessage) (*Term, error) {
@@ -254,7 +258,7 @@ func (bp *blockParser) block(term string, a Attribute, raw json.RawMessage) (*Bl
 		if c, ok := bp.cache[a.Name+"\x00"+strings.ToLower(strings.TrimSpace(s))]; ok {
 			return c, nil
 		}
-		b, err = NewBlock(s, a.Size)
+		b, err = NewBlock(s, a.Size, bp.builtins)
 	case len(raw) > 0 && raw[0] == '{':
 		var o struct {
 			Matrix *string          `json:"matrix"`
@@ -455,6 +459,18 @@ func combinations(n, s int) [][]int {
 	}
 	rec(0)
 	return out
+}
+
+// binomial returns C(a, b) as a float64 for small a.
+func binomial(a, b int) float64 {
+	if b < 0 || b > a {
+		return 0
+	}
+	c := 1.0
+	for i := 0; i < b; i++ {
+		c = c * float64(a-i) / float64(i+1)
+	}
+	return c
 }
 
 // strictDecode unmarshals one JSON value, rejecting unknown keys and

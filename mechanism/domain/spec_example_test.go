@@ -1,4 +1,4 @@
-package workload_test
+package domain_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -15,7 +16,7 @@ func ExampleParseSpec() {
 	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 4}],
 	  "workload": [{"name": "t1", "product": {"sex": "identity", "age": "prefix"}},
 	               {"name": "t2", "weight": 2, "product": {"age": {"ranges": [[0, 1], [2, 3]]}}}]}`
-	w, err := workload.ParseSpec(strings.NewReader(spec), "")
+	w, err := domain.ParseSpec(strings.NewReader(spec), "", workload.Blocks)
 	if err != nil {
 		fmt.Println(err)
 		return

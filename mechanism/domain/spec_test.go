@@ -1,4 +1,4 @@
-package workload
+package domain_test
 
 import (
 	"errors"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // The issue's example spec, with the matrix file written next to it.
@@ -39,26 +41,26 @@ func TestLoadSpecIssueExample(t *testing.T) {
 	              {"name": "m",  "marginals": {"k": 2}}]}`
 	path := filepath.Join(dir, "s.json")
 	require.NoError(t, os.WriteFile(path, []byte(spec), 0o644))
-	k, err := LoadSpec(path)
+	k, err := domain.LoadSpec(path, workload.Blocks)
 	require.NoError(t, err)
 	assert.Equal(t, 2*115*64, k.Cells())
 	// t1: 2·115; t2: 3·3; m: sex×age 230, sex×race 128, age×race 7360.
 	assert.Equal(t, 230+9+230+128+7360, k.Queries())
 	terms := k.Terms()
 	require.Len(t, terms, 3)
-	assert.Equal(t, TermProduct, terms[0].Kind)
-	assert.Equal(t, BlockIdentity, terms[0].Products[0].Blocks[0].Kind)
-	assert.Equal(t, BlockBuiltin, terms[0].Products[0].Blocks[1].Kind)
-	assert.Equal(t, BlockTotal, terms[0].Products[0].Blocks[2].Kind, "an attribute not named is total")
+	assert.Equal(t, domain.TermProduct, terms[0].Kind)
+	assert.Equal(t, domain.BlockIdentity, terms[0].Products[0].Blocks[0].Kind)
+	assert.Equal(t, domain.BlockBuiltin, terms[0].Products[0].Blocks[1].Kind)
+	assert.Equal(t, domain.BlockTotal, terms[0].Products[0].Blocks[2].Kind, "an attribute not named is total")
 	b := terms[1].Products[0].Blocks[2]
-	assert.Equal(t, BlockMatrix, b.Kind)
+	assert.Equal(t, domain.BlockMatrix, b.Kind)
 	assert.Equal(t, "race_groups.npy", b.Spec)
 	assert.Equal(t, filepath.Join(dir, "race_groups.npy"), b.Path)
 	w, err := b.Matrix()
 	require.NoError(t, err)
 	assert.True(t, mat.Equal(w, groups))
 	assert.Equal(t, [][2]int{{0, 17}, {18, 64}, {65, 114}}, terms[1].Products[0].Blocks[1].Ranges)
-	assert.Equal(t, TermMarginals, terms[2].Kind)
+	assert.Equal(t, domain.TermMarginals, terms[2].Kind)
 	assert.Equal(t, [][]int{{0, 1}, {0, 2}, {1, 2}}, terms[2].Sets)
 	assert.Equal(t, 1.0, terms[1].Weight, "default weight")
 }
@@ -66,37 +68,37 @@ func TestLoadSpecIssueExample(t *testing.T) {
 // Equal blocks of one attribute are one shared object (the error
 // evaluation and the planners cache per block).
 func TestEqualBlocksAreShared(t *testing.T) {
-	k, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}],
+	k, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 4}],
 	  "workload": [{"product": {"a": "prefix"}}, {"product": {"a": "Prefix ", "b": "identity"}}, {"product": {"b": "identity"}},
-	               {"marginals": {"sets": [["b"]]}}]}`), "")
+	               {"marginals": {"sets": [["b"]]}}]}`), "", workload.Blocks)
 	require.NoError(t, err)
 	ts := k.Terms()
 	assert.Same(t, ts[1].Products[0].Blocks[1], ts[3].Products[0].Blocks[1], "a marginal's identity is the product terms' identity")
 	assert.Same(t, ts[2].Products[0].Blocks[0], ts[3].Products[0].Blocks[0], "and its total their total")
 	assert.Same(t, ts[0].Products[0].Blocks[0], ts[1].Products[0].Blocks[0])
-	assert.Equal(t, BlockTotal, ts[0].Products[0].Blocks[1].Kind)
+	assert.Equal(t, domain.BlockTotal, ts[0].Products[0].Blocks[1].Kind)
 	assert.Same(t, ts[1].Products[0].Blocks[1], ts[2].Products[0].Blocks[1])
 }
 
 func TestMarginalsSetOrder(t *testing.T) {
-	k, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 2}],
+	k, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 2}],
 	  "workload": [{"name": "u", "marginals": {"upto": 2}},
-	               {"name": "s", "weight": 2, "marginals": {"sets": [["c", "a"], []]}}]}`), "")
+	               {"name": "s", "weight": 2, "marginals": {"sets": [["c", "a"], []]}}]}`), "", workload.Blocks)
 	require.NoError(t, err)
 	assert.Equal(t, [][]int{{}, {0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}}, k.Terms()[0].Sets)
 	assert.Equal(t, [][]int{{0, 2}, {}}, k.Terms()[1].Sets, "sets are sorted to domain order, kept in the given order")
 	assert.Equal(t, 1+2+3+2+6+4+6, k.Terms()[0].Queries())
 	// The marginal on {a, c} is row-major over (a, c): its Gram is I₂ ⊗ J₃ ⊗ I₂.
 	p := k.Terms()[1].Products[0]
-	assert.Equal(t, BlockIdentity, p.Blocks[0].Kind)
-	assert.Equal(t, BlockTotal, p.Blocks[1].Kind)
-	assert.Equal(t, BlockIdentity, p.Blocks[2].Kind)
+	assert.Equal(t, domain.BlockIdentity, p.Blocks[0].Kind)
+	assert.Equal(t, domain.BlockTotal, p.Blocks[1].Kind)
+	assert.Equal(t, domain.BlockIdentity, p.Blocks[2].Kind)
 	// Dense check against the existing marginals workload: all 2-way
 	// marginals of 2×3×2 have the Gram of NewMarginals(dims, 2).
-	k2, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 2}],
-	  "workload": [{"marginals": {"k": 2}}]}`), "")
+	k2, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 2}],
+	  "workload": [{"marginals": {"k": 2}}]}`), "", workload.Blocks)
 	require.NoError(t, err)
-	mw, err := NewMarginals([]int{2, 3, 2}, 2)
+	mw, err := workload.NewMarginals([]int{2, 3, 2}, 2)
 	require.NoError(t, err)
 	v, err := k2.DenseGram(100)
 	require.NoError(t, err)
@@ -159,7 +161,7 @@ func TestParseSpecRejectsBadSpecs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			k, err := ParseSpec(strings.NewReader(c.spec), dir)
+			k, err := domain.ParseSpec(strings.NewReader(c.spec), dir, workload.Blocks)
 			require.Error(t, err, "spec accepted: %v", k)
 			assert.True(t, errors.Is(err, inputerr.ErrInput), "wraps ErrInput: %v", err)
 			assert.Contains(t, err.Error(), c.want)
@@ -183,7 +185,7 @@ func overflowDomain() string {
 // Cells = math.MaxInt. (It was refused as "the domain's cell count
 // overflows" before, for every template.)
 func TestSpecBeyondIntCells(t *testing.T) {
-	k, err := ParseSpec(strings.NewReader(`{"domain": [`+overflowDomain()+`], "workload": [{"product": {}}]}`), t.TempDir())
+	k, err := domain.ParseSpec(strings.NewReader(`{"domain": [`+overflowDomain()+`], "workload": [{"product": {}}]}`), t.TempDir(), workload.Blocks)
 	require.NoError(t, err)
 	assert.Equal(t, math.MaxInt, k.Cells())
 	want := new(big.Int).Exp(big.NewInt(8000), big.NewInt(6), nil) // 2.62e23
@@ -195,12 +197,12 @@ func TestSpecBeyondIntCells(t *testing.T) {
 		}
 		fmt.Fprintf(&sb, `{"name": "b%d", "size": 2}`, i)
 	}
-	k, err = ParseSpec(strings.NewReader(`{"domain": [`+sb.String()+`], "workload": [{"name": "m", "marginals": {"upto": 3}}]}`), t.TempDir())
+	k, err = domain.ParseSpec(strings.NewReader(`{"domain": [`+sb.String()+`], "workload": [{"name": "m", "marginals": {"upto": 3}}]}`), t.TempDir(), workload.Blocks)
 	require.NoError(t, err)
 	assert.Equal(t, 0, new(big.Int).Lsh(big.NewInt(1), 100).Cmp(k.CellCount()), "2^100 cells")
 }
 
 func TestLoadSpecMissingFile(t *testing.T) {
-	_, err := LoadSpec(filepath.Join(t.TempDir(), "none.json"))
+	_, err := domain.LoadSpec(filepath.Join(t.TempDir(), "none.json"), workload.Blocks)
 	assert.ErrorIs(t, err, inputerr.ErrInput)
 }

@@ -1,4 +1,4 @@
-package workload
+package domain_test
 
 import (
 	"runtime"
@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
 // Parsing a spec over two attributes of size 4096 with identity, total and
@@ -26,20 +29,20 @@ func TestIdentityTotalGramsLazy(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	k, err := ParseSpec(strings.NewReader(src), "")
+	k, err := domain.ParseSpec(strings.NewReader(src), "", workload.Blocks)
 	runtime.ReadMemStats(&after)
 	require.NoError(t, err)
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("parse allocated %d bytes (one Gram: %d)", alloc, 8*d*d)
 	require.Less(t, alloc, uint64(16<<20))
 
-	var id, tot *Block
+	var id, tot *domain.Block
 	for _, p := range k.Products() {
 		for _, b := range p.Blocks {
 			switch b.Kind {
-			case BlockIdentity:
+			case domain.BlockIdentity:
 				id = b
-			case BlockTotal:
+			case domain.BlockTotal:
 				tot = b
 			}
 		}

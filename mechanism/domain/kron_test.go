@@ -1,4 +1,4 @@
-package workload
+package domain_test
 
 import (
 	"errors"
@@ -12,7 +12,26 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
+
+// explicitGram is the reference WᵀW, computed from the explicit matrix by a
+// plain triple loop (independent of the structured code under test).
+func explicitGram(w *mat.Dense) *mat.SymDense {
+	m, n := w.Dims()
+	v := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			s := 0.0
+			for r := 0; r < m; r++ {
+				s += w.At(r, i) * w.At(r, j)
+			}
+			v.SetSym(i, j, s)
+		}
+	}
+	return v
+}
 
 // randomUnitDiagPD returns a random positive definite d×d matrix with unit
 // diagonal: BᵀB + I/2 rescaled, B Gaussian.
@@ -78,18 +97,18 @@ func densePinvTrace(t *testing.T, v, x *mat.SymDense) float64 {
 	return tr
 }
 
-func denseKron(xs []*mat.SymDense) *mat.SymDense { return KronSym(xs...) }
+func denseKron(xs []*mat.SymDense) *mat.SymDense { return domain.KronSym(xs...) }
 
-func testKron(t *testing.T) *Kron {
+func testKron(t *testing.T) *domain.Kron {
 	t.Helper()
-	k, err := ParseSpec(strings.NewReader(`{
+	k, err := domain.ParseSpec(strings.NewReader(`{
 	  "domain": [{"name": "a", "size": 4}, {"name": "b", "size": 8}, {"name": "c", "size": 6}],
 	  "workload": [
 	    {"name": "t1", "weight": 2, "product": {"a": "identity", "b": "prefix"}},
 	    {"name": "t2", "product": {"b": {"ranges": [[0, 3], [2, 7]]}, "c": "allrange"}},
 	    {"name": "t3", "weight": 0.5, "product": {"a": "identitytotal", "b": "width:k=3", "c": "identity"}},
 	    {"name": "m",  "marginals": {"upto": 1}}
-	  ]}`), "")
+	  ]}`), "", workload.Blocks)
 	require.NoError(t, err)
 	return k
 }
@@ -144,10 +163,10 @@ func TestKronErrorMatchesDense(t *testing.T) {
 // "total" in every term: the structured error uses X⁺ and agrees with the
 // dense pseudo-inverse; an attribute the strategy cannot answer gives +Inf.
 func TestKronErrorSingularFactor(t *testing.T) {
-	k, err := ParseSpec(strings.NewReader(`{
+	k, err := domain.ParseSpec(strings.NewReader(`{
 	  "domain": [{"name": "a", "size": 3}, {"name": "b", "size": 5}, {"name": "c", "size": 4}],
 	  "workload": [{"product": {"a": "identity", "c": "prefix"}},
-	               {"weight": 3, "product": {"a": "prefix", "c": "identity"}}]}`), "")
+	               {"weight": 3, "product": {"a": "prefix", "c": "identity"}}]}`), "", workload.Blocks)
 	require.NoError(t, err)
 	v, err := k.DenseGram(1024)
 	require.NoError(t, err)
@@ -187,7 +206,7 @@ func TestUnionErrorMatchesDense(t *testing.T) {
 		}
 		return xs
 	}
-	parts := []UnionPart{{Weight: 0.6, X: mk(), Terms: []int{0, 2}}, {Weight: 0.8, X: mk(), Terms: []int{1, 3}}}
+	parts := []domain.UnionPart{{Weight: 0.6, X: mk(), Terms: []int{0, 2}}, {Weight: 0.8, X: mk(), Terms: []int{1, 3}}}
 	total, perTerm, err := k.UnionError(parts)
 	require.NoError(t, err)
 	row, sum := 0, 0.0
@@ -211,7 +230,7 @@ func TestUnionErrorMatchesDense(t *testing.T) {
 
 	_, _, err = k.UnionError(parts[:1])
 	assert.ErrorIs(t, err, inputerr.ErrInput, "terms 1 and 3 in no part")
-	bad := []UnionPart{parts[0], {Weight: 0.8, X: parts[1].X, Terms: []int{1, 2, 3}}}
+	bad := []domain.UnionPart{parts[0], {Weight: 0.8, X: parts[1].X, Terms: []int{1, 2, 3}}}
 	_, _, err = k.UnionError(bad)
 	assert.ErrorIs(t, err, inputerr.ErrInput, "term 2 in two parts")
 }
@@ -220,10 +239,10 @@ func TestUnionErrorMatchesDense(t *testing.T) {
 // of the same name: one vocabulary.
 func TestOneAttributeIsTheDenseWorkload(t *testing.T) {
 	for _, name := range []string{"identity", "total", "prefix", "allrange", "width:k=5", "wrange:m=40,seed=3"} {
-		k, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "x", "size": 33}],
-		  "workload": [{"product": {"x": "`+name+`"}}]}`), "")
+		k, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "x", "size": 33}],
+		  "workload": [{"product": {"x": "`+name+`"}}]}`), "", workload.Blocks)
 		require.NoError(t, err, name)
-		want, err := Parse(name, 33)
+		want, err := workload.Parse(name, 33)
 		require.NoError(t, err)
 		v, err := k.DenseGram(1024)
 		require.NoError(t, err)
@@ -235,10 +254,10 @@ func TestOneAttributeIsTheDenseWorkload(t *testing.T) {
 func TestUncoveredCellNamesTheValue(t *testing.T) {
 	// Cells with a = 1 and b ≥ 2 are in no query: t1 covers a = 0 (all b),
 	// t2 covers b ∈ {0, 1} (all a), t3 has weight 0.
-	_, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 4}],
+	_, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 4}],
 	  "workload": [{"name": "t1", "product": {"a": {"ranges": [[0, 0]]}}},
 	               {"name": "t2", "product": {"b": {"ranges": [[0, 1]]}}},
-	               {"name": "t3", "weight": 0, "product": {"a": "identity", "b": "identity"}}]}`), "")
+	               {"name": "t3", "weight": 0, "product": {"a": "identity", "b": "identity"}}]}`), "", workload.Blocks)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, inputerr.ErrInput))
 	assert.Contains(t, err.Error(), "a = 1, b = 2")
@@ -247,9 +266,9 @@ func TestUncoveredCellNamesTheValue(t *testing.T) {
 // A cover that needs every product: no single product touches every cell,
 // yet their union does, so the spec is valid.
 func TestCoverByUnionIsAccepted(t *testing.T) {
-	_, err := ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 3}],
+	_, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 3}, {"name": "b", "size": 3}],
 	  "workload": [{"product": {"a": {"ranges": [[0, 1]]}, "b": {"ranges": [[0, 0]]}}},
 	               {"product": {"a": {"ranges": [[2, 2]]}}},
-	               {"product": {"b": {"ranges": [[1, 2]]}}}]}`), "")
+	               {"product": {"b": {"ranges": [[1, 2]]}}}]}`), "", workload.Blocks)
 	require.NoError(t, err)
 }

@@ -1,4 +1,4 @@
-package workload
+package domain
 
 import (
 	"fmt"
@@ -6,26 +6,12 @@ import (
 	"math/big"
 	"math/bits"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
-
-// A structured workload is a table over several attributes (a domain of
-// d₁×…×d_k cells, flattened row-major: the first attribute varies slowest)
-// and a union of weighted Kronecker products of small per-attribute query
-// matrices,
-//
-//	W = [w₁·(W₁₁ ⊗ … ⊗ W₁ₖ); w₂·(W₂₁ ⊗ … ⊗ W₂ₖ); …].
-//
-// Its Gram V = Σⱼ wⱼ²·⊗ᵢ Vᵢⱼ is never formed for large domains: everything a
-// planner needs — per-attribute Grams, query counts, and the expected error
-// of a Kronecker strategy, Σⱼ wⱼ²·Πᵢ tr(Vᵢⱼ Xᵢ⁺) — is computed factor by
-// factor, in O(Σ dᵢ³) work and memory independent of the cell count.
 
 // MaxAttributeSize caps one attribute's size: per-attribute Grams are dense
 // dᵢ×dᵢ matrices (8192² float64s = 512 MiB), so larger attributes are refused
@@ -40,232 +26,6 @@ const maxProductEntries = 1 << 24
 type Attribute struct {
 	Name string `json:"name"` // unique within the domain
 	Size int    `json:"size"` // number of values, 1 … MaxAttributeSize
-}
-
-// BlockKind says how a Block was described.
-type BlockKind string
-
-const (
-	// BlockIdentity is the identity (every value); V = I.
-	BlockIdentity BlockKind = "identity"
-	// BlockTotal is the sum over the attribute; V = J (all ones).
-	BlockTotal BlockKind = "total"
-	// BlockIdentityTotal is the identity stacked on the total; V = I + J.
-	BlockIdentityTotal BlockKind = "identitytotal"
-	// BlockBuiltin is any other 1-D workload Parse knows (prefix, allrange,
-	// width:k=K, wrange:m=M, …).
-	BlockBuiltin BlockKind = "builtin"
-	// BlockMatrix is a user query matrix (m×size).
-	BlockMatrix BlockKind = "matrix"
-	// BlockRanges is a list of inclusive ranges [lo, hi] of attribute values.
-	BlockRanges BlockKind = "ranges"
-)
-
-// Block is the 1-D query matrix of one attribute in one Kronecker product.
-// Blocks are immutable once built; the Gram they return is shared and must
-// not be modified.
-type Block struct {
-	// Kind says how the block was described.
-	Kind BlockKind
-	// Spec is the description as given: the built-in name ("prefix",
-	// "width:k=4"), or the matrix file as written in the spec.
-	Spec string
-	// Path is the resolved file of a BlockMatrix read from disk ("" otherwise).
-	Path string
-	// Ranges are the inclusive, 0-based ranges of a BlockRanges.
-	Ranges [][2]int
-	// Size is the attribute's size d (the block has d columns).
-	Size int
-
-	queries int
-	gram    *mat.SymDense // nil while lazy holds it unbuilt
-	lazy    *lazyGram
-	w       *mat.Dense // explicit W where known
-	wl      Workload   // the built-in workload behind a BlockBuiltin
-	key     string
-}
-
-// Queries returns the block's number of rows m.
-func (b *Block) Queries() int { return b.queries }
-
-// Gram returns the block's d×d Gram WᵀW. It is shared: do not modify it.
-// Identity and total blocks build it on the first call (safe for
-// concurrent callers).
-func (b *Block) Gram() *mat.SymDense {
-	if b.gram != nil || b.lazy == nil {
-		return b.gram
-	}
-	b.lazy.once.Do(func() { b.lazy.g = b.lazy.build() })
-	return b.lazy.g
-}
-
-// lazyGram builds a block's Gram once, on demand.
-type lazyGram struct {
-	once  sync.Once
-	build func() *mat.SymDense
-	g     *mat.SymDense
-}
-
-// Key is a canonical description of the block: two blocks of the same size
-// with equal keys have the same query matrix (a matrix block is keyed by its
-// resolved file, or by its label for one built in code).
-func (b *Block) Key() string { return b.key }
-
-// String returns the block's description, e.g. "prefix" or "ranges[[0,17],[18,64]]".
-func (b *Block) String() string { return b.key }
-
-// Matrix returns the block's explicit query matrix W (m×d), a copy.
-func (b *Block) Matrix() (*mat.Dense, error) {
-	if b.w != nil {
-		return mat.DenseCopyOf(b.w), nil
-	}
-	if e, ok := b.wl.(Explicit); ok {
-		return e.Matrix(), nil
-	}
-	return nil, inputerr.Errorf("workload", "block %s has no explicit query matrix", b.key)
-}
-
-// touches reports whether value v of the attribute is in some query of the block.
-func (b *Block) touches(v int) bool {
-	if b.Kind == BlockIdentity || b.Kind == BlockTotal {
-		return true
-	}
-	return b.Gram().At(v, v) > 0
-}
-
-// NewBlock returns the built-in 1-D block of the given name on an attribute
-// of the given size: "identity", "total", "identitytotal", or any name Parse
-// accepts for a 1-D workload ("prefix", "allrange", "width:k=K",
-// "wrange:m=M,seed=S", …).
-func NewBlock(name string, size int) (*Block, error) {
-	if size < 1 || size > MaxAttributeSize {
-		return nil, inputerr.Errorf("workload", "attribute size must be in 1…%d, got %d", MaxAttributeSize, size)
-	}
-	clean := strings.ToLower(strings.TrimSpace(name))
-	base, _, _ := strings.Cut(clean, ":")
-	base = strings.TrimSpace(base)
-	switch base {
-	case "identitytotal":
-		if clean != "identitytotal" {
-			return nil, inputerr.Errorf("workload", "block %q takes no parameters", name)
-		}
-		w := mat.NewDense(size+1, size, nil)
-		for i := 0; i < size; i++ {
-			w.Set(i, i, 1)
-			w.Set(size, i, 1)
-		}
-		return matrixBlock(BlockIdentityTotal, "identitytotal", "identitytotal", w), nil
-	case "marginals", "marginal":
-		return nil, inputerr.Errorf("workload", "%q is not a 1-D block: use a marginals term", name)
-	}
-	if err := checkRandomSize(clean, base, size); err != nil {
-		return nil, err
-	}
-	wl, err := Parse(name, size)
-	if err != nil {
-		return nil, inputerr.Errorf("workload", "block %q: %v", name, err)
-	}
-	b := &Block{Kind: BlockBuiltin, Spec: name, Size: size, queries: wl.Queries(), wl: wl, key: clean}
-	switch base {
-	case "identity":
-		b.Kind = BlockIdentity
-	case "total":
-		b.Kind = BlockTotal
-	}
-	if b.Kind == BlockBuiltin {
-		b.gram = wl.Gram()
-	} else {
-		// Identity and total blocks are known structurally (they touch
-		// every value); their d×d Grams — 128 MiB each at d = 4096, and the
-		// parser makes both for every attribute — are built on first use.
-		b.lazy = &lazyGram{build: wl.Gram}
-	}
-	return b, nil
-}
-
-// maxRandomEntries caps m·size of a random built-in block (wrange, wdiscrete,
-// wrelated), which Parse builds in memory: 2²⁶ entries is 512 MiB.
-const maxRandomEntries = 1 << 26
-
-// checkRandomSize refuses random built-in blocks whose query count would not
-// fit in memory, before Parse allocates them.
-func checkRandomSize(clean, base string, size int) error {
-	switch base {
-	case "wrange", "wdiscrete", "wrelated":
-	default:
-		return nil
-	}
-	_, rest, _ := strings.Cut(clean, ":")
-	for _, f := range strings.Split(rest, ",") {
-		k, v, _ := strings.Cut(f, "=")
-		if strings.TrimSpace(k) != "m" {
-			continue
-		}
-		m, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err == nil && m > 0 && m > maxRandomEntries/int64(size) {
-			return inputerr.Errorf("workload", "block %q: %d queries over %d values are too many (at most %d entries)", clean, m, size, maxRandomEntries)
-		}
-	}
-	return nil
-}
-
-// MatrixBlock returns a block with the user's query matrix W (m×d, finite
-// entries); label names it in reports and keys it (blocks with the same
-// label are taken to be the same matrix). W is copied.
-func MatrixBlock(label string, w *mat.Dense) (*Block, error) {
-	if w == nil || w.IsEmpty() {
-		return nil, inputerr.Errorf("workload", "matrix block %q is empty", label)
-	}
-	m, d := w.Dims()
-	if d > MaxAttributeSize {
-		return nil, inputerr.Errorf("workload", "matrix block %q has %d columns; at most %d are supported", label, d, MaxAttributeSize)
-	}
-	for i := 0; i < m; i++ {
-		for j := 0; j < d; j++ {
-			if v := w.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, inputerr.Errorf("workload", "matrix block %q: entry (%d,%d) is %v; entries must be finite", label, i, j, v)
-			}
-		}
-	}
-	return matrixBlock(BlockMatrix, label, "matrix:"+label, mat.DenseCopyOf(w)), nil
-}
-
-func matrixBlock(kind BlockKind, spec, key string, w *mat.Dense) *Block {
-	m, d := w.Dims()
-	g := mat.NewSymDense(d, nil)
-	g.SymOuterK(1, w.T())
-	return &Block{Kind: kind, Spec: spec, Size: d, queries: m, gram: g, w: w, key: key}
-}
-
-// RangesBlock returns the block of the inclusive, 0-based ranges [lo, hi]
-// (0 ≤ lo ≤ hi < size), one query each.
-func RangesBlock(size int, ranges [][2]int) (*Block, error) {
-	if size < 1 || size > MaxAttributeSize {
-		return nil, inputerr.Errorf("workload", "attribute size must be in 1…%d, got %d", MaxAttributeSize, size)
-	}
-	if len(ranges) == 0 {
-		return nil, inputerr.Errorf("workload", "a ranges block needs at least one range")
-	}
-	w := mat.NewDense(len(ranges), size, nil)
-	var sb strings.Builder
-	sb.WriteString("ranges[")
-	for r, lh := range ranges {
-		lo, hi := lh[0], lh[1]
-		if lo < 0 || hi >= size || lo > hi {
-			return nil, inputerr.Errorf("workload", "range [%d, %d] is outside the domain 0…%d (or empty)", lo, hi, size-1)
-		}
-		for c := lo; c <= hi; c++ {
-			w.Set(r, c, 1)
-		}
-		if r > 0 {
-			sb.WriteByte(',')
-		}
-		fmt.Fprintf(&sb, "[%d,%d]", lo, hi)
-	}
-	sb.WriteByte(']')
-	b := matrixBlock(BlockRanges, sb.String(), sb.String(), w)
-	b.Ranges = append([][2]int(nil), ranges...)
-	return b, nil
 }
 
 // TermKind says how a term was described.
@@ -358,7 +118,7 @@ func NewProductTerm(name string, weight float64, domain []Attribute, blocks map[
 	}
 	for i, a := range domain {
 		if bs[i] == nil {
-			t, err := NewBlock("total", a.Size)
+			t, err := NewBlock("total", a.Size, nil)
 			if err != nil {
 				return nil, inputerr.Errorf("workload", "attribute %q: %v", a.Name, err)
 			}
@@ -379,8 +139,8 @@ func NewMarginalsTerm(name string, weight float64, domain []Attribute, sets [][]
 	total := make([]*Block, len(domain))
 	for i, a := range domain {
 		var err error
-		if ident[i], err = NewBlock("identity", a.Size); err == nil {
-			total[i], err = NewBlock("total", a.Size)
+		if ident[i], err = NewBlock("identity", a.Size, nil); err == nil {
+			total[i], err = NewBlock("total", a.Size, nil)
 		}
 		if err != nil {
 			return nil, inputerr.Errorf("workload", "attribute %q: %v", a.Name, err)
@@ -635,10 +395,18 @@ func (k *Kron) DenseGram(maxCells int) (*mat.SymDense, error) {
 // the weights applied, rows in term and product order, for domains of at
 // most maxCells cells and maxCells² entries (tests and small examples).
 func (k *Kron) DenseMatrix(maxCells int) (*mat.Dense, error) {
-	if k.cells > maxCells || k.queries > maxCells*maxCells/k.cells {
+	if k.cells > maxCells || exceeds(k.queries, k.cells, maxCells) {
 		return nil, inputerr.Errorf("workload", "the workload has %d queries over %d cells; the explicit matrix is limited to %d cells", k.queries, k.cells, maxCells)
 	}
 	return k.denseMatrix()
+}
+
+// exceeds reports whether q·c > m·m for non-negative q, c, m, in 128 bits
+// (DenseMatrix's entry limit, exact for every int).
+func exceeds(q, c, m int) bool {
+	qh, ql := bits.Mul64(uint64(q), uint64(c))
+	mh, ml := bits.Mul64(uint64(m), uint64(m))
+	return qh > mh || (qh == mh && ql > ml)
 }
 
 // denseMatrix is DenseMatrix without the size limit.
@@ -661,6 +429,32 @@ func (k *Kron) denseMatrix() (*mat.Dense, error) {
 		row += r
 	}
 	return w, nil
+}
+
+// KronSym expands the Kronecker product F₀ ⊗ F₁ ⊗ … of symmetric factors
+// into a dense symmetric matrix. It is meant for small products (tests,
+// explicit inspection); structured code should keep the factors.
+func KronSym(factors ...*mat.SymDense) *mat.SymDense {
+	cur := mat.NewSymDense(1, []float64{1})
+	for _, f := range factors {
+		p, q := cur.SymmetricDim(), f.SymmetricDim()
+		next := mat.NewSymDense(p*q, nil)
+		for a := 0; a < p; a++ {
+			for b := a; b < p; b++ {
+				cab := cur.At(a, b)
+				for c := 0; c < q; c++ {
+					for e := 0; e < q; e++ {
+						i, j := a*q+c, b*q+e
+						if i <= j {
+							next.SetSym(i, j, cab*f.At(c, e))
+						}
+					}
+				}
+			}
+		}
+		cur = next
+	}
+	return cur
 }
 
 func scaledSym(a *mat.SymDense, s float64) *mat.SymDense {
