@@ -64,7 +64,7 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	attrs := []records.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}}
+	attrs := []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}}
 	csv := "a,b\n0,1\n1,2\n1,0\n0,0\n1,1\n"
 
 	cases := []struct {

@@ -165,7 +165,7 @@ func TestCorpusRecords(t *testing.T) {
 	spec := filepath.Join(dir, "abc.json")
 	require.NoError(t, os.WriteFile(spec, []byte(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 4}],
 	  "workload": [{"name": "ac", "product": {"a": "identity", "c": "identity"}}]}`), 0o644))
-	dom := []records.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}, {Name: "c", Size: 4}}
+	dom := []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}, {Name: "c", Size: 4}}
 	for i, s := range fuzzSeeds(t, "../../mechanism/records/fuzz_test.go", "FuzzReadMarginals") {
 		name := fmt.Sprintf("records seed %d %q", i, s)
 		data := filepath.Join(dir, fmt.Sprintf("r%d.csv", i))

@@ -143,9 +143,7 @@ func TestPlanMarginalsReleaseReadsIt(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	k, err := domain.LoadSpec(spec, workload.Blocks)
 	require.NoError(t, err)
-	w, err := tables.FromSpec(k)
-	require.NoError(t, err)
-	s, err := tables.ReadStrategyDir(out, w)
+	s, err := tables.ReadStrategyDir(out, k)
 	require.NoError(t, err)
 	assert.Equal(t, "marginals", s.Template())
 }

@@ -231,26 +231,22 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return inputerr.Errorf("release", "spec: %v", err)
 	}
-	w, err := tables.FromSpec(k)
-	if err != nil {
-		return err
-	}
 	// What can be refused from the spec, the plan's file and the budget
 	// alone is refused before planning (seconds, not minutes).
 	if err := f.checkPlanPrivacy(b); err != nil {
 		return err
 	}
-	if err := f.feasible(k, w, stderr); err != nil {
+	if err := f.feasible(k, stderr); err != nil {
 		return err
 	}
-	parts, err := f.prepareParts(ctx, k, w, b, stderr)
+	parts, err := f.prepareParts(ctx, k, b, stderr)
 	if err != nil {
 		return err
 	}
 	if err := f.checkMemory(parts); err != nil {
 		return err
 	}
-	rep := f.newReport(parts, w, b, specBytes)
+	rep := f.newReport(parts, k, b, specBytes)
 	if f.budgetFile != "" {
 		rep.BudgetFile = f.budgetFile
 		st, err := ledger.Check(f.budgetFile, b)
@@ -263,13 +259,13 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		rep.Seconds = time.Since(start).Seconds()
 		return tblPrint(stdout, f.asJSON, rep)
 	}
-	return f.publish(ctx, start, w, parts, b, rep, stdout, stderr)
+	return f.publish(ctx, start, k, parts, b, rep, stdout, stderr)
 }
 
 // newReport is the release's report before anything is measured: the
 // planned figures of the parts, the spec's record, the noise source and
 // the post-processing.
-func (f *tblFlags) newReport(parts *tables.Parts, w *tables.Workload, b calibrate.Budget, specBytes []byte) *tblJSON {
+func (f *tblFlags) newReport(parts *tables.Parts, w *domain.Kron, b calibrate.Budget, specBytes []byte) *tblJSON {
 	sum := sha256.Sum256(specBytes)
 	rep := tblPartsReport(parts.Parts(), w, b)
 	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), f.split
@@ -286,7 +282,7 @@ func (f *tblFlags) newReport(parts *tables.Parts, w *tables.Workload, b calibrat
 
 // publish reads the data, charges the ledger as the last step before the
 // noise, measures, answers and writes the release.
-func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workload, parts *tables.Parts, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
+func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron, parts *tables.Parts, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
 	// The data: only what the strategies need, read once for all parts.
 	data, nrec, err := f.readData(ctx, parts, w, stderr)
 	if err != nil {
@@ -353,12 +349,12 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *tables.Workl
 // prepareParts plans (or loads the plan) and prepares the release
 // (tables.PrepareParts); with --split terms one release per term, each
 // planned for its term alone under its share of b.
-func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, w *tables.Workload, b calibrate.Budget, stderr io.Writer) (*tables.Parts, error) {
-	req := tables.PartsRequest{Spec: k, Workload: w, Budget: b, PlanDir: f.planDir, Template: f.template,
+func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, b calibrate.Budget, stderr io.Writer) (*tables.Parts, error) {
+	req := tables.PartsRequest{Workload: k, Budget: b, PlanDir: f.planDir, Template: f.template,
 		SplitTerms: f.splitTerms, TermShares: f.termShares, Progress: progressTo(stderr, "release", f.quiet),
 		CheckPart: checkPartBudget}
 	if f.splitTerms {
-		if _, err := tables.SplitTerms(b, f.termShares, len(w.Terms)); err != nil {
+		if _, err := tables.SplitTerms(b, f.termShares, len(k.Terms())); err != nil {
 			return nil, usageErrorf("--split: %v", err)
 		}
 	}
@@ -395,10 +391,10 @@ func checkPartBudget(c tables.PartCheck) error {
 
 // readData reads the histogram or the marginal tables the release needs,
 // with progress on stderr; an interrupt stops it between records.
-func (f *tblFlags) readData(ctx context.Context, parts *tables.Parts, w *tables.Workload, stderr io.Writer) (tables.Data, int64, error) {
+func (f *tblFlags) readData(ctx context.Context, parts *tables.Parts, w *domain.Kron, stderr io.Writer) (tables.Data, int64, error) {
 	histogram, sets := parts.Needs()
 	if strings.EqualFold(filepath.Ext(f.data), ".npy") {
-		x, err := records.ReadHistogramNPY(f.data, w.Domain)
+		x, err := records.ReadHistogramNPY(f.data, w.Attributes())
 		if err != nil {
 			return tables.Data{}, 0, err
 		}
@@ -407,7 +403,7 @@ func (f *tblFlags) readData(ctx context.Context, parts *tables.Parts, w *tables.
 		if err := checkCounts(x, f.data, f.allowFractional, stderr); err != nil {
 			return tables.Data{}, 0, inputerr.Errorf("release", "data: %v", err)
 		}
-		return tables.Data{Histogram: x, Tables: records.Marginalize(x, w.Domain, sets)}, 0, nil
+		return tables.Data{Histogram: x, Tables: records.Marginalize(x, w.Attributes(), sets)}, 0, nil
 	}
 	file, err := os.Open(f.data)
 	if err != nil {
@@ -421,14 +417,14 @@ func (f *tblFlags) readData(ctx context.Context, parts *tables.Parts, w *tables.
 	opt.Progress = progressTo(stderr, "release", f.quiet)
 	in := ctxReader{ctx: ctx, r: file}
 	if histogram {
-		x, st, err := records.ReadHistogram(in, w.Domain, opt)
+		x, st, err := records.ReadHistogram(in, w.Attributes(), opt)
 		if err != nil {
 			return tables.Data{}, 0, wrapData(f.data, err)
 		}
 		// With --split terms a marginals part may need tables too.
-		return tables.Data{Histogram: x, Tables: records.Marginalize(x, w.Domain, sets)}, st.Records, nil
+		return tables.Data{Histogram: x, Tables: records.Marginalize(x, w.Attributes(), sets)}, st.Records, nil
 	}
-	tabs, st, err := records.ReadMarginals(in, w.Domain, sets, opt)
+	tabs, st, err := records.ReadMarginals(in, w.Attributes(), sets, opt)
 	return tables.Data{Tables: tabs}, st.Records, wrapData(f.data, err)
 }
 

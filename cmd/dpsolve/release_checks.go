@@ -177,7 +177,7 @@ var histogramTemplates = map[string]bool{"kron": true, "union": true, "dense": t
 // strategy has full column rank) and the reconstructed histogram, 24 bytes
 // a cell. Under the default template (best) a workload the marginals
 // template can answer is planned with it alone instead, saying so.
-func (f *tblFlags) feasible(k *domain.Kron, w *tables.Workload, stderr io.Writer) error {
+func (f *tblFlags) feasible(k *domain.Kron, stderr io.Writer) error {
 	template := f.template
 	if f.planDir != "" {
 		template, _ = tables.PlanInfo(f.planDir)
@@ -188,9 +188,10 @@ func (f *tblFlags) feasible(k *domain.Kron, w *tables.Workload, stderr io.Writer
 	if !histogramTemplates[template] && template != "best" {
 		return nil
 	}
-	cells := cellCount(w.Domain)
-	need := 24 * records.CellsFloat(w.Domain)
-	_, overflow := records.Cells(w.Domain)
+	attrs := k.Attributes()
+	cells := cellCount(attrs)
+	need := 24 * records.CellsFloat(attrs)
+	_, overflow := records.Cells(attrs)
 	mem, ok := records.AvailableMemory()
 	if overflow == nil && (!ok || need <= float64(mem.Bytes)) {
 		return nil
@@ -200,7 +201,7 @@ func (f *tblFlags) feasible(k *domain.Kron, w *tables.Workload, stderr io.Writer
 		avail = mem.String()
 	}
 	if template == "best" && f.planDir == "" {
-		if _, err := tables.Prepare(w, tables.MarginalsStrategy{}, calibrate.ZCDP(1)); err == nil {
+		if _, err := tables.Prepare(k, tables.MarginalsStrategy{}, calibrate.ZCDP(1)); err == nil {
 			// Said even with --quiet: it is a choice of plan, not progress.
 			fmt.Fprintf(stderr, "dpsolve release: the domain has %s cells, too many to hold its histogram (%s at least, %s available): planning with the marginals template only\n", cells, formatBytesFloat(need), avail)
 			f.template = "marginals"
@@ -208,11 +209,11 @@ func (f *tblFlags) feasible(k *domain.Kron, w *tables.Workload, stderr io.Writer
 		}
 	}
 	return inputerr.Errorf("release", "template %s measures every cell of the domain: %s cells (%d attributes), so the release needs at least %s (histogram, measurements, reconstruction), but %s is available; use a marginals plan (--template marginals, when the workload is marginals) or fewer or smaller attributes",
-		template, cells, len(w.Domain), formatBytesFloat(need), avail)
+		template, cells, len(attrs), formatBytesFloat(need), avail)
 }
 
 // cellCount formats the domain's exact cell count (bigCount).
-func cellCount(dom []records.Attribute) string {
+func cellCount(dom []domain.Attribute) string {
 	n := big.NewInt(1)
 	for _, a := range dom {
 		n.Mul(n, big.NewInt(int64(a.Size)))

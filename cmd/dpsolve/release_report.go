@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
@@ -141,16 +142,16 @@ func tblPost(f tblFlags) string {
 // own, or with --split terms the sums over the terms' releases (errors,
 // measurements), the largest noise and sensitivity, and each term's
 // release in split_terms.
-func tblPartsReport(parts []tables.Part, w *tables.Workload, b calibrate.Budget) *tblJSON {
+func tblPartsReport(parts []tables.Part, w *domain.Kron, b calibrate.Budget) *tblJSON {
 	rep := tblReport(parts[0].Release, b)
 	rep.Plan = parts[0].Plan
-	if len(parts) == 1 && len(parts[0].Terms) == len(w.Terms) {
+	if len(parts) == 1 && len(parts[0].Terms) == len(w.Terms()) {
 		return rep
 	}
-	rep.Cells, rep.Queries, rep.Measurements = records.CellsFloat(w.Domain), w.Queries(), 0
+	rep.Cells, rep.Queries, rep.Measurements = records.CellsFloat(w.Attributes()), w.Queries(), 0
 	rep.ExpectedTotalSqErr, rep.ExpectedWeighted, rep.Terms = 0, 0, nil
 	rep.Template, rep.Plan = "split over terms", "--split terms"
-	rep.Terms = make([]tblTermJSON, len(w.Terms))
+	rep.Terms = make([]tblTermJSON, len(w.Terms()))
 	for _, p := range parts {
 		pr := tblReport(p.Release, p.Budget)
 		rep.Sigma, rep.NoiseScale = math.Max(rep.Sigma, pr.Sigma), math.Max(rep.NoiseScale, pr.NoiseScale)
@@ -172,10 +173,11 @@ func tblPartsReport(parts []tables.Part, w *tables.Workload, b calibrate.Budget)
 // tblReport fills the release's planned figures.
 func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 	w := r.Workload()
+	attrs := w.Attributes()
 	sens, norm := r.Sensitivity()
 	rep := &tblJSON{
 		budget:   b.String(),
-		Template: r.Template(), Attributes: len(w.Domain), Cells: records.CellsFloat(w.Domain), Queries: w.Queries(),
+		Template: r.Template(), Attributes: len(attrs), Cells: records.CellsFloat(attrs), Queries: w.Queries(),
 		Mechanism: r.Mechanism(), Privacy: string(b.Kind), Rho: b.Rho, Epsilon: b.Epsilon, Delta: b.Delta,
 		Sigma: r.Sigma(), NoiseScale: r.NoiseScale(), Sensitivity: sens, SensitivityNorm: norm,
 		SnappedSensitivity: r.SnappedSensitivity(), Measurements: r.Measurements(),
@@ -191,7 +193,7 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 	for _, tb := range r.MarginalTables() {
 		names := make([]string, len(tb.Attrs))
 		for i, a := range tb.Attrs {
-			names[i] = w.Domain[a].Name
+			names[i] = attrs[a].Name
 		}
 		rep.MarginalTables = append(rep.MarginalTables, tblTableJSON{Attributes: names, Cells: tb.Cells, Epsilon: tb.Epsilon,
 			Scale: tb.Scale, Variance: tb.Variance, Grid: tb.Grid})
@@ -287,7 +289,7 @@ func tblBudgetString(p tblSplitJSON) string {
 // writeReleaseDir writes answers.csv and release.json into a temporary
 // directory beside dir and renames it into place: a failure or Ctrl-C
 // leaves no partial dir.
-func writeReleaseDir(ctx context.Context, dir string, w *tables.Workload, res *tables.Result, rep *tblJSON, gate *commitGate) (err error) {
+func writeReleaseDir(ctx context.Context, dir string, w *domain.Kron, res *tables.Result, rep *tblJSON, gate *commitGate) (err error) {
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := gate.mkdirTemp(parent, tmpPrefix(dir)+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
 
@@ -503,9 +503,12 @@ func TestWriteReleaseDirCancelledLeavesNothing(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	w := &tables.Workload{Domain: []records.Attribute{{Name: "a", Size: 1}}, Terms: []tables.Term{{Name: "t", Weight: 1,
-		Products: []tables.Product{tables.Marginal([]records.Attribute{{Name: "a", Size: 1}}, []int{0})}}}}
-	err := writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{}, &commitGate{})
+	dom := []domain.Attribute{{Name: "a", Size: 1}}
+	term, err := domain.NewMarginalsTerm("t", 1, dom, [][]int{{0}})
+	require.NoError(t, err)
+	w, err := domain.NewKron(dom, []*domain.Term{term})
+	require.NoError(t, err)
+	err = writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{}, &commitGate{})
 	assert.ErrorIs(t, err, context.Canceled)
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries, "neither the output nor a temporary directory remains")

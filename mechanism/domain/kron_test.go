@@ -272,3 +272,80 @@ func TestCoverByUnionIsAccepted(t *testing.T) {
 	               {"product": {"b": {"ranges": [[1, 2]]}}}]}`), "", workload.Blocks)
 	require.NoError(t, err)
 }
+
+// A part holds copies of the listed terms, renumbered, on the same domain:
+// its queries, per-term errors and dense Gram are those of the terms
+// taken alone (the dense Gram of a Kron is the sum over its products, so
+// the part's is the sum over the listed terms' products, computed here
+// from the parent's blocks), the parent is unchanged, and it may leave a
+// cell unqueried.
+func TestKronPart(t *testing.T) {
+	k := testKron(t)
+	require.GreaterOrEqual(t, len(k.Terms()), 2)
+	last := len(k.Terms()) - 1
+	p, err := k.Part([]int{last, 0})
+	require.NoError(t, err)
+	assert.Equal(t, k.Attributes(), p.Attributes())
+	require.Len(t, p.Terms(), 2)
+	assert.Equal(t, k.Terms()[last].Name, p.Terms()[0].Name)
+	assert.Equal(t, k.Terms()[0].Name, p.Terms()[1].Name)
+	assert.Equal(t, k.Terms()[last].Queries()+k.Terms()[0].Queries(), p.Queries())
+	assert.Len(t, p.Products(), len(k.Terms()[last].Products)+len(k.Terms()[0].Products))
+	for j, tm := range p.Terms() {
+		for _, pr := range tm.Products {
+			assert.Equal(t, j, pr.Term, "the part's products are renumbered")
+		}
+	}
+	for j, tm := range k.Terms() {
+		for _, pr := range tm.Products {
+			assert.Equal(t, j, pr.Term, "the parent's products keep their term index")
+		}
+	}
+	want := mat.NewSymDense(k.Cells(), nil)
+	for _, j := range []int{last, 0} {
+		w2 := k.Terms()[j].Weight * k.Terms()[j].Weight
+		for _, pr := range k.Terms()[j].Products {
+			fs := make([]*mat.SymDense, len(pr.Blocks))
+			for i, b := range pr.Blocks {
+				fs[i] = b.Gram()
+			}
+			g := domain.KronSym(fs...)
+			g.ScaleSym(w2, g)
+			want.AddSym(want, g)
+		}
+	}
+	got, err := p.DenseGram(1024)
+	require.NoError(t, err)
+	assert.True(t, mat.EqualApprox(want, got, 1e-12))
+	xs := make([]*mat.SymDense, len(k.Attributes()))
+	for i, a := range k.Attributes() {
+		xs[i] = eye(a.Size)
+	}
+	_, full, err := k.KronError(xs)
+	require.NoError(t, err)
+	_, part, err := p.KronError(xs)
+	require.NoError(t, err)
+	assert.InDelta(t, full[last], part[0], 1e-9*full[last])
+	assert.InDelta(t, full[0], part[1], 1e-9*full[0])
+
+	// A part may leave cells unqueried: a range on one value of "a".
+	attrs := []domain.Attribute{{Name: "a", Size: 3}}
+	r, err := domain.RangesBlock(3, [][2]int{{0, 0}})
+	require.NoError(t, err)
+	t1, err := domain.NewProductTerm("r", 1, attrs, map[string]*domain.Block{"a": r})
+	require.NoError(t, err)
+	t2, err := domain.NewMarginalsTerm("m", 1, attrs, [][]int{{0}})
+	require.NoError(t, err)
+	both, err := domain.NewKron(attrs, []*domain.Term{t1, t2})
+	require.NoError(t, err)
+	_, err = domain.NewKron(attrs, []*domain.Term{t1})
+	require.ErrorIs(t, err, domain.ErrInput, "the range alone leaves cells unqueried")
+	alone, err := both.Part([]int{0})
+	require.NoError(t, err)
+	assert.Equal(t, 1, alone.Queries())
+
+	for _, bad := range [][]int{nil, {2}, {-1}, {0, 0}} {
+		_, err := both.Part(bad)
+		assert.ErrorIs(t, err, domain.ErrInput, "%v", bad)
+	}
+}

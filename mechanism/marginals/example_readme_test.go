@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
@@ -17,7 +18,7 @@ import (
 // identical to the middle of this function.)
 func Example_readmeMarginals() {
 	// 240 records over attributes of sizes 2, 3, 4, 5.
-	attrs := []records.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}, {Name: "c", Size: 4}, {Name: "d", Size: 5}}
+	attrs := []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}, {Name: "c", Size: 4}, {Name: "d", Size: 5}}
 	var csv strings.Builder
 	csv.WriteString("a,b,c,d\n")
 	for i := 0; i < 240; i++ {

@@ -3,6 +3,8 @@ package marginals
 import (
 	"math"
 	"strconv"
+
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // StrategyFile is the JSON form of a plan for `dpsolve plan --out DIR`
@@ -15,8 +17,8 @@ type StrategyFile struct {
 	Objective string `json:"objective"`
 	Privacy   string `json:"privacy"` // "gaussian": L2 sensitivity 1
 	// Basis names the per-attribute residual basis of the measurements.
-	Basis  string          `json:"basis"`
-	Domain []AttributeJSON `json:"domain"`
+	Basis  string             `json:"basis"`
+	Domain []domain.Attribute `json:"domain"`
 	// TotalSquaredError, MaxVariance, LowerBound and Gap as in Plan;
 	// LowerBound bounds the objective that was minimized.
 	TotalSquaredError float64 `json:"total_squared_error"`
@@ -27,12 +29,6 @@ type StrategyFile struct {
 	Sensitivity2 float64        `json:"squared_l2_sensitivity"`
 	Residuals    []ResidualJSON `json:"residuals"`
 	Marginals    []MarginalJSON `json:"marginals"`
-}
-
-// AttributeJSON is one attribute of the domain.
-type AttributeJSON struct {
-	Name string `json:"name"`
-	Size int    `json:"size"`
 }
 
 // ResidualJSON is one measured residual subset.
@@ -72,7 +68,7 @@ func (p *Plan) StrategyFile(names []string) *StrategyFile {
 		Basis:             "helmert: residual coordinates (1,…,1,−j,0,…)/√(j(j+1)), j = 1…d−1, per attribute; totals 1ᵀ",
 		TotalSquaredError: p.TotalSquaredError, MaxVariance: p.MaxVariance, LowerBound: p.LowerBound, Gap: p.Gap}
 	for i, d := range p.Sizes {
-		f.Domain = append(f.Domain, AttributeJSON{Name: names[i], Size: d})
+		f.Domain = append(f.Domain, domain.Attribute{Name: names[i], Size: d})
 	}
 	for _, r := range p.Residuals {
 		f.Sensitivity2 += r.Sensitivity2 / r.Variance
@@ -95,11 +91,11 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // scale at unit L1 sensitivity (ε = 1; divide by ε for a budget), and the
 // workload marginals' GLS variances per unit Laplace variance 2/ε².
 type PureStrategyFile struct {
-	Template  string          `json:"template"` // "marginals"
-	Objective string          `json:"objective"`
-	Privacy   string          `json:"privacy"` // "pure": L1 sensitivity 1
-	Mechanism string          `json:"mechanism"`
-	Domain    []AttributeJSON `json:"domain"`
+	Template  string             `json:"template"` // "marginals"
+	Objective string             `json:"objective"`
+	Privacy   string             `json:"privacy"` // "pure": L1 sensitivity 1
+	Mechanism string             `json:"mechanism"`
+	Domain    []domain.Attribute `json:"domain"`
 	// TotalSquaredError and MaxVariance are the GLS answers' (as in
 	// PurePlan); DirectError is the minimized direct-estimator objective.
 	TotalSquaredError float64 `json:"total_squared_error"`

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/progress"
 )
 
@@ -57,7 +58,7 @@ type Table struct {
 // domain (length Π sizes, row-major, first attribute slowest). Before
 // allocating it checks that the histogram fits (8 bytes a cell) in the
 // available memory and refuses with both figures when it does not.
-func ReadHistogram(r io.Reader, attrs []Attribute, opt *Options) ([]float64, Stats, error) {
+func ReadHistogram(r io.Reader, attrs []domain.Attribute, opt *Options) ([]float64, Stats, error) {
 	n, err := Cells(attrs)
 	if err != nil {
 		return nil, Stats{}, err
@@ -80,7 +81,7 @@ func ReadHistogram(r io.Reader, attrs []Attribute, opt *Options) ([]float64, Sta
 // a position may not repeat; the empty set gives the total). It never forms
 // the full histogram, so it works for domains of any size; the tables must
 // fit in memory together, which is checked before allocating.
-func ReadMarginals(r io.Reader, attrs []Attribute, sets [][]int, opt *Options) ([]Table, Stats, error) {
+func ReadMarginals(r io.Reader, attrs []domain.Attribute, sets [][]int, opt *Options) ([]Table, Stats, error) {
 	if err := checkDomain(attrs); err != nil {
 		return nil, Stats{}, err
 	}
@@ -105,7 +106,7 @@ func ReadMarginals(r io.Reader, attrs []Attribute, sets [][]int, opt *Options) (
 }
 
 // SetsByName converts sets of attribute names into sets of domain positions.
-func SetsByName(attrs []Attribute, sets [][]string) ([][]int, error) {
+func SetsByName(attrs []domain.Attribute, sets [][]string) ([][]int, error) {
 	pos := make(map[string]int, len(attrs))
 	for i, a := range attrs {
 		pos[a.Name] = i
@@ -125,7 +126,7 @@ func SetsByName(attrs []Attribute, sets [][]string) ([][]int, error) {
 }
 
 // newTables validates the sets and allocates their zeroed tables.
-func newTables(attrs []Attribute, sets [][]int, opt *Options) ([]Table, error) {
+func newTables(attrs []domain.Attribute, sets [][]int, opt *Options) ([]Table, error) {
 	tables := make([]Table, len(sets))
 	var bytes float64
 	for s, set := range sets {
@@ -174,7 +175,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // scan reads the header and every record, validating each attribute code,
 // and calls visit with the codes of each record in domain order (the slice
 // is reused between calls).
-func scan(r io.Reader, attrs []Attribute, opt *Options, visit func(codes []int)) (Stats, error) {
+func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes []int)) (Stats, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
@@ -303,7 +304,7 @@ func parseCode(s string) (int, bool) {
 }
 
 // names lists the attribute names for messages.
-func names(attrs []Attribute) string {
+func names(attrs []domain.Attribute) string {
 	s := make([]string, len(attrs))
 	for i, a := range attrs {
 		s[i] = a.Name

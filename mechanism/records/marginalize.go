@@ -1,5 +1,7 @@
 package records
 
+import "github.com/dpsolve/dpsolve/mechanism/domain"
+
 // Marginalize sums a histogram x over the domain attrs (row-major, first
 // attribute slowest, as ReadHistogram returns it) into one marginal table
 // per set of attribute positions, in the order of sets; each set's
@@ -7,7 +9,7 @@ package records
 // give them sorted for the same tables). It returns nil for no sets. It
 // is the histogram-side twin of ReadMarginals: on the histogram of a
 // records file both give the same tables.
-func Marginalize(x []float64, attrs []Attribute, sets [][]int) []Table {
+func Marginalize(x []float64, attrs []domain.Attribute, sets [][]int) []Table {
 	if len(sets) == 0 {
 		return nil
 	}

@@ -8,13 +8,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // Marginalize of a histogram equals ReadMarginals of the records it counts:
 // two independent paths (one sums cells of the histogram, the other counts
 // records one by one), exact in integers.
 func TestMarginalizeMatchesReadMarginals(t *testing.T) {
-	attrs := []Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}, {Name: "c", Size: 4}}
+	attrs := []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}, {Name: "c", Size: 4}}
 	rng := rand.New(rand.NewPCG(1, 2)) // test data only
 	var csv strings.Builder
 	csv.WriteString("a,b,c\n")

@@ -4,12 +4,13 @@ import (
 	"math"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // ReadHistogramNPY reads an existing histogram (.npy or .csv vector,
 // row-major in domain order) and checks that its length equals the domain's
 // cell count and that every count is finite and non-negative.
-func ReadHistogramNPY(path string, attrs []Attribute) ([]float64, error) {
+func ReadHistogramNPY(path string, attrs []domain.Attribute) ([]float64, error) {
 	n, err := Cells(attrs)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,9 @@
 //
 // # Input format
 //
+// The domain is a list of domain.Attribute: each one's name is its column in
+// the header, its size the number of codes 0 … Size−1.
+//
 // The first line is a header naming the columns. Every attribute of the
 // domain must appear in it exactly once; other columns are ignored (so a
 // file with extra identifiers or unused attributes is read as is). Each data
@@ -29,25 +32,19 @@ import (
 	"math/bits"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // ErrInput is wrapped by every error returned for bad input (a malformed
 // file, a code out of range, a domain too large for memory).
 var ErrInput = inputerr.ErrInput
 
-// Attribute is one column of the domain: its name in the CSV header and its
-// number of values (codes 0 … Size−1).
-type Attribute struct {
-	Name string
-	Size int
-}
-
 // errorf returns a bad-input error of this package.
 func errorf(format string, a ...any) error { return inputerr.Errorf("records", format, a...) }
 
 // checkDomain validates the attribute list: non-empty, distinct non-empty
 // names, positive sizes.
-func checkDomain(attrs []Attribute) error {
+func checkDomain(attrs []domain.Attribute) error {
 	if len(attrs) == 0 {
 		return errorf("the domain has no attributes")
 	}
@@ -69,7 +66,7 @@ func checkDomain(attrs []Attribute) error {
 
 // Cells returns the number of cells Π sizes of the domain, or an error when
 // the domain is invalid or the count overflows an int.
-func Cells(attrs []Attribute) (int, error) {
+func Cells(attrs []domain.Attribute) (int, error) {
 	if err := checkDomain(attrs); err != nil {
 		return 0, err
 	}
@@ -86,7 +83,7 @@ func Cells(attrs []Attribute) (int, error) {
 
 // CellsFloat returns Π sizes as a float64 (approximate beyond 2^53), for
 // reporting domains whose cell count overflows an int.
-func CellsFloat(attrs []Attribute) float64 {
+func CellsFloat(attrs []domain.Attribute) float64 {
 	n := 1.0
 	for _, a := range attrs {
 		n *= float64(a.Size)
@@ -96,7 +93,7 @@ func CellsFloat(attrs []Attribute) float64 {
 
 // Index returns the row-major cell index of codes (one per attribute, in
 // domain order). It does not validate the codes.
-func Index(attrs []Attribute, codes []int) int {
+func Index(attrs []domain.Attribute, codes []int) int {
 	idx := 0
 	for i, a := range attrs {
 		idx = idx*a.Size + codes[i]

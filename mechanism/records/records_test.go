@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/progress"
 )
 
-var small = []Attribute{{"a", 2}, {"b", 3}, {"c", 4}}
+var small = []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}, {Name: "c", Size: 4}}
 
 func TestReadHistogramSmall(t *testing.T) {
 	csv := "id,c,b,a,extra\n7,3,2,1,x\n8,0,0,0,y\n9,3,2,1,z\n10,1,0,1,w\n"
@@ -105,11 +106,11 @@ func TestSpacesAndBOMAccepted(t *testing.T) {
 }
 
 func TestDomainErrors(t *testing.T) {
-	for _, attrs := range [][]Attribute{nil, {{"a", 0}}, {{"", 2}}, {{"a", 2}, {"a", 3}}} {
+	for _, attrs := range [][]domain.Attribute{nil, {{Name: "a", Size: 0}}, {{Name: "", Size: 2}}, {{Name: "a", Size: 2}, {Name: "a", Size: 3}}} {
 		_, err := Cells(attrs)
 		assert.ErrorIs(t, err, ErrInput, "%v", attrs)
 	}
-	_, err := Cells([]Attribute{{"a", 1 << 40}, {"b", 1 << 40}})
+	_, err := Cells([]domain.Attribute{{Name: "a", Size: 1 << 40}, {Name: "b", Size: 1 << 40}})
 	assert.ErrorIs(t, err, ErrInput)
 	_, err = SetsByName(small, [][]string{{"a", "zz"}})
 	assert.ErrorContains(t, err, `"zz"`)
@@ -126,7 +127,7 @@ func TestMemoryRefusal(t *testing.T) {
 	require.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "needs 192 B but only 100 B (Options.MemoryLimit) is available")
 	// A domain far beyond any memory is refused by the real limit too.
-	huge := []Attribute{{"a", 1 << 20}, {"b", 1 << 20}, {"c", 1 << 20}}
+	huge := []domain.Attribute{{Name: "a", Size: 1 << 20}, {Name: "b", Size: 1 << 20}, {Name: "c", Size: 1 << 20}}
 	_, _, err = ReadHistogram(strings.NewReader("a,b,c\n0,0,0\n"), huge, nil)
 	if _, ok := AvailableMemory(); ok {
 		require.ErrorIs(t, err, ErrInput)
@@ -182,11 +183,11 @@ func adultPath(t testing.TB) string {
 }
 
 // adultDomain reads domain.json.
-func adultDomain(t testing.TB, dir string) []Attribute {
+func adultDomain(t testing.TB, dir string) []domain.Attribute {
 	b, err := os.ReadFile(filepath.Join(dir, "domain.json"))
 	require.NoError(t, err)
 	var d struct {
-		Domain []Attribute `json:"domain"`
+		Domain []domain.Attribute `json:"domain"`
 	}
 	require.NoError(t, json.Unmarshal(b, &d))
 	return d.Domain

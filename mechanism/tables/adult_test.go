@@ -41,7 +41,7 @@ func adultSizes(t testing.TB, dir string) map[string]int {
 	b, err := os.ReadFile(filepath.Join(dir, "domain.json"))
 	require.NoError(t, err)
 	var d struct {
-		Domain []records.Attribute `json:"domain"`
+		Domain []domain.Attribute `json:"domain"`
 	}
 	require.NoError(t, json.Unmarshal(b, &d))
 	out := map[string]int{}
@@ -68,7 +68,7 @@ func adultMixed(t testing.TB, sizes map[string]int) *domain.Kron {
 // adultTruth computes the mixed workload's true answers from marginal
 // tables read directly from the records — a different route from the
 // release's histogram and Kronecker products.
-func adultTruth(t testing.TB, dir string, dom []records.Attribute) [][]float64 {
+func adultTruth(t testing.TB, dir string, dom []domain.Attribute) [][]float64 {
 	f, err := os.Open(filepath.Join(dir, "adult.csv"))
 	require.NoError(t, err)
 	defer f.Close()
@@ -94,7 +94,7 @@ func TestAdultReleaseErrorIsCalibrated(t *testing.T) {
 	// stddev column is calibrated (mean squared z-score ≈ 1).
 	dir := adultDir(t)
 	k := adultMixed(t, adultSizes(t, dir))
-	w, err := FromSpec(k)
+	w, err := explicitOf(k)
 	require.NoError(t, err)
 	f, err := os.Open(filepath.Join(dir, "adult.csv"))
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestAdultReleaseErrorIsCalibrated(t *testing.T) {
 	for i, a := range w.Domain {
 		fs[i] = identityTotal(a.Size)
 	}
-	r, err := Prepare(w, kronStrategy(t, fs...), calibrate.ZCDP(0.05))
+	r, err := prepare(w, kronStrategy(t, fs...), calibrate.ZCDP(0.05))
 	require.NoError(t, err)
 	expected := r.ExpectedTotalSquaredError()
 	// The prefix term dominates the total error and its answers are
@@ -157,13 +157,13 @@ func TestAdultMarginalsRelease(t *testing.T) {
 	dir := adultDir(t)
 	sizes := adultSizes(t, dir)
 	k := adultMixed(t, sizes)
-	w, err := FromSpec(k)
+	w, err := explicitOf(k)
 	require.NoError(t, err)
-	_, err = Prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
+	_, err = prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
 	require.ErrorIs(t, err, ErrInput, "a product term is refused by the marginals template")
 	assert.Contains(t, err.Error(), `term "cum" has a block other than identity or total`)
 	w.Terms = w.Terms[:1]
-	r, err := Prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
+	r, err := prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
 	require.NoError(t, err)
 	expected := r.ExpectedTotalSquaredError()
 	const releases = 120
@@ -181,7 +181,7 @@ func TestAdultMarginalsRelease(t *testing.T) {
 	for i, a := range w.Domain {
 		fs[i] = identityTotal(a.Size)
 	}
-	rk, err := Prepare(w, kronStrategy(t, fs...), calibrate.ZCDP(0.05))
+	rk, err := prepare(w, kronStrategy(t, fs...), calibrate.ZCDP(0.05))
 	require.NoError(t, err)
 	assert.LessOrEqual(t, expected, rk.ExpectedTotalSquaredError())
 }
@@ -192,7 +192,7 @@ func TestAdultMarginalsRelease(t *testing.T) {
 // answers and its mean squared z-score (error over reported stddev); the
 // plan needs only marginal tables, which are read from adult.csv. check,
 // if non-nil, inspects every result.
-func adultMarginalReleases(t *testing.T, r *Release, dir string, w *Workload, releases int, seed0 uint64, check func(*Result)) (sq, z2 []float64) {
+func adultMarginalReleases(t *testing.T, r *Release, dir string, w *explicitWorkload, releases int, seed0 uint64, check func(*Result)) (sq, z2 []float64) {
 	t.Helper()
 	hist, sets := r.Needs()
 	assert.False(t, hist)
@@ -228,14 +228,14 @@ func TestAdultPureMarginalsRelease(t *testing.T) {
 	// column is calibrated (mean squared z-score ≈ 1).
 	dir := adultDir(t)
 	k := adultMixed(t, adultSizes(t, dir))
-	w, err := FromSpec(k)
+	w, err := explicitOf(k)
 	require.NoError(t, err)
 	w.Terms = w.Terms[:1]
-	_, err = Prepare(w, MarginalsStrategy{}, calibrate.PureDP(0.5))
+	_, err = prepare(w, MarginalsStrategy{}, calibrate.PureDP(0.5))
 	require.ErrorIs(t, err, ErrInput, "a Gaussian marginals plan refuses a pure budget")
-	_, err = Prepare(w, MarginalsStrategy{Pure: true}, calibrate.ZCDP(0.5))
+	_, err = prepare(w, MarginalsStrategy{Pure: true}, calibrate.ZCDP(0.5))
 	require.ErrorIs(t, err, ErrInput, "a pure marginals plan refuses a zCDP budget")
-	r, err := Prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(0.5))
+	r, err := prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(0.5))
 	require.NoError(t, err)
 	assert.Equal(t, "discrete Laplace (pure epsilon-DP)", r.Mechanism())
 	_, norm := r.Sensitivity()
@@ -272,14 +272,14 @@ func TestAdultMarginalsConsistentPostProcessing(t *testing.T) {
 	// results say so.
 	dir := adultDir(t)
 	k := adultMixed(t, adultSizes(t, dir))
-	w, err := FromSpec(k)
+	w, err := explicitOf(k)
 	require.NoError(t, err)
 	w.Terms = w.Terms[:1]
 	for _, tc := range []struct {
 		s MarginalsStrategy
 		b Budget
 	}{{MarginalsStrategy{}, calibrate.ZCDP(0.001)}, {MarginalsStrategy{Pure: true}, calibrate.PureDP(0.05)}} {
-		r, err := Prepare(w, tc.s, tc.b)
+		r, err := prepare(w, tc.s, tc.b)
 		require.NoError(t, err)
 		_, sets := r.Needs()
 		f, err := os.Open(filepath.Join(dir, "adult.csv"))
@@ -379,20 +379,20 @@ func TestAdultTwoWayIntegerTablesExactlyConsistent(t *testing.T) {
 	dir := adultDir(t)
 	sizes := adultSizes(t, dir)
 	names := []string{"age", "sex", "race", "income>50K"}
-	var dom []records.Attribute
+	var dom []domain.Attribute
 	for _, n := range names {
-		dom = append(dom, records.Attribute{Name: n, Size: sizes[n]})
+		dom = append(dom, domain.Attribute{Name: n, Size: sizes[n]})
 	}
-	var prods []Product
+	var prods []explicitProduct
 	var pairs [][2]int
 	for a := 0; a < 4; a++ {
 		for b := a + 1; b < 4; b++ {
-			prods = append(prods, Marginal(dom, []int{a, b}))
+			prods = append(prods, marginalProduct(dom, []int{a, b}))
 			pairs = append(pairs, [2]int{a, b})
 		}
 	}
-	w := &Workload{Domain: dom, Terms: []Term{{Name: "pairs", Weight: 1, Products: prods}}}
-	r, err := Prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(0.1))
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "pairs", Weight: 1, Products: prods}}}
+	r, err := prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(0.1))
 	require.NoError(t, err)
 	_, sets := r.Needs()
 	f, err := os.Open(filepath.Join(dir, "adult.csv"))

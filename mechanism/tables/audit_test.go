@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 )
 
 // audit is the sampled hockey-stick audit of package release's tests,
@@ -82,10 +82,10 @@ func TestPrivacyAuditDiscreteGaussianRho(t *testing.T) {
 	// discrete Gaussian sampler.
 	h := mat.NewDense(3, 2, []float64{1, 1, 1, 0, 0, 1})
 	h.Scale(1/math.Sqrt2, h)
-	dom := []records.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 2}}
-	w := &Workload{Domain: dom, Terms: []Term{{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 1})}}}}
+	dom := []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 2}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 1})}}}}
 	const rho, eps = 0.125, 1.0 // σ = Δ/√(2ρ) = 2
-	r, err := Prepare(w, kronStrategy(t, h, h), calibrate.ZCDP(rho))
+	r, err := prepare(w, kronStrategy(t, h, h), calibrate.ZCDP(rho))
 	require.NoError(t, err)
 	x := []float64{3, 7, 0, 12}
 	const nP, nQ = 40000, 15000

@@ -38,11 +38,7 @@ func BenchmarkAdultTwoWayRelease(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		w, err := FromSpec(k)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := Prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.5))
+		r, err := Prepare(k, MarginalsStrategy{}, calibrate.ZCDP(0.5))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +47,7 @@ func BenchmarkAdultTwoWayRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		_, sets := r.Needs()
-		tabs, _, err := records.ReadMarginals(f, w.Domain, sets, nil)
+		tabs, _, err := records.ReadMarginals(f, k.Attributes(), sets, nil)
 		f.Close()
 		if err != nil {
 			b.Fatal(err)
@@ -60,7 +56,7 @@ func BenchmarkAdultTwoWayRelease(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := WriteAnswersCSV(io.Discard, w, res); err != nil {
+		if err := WriteAnswersCSV(io.Discard, k, res); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -89,15 +85,15 @@ func extractDomain(s string) string {
 // "nonnegative+integer" report CPU seconds per release and, for the
 // estimator, its iterations; compare them within one run.
 func BenchmarkNonNegativeKron(b *testing.B) {
-	dom := []records.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 20}}
-	w := &Workload{Domain: dom, Terms: []Term{{Name: "two-way", Weight: 1, Products: []Product{
-		Marginal(dom, []int{0, 1}), Marginal(dom, []int{0, 2}), Marginal(dom, []int{1, 2}),
+	dom := []domain.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 20}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "two-way", Weight: 1, Products: []explicitProduct{
+		marginalProduct(dom, []int{0, 1}), marginalProduct(dom, []int{0, 2}), marginalProduct(dom, []int{1, 2}),
 	}}}}
 	a, err := kron.New(identityTotal(40), identityTotal(40), identityTotal(20))
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := Prepare(w, KronStrategy{A: a}, calibrate.ZCDP(0.05))
+	r, err := prepare(w, KronStrategy{A: a}, calibrate.ZCDP(0.05))
 	if err != nil {
 		b.Fatal(err)
 	}

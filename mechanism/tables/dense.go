@@ -3,6 +3,7 @@ package tables
 import (
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 )
@@ -26,7 +27,7 @@ const maxFlatEntries = 1 << 26
 // the workload over a single attribute of n cells, each product's blocks
 // multiplied out, for the variance computation. The products' row order is
 // unchanged (kron of the blocks is exactly the row-major order).
-func flatten(w *Workload, s DenseStrategy) (*Workload, KronStrategy, error) {
+func flatten(w *explicitWorkload, s DenseStrategy) (*explicitWorkload, KronStrategy, error) {
 	n, err := records.Cells(w.Domain)
 	if err != nil {
 		return nil, KronStrategy{}, err
@@ -41,16 +42,16 @@ func flatten(w *Workload, s DenseStrategy) (*Workload, KronStrategy, error) {
 	if err != nil {
 		return nil, KronStrategy{}, err
 	}
-	flat := &Workload{Domain: []records.Attribute{{Name: "cell", Size: n}}}
+	flat := &explicitWorkload{Domain: []domain.Attribute{{Name: "cell", Size: n}}}
 	entries := 0.0
 	for _, t := range w.Terms {
-		ft := Term{Name: t.Name, Weight: t.Weight}
+		ft := explicitTerm{Name: t.Name, Weight: t.Weight}
 		for _, p := range t.Products {
 			entries += float64(p.Queries()) * float64(n)
 			if entries > maxFlatEntries {
 				return nil, KronStrategy{}, errorf("the workload's explicit matrices over %d cells would hold more than %d entries; use a kron or union plan", n, maxFlatEntries)
 			}
-			ft.Products = append(ft.Products, Product{Blocks: []*mat.Dense{denseKron(p.Blocks)}, Kinds: []BlockKind{Other}})
+			ft.Products = append(ft.Products, explicitProduct{Blocks: []*mat.Dense{denseKron(p.Blocks)}, Kinds: []domain.BlockKind{domain.BlockMatrix}})
 		}
 		flat.Terms = append(flat.Terms, ft)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -114,7 +115,7 @@ func marginalsMethod(pp PostProcess) (method, objective, bias string) {
 
 // tableChanges compares the released answers with the least-squares ones,
 // table by table.
-func (w *Workload) tableChanges(ans, ls [][]float64) []TableChange {
+func (w *explicitWorkload) tableChanges(ans, ls [][]float64) []TableChange {
 	var out []TableChange
 	for ti := range w.Terms {
 		t := &w.Terms[ti]
@@ -140,13 +141,13 @@ func (w *Workload) tableChanges(ans, ls [][]float64) []TableChange {
 
 // tableName describes a product: "{age,sex}" for a marginal, "{}" for the
 // grand total, otherwise each restricted attribute with its block kind.
-func (w *Workload) tableName(p *Product) string {
+func (w *explicitWorkload) tableName(p *explicitProduct) string {
 	var parts []string
 	for i, k := range p.Kinds {
 		switch {
-		case p.Set != nil && k == Identity:
+		case p.Set != nil && k == domain.BlockIdentity:
 			parts = append(parts, w.Domain[i].Name)
-		case p.Set == nil && k != Total:
+		case p.Set == nil && k != domain.BlockTotal:
 			name := string(k)
 			if i < len(p.Sources) && p.Sources[i] != "" {
 				name = p.Sources[i]

@@ -32,8 +32,7 @@ func ExamplePlanStrategy() {
 	for _, e := range entries {
 		fmt.Println(e.Name())
 	}
-	w, _ := tables.FromSpec(k)
-	s, _ := tables.ReadStrategyDir(dir, w)
+	s, _ := tables.ReadStrategyDir(dir, k)
 	fmt.Println("read back:", s.Template())
 	// Output:
 	// A_age.npy
@@ -49,16 +48,15 @@ func ExamplePrepareParts() {
 	          "workload": [{"name": "total", "marginals": {"upto": 0}},
 	                       {"name": "ages", "product": {"age": "prefix"}}]}`
 	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
-	w, _ := tables.FromSpec(k)
 	ps, err := tables.PrepareParts(context.Background(), tables.PartsRequest{
-		Spec: k, Workload: w, Budget: calibrate.ZCDP(1), Template: "kron",
+		Workload: k, Budget: calibrate.ZCDP(1), Template: "kron",
 		SplitTerms: true, TermShares: []float64{1, 3},
 	})
 	if err != nil {
 		panic(err)
 	}
 	for _, p := range ps.Parts() {
-		fmt.Printf("term %s: %v, share %.2f\n", w.Terms[p.Terms[0]].Name, p.Budget, p.Share)
+		fmt.Printf("term %s: %v, share %.2f\n", k.Terms()[p.Terms[0]].Name, p.Budget, p.Share)
 	}
 	// The data, then one Run for all parts (seeded noise: not private).
 	x := []float64{3, 1, 4, 1, 5, 9, 2, 6}

@@ -44,12 +44,11 @@ func Example_readmeRelease() {
 		panic(err)
 	}
 
-	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks) // or domain.LoadSpec("examples/adult/mixed.json", workload.Blocks)
-	w, _ := tables.FromSpec(k)
-	p, err := plan.Run(ctx, k, "best", plan.Options{})         // kron, union or dense: p.Objective, p.LowerBound
-	s, err := tables.FromPlan(p.Strategy, w)                   // tables.MarginalsStrategy{} for a workload of marginals
-	r, err := tables.Prepare(w, s, calibrate.ZCDP(0.5))        // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
-	x, _, err := records.ReadHistogram(csvFile, w.Domain, nil) // records.ReadMarginals when r.Needs() asks for tables
+	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks) // or domain.LoadSpec(path, workload.Blocks)
+	p, err := plan.Run(ctx, k, "best", plan.Options{})                      // kron, union or dense: p.Objective, p.LowerBound
+	s, err := tables.FromPlan(p.Strategy, k)                                // tables.MarginalsStrategy{} for a workload of marginals
+	r, err := tables.Prepare(k, s, calibrate.ZCDP(0.5))                     // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
+	x, _, err := records.ReadHistogram(csvFile, k.Attributes(), nil)        // records.ReadMarginals when r.Needs() asks for tables
 	charge := func() error { _, err := ledger.Spend(ledgerPath, r.Budget(), "my release"); return err }
 	res, err := r.Run(ctx, tables.Data{Histogram: x}, noise.NewSecure(), charge, tables.PostProcess{})
 	// res.Answers[t][i] ± res.Std[t][i] answers query i of term t; tables.WriteAnswersCSV writes answers.csv

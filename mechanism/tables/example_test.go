@@ -18,17 +18,16 @@ func Example() {
 	spec := `{"domain": [{"name": "sex", "size": 2}, {"name": "agegroup", "size": 3}],
 	          "workload": [{"name": "m", "marginals": {"upto": 1}}]}`
 	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
-	w, _ := tables.FromSpec(k)
 
 	// The optimal residual plan for marginals, under rho = 1 zCDP.
-	r, _ := tables.Prepare(w, tables.MarginalsStrategy{}, calibrate.ZCDP(1))
+	r, _ := tables.Prepare(k, tables.MarginalsStrategy{}, calibrate.ZCDP(1))
 	fmt.Printf("sigma %.4f, expected total squared error %.4f over %d answers\n",
-		r.Sigma(), r.ExpectedTotalSquaredError(), w.Queries())
+		r.Sigma(), r.ExpectedTotalSquaredError(), k.Queries())
 
 	// Read only the tables the plan needs, straight from the records.
 	csv := "sex,agegroup\n0,0\n0,2\n1,1\n1,2\n1,2\n0,1\n"
 	_, sets := r.Needs()
-	tabs, _, _ := records.ReadMarginals(strings.NewReader(csv), w.Domain, sets, nil)
+	tabs, _, _ := records.ReadMarginals(strings.NewReader(csv), k.Attributes(), sets, nil)
 
 	// Seeded noise for a reproducible example; real releases use
 	// noise.NewSecure().
@@ -37,7 +36,7 @@ func Example() {
 	for i, v := range res.Answers[0] {
 		fmt.Printf("query %d: %5.1f ± %.3f\n", i, v, res.Std[0][i])
 	}
-	// tables.WriteAnswersCSV(os.Stdout, w, res) writes the same as
+	// tables.WriteAnswersCSV(os.Stdout, k, res) writes the same as
 	// answers.csv, with a column per attribute.
 	// Output:
 	// sigma 0.7071, expected total squared error 5.1707 over 6 answers

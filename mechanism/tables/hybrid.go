@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 )
 
@@ -24,7 +25,7 @@ import (
 // releaseAccept is the plan filter of a release of w under b: strategies
 // FromPlan measures jointly and, where b composes by addition, unions
 // whose every part it measures on its own.
-func releaseAccept(w *Workload, b Budget) func(*plan.Strategy) error {
+func releaseAccept(w *domain.Kron, b Budget) func(*plan.Strategy) error {
 	return func(s *plan.Strategy) error {
 		_, err := FromPlan(s, w)
 		if err == nil || s.Kind() != "union" || !pureOrZCDP(b) {
@@ -40,7 +41,7 @@ func releaseAccept(w *Workload, b Budget) func(*plan.Strategy) error {
 }
 
 // isHybrid reports whether s is a union that must be measured part by part.
-func isHybrid(s *plan.Strategy, w *Workload) bool {
+func isHybrid(s *plan.Strategy, w *domain.Kron) bool {
 	if s.Kind() != "union" {
 		return false
 	}
@@ -69,12 +70,12 @@ func unionShare(weight float64, b Budget) float64 {
 // one Part per union part, at the part's share of b. The shares are
 // normalized to add up to 1 (the weights do up to rounding), so the parts'
 // budgets add up to b, which a release charges once.
-func (req *PartsRequest) unionParts(s *plan.Strategy, w *Workload, b Budget, desc string) ([]Part, error) {
+func (req *PartsRequest) unionParts(s *plan.Strategy, w *domain.Kron, b Budget, desc string) ([]Part, error) {
 	if !pureOrZCDP(b) {
 		return nil, fmt.Errorf("a union of parts of different kinds is measured part by part only under --rho or pure --eps")
 	}
 	index := map[string]int{}
-	for i, t := range w.Terms {
+	for i, t := range w.Terms() {
 		index[t.Name] = i
 	}
 	shares := make([]float64, len(s.Parts))
@@ -96,7 +97,6 @@ func (req *PartsRequest) unionParts(s *plan.Strategy, w *Workload, b Budget, des
 				return nil, err
 			}
 		}
-		sw := &Workload{Domain: w.Domain}
 		var terms []int
 		for _, name := range p.Terms {
 			i, ok := index[name]
@@ -104,7 +104,10 @@ func (req *PartsRequest) unionParts(s *plan.Strategy, w *Workload, b Budget, des
 				return nil, fmt.Errorf("union part names term %q, which the spec does not have", name)
 			}
 			terms = append(terms, i)
-			sw.Terms = append(sw.Terms, w.Terms[i])
+		}
+		sw, err := w.Part(terms)
+		if err != nil {
+			return nil, fmt.Errorf("union part of terms %s: %w", strings.Join(p.Terms, ", "), err)
 		}
 		ps, err := FromPlan(partStrategy(s, p), sw)
 		if err != nil {

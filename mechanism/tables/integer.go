@@ -6,16 +6,17 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 )
 
 // restricted returns the attributes a product does not sum over (the
 // positions whose block is not a total block), increasing.
-func restricted(p *Product) []int {
+func restricted(p *explicitProduct) []int {
 	var s []int
 	for i, k := range p.Kinds {
-		if k != Total {
+		if k != domain.BlockTotal {
 			s = append(s, i)
 		}
 	}
@@ -95,7 +96,7 @@ func (r *Release) productMarginals(mine func(t int) bool, x []float64) ([]margin
 			if _, ok := index[key]; ok {
 				continue
 			}
-			mp := Marginal(r.w.Domain, s)
+			mp := marginalProduct(r.w.Domain, s)
 			m, err := productOf(&mp)
 			if err != nil {
 				return nil, nil, false, err

@@ -30,7 +30,7 @@ func TestAnswersCSVNamesEveryQuery(t *testing.T) {
 	              {"name": "g", "product": {"age": {"ranges": [[0, 1], [2, 2]]}, "r": {"matrix": "m.csv"}}}]}`
 	k, err := domain.ParseSpec(strings.NewReader(spec), dir, workload.Blocks)
 	require.NoError(t, err)
-	w, err := FromSpec(k)
+	w, err := explicitOf(k)
 	require.NoError(t, err)
 	res := &Result{Private: true}
 	for ti := range w.Terms {
@@ -39,7 +39,7 @@ func TestAnswersCSVNamesEveryQuery(t *testing.T) {
 		res.Std = append(res.Std, make([]float64, q))
 	}
 	var buf bytes.Buffer
-	require.NoError(t, WriteAnswersCSV(&buf, w, res))
+	require.NoError(t, writeAnswersCSV(&buf, w, res))
 	rows, err := csv.NewReader(&buf).ReadAll()
 	require.NoError(t, err)
 	require.Equal(t, []string{"term", "query", "answer", "stddev", "age", "sex", "r"}, rows[0])

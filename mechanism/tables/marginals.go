@@ -177,7 +177,7 @@ func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 
 // preparePureMarginals plans the pure ε-DP measurement of the marginal
 // tables and calibrates each table's Laplace noise for its share of ε.
-func (r *Release) preparePureMarginals(w *Workload, sizes []int, sets []marginals.Set, index [][]int, obj marginals.Objective) error {
+func (r *Release) preparePureMarginals(w *explicitWorkload, sizes []int, sets []marginals.Set, index [][]int, obj marginals.Objective) error {
 	pp, err := marginals.NewPurePlan(sizes, sets, obj)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 )
@@ -36,12 +37,12 @@ func residualBasis(d int) *mat.Dense {
 }
 
 func TestMarginalsVariancesEqualDense(t *testing.T) {
-	dom := []records.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
-	w := &Workload{Domain: dom, Terms: []Term{
-		{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 2}), Marginal(dom, []int{1})}},
-		{Name: "t", Weight: 3, Products: []Product{Marginal(dom, []int{})}},
+	dom := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{
+		{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 2}), marginalProduct(dom, []int{1})}},
+		{Name: "t", Weight: 3, Products: []explicitProduct{marginalProduct(dom, []int{})}},
 	}}
-	r, err := Prepare(w, MarginalsStrategy{}, zcdp(1e6))
+	r, err := prepare(w, MarginalsStrategy{}, zcdp(1e6))
 	require.NoError(t, err)
 	// The dense residual strategy A = [Q_T/σ_T]_T, Q_T = ⊗ (Uᵀ on T, 1ᵀ off T).
 	var stack *mat.Dense
@@ -128,7 +129,7 @@ func TestMarginalsVariancesEqualDense(t *testing.T) {
 
 // marginalTables sums a histogram into tables (a reference independent of
 // package records' CSV path).
-func marginalTables(x []float64, dom []records.Attribute, sets [][]int) []records.Table {
+func marginalTables(x []float64, dom []domain.Attribute, sets [][]int) []records.Table {
 	out := make([]records.Table, len(sets))
 	for s, set := range sets {
 		sizes := make([]int, len(set))
@@ -159,11 +160,11 @@ func marginalTables(x []float64, dom []records.Attribute, sets [][]int) []record
 // when an attribute of size 1 makes those differ from the Gaussian plan's
 // maximal residual subsets; the answers are unbiased on average.
 func TestPureMarginalsSizeOneAttribute(t *testing.T) {
-	dom := []records.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 1}, {Name: "c", Size: 2}}
-	w := &Workload{Domain: dom, Terms: []Term{
-		{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 1}), Marginal(dom, []int{1, 2}), Marginal(dom, nil)}},
+	dom := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 1}, {Name: "c", Size: 2}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{
+		{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 1}), marginalProduct(dom, []int{1, 2}), marginalProduct(dom, nil)}},
 	}}
-	r, err := Prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(2))
+	r, err := prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(2))
 	require.NoError(t, err)
 	hist, sets := r.Needs()
 	require.False(t, hist)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 )
 
 // TestMemoryEstimateCountsConsistency: for a marginals plan the estimate
@@ -21,11 +21,11 @@ import (
 // run out of memory in the step the estimate used to ignore, and a change
 // that makes the step allocate more fails here.
 func TestMemoryEstimateCountsConsistency(t *testing.T) {
-	dom := []records.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 40}}
-	w := &Workload{Domain: dom, Terms: []Term{{Name: "two-way", Weight: 1, Products: []Product{
-		Marginal(dom, []int{0, 1}), Marginal(dom, []int{0, 2}), Marginal(dom, []int{1, 2}),
+	dom := []domain.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 40}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "two-way", Weight: 1, Products: []explicitProduct{
+		marginalProduct(dom, []int{0, 1}), marginalProduct(dom, []int{0, 2}), marginalProduct(dom, []int{1, 2}),
 	}}}}
-	r, err := Prepare(w, MarginalsStrategy{}, zcdp(1))
+	r, err := prepare(w, MarginalsStrategy{}, zcdp(1))
 	require.NoError(t, err)
 	extra := r.MemoryEstimate(PostProcess{NonNegative: true}) - r.MemoryEstimate(PostProcess{})
 	require.Greater(t, extra, 0.0)
@@ -66,11 +66,11 @@ func TestMemoryEstimateCountsConsistency(t *testing.T) {
 func TestMemoryEstimateCountsNonNegative(t *testing.T) {
 	// 32,000 cells: the fixed overheads (reports, factor copies, SVD
 	// workspaces) are then small beside the vectors.
-	dom := []records.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 20}}
-	w := &Workload{Domain: dom, Terms: []Term{{Name: "two-way", Weight: 1, Products: []Product{
-		Marginal(dom, []int{0, 1}), Marginal(dom, []int{0, 2}), Marginal(dom, []int{1, 2}),
+	dom := []domain.Attribute{{Name: "a", Size: 40}, {Name: "b", Size: 40}, {Name: "c", Size: 20}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "two-way", Weight: 1, Products: []explicitProduct{
+		marginalProduct(dom, []int{0, 1}), marginalProduct(dom, []int{0, 2}), marginalProduct(dom, []int{1, 2}),
 	}}}}
-	r, err := Prepare(w, kronStrategy(t, identityTotal(40), identityTotal(40), identityTotal(20)), zcdp(0.05))
+	r, err := prepare(w, kronStrategy(t, identityTotal(40), identityTotal(40), identityTotal(20)), zcdp(0.05))
 	require.NoError(t, err)
 	pp := PostProcess{NonNegative: true, Integer: true, NNLS: NNLSOptions{MaxIter: 1}}
 	extra := r.MemoryEstimate(pp) - r.MemoryEstimate(PostProcess{})

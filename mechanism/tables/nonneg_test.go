@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -282,7 +282,7 @@ func scipyCompare(t *testing.T, h *histogramLS, dense []*mat.Dense, ours float64
 // cells are not (the truth has zeros, which the constraint biases upward).
 func TestNonNegativeReleaseTotalsConsistencyBias(t *testing.T) {
 	w := smallWorkload()
-	r, err := Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(0.05))
+	r, err := prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(0.05))
 	require.NoError(t, err)
 	x := make([]float64, 24)
 	for i := range x {
@@ -413,7 +413,7 @@ func TestNonNegativeUnionIsOneHistogram(t *testing.T) {
 	a2, err := kron.New(identityTotal(3), prefix(4), identityTotal(2))
 	require.NoError(t, err)
 	s := UnionStrategy{Parts: []UnionPart{{Weight: 0.8, A: a1, Terms: []string{"m"}}, {Weight: 0.6, A: a2, Terms: []string{"p"}}}}
-	r, err := Prepare(w, s, zcdp(0.05))
+	r, err := prepare(w, s, zcdp(0.05))
 	require.NoError(t, err)
 	x := make([]float64, 24)
 	x[3], x[10], x[17] = 4, 9, 2
@@ -490,11 +490,11 @@ func TestLipschitzOnFeasibleDirections(t *testing.T) {
 // rounded total, and exactly consistent — the {a,b} table is the 3-way
 // table summed over c.
 func TestIntegerThreeWayRoundsTheHistogram(t *testing.T) {
-	dom := []records.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
-	w := &Workload{Domain: dom, Terms: []Term{{Name: "m", Weight: 1, Products: []Product{
-		Marginal(dom, []int{0, 1, 2}), Marginal(dom, []int{0, 1}),
+	dom := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "m", Weight: 1, Products: []explicitProduct{
+		marginalProduct(dom, []int{0, 1, 2}), marginalProduct(dom, []int{0, 1}),
 	}}}}
-	r, err := Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(0.05))
+	r, err := prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(0.05))
 	require.NoError(t, err)
 	x := make([]float64, 24)
 	x[1], x[8], x[20] = 3, 5, 1

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // WriteAnswersCSV writes one row per workload query:
@@ -28,7 +30,16 @@ import (
 // the same double. When the noise came from a seeded simulator
 // (res.Private is false) a last column "private" says false on every row,
 // so the file cannot pass for a private release.
-func WriteAnswersCSV(out io.Writer, w *Workload, res *Result) error {
+func WriteAnswersCSV(out io.Writer, k *domain.Kron, res *Result) error {
+	w, err := explicitOf(k)
+	if err != nil {
+		return err
+	}
+	return writeAnswersCSV(out, w, res)
+}
+
+// writeAnswersCSV is WriteAnswersCSV on the explicit workload.
+func writeAnswersCSV(out io.Writer, w *explicitWorkload, res *Result) error {
 	bw := bufio.NewWriterSize(out, 1<<16)
 	header := "term,query,answer,stddev"
 	for _, a := range w.Domain {
@@ -88,10 +99,10 @@ func WriteAnswersCSV(out io.Writer, w *Workload, res *Result) error {
 
 // productLabels returns, per attribute, the (CSV-quoted) label of every row
 // of the product's block, from cache when the block was seen.
-func productLabels(p *Product, cache map[*mat.Dense][]string) [][]string {
+func productLabels(p *explicitProduct, cache map[*mat.Dense][]string) [][]string {
 	grand := true
 	for _, k := range p.Kinds {
-		grand = grand && k == Total
+		grand = grand && k == domain.BlockTotal
 	}
 	out := make([][]string, len(p.Blocks))
 	for i, b := range p.Blocks {
@@ -99,7 +110,7 @@ func productLabels(p *Product, cache map[*mat.Dense][]string) [][]string {
 			out[i] = []string{"total"}
 			continue
 		}
-		if l, ok := cache[b]; ok && p.Kinds[i] != Identity {
+		if l, ok := cache[b]; ok && p.Kinds[i] != domain.BlockIdentity {
 			out[i] = l
 			continue
 		}
@@ -112,7 +123,7 @@ func productLabels(p *Product, cache map[*mat.Dense][]string) [][]string {
 		for row := range l {
 			l[row] = csvField(QueryLabel(b, p.Kinds[i], src, row))
 		}
-		if p.Kinds[i] != Identity {
+		if p.Kinds[i] != domain.BlockIdentity {
 			cache[b] = l
 		}
 		out[i] = l
@@ -125,11 +136,11 @@ func productLabels(p *Product, cache map[*mat.Dense][]string) [][]string {
 // for a row that is the indicator of the inclusive run of values lo…hi
 // (row i of a prefix block is "0..i"), and otherwise "row i of SOURCE"
 // (source the block's description or file; "the block" when unknown).
-func QueryLabel(b *mat.Dense, kind BlockKind, source string, row int) string {
+func QueryLabel(b *mat.Dense, kind domain.BlockKind, source string, row int) string {
 	switch kind {
-	case Identity:
+	case domain.BlockIdentity:
 		return strconv.Itoa(row)
-	case Total:
+	case domain.BlockTotal:
 		return ""
 	}
 	if lo, hi, ok := indicatorRun(b.RawRowView(row)); ok {

@@ -18,10 +18,8 @@ import (
 // measured in several parts: where its strategy comes from, its budget,
 // and whether the budget is divided over the terms.
 type PartsRequest struct {
-	// Spec is the workload as parsed, Workload the same as FromSpec
-	// returns it.
-	Spec     *domain.Kron
-	Workload *Workload
+	// Workload is the spec's workload.
+	Workload *domain.Kron
 	// Budget is the whole release's budget; the parts' budgets add up to it.
 	Budget Budget
 	// PlanDir is a directory written by WriteStrategy (dpsolve plan --out);
@@ -86,7 +84,7 @@ type UnionPartOf struct {
 // Parts is a release prepared in one or more parts (see PrepareParts). It
 // holds no data.
 type Parts struct {
-	w     *Workload
+	w     *domain.Kron
 	b     Budget
 	parts []Part
 }
@@ -105,7 +103,7 @@ func PrepareParts(ctx context.Context, req PartsRequest) (*Parts, error) {
 		}
 		ps.parts, err = req.splitParts(ctx)
 	} else {
-		ps.parts, err = req.prepare(ctx, req.Spec, req.Workload, req.Budget, allTerms(len(req.Workload.Terms)))
+		ps.parts, err = req.prepare(ctx, req.Workload, req.Budget, allTerms(len(req.Workload.Terms())))
 	}
 	if err != nil {
 		return nil, err
@@ -121,17 +119,17 @@ func allTerms(n int) []int {
 	return all
 }
 
-// prepare plans and prepares the release of w (spec k) under b, answering
-// the workload's terms terms: one part, or a hybrid union's parts.
-func (req *PartsRequest) prepare(ctx context.Context, k *domain.Kron, w *Workload, b Budget, terms []int) ([]Part, error) {
-	s, hybrid, desc, err := req.strategy(ctx, k, w, b)
+// prepare plans and prepares the release of k under b, answering the whole
+// workload's terms terms: one part, or a hybrid union's parts.
+func (req *PartsRequest) prepare(ctx context.Context, k *domain.Kron, b Budget, terms []int) ([]Part, error) {
+	s, hybrid, desc, err := req.strategy(ctx, k, b)
 	if err != nil {
 		return nil, err
 	}
 	if hybrid != nil {
-		return req.unionParts(hybrid, w, b, desc)
+		return req.unionParts(hybrid, k, b, desc)
 	}
-	r, err := Prepare(w, s, b)
+	r, err := Prepare(k, s, b)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +139,8 @@ func (req *PartsRequest) prepare(ctx context.Context, k *domain.Kron, w *Workloa
 // splitParts prepares one release per term, each planned for its term
 // alone under its share of the budget.
 func (req *PartsRequest) splitParts(ctx context.Context) ([]Part, error) {
-	k, w := req.Spec, req.Workload
-	budgets, err := SplitTerms(req.Budget, req.TermShares, len(w.Terms))
+	k := req.Workload
+	budgets, err := SplitTerms(req.Budget, req.TermShares, len(k.Terms()))
 	if err != nil {
 		return nil, err
 	}
@@ -157,16 +155,21 @@ func (req *PartsRequest) splitParts(ctx context.Context) ([]Part, error) {
 				return nil, err
 			}
 		}
-		sk, err := domain.NewKron(k.Attributes(), []*domain.Term{term})
+		// The term on its own, planned: a copy (k.Part), so that NewKron
+		// numbers the copy's products, not k's.
+		part, err := k.Part([]int{t})
+		if err != nil {
+			return nil, err
+		}
+		sk, err := domain.NewKron(part.Attributes(), part.Terms())
 		if err != nil {
 			return nil, fmt.Errorf("--split terms: term %q on its own: %w", term.Name, err)
 		}
-		sw := &Workload{Domain: w.Domain, Terms: []Term{w.Terms[t]}}
-		tps, err := req.prepare(ctx, sk, sw, budgets[t], []int{t})
+		tps, err := req.prepare(ctx, sk, budgets[t], []int{t})
 		if err != nil {
 			return nil, fmt.Errorf("term %q: %w", term.Name, err)
 		}
-		share := 1 / float64(len(w.Terms))
+		share := 1 / float64(len(k.Terms()))
 		if total > 0 {
 			share = req.TermShares[t] / total
 		}
@@ -184,9 +187,9 @@ func (req *PartsRequest) splitParts(ctx context.Context) ([]Part, error) {
 // template is "best"; "marginals" is the residual plan). A union measured
 // part by part (see unionParts) is returned as the plan's strategy, the
 // first result nil.
-func (req *PartsRequest) strategy(ctx context.Context, k *domain.Kron, w *Workload, b Budget) (Strategy, *plan.Strategy, string, error) {
+func (req *PartsRequest) strategy(ctx context.Context, k *domain.Kron, b Budget) (Strategy, *plan.Strategy, string, error) {
 	if req.PlanDir != "" {
-		s, err := ReadStrategyDir(req.PlanDir, w)
+		s, err := ReadStrategyDir(req.PlanDir, k)
 		return s, nil, req.PlanDir, err
 	}
 	name := req.Template
@@ -198,28 +201,28 @@ func (req *PartsRequest) strategy(ctx context.Context, k *domain.Kron, w *Worklo
 		// otherwise the Gaussian residual plan.
 		return MarginalsStrategy{Pure: pure(b)}, nil, "template marginals", nil
 	}
-	res, err := planFor(ctx, k, w, b, name, req.Progress)
+	res, err := planFor(ctx, k, b, name, req.Progress)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	if req.Planned != nil {
 		req.Planned(res)
 	}
-	if isHybrid(res.Strategy, w) {
+	if isHybrid(res.Strategy, k) {
 		return nil, res.Strategy, "template " + res.Template, nil
 	}
-	s, err := FromPlan(res.Strategy, w)
+	s, err := FromPlan(res.Strategy, k)
 	return s, nil, "template " + res.Template, err
 }
 
-// planFor plans w (spec k) under b with the named template, among the
-// strategies a release can measure (releaseAccept).
-func planFor(ctx context.Context, k *domain.Kron, w *Workload, b Budget, name string, pf progress.Func) (*plan.Result, error) {
+// planFor plans k under b with the named template, among the strategies a
+// release can measure (releaseAccept).
+func planFor(ctx context.Context, k *domain.Kron, b Budget, name string, pf progress.Func) (*plan.Result, error) {
 	t, err := plan.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	opt := plan.Options{Privacy: plan.PrivacyFor(b), Progress: pf, Accept: releaseAccept(w, b)}
+	opt := plan.Options{Privacy: plan.PrivacyFor(b), Progress: pf, Accept: releaseAccept(k, b)}
 	res, err := t.Plan(ctx, k, opt)
 	if name == "best" && opt.Privacy == plan.Gaussian {
 		// The portfolio may not include the marginals template; for a
@@ -254,7 +257,7 @@ func (ps *Parts) Needs() (histogram bool, sets [][]int) {
 func (ps *Parts) Parts() []Part { return ps.parts }
 
 // Workload returns the whole workload the parts answer.
-func (ps *Parts) Workload() *Workload { return ps.w }
+func (ps *Parts) Workload() *domain.Kron { return ps.w }
 
 // Budget returns the whole budget the parts spend together.
 func (ps *Parts) Budget() Budget { return ps.b }
@@ -267,7 +270,7 @@ func (ps *Parts) MemoryEstimate(pp PostProcess) float64 {
 		need = math.Max(need, p.Release.MemoryEstimate(pp))
 	}
 	if h, _ := ps.Needs(); h {
-		need += 8 * records.CellsFloat(ps.w.Domain)
+		need += 8 * records.CellsFloat(ps.w.Attributes())
 	}
 	return need
 }
@@ -283,7 +286,7 @@ func (ps *Parts) Run(ctx context.Context, d Data, src *noise.Sampler, beforeNois
 	if src == nil {
 		return nil, errorf("no noise sampler")
 	}
-	n := len(ps.w.Terms)
+	n := len(ps.w.Terms())
 	res := &Result{Answers: make([][]float64, n), Std: make([][]float64, n), Private: src.Private()}
 	charged := false
 	once := func() error {

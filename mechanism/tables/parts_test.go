@@ -21,11 +21,9 @@ import (
 func TestPartsSplitTerms(t *testing.T) {
 	k, err := domain.ParseSpec(strings.NewReader(planfileSpec), ".", workload.Blocks)
 	require.NoError(t, err)
-	w, err := FromSpec(k)
-	require.NoError(t, err)
 	b := zcdp(0.8)
 	var checked []string
-	ps, err := PrepareParts(context.Background(), PartsRequest{Spec: k, Workload: w, Budget: b, Template: "kron",
+	ps, err := PrepareParts(context.Background(), PartsRequest{Workload: k, Budget: b, Template: "kron",
 		SplitTerms: true, TermShares: []float64{1, 3},
 		CheckPart: func(c PartCheck) error { checked = append(checked, c.Term); return nil }})
 	require.NoError(t, err)
@@ -41,7 +39,7 @@ func TestPartsSplitTerms(t *testing.T) {
 	for i := range x {
 		x[i] = float64(i % 7)
 	}
-	d := Data{Histogram: x, Tables: records.Marginalize(x, w.Domain, nil)}
+	d := Data{Histogram: x, Tables: records.Marginalize(x, k.Attributes(), nil)}
 	charges := 0
 	res, err := ps.Run(context.Background(), d, noise.NewSeededInsecure(3), func() error { charges++; return nil }, PostProcess{})
 	require.NoError(t, err)
@@ -58,7 +56,7 @@ func TestPartsSplitTerms(t *testing.T) {
 	stop := errors.New("refused")
 	_, err = ps.Run(context.Background(), d, noise.NewSeededInsecure(3), func() error { return stop }, PostProcess{})
 	assert.ErrorIs(t, err, stop)
-	_, err = PrepareParts(context.Background(), PartsRequest{Spec: k, Workload: w, Budget: b, Template: "kron", SplitTerms: true,
+	_, err = PrepareParts(context.Background(), PartsRequest{Workload: k, Budget: b, Template: "kron", SplitTerms: true,
 		CheckPart: func(c PartCheck) error {
 			if c.Term == "p" {
 				return stop

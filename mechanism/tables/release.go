@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
@@ -20,7 +21,8 @@ const z95 = 1.959963984540054
 // calibrated for the budget and every answer's variance. It holds no data;
 // everything it reports is what a dry run shows.
 type Release struct {
-	w     *Workload
+	k     *domain.Kron
+	w     *explicitWorkload // k's terms as explicit matrices
 	s     Strategy
 	b     Budget
 	cal   calibrate.Calibration
@@ -51,11 +53,27 @@ type TermError struct {
 	HalfWidth95 float64
 }
 
-// Prepare checks the workload and strategy against each other, computes
-// the strategy's sensitivity, calibrates the noise for the budget and every
-// answer's variance. It does not read data.
-func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
-	if err := w.Validate(); err != nil {
+// Prepare checks the workload k and the strategy against each other,
+// computes the strategy's sensitivity, calibrates the noise for the budget
+// and every answer's variance. It does not read data. A strategy that
+// answers only some of a workload's terms (a union part, one term of a
+// split budget) is prepared on k.Part of those terms.
+func Prepare(k *domain.Kron, s Strategy, b Budget) (*Release, error) {
+	w, err := explicitOf(k)
+	if err != nil {
+		return nil, err
+	}
+	r, err := prepare(w, s, b)
+	if err != nil {
+		return nil, err
+	}
+	r.k = k
+	return r, nil
+}
+
+// prepare is Prepare on the explicit workload.
+func prepare(w *explicitWorkload, s Strategy, b Budget) (*Release, error) {
+	if err := w.validate(); err != nil {
 		return nil, err
 	}
 	if err := b.Validate(); err != nil {
@@ -100,7 +118,7 @@ func Prepare(w *Workload, s Strategy, b Budget) (*Release, error) {
 }
 
 // Workload returns the release's workload.
-func (r *Release) Workload() *Workload { return r.w }
+func (r *Release) Workload() *domain.Kron { return r.k }
 
 // Strategy returns the release's strategy (a DenseStrategy is held as the
 // equivalent one-factor KronStrategy).
@@ -482,7 +500,7 @@ func checkGrid(y []float64, grid float64) error {
 }
 
 // answerTerm returns W x̂ for every product of a term, concatenated.
-func (r *Release) answerTerm(t *Term, xhat []float64) ([]float64, error) {
+func (r *Release) answerTerm(t *explicitTerm, xhat []float64) ([]float64, error) {
 	var out []float64
 	for pi := range t.Products {
 		wp, err := productOf(&t.Products[pi])

@@ -4,30 +4,25 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 )
 
-// FromSpec converts a structured workload (a parsed spec file) into the
-// release's workload: every product's blocks as explicit matrices, in
-// domain order. A product whose blocks are all identity or total blocks is
+// explicitOf returns the terms of k as explicit matrices: every product's
+// blocks, in domain order. A product whose blocks are all identity or total blocks is
 // a marginal (its Set lists the identity attributes), whichever way the
 // spec wrote it, so the marginals template and the per-attribute answer
 // columns apply to it.
-func FromSpec(k *domain.Kron) (*Workload, error) {
+func explicitOf(k *domain.Kron) (*explicitWorkload, error) {
 	if k == nil {
 		return nil, errorf("no workload")
 	}
 	attrs := k.Attributes()
-	w := &Workload{Domain: make([]records.Attribute, len(attrs))}
-	for i, a := range attrs {
-		w.Domain[i] = records.Attribute{Name: a.Name, Size: a.Size}
-	}
+	w := &explicitWorkload{Domain: attrs}
 	// Blocks are shared between products; convert each once.
 	cache := map[*domain.Block]*mat.Dense{}
 	for _, t := range k.Terms() {
-		term := Term{Name: t.Name, Weight: t.Weight}
+		term := explicitTerm{Name: t.Name, Weight: t.Weight}
 		for _, p := range t.Products {
-			q := Product{Blocks: make([]*mat.Dense, len(p.Blocks)), Kinds: make([]BlockKind, len(p.Blocks)), Sources: make([]string, len(p.Blocks))}
+			q := explicitProduct{Blocks: make([]*mat.Dense, len(p.Blocks)), Kinds: make([]domain.BlockKind, len(p.Blocks)), Sources: make([]string, len(p.Blocks))}
 			marginal := true
 			var set []int
 			for i, b := range p.Blocks {
@@ -40,15 +35,12 @@ func FromSpec(k *domain.Kron) (*Workload, error) {
 					cache[b] = m
 				}
 				q.Blocks[i] = m
-				q.Sources[i] = blockSource(b)
+				q.Sources[i], q.Kinds[i] = blockSource(b), b.Kind
 				switch b.Kind {
 				case domain.BlockIdentity:
-					q.Kinds[i] = Identity
 					set = append(set, i)
 				case domain.BlockTotal:
-					q.Kinds[i] = Total
 				default:
-					q.Kinds[i] = Other
 					marginal = false
 				}
 			}

@@ -52,7 +52,7 @@ func (UnionStrategy) isStrategy()      {}
 // variance of the least-squares answer per unit noise variance, and the
 // part (index) answering each term (0 for a Kronecker strategy). It fails
 // when a query is not estimable from the strategy.
-func unitVariances(w *Workload, s Strategy) ([][]float64, []int, error) {
+func unitVariances(w *explicitWorkload, s Strategy) ([][]float64, []int, error) {
 	switch s := s.(type) {
 	case KronStrategy:
 		owner := make([]int, len(w.Terms))
@@ -86,7 +86,7 @@ func unitVariances(w *Workload, s Strategy) ([][]float64, []int, error) {
 
 // partVariances computes the per-query unit variances of the terms in mine
 // (all when nil) answered by (1/weight)·A⁺ from one Kronecker product.
-func partVariances(w *Workload, a *kron.Product, weight float64, mine []bool) ([][]float64, error) {
+func partVariances(w *explicitWorkload, a *kron.Product, weight float64, mine []bool) ([][]float64, error) {
 	if a == nil {
 		return nil, errorf("the strategy has no matrix")
 	}
@@ -135,7 +135,7 @@ func partVariances(w *Workload, a *kron.Product, weight float64, mine []bool) ([
 }
 
 // productOf returns a product's blocks as a kron.Product.
-func productOf(p *Product) (*kron.Product, error) {
+func productOf(p *explicitProduct) (*kron.Product, error) {
 	bs := make([]mat.Matrix, len(p.Blocks))
 	for i, b := range p.Blocks {
 		bs[i] = b
@@ -144,7 +144,7 @@ func productOf(p *Product) (*kron.Product, error) {
 }
 
 // unionOwners maps every term to the one part that answers it.
-func unionOwners(w *Workload, s UnionStrategy) ([]int, error) {
+func unionOwners(w *explicitWorkload, s UnionStrategy) ([]int, error) {
 	if len(s.Parts) == 0 {
 		return nil, errorf("the union strategy has no parts")
 	}

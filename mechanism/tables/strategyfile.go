@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
@@ -22,22 +23,17 @@ import (
 // (issues 15 and 16). Keys this reader does not use (objective, bounds,
 // timings) are ignored.
 type strategyFile struct {
-	Template           string           `json:"template"`
-	Factors            []factorFile     `json:"factors"`
-	Parts              []partFile       `json:"parts"`
-	Matrix             string           `json:"matrix"`    // dense: the strategy over all cells
-	File               string           `json:"file"`      // dense: accepted as a synonym of matrix
-	Objective          json.RawMessage  `json:"objective"` // the plan's objective value; for marginals also "sum" or "max"
-	MarginalsObjective string           `json:"marginals_objective"`
-	Residuals          []residualRecord `json:"residuals"` // marginals: checked against the re-plan
-	Privacy            string           `json:"privacy"`   // marginals: "gaussian" (default) or "pure"
-	Tables             []tableRecord    `json:"tables"`    // pure marginals: checked against the re-plan
-	Domain             []domainRecord   `json:"domain"`    // when present, must equal the spec's domain
-}
-
-type domainRecord struct {
-	Name string `json:"name"`
-	Size int    `json:"size"`
+	Template           string             `json:"template"`
+	Factors            []factorFile       `json:"factors"`
+	Parts              []partFile         `json:"parts"`
+	Matrix             string             `json:"matrix"`    // dense: the strategy over all cells
+	File               string             `json:"file"`      // dense: accepted as a synonym of matrix
+	Objective          json.RawMessage    `json:"objective"` // the plan's objective value; for marginals also "sum" or "max"
+	MarginalsObjective string             `json:"marginals_objective"`
+	Residuals          []residualRecord   `json:"residuals"` // marginals: checked against the re-plan
+	Privacy            string             `json:"privacy"`   // marginals: "gaussian" (default) or "pure"
+	Tables             []tableRecord      `json:"tables"`    // pure marginals: checked against the re-plan
+	Domain             []domain.Attribute `json:"domain"`    // when present, must equal the spec's domain
 }
 
 type factorFile struct {
@@ -79,7 +75,16 @@ const maxStrategyJSON = 64 << 20
 // A "domain" list in the file (as dpsolve plan writes it) must equal the
 // spec's. The sensitivity is always computed from the matrices read, never
 // taken from the file.
-func ReadStrategyDir(dir string, w *Workload) (Strategy, error) {
+func ReadStrategyDir(dir string, k *domain.Kron) (Strategy, error) {
+	w, err := explicitOf(k)
+	if err != nil {
+		return nil, err
+	}
+	return readStrategyDir(dir, w)
+}
+
+// readStrategyDir is ReadStrategyDir on the explicit workload.
+func readStrategyDir(dir string, w *explicitWorkload) (Strategy, error) {
 	path := filepath.Join(dir, "strategy.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -165,7 +170,7 @@ func ReadStrategyDir(dir string, w *Workload) (Strategy, error) {
 }
 
 // sameDomainRecords checks that a plan was made for the spec's domain.
-func sameDomainRecords(d []domainRecord, w *Workload) error {
+func sameDomainRecords(d []domain.Attribute, w *explicitWorkload) error {
 	if len(d) != len(w.Domain) {
 		return errorf("the plan is for %d attributes but the spec has %d: was it made for another spec?", len(d), len(w.Domain))
 	}
@@ -179,7 +184,7 @@ func sameDomainRecords(d []domainRecord, w *Workload) error {
 }
 
 // readFactors reads one factor per attribute, in domain order.
-func readFactors(dir string, fs []factorFile, w *Workload) (*kron.Product, error) {
+func readFactors(dir string, fs []factorFile, w *explicitWorkload) (*kron.Product, error) {
 	if len(fs) != len(w.Domain) {
 		return nil, errorf("%d factors for the %d attributes of the spec", len(fs), len(w.Domain))
 	}
@@ -210,7 +215,7 @@ func readMatrix(dir, name string) (*mat.Dense, error) {
 }
 
 // attrPositions reads a list of attribute names or positions.
-func attrPositions(raw []json.RawMessage, w *Workload) ([]int, error) {
+func attrPositions(raw []json.RawMessage, w *explicitWorkload) ([]int, error) {
 	pos := map[string]int{}
 	for i, a := range w.Domain {
 		pos[a.Name] = i
@@ -237,7 +242,7 @@ func attrPositions(raw []json.RawMessage, w *Workload) ([]int, error) {
 // checkPureTables compares a pure marginals strategy file's table scales
 // with the plan recomputed for w (relative 1e-12: closed form from the
 // same inputs).
-func checkPureTables(ts []tableRecord, w *Workload, ms MarginalsStrategy) error {
+func checkPureTables(ts []tableRecord, w *explicitWorkload, ms MarginalsStrategy) error {
 	r := &Release{w: w, b: calibrate.PureDP(1)}
 	if err := r.prepareMarginals(ms); err != nil {
 		return err
@@ -265,7 +270,7 @@ func checkPureTables(ts []tableRecord, w *Workload, ms MarginalsStrategy) error 
 // checkResiduals compares a marginals strategy file's residual variances
 // with the plan recomputed for w (relative 1e-9: both are closed-form or
 // certified to 1e-8 gap, computed from the same inputs).
-func checkResiduals(rs []residualRecord, w *Workload, ms MarginalsStrategy) error {
+func checkResiduals(rs []residualRecord, w *explicitWorkload, ms MarginalsStrategy) error {
 	r := &Release{w: w, b: unitBudget}
 	if err := r.prepareMarginals(ms); err != nil {
 		return err
@@ -307,18 +312,22 @@ func checkResiduals(rs []residualRecord, w *Workload, ms MarginalsStrategy) erro
 // FromPlan converts a strategy planned in-process (package plan) into a
 // release strategy. A template-specific strategy (Other) is accepted when
 // it is a residual plan of package marginals.
-func FromPlan(s *plan.Strategy, w *Workload) (Strategy, error) {
+func FromPlan(s *plan.Strategy, k *domain.Kron) (Strategy, error) {
 	if s == nil {
 		return nil, errorf("no strategy")
 	}
+	if k == nil {
+		return nil, errorf("no workload")
+	}
+	attrs := k.Attributes()
 	factors := func(fs []plan.Factor) (*kron.Product, error) {
-		if len(fs) != len(w.Domain) {
-			return nil, errorf("%d factors for %d attributes", len(fs), len(w.Domain))
+		if len(fs) != len(attrs) {
+			return nil, errorf("%d factors for %d attributes", len(fs), len(attrs))
 		}
 		ms := make([]mat.Matrix, len(fs))
 		for i, f := range fs {
-			if f.Attribute != w.Domain[i].Name {
-				return nil, errorf("factor %d is for %q, attribute %d is %q", i+1, f.Attribute, i+1, w.Domain[i].Name)
+			if f.Attribute != attrs[i].Name {
+				return nil, errorf("factor %d is for %q, attribute %d is %q", i+1, f.Attribute, i+1, attrs[i].Name)
 			}
 			ms[i] = f.A
 		}

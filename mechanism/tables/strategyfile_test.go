@@ -31,29 +31,29 @@ func TestReadStrategyDir(t *testing.T) {
 	factors := `[{"attribute": "a", "file": "A_a.npy"}, {"attribute": "b", "file": "A_b.npy"}, {"attribute": "c", "file": "A_c.npy"}]`
 	// The format dpsolve plan writes: a numeric objective, the domain.
 	dir := writePlan(t, files, `{"template": "kron", "privacy": "gaussian", "objective": 123.4, "cells": 24, `+smallDomainJSON+`, "factors": `+factors+`}`)
-	s, err := ReadStrategyDir(dir, w)
+	s, err := readStrategyDir(dir, w)
 	require.NoError(t, err)
 	ks, ok := s.(KronStrategy)
 	require.True(t, ok)
 	assert.True(t, mat.Equal(fb, ks.A.Factor(1)))
 
 	dir = writePlan(t, files, `{"template": "union", "parts": [{"weight": 0.8, "terms": ["m"], "factors": `+factors+`}, {"weight": 0.6, "terms": ["p"], "factors": `+factors+`}]}`)
-	s, err = ReadStrategyDir(dir, w)
+	s, err = readStrategyDir(dir, w)
 	require.NoError(t, err)
 	require.Len(t, s.(UnionStrategy).Parts, 2)
-	_, err = Prepare(w, s, zcdp(1))
+	_, err = prepare(w, s, zcdp(1))
 	require.NoError(t, err)
 
 	dir = writePlan(t, files, `{"template": "dense", "matrix": "A.npy", `+smallDomainJSON+`}`)
-	s, err = ReadStrategyDir(dir, w)
+	s, err = readStrategyDir(dir, w)
 	require.NoError(t, err)
-	r, err := Prepare(w, s, zcdp(1))
+	r, err := prepare(w, s, zcdp(1))
 	require.NoError(t, err)
 	assert.Equal(t, "dense", r.Template())
 
 	// Marginals: re-planned; listed residual variances must match.
-	mw := &Workload{Domain: w.Domain, Terms: w.Terms[:1]}
-	rp, err := Prepare(mw, MarginalsStrategy{}, zcdp(1))
+	mw := &explicitWorkload{Domain: w.Domain, Terms: w.Terms[:1]}
+	rp, err := prepare(mw, MarginalsStrategy{}, zcdp(1))
 	require.NoError(t, err)
 	var res []map[string]any
 	for _, x := range rp.Plan().Residuals {
@@ -65,12 +65,12 @@ func TestReadStrategyDir(t *testing.T) {
 	}
 	rj, _ := json.Marshal(res)
 	dir = writePlan(t, nil, `{"template": "marginals", "objective": "sum", "residuals": `+string(rj)+`}`)
-	_, err = ReadStrategyDir(dir, mw)
+	_, err = readStrategyDir(dir, mw)
 	require.NoError(t, err)
 	res[0]["variance"] = res[0]["variance"].(float64) * 1.01
 	rj, _ = json.Marshal(res)
 	dir = writePlan(t, nil, `{"template": "marginals", "residuals": `+string(rj)+`}`)
-	_, err = ReadStrategyDir(dir, mw)
+	_, err = readStrategyDir(dir, mw)
 	require.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "made for another spec")
 
@@ -86,9 +86,9 @@ func TestReadStrategyDir(t *testing.T) {
 		"missing matrix": `{"template": "dense"}`,
 	} {
 		dir := writePlan(t, files, body)
-		_, err := ReadStrategyDir(dir, w)
+		_, err := readStrategyDir(dir, w)
 		assert.ErrorIs(t, err, ErrInput, name)
 	}
-	_, err = ReadStrategyDir(filepath.Join(t.TempDir(), "none"), w)
+	_, err = readStrategyDir(filepath.Join(t.TempDir(), "none"), w)
 	assert.ErrorIs(t, err, ErrInput)
 }

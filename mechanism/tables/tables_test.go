@@ -13,9 +13,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 )
 
 func zcdp(rho float64) Budget { return calibrate.ZCDP(rho) }
@@ -42,12 +42,12 @@ func prefix(d int) *mat.Dense {
 
 // smallWorkload: a 3×4×2 domain (24 cells), two marginals and a product
 // term (prefix on b, identity on c, total on a).
-func smallWorkload() *Workload {
-	dom := []records.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
-	prod := Product{Blocks: []*mat.Dense{ones(3), prefix(4), identity(2)}, Kinds: []BlockKind{Total, Other, Identity}}
-	return &Workload{Domain: dom, Terms: []Term{
-		{Name: "m", Weight: 1, Products: []Product{Marginal(dom, []int{0, 2}), Marginal(dom, []int{1})}},
-		{Name: "p", Weight: 2, Products: []Product{prod}},
+func smallWorkload() *explicitWorkload {
+	dom := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 4}, {Name: "c", Size: 2}}
+	prod := explicitProduct{Blocks: []*mat.Dense{ones(3), prefix(4), identity(2)}, Kinds: []domain.BlockKind{domain.BlockTotal, domain.BlockMatrix, domain.BlockIdentity}}
+	return &explicitWorkload{Domain: dom, Terms: []explicitTerm{
+		{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 2}), marginalProduct(dom, []int{1})}},
+		{Name: "p", Weight: 2, Products: []explicitProduct{prod}},
 	}}
 }
 
@@ -72,7 +72,7 @@ func TestAnswersAndVariancesEqualDense(t *testing.T) {
 	w := smallWorkload()
 	fa, fb, fc := identityTotal(3), identityTotal(4), identityTotal(2)
 	s := kronStrategy(t, fa, fb, fc)
-	r, err := Prepare(w, s, zcdp(1e6))
+	r, err := prepare(w, s, zcdp(1e6))
 	require.NoError(t, err)
 	// Dense reference: diag(W (AᵀA)⁻¹ Wᵀ)·v with the inverse by Cholesky.
 	ad := denseOf(fa, fb, fc)
@@ -139,7 +139,7 @@ func TestUnionAnswersEachTermFromItsPart(t *testing.T) {
 	// pb's first factor is a total (1 row): only terms that sum over "a"
 	// are estimable from it — term p is.
 	s := UnionStrategy{Parts: []UnionPart{{Weight: 0.8, A: pa, Terms: []string{"m"}}, {Weight: 0.6, A: pb, Terms: []string{"p"}}}}
-	r, err := Prepare(w, s, zcdp(1e6))
+	r, err := prepare(w, s, zcdp(1e6))
 	require.NoError(t, err)
 	// Term p from part 2 alone: variance of (1/w)·(ones ⊗ prefix ⊗ I) A⁺;
 	// ones(3)·ones(3)⁺ = 1, prefix·I⁻¹ rows, so unit variance = Σ prefix row² / w².
@@ -174,7 +174,7 @@ func TestUnionAnswersEachTermFromItsPart(t *testing.T) {
 	assert.InDelta(t, 1.0, sens, 1e-12)
 	// Term m is not estimable from part 2: assigning it there is refused.
 	bad := UnionStrategy{Parts: []UnionPart{{Weight: 0.8, A: pa, Terms: []string{"p"}}, {Weight: 0.6, A: pb, Terms: []string{"m"}}}}
-	_, err = Prepare(w, bad, zcdp(1))
+	_, err = prepare(w, bad, zcdp(1))
 	require.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "cannot be answered without bias")
 	for _, u := range []UnionStrategy{
@@ -183,7 +183,7 @@ func TestUnionAnswersEachTermFromItsPart(t *testing.T) {
 		{Parts: []UnionPart{{Weight: 0.5, A: pa, Terms: []string{"m", "p"}}, {Weight: 0.5, A: pa, Terms: []string{"p"}}}},
 		{Parts: []UnionPart{{Weight: -1, A: pa, Terms: []string{"m", "p"}}}},
 	} {
-		_, err := Prepare(w, u, zcdp(1))
+		_, err := prepare(w, u, zcdp(1))
 		assert.ErrorIs(t, err, ErrInput)
 	}
 }
@@ -198,7 +198,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 func TestNothingSampledOnRefusalOrCancel(t *testing.T) {
 	w := smallWorkload()
-	r, err := Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(1))
+	r, err := prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(1))
 	require.NoError(t, err)
 	x := make([]float64, 24)
 	src := &countingReader{}
@@ -223,26 +223,26 @@ func TestPrepareErrors(t *testing.T) {
 	w := smallWorkload()
 	s := kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2))
 	for _, b := range []Budget{zcdp(0), zcdp(-1), zcdp(math.NaN()), {Kind: calibrate.Approx, Epsilon: 1}, {Kind: calibrate.Pure}} {
-		_, err := Prepare(w, s, b)
+		_, err := prepare(w, s, b)
 		assert.ErrorIs(t, err, ErrInput, "%v", b)
 	}
 	// A strategy that cannot see the prefix queries (a total on b).
-	_, err := Prepare(w, kronStrategy(t, identityTotal(3), ones(4), identityTotal(2)), zcdp(1))
+	_, err := prepare(w, kronStrategy(t, identityTotal(3), ones(4), identityTotal(2)), zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
-	_, err = Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4)), zcdp(1))
+	_, err = prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4)), zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
-	_, err = Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(5), identityTotal(2)), zcdp(1))
+	_, err = prepare(w, kronStrategy(t, identityTotal(3), identityTotal(5), identityTotal(2)), zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
-	_, err = Prepare(&Workload{Domain: w.Domain}, s, zcdp(1))
+	_, err = prepare(&explicitWorkload{Domain: w.Domain}, s, zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
-	_, err = Prepare(w, nil, zcdp(1))
+	_, err = prepare(w, nil, zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
 }
 
 func TestLaplaceUsesL1(t *testing.T) {
 	w := smallWorkload()
 	// L1 column norm of [I;1ᵀ]/√2 is √2 per factor: Δ₁ = 2√2 in all.
-	r, err := Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), calibrate.PureDP(1))
+	r, err := prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), calibrate.PureDP(1))
 	require.NoError(t, err)
 	sens, norm := r.Sensitivity()
 	assert.Equal(t, "L1", norm)
@@ -254,7 +254,7 @@ func TestLaplaceUsesL1(t *testing.T) {
 
 func TestPostProcess(t *testing.T) {
 	w := smallWorkload()
-	r, err := Prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(0.01))
+	r, err := prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), zcdp(0.01))
 	require.NoError(t, err)
 	x := make([]float64, 24) // all zero: the noise makes some cells negative
 	res, err := r.Run(context.Background(), Data{Histogram: x}, noise.NewSeededInsecure(3), nil, PostProcess{NonNegative: true, Integer: true})
@@ -287,9 +287,9 @@ func TestDenseStrategyEqualsKron(t *testing.T) {
 	// and the same answers for the same noise.
 	w := smallWorkload()
 	fa, fb, fc := identityTotal(3), identityTotal(4), identityTotal(2)
-	rk, err := Prepare(w, kronStrategy(t, fa, fb, fc), zcdp(0.3))
+	rk, err := prepare(w, kronStrategy(t, fa, fb, fc), zcdp(0.3))
 	require.NoError(t, err)
-	rd, err := Prepare(w, DenseStrategy{A: denseOf(fa, fb, fc)}, zcdp(0.3))
+	rd, err := prepare(w, DenseStrategy{A: denseOf(fa, fb, fc)}, zcdp(0.3))
 	require.NoError(t, err)
 	assert.Equal(t, "dense", rd.Template())
 	vk, vd := rk.Variances(), rd.Variances()
@@ -312,7 +312,7 @@ func TestDenseStrategyEqualsKron(t *testing.T) {
 			assert.InDelta(t, ak.Answers[ti][i], ad.Answers[ti][i], 1e-9*(1+math.Abs(ak.Answers[ti][i])))
 		}
 	}
-	_, err = Prepare(w, DenseStrategy{A: mat.NewDense(3, 5, nil)}, zcdp(1))
+	_, err = prepare(w, DenseStrategy{A: mat.NewDense(3, 5, nil)}, zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
 }
 
@@ -333,13 +333,13 @@ func TestSplit(t *testing.T) {
 }
 
 func TestWriteAnswersCSVQuotes(t *testing.T) {
-	dom := []records.Attribute{{Name: `x,"y"`, Size: 2}}
-	w := &Workload{Domain: dom, Terms: []Term{{Name: "a,b", Weight: 1, Products: []Product{Marginal(dom, []int{0})}}}}
+	dom := []domain.Attribute{{Name: `x,"y"`, Size: 2}}
+	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "a,b", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0})}}}}
 	var buf bytes.Buffer
-	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, -0}}, Std: [][]float64{{0.25, 0.25}}, Private: true}))
+	require.NoError(t, writeAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, -0}}, Std: [][]float64{{0.25, 0.25}}, Private: true}))
 	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\"\n\"a,b\",0,1.5,0.25,0\n\"a,b\",1,0,0.25,1\n", buf.String())
 	buf.Reset()
-	require.NoError(t, WriteAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, 2}}, Std: [][]float64{{0.25, 0.25}}}))
+	require.NoError(t, writeAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, 2}}, Std: [][]float64{{0.25, 0.25}}}))
 	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\",private\n\"a,b\",0,1.5,0.25,0,false\n\"a,b\",1,2,0.25,1,false\n", buf.String())
 }
 

@@ -1,9 +1,10 @@
 // Package tables releases the answers to a multi-attribute workload from
-// records with secure noise: it takes a structured workload (a union of
-// weighted Kronecker terms over a domain of attributes, as a spec file
-// describes it), a strategy from a plan (one Kronecker product, a weighted
-// union of them, or the residual plan of a marginal workload) and a privacy
-// budget, and produces every workload answer with its standard error.
+// records with secure noise: it takes a structured workload (a domain.Kron:
+// a union of weighted Kronecker terms over a domain of attributes, as a
+// spec file describes it), a strategy from a plan (one Kronecker product, a
+// weighted union of them, or the residual plan of a marginal workload) and
+// a privacy budget, and produces every workload answer with its standard
+// error.
 //
 // # What a release does
 //
@@ -47,7 +48,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
 
 // ErrInput is wrapped by every error returned for bad input.
@@ -55,26 +56,15 @@ var ErrInput = inputerr.ErrInput
 
 func errorf(format string, a ...any) error { return inputerr.Errorf("tables", format, a...) }
 
-// BlockKind classifies a 1-D block for the per-attribute columns of the
-// answers: an identity block has one query per value (the column holds the
-// value), a total block one query over all values (the column is empty).
-type BlockKind string
-
-const (
-	// Identity is the identity block (one query per attribute value).
-	Identity BlockKind = "identity"
-	// Total is the all-ones row (summed over the attribute).
-	Total BlockKind = "total"
-	// Other is any other block (prefix, ranges, a matrix).
-	Other BlockKind = "other"
-)
-
-// Product is one Kronecker product W = ⊗ᵢ Blocks[i] of a term, in domain order.
-type Product struct {
+// explicitProduct is one Kronecker product W = ⊗ᵢ Blocks[i] of a term, in
+// domain order, with its blocks as explicit matrices.
+type explicitProduct struct {
 	// Blocks has one mᵢ×dᵢ query matrix per attribute.
 	Blocks []*mat.Dense
-	// Kinds classifies each block (same length as Blocks).
-	Kinds []BlockKind
+	// Kinds are the blocks' kinds (same length as Blocks): an identity
+	// block has one query per value (its answer column holds the value), a
+	// total block one query over all values (the column is empty).
+	Kinds []domain.BlockKind
 	// Set is the attribute positions of a marginal (increasing), nil for a
 	// product that is not a marginal.
 	Set []int
@@ -85,7 +75,7 @@ type Product struct {
 }
 
 // Queries returns Πᵢ mᵢ.
-func (p *Product) Queries() int {
+func (p *explicitProduct) Queries() int {
 	q := 1
 	for _, b := range p.Blocks {
 		r, _ := b.Dims()
@@ -94,16 +84,16 @@ func (p *Product) Queries() int {
 	return q
 }
 
-// Term is one named, weighted term of the workload: its queries are its
-// products' rows, concatenated in order.
-type Term struct {
+// explicitTerm is one named, weighted term of the workload: its queries are
+// its products' rows, concatenated in order.
+type explicitTerm struct {
 	Name     string
 	Weight   float64
-	Products []Product
+	Products []explicitProduct
 }
 
 // Queries returns the term's number of queries.
-func (t *Term) Queries() int {
+func (t *explicitTerm) Queries() int {
 	q := 0
 	for i := range t.Products {
 		q += t.Products[i].Queries()
@@ -111,14 +101,20 @@ func (t *Term) Queries() int {
 	return q
 }
 
-// Workload is a domain and the terms asked of it.
-type Workload struct {
-	Domain []records.Attribute
-	Terms  []Term
+// explicitWorkload is a release's workload as the computations read it: a
+// domain.Kron's terms (explicitOf) with every block as an explicit matrix
+// (shared between products as the Kron's blocks are), its kind and its
+// description, and the marginal each product of identities and totals is.
+// A dense strategy's variances read the same terms over one attribute of n
+// cells, each product multiplied out (flatten), which no Kron holds:
+// attributes have at most domain.MaxAttributeSize values.
+type explicitWorkload struct {
+	Domain []domain.Attribute
+	Terms  []explicitTerm
 }
 
 // Queries returns the total number of queries.
-func (w *Workload) Queries() int {
+func (w *explicitWorkload) Queries() int {
 	q := 0
 	for i := range w.Terms {
 		q += w.Terms[i].Queries()
@@ -126,10 +122,10 @@ func (w *Workload) Queries() int {
 	return q
 }
 
-// Validate checks the workload's shapes: a valid domain, at least one term,
+// validate checks the workload's shapes: a valid domain, at least one term,
 // every product with one block per attribute of the attribute's size, finite
 // entries and weights, a query count that fits an int.
-func (w *Workload) Validate() error {
+func (w *explicitWorkload) validate() error {
 	if w == nil {
 		return errorf("no workload")
 	}
@@ -183,19 +179,19 @@ func (w *Workload) Validate() error {
 	return nil
 }
 
-// Marginal returns the marginal on the attribute positions set (increasing)
-// as a Product of identity and total blocks.
-func Marginal(domain []records.Attribute, set []int) Product {
-	p := Product{Blocks: make([]*mat.Dense, len(domain)), Kinds: make([]BlockKind, len(domain)), Set: append([]int{}, set...)}
+// marginalProduct returns the marginal on the attribute positions set
+// (increasing) as a product of identity and total blocks.
+func marginalProduct(dom []domain.Attribute, set []int) explicitProduct {
+	p := explicitProduct{Blocks: make([]*mat.Dense, len(dom)), Kinds: make([]domain.BlockKind, len(dom)), Set: append([]int{}, set...)}
 	in := map[int]bool{}
 	for _, a := range set {
 		in[a] = true
 	}
-	for i, a := range domain {
+	for i, a := range dom {
 		if in[i] {
-			p.Blocks[i], p.Kinds[i] = identity(a.Size), Identity
+			p.Blocks[i], p.Kinds[i] = identity(a.Size), domain.BlockIdentity
 		} else {
-			p.Blocks[i], p.Kinds[i] = ones(a.Size), Total
+			p.Blocks[i], p.Kinds[i] = ones(a.Size), domain.BlockTotal
 		}
 	}
 	return p
@@ -218,7 +214,7 @@ func ones(d int) *mat.Dense {
 }
 
 // describe names a product for messages.
-func (w *Workload) describe(t *Term, p *Product) string {
+func (w *explicitWorkload) describe(t *explicitTerm, p *explicitProduct) string {
 	if p.Set == nil {
 		return fmt.Sprintf("term %q", t.Name)
 	}
