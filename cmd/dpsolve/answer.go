@@ -73,8 +73,8 @@ func (f *releaseFlags) budget() (calibrate.Budget, error) {
 	if err != nil {
 		return calibrate.Budget{}, usageErrorf("%v", err)
 	}
-	b := calibrate.Budget{Kind: k, Epsilon: f.eps, Delta: f.delta, Rho: f.rho}
-	if err := b.Validate(); err != nil {
+	b, err := calibrate.New(k, f.eps, f.delta, f.rho)
+	if err != nil {
 		return b, usageErrorf("%v", err)
 	}
 	return b, nil
@@ -83,7 +83,7 @@ func (f *releaseFlags) budget() (calibrate.Budget, error) {
 // mechanismName names the noise of a budget as the --mechanism flag does:
 // laplace (ε-DP), gaussian ((ε,δ)-DP) or zcdp (ρ-zCDP Gaussian).
 func mechanismName(b calibrate.Budget) string {
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Pure:
 		return "laplace"
 	case calibrate.Concentrated:
@@ -95,13 +95,13 @@ func mechanismName(b calibrate.Budget) string {
 // describeBudget prints a budget with its mechanism, e.g.
 // "gaussian(eps=1, delta=1e-06)", "laplace(eps=1)", "zcdp(rho=0.5)".
 func describeBudget(b calibrate.Budget) string {
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Pure:
-		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon)
+		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon())
 	case calibrate.Concentrated:
-		return fmt.Sprintf("zcdp(rho=%g)", b.Rho)
+		return fmt.Sprintf("zcdp(rho=%g)", b.Rho())
 	}
-	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon, b.Delta)
+	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon(), b.Delta())
 }
 
 // check validates the flags that do not need files.
@@ -176,26 +176,25 @@ func (f *releaseFlags) noiseSource(stderr io.Writer) *drawGuard {
 
 // releaseJSON is the machine-readable output of dpsolve answer and run.
 type releaseJSON struct {
-	Mechanism          string  `json:"mechanism"`
-	Epsilon            float64 `json:"epsilon,omitempty"`
-	Delta              float64 `json:"delta,omitempty"`
-	Rho                float64 `json:"rho,omitempty"`
-	Sigma              float64 `json:"sigma"`
-	NoiseScale         float64 `json:"noise_scale"`
-	Sensitivity        float64 `json:"sensitivity"`
-	SensitivityNorm    string  `json:"sensitivity_norm"`
-	SnappedSensitivity float64 `json:"snapped_sensitivity"`
-	Grid               float64 `json:"grid"`
-	ExpectedRMSE       float64 `json:"expected_rmse"`
-	ExpectedMSE        float64 `json:"expected_mse"`
-	ExpectedTotalSqErr float64 `json:"expected_total_squared_error"`
-	Workload           string  `json:"workload"`
-	Queries            int     `json:"queries"`
-	N                  int     `json:"n"`
-	StrategyRows       int     `json:"strategy_rows"`
-	PostProcessing     string  `json:"post_processing"`
-	Private            bool    `json:"private"`
-	Out                string  `json:"out"`
+	Mechanism string `json:"mechanism"`
+	// Budget is the release's budget, written after mechanism (MarshalJSON).
+	Budget             calibrate.Budget `json:"-"`
+	Sigma              float64          `json:"sigma"`
+	NoiseScale         float64          `json:"noise_scale"`
+	Sensitivity        float64          `json:"sensitivity"`
+	SensitivityNorm    string           `json:"sensitivity_norm"`
+	SnappedSensitivity float64          `json:"snapped_sensitivity"`
+	Grid               float64          `json:"grid"`
+	ExpectedRMSE       float64          `json:"expected_rmse"`
+	ExpectedMSE        float64          `json:"expected_mse"`
+	ExpectedTotalSqErr float64          `json:"expected_total_squared_error"`
+	Workload           string           `json:"workload"`
+	Queries            int              `json:"queries"`
+	N                  int              `json:"n"`
+	StrategyRows       int              `json:"strategy_rows"`
+	PostProcessing     string           `json:"post_processing"`
+	Private            bool             `json:"private"`
+	Out                string           `json:"out"`
 
 	// dpsolve run only: the optimization.
 	Objective    *float64 `json:"objective,omitempty"`
@@ -267,12 +266,12 @@ func (f *releaseFlags) postProcessing() string {
 // the text and the --json renderings read.
 func newReleaseResult(f *releaseFlags, b calibrate.Budget, res *release.Result, w workload.Workload, private bool) *releaseJSON {
 	norm := "L2"
-	if b.Kind == calibrate.Pure {
+	if b.Kind() == calibrate.Pure {
 		norm = "L1"
 	}
 	m, exp := res.Mechanism, res.Expected
 	return &releaseJSON{
-		Mechanism: mechanismName(b), Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
+		Mechanism: mechanismName(b), Budget: b,
 		Sigma: m.Sigma(), NoiseScale: m.Scale(),
 		Sensitivity: m.Sensitivity(), SensitivityNorm: norm,
 		SnappedSensitivity: m.SnappedSensitivity(), Grid: m.Grid(),
@@ -282,15 +281,23 @@ func newReleaseResult(f *releaseFlags, b calibrate.Budget, res *release.Result, 
 	}
 }
 
+// MarshalJSON writes the result with its budget in calibrate's encoding
+// after the mechanism key.
+func (o releaseJSON) MarshalJSON() ([]byte, error) {
+	type plain releaseJSON // without this method
+	return calibrate.MarshalInline(plain(o), "mechanism", o.Budget)
+}
+
 // budgetText words the result's budget as describeBudget does.
 func (o *releaseJSON) budgetText() string {
+	b := o.Budget
 	switch o.Mechanism {
 	case "laplace":
-		return fmt.Sprintf("laplace(eps=%g)", o.Epsilon)
+		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon())
 	case "zcdp":
-		return fmt.Sprintf("zcdp(rho=%g)", o.Rho)
+		return fmt.Sprintf("zcdp(rho=%g)", b.Rho())
 	}
-	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", o.Epsilon, o.Delta)
+	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon(), b.Delta())
 }
 
 // writeText renders the result for a reader.

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
@@ -71,7 +71,7 @@ func TestAnswerJSONMatchesLibrary(t *testing.T) {
 	// same numbers and the same answers, bit for bit.
 	a, err := matio.ReadMatrix(aPath)
 	require.NoError(t, err)
-	m, err := release.New(a, calibrate.ApproxDP(1, 1e-6))
+	m, err := release.New(a, budgettest.ApproxDP(1, 1e-6))
 	require.NoError(t, err)
 	w, _ := workload.NewPrefix(16)
 	exp, err := m.ExpectedError(w)

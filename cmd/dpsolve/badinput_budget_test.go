@@ -26,8 +26,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 )
 
@@ -62,7 +62,7 @@ func budgetFixture(t *testing.T) string {
 	require.NoError(t, os.Symlink(data, filepath.Join(dir, "adult.csv")))
 	marg := strings.Replace(adultSpec, `, {"name": "cum_age", "product": {"age": "prefix"}}`, "", 1)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.json"), []byte(marg), 0o644))
-	require.NoError(t, ledger.Create(filepath.Join(dir, "L.json"), calibrate.ZCDP(1)))
+	require.NoError(t, ledger.Create(filepath.Join(dir, "L.json"), budgettest.ZCDP(1)))
 	return dir
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dpsolve/dpsolve/internal/batch"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 )
 
@@ -50,7 +50,7 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 	// L.json is shared by rel-0…7; rel-nodata (a missing records file)
 	// and rel-bad-out have their own.
 	for _, l := range []string{"L.json", "L2.json", "L3.json"} {
-		require.NoError(t, ledger.Create(filepath.Join(dir, l), calibrate.ZCDP(1)))
+		require.NoError(t, ledger.Create(filepath.Join(dir, l), budgettest.ZCDP(1)))
 	}
 	releaseArgs := func(id, data, ledgerFile, out string, seed int) []string {
 		return []string{"--spec", "spec.json", "--data", data, "--template", "marginals", "--rho", "0.3",
@@ -163,7 +163,7 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 	for id := range released {
 		some = id
 	}
-	require.NoError(t, ledger.Create(filepath.Join(dir, "direct.json"), calibrate.ZCDP(1)))
+	require.NoError(t, ledger.Create(filepath.Join(dir, "direct.json"), budgettest.ZCDP(1)))
 	var seed int
 	fmt.Sscanf(some, "rel-%d", &seed)
 	direct := filepath.Join(t.TempDir(), "release")

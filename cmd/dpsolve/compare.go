@@ -48,12 +48,12 @@ type compareRowJSON struct {
 
 // compareJSON is the --json output.
 type compareJSON struct {
-	Workload           string           `json:"workload"`
-	N                  int              `json:"n"`
-	M                  int              `json:"m"`
-	Mechanism          string           `json:"mechanism"`
-	Epsilon            float64          `json:"epsilon"`
-	Delta              *float64         `json:"delta,omitempty"`
+	Workload  string `json:"workload"`
+	N         int    `json:"n"`
+	M         int    `json:"m"`
+	Mechanism string `json:"mechanism"`
+	// Budget is the noise's budget, written after mechanism (MarshalJSON).
+	Budget             calibrate.Budget `json:"-"`
 	Calibration        string           `json:"calibration,omitempty"`
 	NoiseScale         float64          `json:"noise_scale"`
 	Rows               []compareRowJSON `json:"rows"`
@@ -236,15 +236,11 @@ func loadCompareWorkload(wf *workloadFlags, m int) (workload.Workload, error) {
 	return loadWorkload(src)
 }
 
-// noiseWords describes calibrated noise at unit sensitivity as
-// compare.DescribeNoise does, from the result's fields.
-func noiseWords(mech string, eps, delta float64, cal string, scale float64) string {
-	b := calibrate.ApproxDP(eps, delta)
-	if accounting.Mechanism(mech) == accounting.Laplace {
-		b = calibrate.PureDP(eps)
-	}
-	return compare.DescribeNoise(accounting.Noise{Budget: b, Mechanism: accounting.Mechanism(mech),
-		Calibration: accounting.Calibration(cal), Scale: scale})
+// MarshalJSON writes the result with its budget in calibrate's encoding
+// after the mechanism key.
+func (o compareJSON) MarshalJSON() ([]byte, error) {
+	type plain compareJSON // without this method
+	return calibrate.MarshalInline(plain(o), "mechanism", o.Budget)
 }
 
 // newCompareResult is the one result of dpsolve compare: the JSON object,
@@ -254,12 +250,9 @@ func newCompareResult(res *compare.Result) *compareJSON {
 	w, nz, b := res.Workload, res.Noise, res.Bound
 	o := &compareJSON{
 		Workload: w.Name(), N: w.Domain(), M: w.Queries(), Mechanism: string(nz.Mechanism),
-		Epsilon: nz.Budget.Epsilon, Calibration: string(nz.Calibration), NoiseScale: nz.Scale,
+		Budget: nz.Budget, Calibration: string(nz.Calibration), NoiseScale: nz.Scale,
 		Rows:         []compareRowJSON{},
 		SVDBoundRMSE: b.RMSE, SVDBoundTotalError: b.TotalError, SVDBoundUnitRMSE: b.UnitRMSE,
-	}
-	if nz.Mechanism == accounting.Gaussian {
-		o.Delta = compareNum(nz.Budget.Delta)
 	}
 	for _, r := range res.Rows {
 		j := compareRowJSON{Strategy: r.Strategy, Seconds: r.Seconds, Note: r.Note}
@@ -276,13 +269,10 @@ func newCompareResult(res *compare.Result) *compareJSON {
 	return o
 }
 
-// noiseText is the table's noise line.
+// noiseText is the table's noise line, as compare.DescribeNoise words it.
 func (o *compareJSON) noiseText() string {
-	delta := math.NaN()
-	if o.Delta != nil {
-		delta = *o.Delta
-	}
-	return noiseWords(o.Mechanism, o.Epsilon, delta, o.Calibration, o.NoiseScale)
+	return compare.DescribeNoise(accounting.Noise{Budget: o.Budget, Mechanism: accounting.Mechanism(o.Mechanism),
+		Calibration: accounting.Calibration(o.Calibration), Scale: o.NoiseScale})
 }
 
 // compareCell formats a number for the table and CSV ("" when undefined).

@@ -79,16 +79,16 @@ func (g *drawGuard) leave() {
 // flag to lower and the largest value it may take. The budget is unspent.
 func gridErrorText(ge *release.GridError, b calibrate.Budget) error {
 	peak, need := ge.Peak, ge.MinScale
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Pure:
 		return fmt.Errorf("--eps %g is too large for this data: the noise scale %.3g is finer than measurements as large as %.6g allow (it must be at least %.3g); use --eps at most about %.3g",
-			b.Epsilon, ge.Scale, peak, need, ge.Sensitivity/need)
+			b.Epsilon(), ge.Scale, peak, need, ge.Sensitivity/need)
 	case calibrate.Concentrated:
 		return fmt.Errorf("--rho %g is too large for this data: σ = %.3g is finer than measurements as large as %.6g allow (σ must be at least %.3g); use --rho at most about %.3g",
-			b.Rho, ge.Sigma, peak, need, ge.Sensitivity*ge.Sensitivity/(2*need*need))
+			b.Rho(), ge.Sigma, peak, need, ge.Sensitivity*ge.Sensitivity/(2*need*need))
 	default:
 		return fmt.Errorf("--eps %g is too large for this data: σ = %.3g is finer than measurements as large as %.6g allow (σ must be at least %.3g); use --eps at most about %.3g",
-			b.Epsilon, ge.Sigma, peak, need, largestGaussianEps(need, b.Delta, ge.Sensitivity, b.Epsilon))
+			b.Epsilon(), ge.Sigma, peak, need, largestGaussianEps(need, b.Delta(), ge.Sensitivity, b.Epsilon()))
 	}
 }
 

@@ -30,13 +30,13 @@ func init() {
 // lrmJSON is the machine-readable output of dpsolve lrm. Errors are the
 // expected total squared error of the m answers.
 type lrmJSON struct {
-	Workload  string   `json:"workload"`
-	N         int      `json:"n"`
-	M         int      `json:"m"`
-	Mechanism string   `json:"mechanism"`
-	Ball      string   `json:"ball"`
-	Epsilon   float64  `json:"epsilon"`
-	Delta     *float64 `json:"delta,omitempty"`
+	Workload  string `json:"workload"`
+	N         int    `json:"n"`
+	M         int    `json:"m"`
+	Mechanism string `json:"mechanism"`
+	Ball      string `json:"ball"`
+	// Budget is the noise's budget, written after ball (MarshalJSON).
+	Budget calibrate.Budget `json:"-"`
 	// Objective is Φ = tr(BᵀB); Residual ‖W − BL‖_F/‖W‖_F of the returned
 	// pair; Rank r the rows of L.
 	Objective    float64 `json:"objective"`
@@ -121,18 +121,19 @@ func (f *lrmFlags) register(fs *flag.FlagSet) {
 // else by lrm.Solve (its errors wrap ErrInput and exit 1): no second copy
 // of the checks here.
 func (f *lrmFlags) check() (calibrate.Budget, error) {
-	var bud calibrate.Budget
+	var kind calibrate.Kind
 	switch f.mech {
 	case "laplace":
 		f.opt.Ball = lrm.L1
-		bud = calibrate.Budget{Kind: calibrate.Pure, Epsilon: f.eps, Delta: f.delta}
+		kind = calibrate.Pure
 	case "gaussian":
 		f.opt.Ball = lrm.L2
-		bud = calibrate.ApproxDP(f.eps, f.delta)
+		kind = calibrate.Approx
 	default:
-		return bud, usageErrorf("--mechanism must be laplace or gaussian, got %q", f.mech)
+		return calibrate.Budget{}, usageErrorf("--mechanism must be laplace or gaussian, got %q", f.mech)
 	}
-	if err := bud.Validate(); err != nil {
+	bud, err := calibrate.New(kind, f.eps, f.delta, 0)
+	if err != nil {
 		return bud, usageErrorf("--mechanism %s --eps %g --delta %g: %v", f.mech, f.eps, f.delta, err)
 	}
 	switch f.startFlag {
@@ -240,7 +241,7 @@ func newLRMResult(label string, m, n int, f *lrmFlags, bud calibrate.Budget, res
 		return nil, err
 	}
 	out := &lrmJSON{
-		Workload: label, N: n, M: m, Mechanism: f.mech, Ball: f.opt.Ball.String(), Epsilon: f.eps,
+		Workload: label, N: n, M: m, Mechanism: f.mech, Ball: f.opt.Ball.String(), Budget: bud,
 		Objective: res.Objective, Residual: res.Residual, Rank: res.Rank, WorkloadRank: res.WorkloadRank,
 		Iterations: res.Iterations, InnerIters: res.InnerIterations, Seconds: res.Seconds,
 		ExpectedError: noiseErr, NoiseError: noiseErr, StructuralBound: sb,
@@ -251,10 +252,6 @@ func newLRMResult(label string, m, n int, f *lrmFlags, bud calibrate.Budget, res
 		Start: res.Start.String(), PIdentity: res.PIdentity, PIdentityRows: res.PIdentityRows,
 		PIdentityIterations: res.PIdentityIterations, PIdentityObjective: res.PIdentityObjective,
 	}
-	if f.opt.Ball == lrm.L2 {
-		d := f.delta
-		out.Delta = &d
-	}
 	if x != nil {
 		s, err := res.StructuralError(x)
 		if err != nil {
@@ -264,6 +261,13 @@ func newLRMResult(label string, m, n int, f *lrmFlags, bud calibrate.Budget, res
 		out.ExpectedError += s
 	}
 	return out, nil
+}
+
+// MarshalJSON writes the result with its budget in calibrate's encoding
+// after the ball key.
+func (o lrmJSON) MarshalJSON() ([]byte, error) {
+	type plain lrmJSON // without this method
+	return calibrate.MarshalInline(plain(o), "ball", o.Budget)
 }
 
 // outcome says in words how the decomposition was obtained.

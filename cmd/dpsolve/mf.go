@@ -57,16 +57,16 @@ type mfJSON struct {
 	CGSteps            int           `json:"cg_steps"`
 	Seconds            float64       `json:"seconds"`
 	Status             status.Status `json:"status,omitempty"`
-	// Sigma is the noise multiplier for --epsilon/--delta (unit-norm
-	// clipped gradients), Rho the zCDP parameter sens²/(2σ²) it gives.
-	Sigma   float64   `json:"sigma,omitempty"`
-	Rho     float64   `json:"rho,omitempty"`
-	Epsilon float64   `json:"epsilon,omitempty"`
-	Delta   float64   `json:"delta,omitempty"`
-	PerStep []float64 `json:"per_step_error,omitempty"`
-	Checked string    `json:"checked,omitempty"`
-	Backend string    `json:"backend"`
-	Core    string    `json:"core,omitempty"`
+	// Sigma is the noise multiplier for the (ε,δ) Budget of --epsilon/
+	// --delta (unit-norm clipped gradients), ZCDP the ρ = sens²/(2σ²) it
+	// gives; both are written after sigma (MarshalJSON).
+	Sigma   float64          `json:"sigma,omitempty"`
+	ZCDP    calibrate.Budget `json:"-"`
+	Budget  calibrate.Budget `json:"-"`
+	PerStep []float64        `json:"per_step_error,omitempty"`
+	Checked string           `json:"checked,omitempty"`
+	Backend string           `json:"backend"`
+	Core    string           `json:"core,omitempty"`
 }
 
 // memMF is the peak of dpsolve mf in n×n float64 matrices for the single-
@@ -264,8 +264,10 @@ func mfReport(w *mf.Workload, s mf.Schema, ev *mf.Evaluation, eps, delta float64
 	}
 	if eps > 0 {
 		if sigma, err := calibrate.GaussianSigma(eps, delta, out.Sensitivity); err == nil {
-			out.Sigma, out.Epsilon, out.Delta = sigma, eps, delta
-			out.Rho = ev.Sensitivity.Squared / (2 * sigma * sigma)
+			out.Sigma = sigma
+			out.Budget, _ = calibrate.ApproxDP(eps, delta) // valid: GaussianSigma accepted them
+			// ρ is omitted, as before, if it is not a usable ρ (σ huge).
+			out.ZCDP, _ = calibrate.ZCDP(ev.Sensitivity.Squared / (2 * sigma * sigma))
 		}
 	}
 	return out
@@ -283,6 +285,17 @@ func mfCheck(w *mf.Workload, s mf.Schema, path string, eps, delta float64, asJSO
 	out := mfReport(w, s, ev, eps, delta, perStep)
 	out.Checked = path
 	return printMF(stdout, out, asJSON)
+}
+
+// MarshalJSON writes the report with its budgets in calibrate's encoding
+// after the sigma key: rho, then epsilon and delta.
+func (o mfJSON) MarshalJSON() ([]byte, error) {
+	type plain mfJSON // without this method
+	obj, err := calibrate.MarshalInline(plain(o), "sigma", o.Budget)
+	if err != nil {
+		return nil, err
+	}
+	return calibrate.MarshalInline(json.RawMessage(obj), "sigma", o.ZCDP) // before epsilon
 }
 
 func printMF(stdout io.Writer, out mfJSON, asJSON bool) error {
@@ -307,7 +320,7 @@ func printMF(stdout io.Writer, out mfJSON, asJSON bool) error {
 		fmt.Fprintf(stdout, "per step      mean %.6g, max %.6g, RMSE %.6g (per unit σ²)\n", out.MeanError, out.MaxError, out.RMSE)
 	}
 	if out.Sigma > 0 {
-		fmt.Fprintf(stdout, "noise         σ = %.6g for (ε, δ) = (%g, %g); ρ-zCDP ρ = %.6g\n", out.Sigma, out.Epsilon, out.Delta, out.Rho)
+		fmt.Fprintf(stdout, "noise         σ = %.6g for (ε, δ) = (%g, %g); ρ-zCDP ρ = %.6g\n", out.Sigma, out.Budget.Epsilon(), out.Budget.Delta(), out.ZCDP.Rho())
 	}
 	return nil
 }

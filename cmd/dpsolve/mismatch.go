@@ -53,14 +53,14 @@ func laplaceVsIdentity(a mat.Matrix, w workload.Workload, eps float64) (rmseA, r
 // returns the better of the two and says which; without (dpsolve answer,
 // the user's strategy) it keeps a and warns when Identity would be better.
 func warnLaplaceMismatch(a mat.Matrix, w workload.Workload, b calibrate.Budget, stderr io.Writer, pick bool) mat.Matrix {
-	if b.Kind != calibrate.Pure {
+	if b.Kind() != calibrate.Pure {
 		return a
 	}
 	cmd := "answer"
 	if pick {
 		cmd = "run"
 	}
-	ra, ri, err := laplaceVsIdentity(a, w, b.Epsilon)
+	ra, ri, err := laplaceVsIdentity(a, w, b.Epsilon())
 	if err != nil {
 		fmt.Fprintf(stderr, "dpsolve %s: note: could not compare the strategy with Identity under Laplace noise (%v)\n", cmd, err)
 		return a

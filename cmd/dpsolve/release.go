@@ -79,21 +79,22 @@ func (f *tblFlags) budget() (calibrate.Budget, error) {
 	var b calibrate.Budget
 	given := func(name string) bool { return f.set[name] }
 	var mech string
+	var kind calibrate.Kind
 	switch {
 	case given("rho") && (given("eps") || given("delta")):
 		return b, usageErrorf("give either --rho or --eps [--delta], not both")
 	case given("rho"):
-		mech, b = "zcdp", calibrate.ZCDP(f.rho)
+		mech, kind = "zcdp", calibrate.Concentrated
 		if err := checkRange("--rho", f.rho, rhoMin, rhoMax); err != nil {
 			return b, err
 		}
 	case given("eps") && given("delta"):
-		mech, b = "gaussian", calibrate.ApproxDP(f.eps, f.delta)
+		mech, kind = "gaussian", calibrate.Approx
 		if math.IsNaN(f.delta) || f.delta <= 0 || f.delta >= 1 {
 			return b, usageErrorf("--delta must lie in (0,1), got %v (omit --delta for pure ε-DP)", f.delta)
 		}
 	case given("eps"):
-		mech, b = "laplace", calibrate.PureDP(f.eps)
+		mech, kind = "laplace", calibrate.Pure
 	case given("delta"):
 		return b, usageErrorf("--delta needs --eps")
 	default:
@@ -108,7 +109,8 @@ func (f *tblFlags) budget() (calibrate.Budget, error) {
 	if err := checkPrivacyFlags(mech, f.eps, f.delta, f.rho); err != nil {
 		return b, err
 	}
-	if err := b.Validate(); err != nil {
+	b, err := calibrate.New(kind, f.eps, f.delta, f.rho)
+	if err != nil {
 		return b, usageErrorf("%v", err)
 	}
 	return b, nil
@@ -120,14 +122,14 @@ func checkSplitRange(b calibrate.Budget, n int, what string) error {
 	if n <= 1 {
 		return nil
 	}
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Concentrated:
-		if b.Rho < rhoMin {
-			return usageErrorf("--split %s leaves ρ = %.4g for a part, below the usable range [%g, %g]", what, b.Rho, rhoMin, rhoMax)
+		if b.Rho() < rhoMin {
+			return usageErrorf("--split %s leaves ρ = %.4g for a part, below the usable range [%g, %g]", what, b.Rho(), rhoMin, rhoMax)
 		}
 	default:
-		if b.Epsilon < epsMin {
-			return usageErrorf("--split %s leaves ε = %.4g for a part, below the usable range [%g, %g]", what, b.Epsilon, epsMin, epsMax)
+		if b.Epsilon() < epsMin {
+			return usageErrorf("--split %s leaves ε = %.4g for a part, below the usable range [%g, %g]", what, b.Epsilon(), epsMin, epsMax)
 		}
 	}
 	return nil
@@ -383,7 +385,7 @@ func checkPartBudget(c tables.PartCheck) error {
 	if c.Union == nil {
 		return checkSplitRange(c.Budget, 2, "terms")
 	}
-	if bk := c.Budget; bk.Kind == calibrate.Pure && bk.Epsilon < epsMin || bk.Kind == calibrate.Concentrated && bk.Rho < rhoMin {
+	if bk := c.Budget; bk.Kind() == calibrate.Pure && bk.Epsilon() < epsMin || bk.Kind() == calibrate.Concentrated && bk.Rho() < rhoMin {
 		return usageErrorf("the union's part of terms %s (weight %.4g) would get %s, below the usable range; use --template kron", strings.Join(c.Union.Terms, ", "), c.Union.Weight, bk)
 	}
 	return nil

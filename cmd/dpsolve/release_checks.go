@@ -152,7 +152,7 @@ func (f *tblFlags) checkPlanPrivacy(b calibrate.Budget) error {
 	template, privacy := tables.PlanInfo(f.planDir)
 	want, model := "gaussian", "Gaussian noise, L2 sensitivity"
 	budget := "a ρ-zCDP budget (--rho)"
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Pure:
 		want, model, budget = "pure", "Laplace noise, L1 sensitivity", "a pure ε-DP budget (--eps without --delta)"
 	case calibrate.Approx:
@@ -200,8 +200,12 @@ func (f *tblFlags) feasible(k *domain.Kron, stderr io.Writer) error {
 	if ok {
 		avail = mem.String()
 	}
+	unit, err := calibrate.ZCDP(1) // a placeholder: whether the marginals plan applies does not depend on ρ
+	if err != nil {
+		return err
+	}
 	if template == "best" && f.planDir == "" {
-		if _, err := tables.Prepare(k, tables.MarginalsStrategy{}, calibrate.ZCDP(1)); err == nil {
+		if _, err := tables.Prepare(k, tables.MarginalsStrategy{}, unit); err == nil {
 			// Said even with --quiet: it is a choice of plan, not progress.
 			fmt.Fprintf(stderr, "dpsolve release: the domain has %s cells, too many to hold its histogram (%s at least, %s available): planning with the marginals template only\n", cells, formatBytesFloat(need), avail)
 			f.template = "marginals"

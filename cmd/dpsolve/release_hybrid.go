@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
 
@@ -14,15 +15,21 @@ import (
 // tblUnionPartJSON is one part of a union measured part by part, in
 // release.json's union_parts.
 type tblUnionPartJSON struct {
-	Part               int      `json:"part"`
-	Kind               string   `json:"kind"`
-	Weight             float64  `json:"weight"`
-	Terms              []string `json:"terms"`
-	Share              float64  `json:"share"`
-	Rho                float64  `json:"rho,omitempty"`
-	Epsilon            float64  `json:"epsilon,omitempty"`
-	ExpectedTotalSqErr float64  `json:"expected_total_squared_error"`
-	ExpectedWeighted   float64  `json:"expected_weighted_error"`
+	Part   int      `json:"part"`
+	Kind   string   `json:"kind"`
+	Weight float64  `json:"weight"`
+	Terms  []string `json:"terms"`
+	Share  float64  `json:"share"`
+	// Budget is the part's budget, written after share (MarshalJSON).
+	Budget             calibrate.Budget `json:"-"`
+	ExpectedTotalSqErr float64          `json:"expected_total_squared_error"`
+	ExpectedWeighted   float64          `json:"expected_weighted_error"`
+}
+
+// MarshalJSON writes the part's budget after its share.
+func (u tblUnionPartJSON) MarshalJSON() ([]byte, error) {
+	type plain tblUnionPartJSON
+	return calibrate.MarshalInline(plain(u), "share", u.Budget)
 }
 
 // unionReport relabels a report of parts that are a union's (not --split
@@ -33,7 +40,7 @@ func unionReport(rep *tblJSON, parts []tables.Part) {
 			continue
 		}
 		u := tblUnionPartJSON{Part: p.Union.Part, Kind: p.Union.Kind, Weight: p.Union.Weight, Terms: p.Union.Terms}
-		u.Share, u.Rho, u.Epsilon = p.Share, p.Budget.Rho, p.Budget.Epsilon
+		u.Share, u.Budget = p.Share, p.Budget
 		u.ExpectedTotalSqErr, u.ExpectedWeighted = p.Release.ExpectedTotalSquaredError(), p.Release.ExpectedWeightedError()
 		rep.UnionParts = append(rep.UnionParts, u)
 	}
@@ -49,9 +56,9 @@ func unionReport(rep *tblJSON, parts []tables.Part) {
 // shares of the budget.
 func printUnionParts(stdout io.Writer, rep *tblJSON) {
 	for _, u := range rep.UnionParts {
-		b := fmt.Sprintf("rho=%.6g", u.Rho)
-		if u.Epsilon > 0 {
-			b = fmt.Sprintf("eps=%.6g", u.Epsilon)
+		b := fmt.Sprintf("rho=%.6g", u.Budget.Rho())
+		if u.Budget.Epsilon() > 0 {
+			b = fmt.Sprintf("eps=%.6g", u.Budget.Epsilon())
 		}
 		fmt.Fprintf(stdout, "union part %-3d %s of terms %s (weight %.6g): %.4g of the budget, %s, weighted error %.6g\n",
 			u.Part, u.Kind, strings.Join(u.Terms, ", "), u.Weight, u.Share, b, u.ExpectedWeighted)

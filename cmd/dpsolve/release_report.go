@@ -33,17 +33,16 @@ type tblTermJSON struct {
 
 // tblSplitJSON is one term's release under --split terms.
 type tblSplitJSON struct {
-	Term               string  `json:"term"`
-	Share              float64 `json:"share"`
-	Rho                float64 `json:"rho,omitempty"`
-	Epsilon            float64 `json:"epsilon,omitempty"`
-	Delta              float64 `json:"delta,omitempty"`
-	Plan               string  `json:"plan"`
-	Template           string  `json:"template"`
-	Sigma              float64 `json:"sigma"`
-	Sensitivity        float64 `json:"sensitivity"`
-	Measurements       int     `json:"measurements"`
-	ExpectedTotalSqErr float64 `json:"expected_total_squared_error"`
+	Term  string  `json:"term"`
+	Share float64 `json:"share"`
+	// Budget is the term's budget, written after share (MarshalJSON).
+	Budget             calibrate.Budget `json:"-"`
+	Plan               string           `json:"plan"`
+	Template           string           `json:"template"`
+	Sigma              float64          `json:"sigma"`
+	Sensitivity        float64          `json:"sensitivity"`
+	Measurements       int              `json:"measurements"`
+	ExpectedTotalSqErr float64          `json:"expected_total_squared_error"`
 }
 
 // tblTableJSON is one marginal table a pure marginals release measures.
@@ -56,38 +55,32 @@ type tblTableJSON struct {
 	Grid       float64  `json:"grid"`
 }
 
-// tblApprox is a ρ budget's (ε,δ) guarantee at one δ, for reporting.
-type tblApprox struct {
-	Delta   float64 `json:"delta"`
-	Epsilon float64 `json:"epsilon"`
-}
-
 // tblJSON is release.json and the --json output.
 type tblJSON struct {
-	DryRun             bool          `json:"dry_run"`
-	Spec               string        `json:"spec"`
-	SpecSHA256         string        `json:"spec_sha256"`
-	Plan               string        `json:"plan"`
-	Template           string        `json:"template"`
-	Attributes         int           `json:"attributes"`
-	Cells              float64       `json:"cells"`
-	Queries            int           `json:"queries"`
-	Mechanism          string        `json:"mechanism"`
-	Privacy            string        `json:"privacy"`
-	Rho                float64       `json:"rho,omitempty"`
-	Epsilon            float64       `json:"epsilon,omitempty"`
-	Delta              float64       `json:"delta,omitempty"`
-	Split              int           `json:"split"`
-	ApproxDP           []tblApprox   `json:"approx_dp,omitempty"`
-	Sigma              float64       `json:"sigma"`
-	NoiseScale         float64       `json:"noise_scale"`
-	Sensitivity        float64       `json:"sensitivity"`
-	SensitivityNorm    string        `json:"sensitivity_norm"`
-	SnappedSensitivity float64       `json:"snapped_sensitivity"`
-	Measurements       int           `json:"measurements"`
-	ExpectedTotalSqErr float64       `json:"expected_total_squared_error"`
-	ExpectedWeighted   float64       `json:"expected_weighted_error"`
-	Terms              []tblTermJSON `json:"terms"`
+	DryRun     bool    `json:"dry_run"`
+	Spec       string  `json:"spec"`
+	SpecSHA256 string  `json:"spec_sha256"`
+	Plan       string  `json:"plan"`
+	Template   string  `json:"template"`
+	Attributes int     `json:"attributes"`
+	Cells      float64 `json:"cells"`
+	Queries    int     `json:"queries"`
+	Mechanism  string  `json:"mechanism"`
+	Privacy    string  `json:"privacy"`
+	// Budget is the release's budget, written after privacy (MarshalJSON).
+	Budget calibrate.Budget `json:"-"`
+	Split  int              `json:"split"`
+	// ApproxDP is a ρ budget's (ε,δ) guarantees at δ = 1e-6 and 1e-9.
+	ApproxDP           []calibrate.Budget `json:"approx_dp,omitempty"`
+	Sigma              float64            `json:"sigma"`
+	NoiseScale         float64            `json:"noise_scale"`
+	Sensitivity        float64            `json:"sensitivity"`
+	SensitivityNorm    string             `json:"sensitivity_norm"`
+	SnappedSensitivity float64            `json:"snapped_sensitivity"`
+	Measurements       int                `json:"measurements"`
+	ExpectedTotalSqErr float64            `json:"expected_total_squared_error"`
+	ExpectedWeighted   float64            `json:"expected_weighted_error"`
+	Terms              []tblTermJSON      `json:"terms"`
 	// MarginalTables lists, for a pure ε-DP marginals plan, every measured
 	// marginal table with its share of ε and its Laplace noise.
 	MarginalTables []tblTableJSON `json:"marginal_tables,omitempty"`
@@ -138,6 +131,19 @@ func tblPost(f tblFlags) string {
 	return "none"
 }
 
+// MarshalJSON writes the report with its budget in calibrate's encoding
+// after the privacy key, and each split term's after its share.
+func (r tblJSON) MarshalJSON() ([]byte, error) {
+	type plain tblJSON // without this method
+	return calibrate.MarshalInline(plain(r), "privacy", r.Budget)
+}
+
+// MarshalJSON writes the term's budget after its share.
+func (s tblSplitJSON) MarshalJSON() ([]byte, error) {
+	type plain tblSplitJSON
+	return calibrate.MarshalInline(plain(s), "share", s.Budget)
+}
+
 // tblPartsReport fills the planned figures of the release: one part's
 // own, or with --split terms the sums over the terms' releases (errors,
 // measurements), the largest noise and sensitivity, and each term's
@@ -162,7 +168,7 @@ func tblPartsReport(parts []tables.Part, w *domain.Kron, b calibrate.Budget) *tb
 		for i, t := range p.Terms {
 			rep.Terms[t] = pr.Terms[i]
 			rep.SplitTerms = append(rep.SplitTerms, tblSplitJSON{Term: pr.Terms[i].Name, Share: p.Share,
-				Rho: p.Budget.Rho, Epsilon: p.Budget.Epsilon, Delta: p.Budget.Delta, Plan: p.Plan, Template: pr.Template,
+				Budget: p.Budget, Plan: p.Plan, Template: pr.Template,
 				Sigma: pr.Sigma, Sensitivity: pr.Sensitivity, Measurements: pr.Measurements, ExpectedTotalSqErr: pr.ExpectedTotalSqErr})
 		}
 	}
@@ -178,15 +184,17 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 	rep := &tblJSON{
 		budget:   b.String(),
 		Template: r.Template(), Attributes: len(attrs), Cells: records.CellsFloat(attrs), Queries: w.Queries(),
-		Mechanism: r.Mechanism(), Privacy: string(b.Kind), Rho: b.Rho, Epsilon: b.Epsilon, Delta: b.Delta,
+		Mechanism: r.Mechanism(), Privacy: string(b.Kind()), Budget: b,
 		Sigma: r.Sigma(), NoiseScale: r.NoiseScale(), Sensitivity: sens, SensitivityNorm: norm,
 		SnappedSensitivity: r.SnappedSensitivity(), Measurements: r.Measurements(),
 		ExpectedTotalSqErr: r.ExpectedTotalSquaredError(), ExpectedWeighted: r.ExpectedWeightedError(),
 	}
-	if b.Kind == calibrate.Concentrated {
+	if b.Kind() == calibrate.Concentrated {
 		for _, d := range []float64{1e-6, 1e-9} {
 			if e, err := b.ApproxEpsilon(d); err == nil {
-				rep.ApproxDP = append(rep.ApproxDP, tblApprox{Delta: d, Epsilon: e})
+				if a, err := calibrate.ApproxDP(e, d); err == nil {
+					rep.ApproxDP = append(rep.ApproxDP, a)
+				}
 			}
 		}
 	}
@@ -223,7 +231,7 @@ func tblPrint(stdout io.Writer, asJSON bool, rep *tblJSON) error {
 	}
 	fmt.Fprintf(stdout, "budget         %s%s\n", rep.budget, split)
 	for _, a := range rep.ApproxDP {
-		fmt.Fprintf(stdout, "               implies (eps=%.4g, delta=%g)-DP\n", a.Epsilon, a.Delta)
+		fmt.Fprintf(stdout, "               implies (eps=%.4g, delta=%g)-DP\n", a.Epsilon(), a.Delta())
 	}
 	for _, p := range rep.SplitTerms {
 		fmt.Fprintf(stdout, "split          term %s: %.4g of it, %s, sigma %.6g, %s\n", p.Term, p.Share, tblBudgetString(p), p.Sigma, p.Plan)
@@ -277,13 +285,13 @@ func tblPrint(stdout io.Writer, asJSON bool, rep *tblJSON) error {
 
 // tblBudgetString formats one term's share of the budget.
 func tblBudgetString(p tblSplitJSON) string {
-	switch {
-	case p.Rho > 0:
-		return fmt.Sprintf("rho=%.6g", p.Rho)
-	case p.Delta > 0:
-		return fmt.Sprintf("epsilon=%.6g, delta=%.6g", p.Epsilon, p.Delta)
+	switch b := p.Budget; b.Kind() {
+	case calibrate.Concentrated:
+		return fmt.Sprintf("rho=%.6g", b.Rho())
+	case calibrate.Approx:
+		return fmt.Sprintf("epsilon=%.6g, delta=%.6g", b.Epsilon(), b.Delta())
 	}
-	return fmt.Sprintf("epsilon=%.6g", p.Epsilon)
+	return fmt.Sprintf("epsilon=%.6g", p.Budget.Epsilon())
 }
 
 // writeReleaseDir writes answers.csv and release.json into a temporary

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/cg"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
@@ -78,11 +79,11 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"accounting.NewReport":          second(accounting.NewReport("x", 0, 1, 1)),
 		"accounting.LaplaceNoise(0)":    second(accounting.LaplaceNoise(0)),
 		"calibrate.GaussianSigma":       second(calibrate.GaussianSigma(1, 2, 1)),
-		"calibrate.Budget":              calibrate.Budget{}.Validate(),
+		"calibrate.ZCDP(0)":             second(calibrate.ZCDP(0)),
 		"noise.Grid(-1)":                second(noise.Grid(-1)),
 		"noise.AddLaplace bad grid":     second(noise.NewSeededInsecure(1).AddLaplace([]float64{1}, 1, 3)),
-		"release.New nil":               second(release.New(nil, calibrate.PureDP(1))),
-		"release.New bad budget":        second(release.New(one, calibrate.PureDP(-1))),
+		"release.New nil":               second(release.New(nil, budgettest.PureDP(1))),
+		"release.New bad budget":        second(release.New(one, calibrate.Budget{})),
 		"release.CheckData":             release.CheckData([]float64{-1}, 1),
 		"lrm.Solve empty":               second(lrm.Solve(ctx, &mat.Dense{}, nil)),
 		"lrm.Solve bad option":          second(lrm.Solve(ctx, one, &lrm.Options{Tol: 2})),
@@ -92,7 +93,7 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"matio.ReadMatrix missing":      second(matio.ReadMatrix(filepath.Join(dir, "missing.npy"))),
 		"matio.ReadMatrix ragged":       second(matio.ReadMatrix(bad)),
 		"matio.ReadMatrix extension":    second(matio.ReadMatrix(filepath.Join(dir, "w.xlsx"))),
-		"functional.Params":             functional.Params{Budget: calibrate.PureDP(1)}.Validate(),
+		"functional.Params":             functional.Params{Budget: budgettest.PureDP(1)}.Validate(),
 		"basis.NewBox":                  second(basis.NewBox([]float64{1}, []float64{0})),
 		"project.Set":                   project.Set{}.Validate(),
 		"experiment.Run bad config":     second(experiment.Run(ctx, experiment.Config{}, nil)),
@@ -103,9 +104,9 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"records.ReadHistogram header":  second3(records.ReadHistogram(strings.NewReader("b\n0\n"), []domain.Attribute{{Name: "a", Size: 2}}, nil)),
 		"kron.New no factors":           second(kron.New()),
 		"ledger.Read missing":           second(ledger.Read(filepath.Join(dir, "missing-ledger.json"))),
-		"ledger.Create bad limit":       ledger.Create(filepath.Join(dir, "ledger.json"), calibrate.ZCDP(-1)),
-		"tables.Split":                  second(tables.Split(calibrate.ZCDP(1), 0)),
-		"tables.Prepare nil":            second(tables.Prepare(nil, nil, calibrate.ZCDP(1))),
+		"ledger.Create bad limit":       ledger.Create(filepath.Join(dir, "ledger.json"), calibrate.Budget{}),
+		"tables.Split":                  second(tables.Split(budgettest.ZCDP(1), 0)),
+		"tables.Prepare nil":            second(tables.Prepare(nil, nil, budgettest.ZCDP(1))),
 		"marginals.KWay":                second(marginals.KWay(3, 4)),
 		"marginals.NewPlan empty":       second(marginals.NewPlan(nil, nil, marginals.Sum, nil)),
 		"plan.Lookup unknown":           second(plan.Lookup("nosuch")),

@@ -94,32 +94,40 @@ func GaussianNoise(eps, delta float64, cal Calibration) (Noise, error) {
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Budget: calibrate.ApproxDP(eps, delta), Mechanism: Gaussian, Calibration: cal, Scale: sigma}, nil
+	b, err := calibrate.ApproxDP(eps, delta) // valid: the calibration accepted eps and delta
+	if err != nil {
+		return Noise{}, fmt.Errorf("accounting: %w", err)
+	}
+	return Noise{Budget: b, Mechanism: Gaussian, Calibration: cal, Scale: sigma}, nil
 }
 
 // LaplaceNoise returns the ε-DP Laplace noise at unit L1 sensitivity.
 func LaplaceNoise(eps float64) (Noise, error) {
-	b, err := calibrate.LaplaceScale(eps, 1)
+	scale, err := calibrate.LaplaceScale(eps, 1)
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Budget: calibrate.PureDP(eps), Mechanism: Laplace, Scale: b}, nil
+	b, err := calibrate.PureDP(eps)
+	if err != nil {
+		return Noise{}, fmt.Errorf("accounting: %w", err)
+	}
+	return Noise{Budget: b, Mechanism: Laplace, Scale: scale}, nil
 }
 
 // NoiseFor returns the unit-sensitivity noise that meets budget b: Laplace
 // for pure ε-DP, Gaussian with calibration cal ("" or Analytic, or Classic)
 // for (ε,δ)-DP, and the zCDP Gaussian σ = 1/√(2ρ) for ρ-zCDP.
 func NoiseFor(b calibrate.Budget, cal Calibration) (Noise, error) {
-	if err := b.Validate(); err != nil {
-		return Noise{}, err
+	if b.IsZero() {
+		return Noise{}, calibrate.ErrNoBudget
 	}
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Pure:
-		return LaplaceNoise(b.Epsilon)
+		return LaplaceNoise(b.Epsilon())
 	case calibrate.Approx:
-		return GaussianNoise(b.Epsilon, b.Delta, cal)
+		return GaussianNoise(b.Epsilon(), b.Delta(), cal)
 	}
-	sigma, err := calibrate.ZCDPSigma(b.Rho, 1)
+	sigma, err := calibrate.ZCDPSigma(b.Rho(), 1)
 	if err != nil {
 		return Noise{}, err
 	}

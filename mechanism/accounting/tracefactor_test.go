@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -50,17 +51,17 @@ func TestTraceFactorMatchesGram(t *testing.T) {
 // zCDP (Bun & Steinke's Proposition 1.6, closed form).
 func TestNoiseFor(t *testing.T) {
 	lap, _ := LaplaceNoise(0.5)
-	if got, err := NoiseFor(calibrate.PureDP(0.5), ""); err != nil || got != lap {
+	if got, err := NoiseFor(budgettest.PureDP(0.5), ""); err != nil || got != lap {
 		t.Errorf("pure: %+v, %v; want %+v", got, err, lap)
 	}
-	if got, err := NoiseFor(calibrate.ApproxDP(1, 1e-6), Classic); err == nil {
+	if got, err := NoiseFor(budgettest.ApproxDP(1, 1e-6), Classic); err == nil {
 		t.Errorf("classic needs ε < 1: got %+v", got)
 	}
 	want, _ := GaussianNoise(0.5, 1e-6, Classic)
-	if got, err := NoiseFor(calibrate.ApproxDP(0.5, 1e-6), Classic); err != nil || got != want {
+	if got, err := NoiseFor(budgettest.ApproxDP(0.5, 1e-6), Classic); err != nil || got != want {
 		t.Errorf("approx: %+v, %v; want %+v", got, err, want)
 	}
-	z, err := NoiseFor(calibrate.ZCDP(0.5), "")
+	z, err := NoiseFor(budgettest.ZCDP(0.5), "")
 	if err != nil || z.Mechanism != Gaussian || math.Abs(z.Scale-1) > 1e-15 {
 		t.Errorf("zcdp: %+v, %v", z, err)
 	}

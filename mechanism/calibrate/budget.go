@@ -26,32 +26,99 @@ const (
 )
 
 // Budget is dpsolve's one privacy budget: pure ε-DP, (ε,δ)-DP or ρ-zCDP.
-// Build it with PureDP, ApproxDP or ZCDP; the zero value is invalid. Only the
-// fields of its Kind may be non-zero (Validate checks), so a Budget read from
-// flags cannot silently ignore a δ or ρ the user gave.
+//
+// A Budget is valid by construction: PureDP, ApproxDP, ZCDP, New and
+// UnmarshalJSON (the one encoding, see MarshalJSON) check their parameters
+// and return an error for a bad one, and the arithmetic (Split, Share)
+// returns only valid budgets, so a consumer never re-validates. Only the
+// parameters of its Kind are non-zero, so a budget read from flags cannot
+// silently ignore a δ or ρ the user gave. The zero Budget means "no budget"
+// (IsZero); every function that needs a budget refuses it with ErrNoBudget.
 //
 // The kind decides the noise (see Noise): Laplace for pure ε-DP, Gaussian
 // for (ε,δ)-DP and ρ-zCDP. Conversions between the notions are stated on
 // ZCDPRho and ApproxEpsilon.
 type Budget struct {
-	// Kind selects the privacy notion.
-	Kind Kind
-	// Epsilon is ε > 0 (Pure, Approx); 0 for Concentrated.
-	Epsilon float64
-	// Delta is δ ∈ (0,1) for Approx; 0 otherwise.
-	Delta float64
-	// Rho is ρ > 0 for Concentrated; 0 otherwise.
-	Rho float64
+	kind  Kind
+	eps   float64 // ε > 0 (Pure, Approx); 0 for Concentrated
+	delta float64 // δ ∈ (0,1) for Approx; 0 otherwise
+	rho   float64 // ρ > 0 for Concentrated; 0 otherwise
 }
 
-// PureDP returns the ε-DP budget.
-func PureDP(eps float64) Budget { return Budget{Kind: Pure, Epsilon: eps} }
+// ErrNoBudget is returned (wrapping ErrInput) by every function that needs
+// a privacy budget and is given the zero Budget.
+var ErrNoBudget = inputerr.Errorf("calibrate", "no privacy budget given (build one with PureDP, ApproxDP or ZCDP)")
 
-// ApproxDP returns the (ε,δ)-DP budget.
-func ApproxDP(eps, delta float64) Budget { return Budget{Kind: Approx, Epsilon: eps, Delta: delta} }
+// New returns the budget of the given kind with parameters ε, δ and ρ, or
+// an error (wrapping ErrInput) naming the offending parameter: ε must be
+// positive and finite for Pure and Approx, δ ∈ (0,1) for Approx, ρ positive
+// and finite for Concentrated, and every parameter the kind does not use
+// must be 0. The command line builds its budget from flags with New.
+func New(kind Kind, eps, delta, rho float64) (Budget, error) {
+	b := Budget{kind: kind, eps: eps, delta: delta, rho: rho}
+	if err := b.validate(); err != nil {
+		return Budget{}, err
+	}
+	return b, nil
+}
 
-// ZCDP returns the ρ-zCDP budget.
-func ZCDP(rho float64) Budget { return Budget{Kind: Concentrated, Rho: rho} }
+// PureDP returns the ε-DP budget, or an error unless ε is positive and
+// finite.
+func PureDP(eps float64) (Budget, error) { return New(Pure, eps, 0, 0) }
+
+// ApproxDP returns the (ε,δ)-DP budget, or an error unless ε is positive
+// and finite and δ ∈ (0,1).
+func ApproxDP(eps, delta float64) (Budget, error) { return New(Approx, eps, delta, 0) }
+
+// ZCDP returns the ρ-zCDP budget, or an error unless ρ is positive and
+// finite.
+func ZCDP(rho float64) (Budget, error) { return New(Concentrated, 0, 0, rho) }
+
+// Kind is the budget's privacy notion ("" for the zero Budget).
+func (b Budget) Kind() Kind { return b.kind }
+
+// Epsilon is ε (Pure, Approx); 0 for Concentrated.
+func (b Budget) Epsilon() float64 { return b.eps }
+
+// Delta is δ (Approx); 0 otherwise.
+func (b Budget) Delta() float64 { return b.delta }
+
+// Rho is ρ (Concentrated); 0 otherwise.
+func (b Budget) Rho() float64 { return b.rho }
+
+// IsZero reports whether b is the zero Budget, "no budget".
+func (b Budget) IsZero() bool { return b == Budget{} }
+
+// Split returns the budget each of n equal parts of b may spend: ρ/n under
+// zCDP, ε/n for pure ε-DP and (ε/n, δ/n) for (ε,δ)-DP, so that the n parts
+// together spend b by composition (see Share). n = 1 returns b; it fails
+// for the zero Budget, n < 1, or a part too small to represent.
+func (b Budget) Split(n int) (Budget, error) {
+	if b.IsZero() {
+		return Budget{}, ErrNoBudget
+	}
+	if n < 1 {
+		return Budget{}, inputerr.Errorf("calibrate", "a budget is split into at least 1 part, got %d", n)
+	}
+	f := float64(n)
+	return New(b.kind, b.eps/f, b.delta/f, b.rho/f)
+}
+
+// Share returns the budget that spends the fraction f ∈ (0,1] of b: ρ·f
+// under zCDP, ε·f for pure ε-DP and (ε·f, δ·f) for (ε,δ)-DP. Parts whose
+// fractions add to 1 spend b in total by composition (ρ-zCDP adds, Bun &
+// Steinke 2016, Lemma 2.3; ε and (ε,δ) add by basic composition, Dwork &
+// Roth 2014, Theorem 3.16). It fails for the zero Budget, an f outside
+// (0,1], or a part too small to represent (ε·f underflowing to 0).
+func (b Budget) Share(f float64) (Budget, error) {
+	if b.IsZero() {
+		return Budget{}, ErrNoBudget
+	}
+	if !(f > 0 && f <= 1) {
+		return Budget{}, inputerr.Errorf("calibrate", "a budget's share must lie in (0,1], got %v", f)
+	}
+	return New(b.kind, b.eps*f, b.delta*f, b.rho*f)
+}
 
 // ParseKind maps a mechanism or notion name to a Kind, case-insensitively:
 // "laplace", "pure" or "eps" → Pure; "gaussian", "approx" or "eps-delta" →
@@ -82,39 +149,40 @@ func lower(s string) string {
 
 func finitePositive(v float64) bool { return v > 0 && !math.IsInf(v, 0) } // false for NaN
 
-// Validate reports whether b is a usable budget, with a message naming the
-// offending parameter; the error wraps ErrInput.
-func (b Budget) Validate() error {
-	switch b.Kind {
+// validate reports whether b is a usable budget, with a message naming the
+// offending parameter; the error wraps ErrInput. It runs once per budget,
+// in New (every constructor and UnmarshalJSON go through New).
+func (b Budget) validate() error {
+	switch b.kind {
 	case Pure:
-		if !finitePositive(b.Epsilon) {
-			return inputerr.Errorf("calibrate", "epsilon must be positive and finite, got %v", b.Epsilon)
+		if !finitePositive(b.eps) {
+			return inputerr.Errorf("calibrate", "epsilon must be positive and finite, got %v", b.eps)
 		}
-		if b.Delta != 0 {
-			return inputerr.Errorf("calibrate", "delta must be 0 for pure ε-DP (the Laplace mechanism), got %v", b.Delta)
+		if b.delta != 0 {
+			return inputerr.Errorf("calibrate", "delta must be 0 for pure ε-DP (the Laplace mechanism), got %v", b.delta)
 		}
-		if b.Rho != 0 {
-			return inputerr.Errorf("calibrate", "rho must be 0 for pure ε-DP, got %v", b.Rho)
+		if b.rho != 0 {
+			return inputerr.Errorf("calibrate", "rho must be 0 for pure ε-DP, got %v", b.rho)
 		}
 	case Approx:
-		if !finitePositive(b.Epsilon) {
-			return inputerr.Errorf("calibrate", "epsilon must be positive and finite, got %v", b.Epsilon)
+		if !finitePositive(b.eps) {
+			return inputerr.Errorf("calibrate", "epsilon must be positive and finite, got %v", b.eps)
 		}
-		if !(b.Delta > 0 && b.Delta < 1) {
-			return inputerr.Errorf("calibrate", "delta must lie in the open interval (0,1), got %v", b.Delta)
+		if !(b.delta > 0 && b.delta < 1) {
+			return inputerr.Errorf("calibrate", "delta must lie in the open interval (0,1), got %v", b.delta)
 		}
-		if b.Rho != 0 {
-			return inputerr.Errorf("calibrate", "rho must be 0 for (ε,δ)-DP (use zCDP), got %v", b.Rho)
+		if b.rho != 0 {
+			return inputerr.Errorf("calibrate", "rho must be 0 for (ε,δ)-DP (use zCDP), got %v", b.rho)
 		}
 	case Concentrated:
-		if !finitePositive(b.Rho) {
-			return inputerr.Errorf("calibrate", "rho must be positive and finite, got %v", b.Rho)
+		if !finitePositive(b.rho) {
+			return inputerr.Errorf("calibrate", "rho must be positive and finite, got %v", b.rho)
 		}
-		if b.Epsilon != 0 || b.Delta != 0 {
-			return inputerr.Errorf("calibrate", "epsilon and delta must be 0 for zCDP (the budget is rho), got %v and %v", b.Epsilon, b.Delta)
+		if b.eps != 0 || b.delta != 0 {
+			return inputerr.Errorf("calibrate", "epsilon and delta must be 0 for zCDP (the budget is rho), got %v and %v", b.eps, b.delta)
 		}
 	default:
-		return inputerr.Errorf("calibrate", "unknown privacy budget kind %q (want pure, approx or zcdp)", string(b.Kind))
+		return inputerr.Errorf("calibrate", "unknown privacy budget kind %q (want pure, approx or zcdp)", string(b.kind))
 	}
 	return nil
 }
@@ -122,21 +190,21 @@ func (b Budget) Validate() error {
 // String describes the budget: "eps=1 (pure DP)", "eps=1, delta=1e-06" or
 // "rho=0.5 (zCDP)".
 func (b Budget) String() string {
-	switch b.Kind {
+	switch b.kind {
 	case Pure:
-		return fmt.Sprintf("eps=%g (pure DP)", b.Epsilon)
+		return fmt.Sprintf("eps=%g (pure DP)", b.eps)
 	case Approx:
-		return fmt.Sprintf("eps=%g, delta=%g", b.Epsilon, b.Delta)
+		return fmt.Sprintf("eps=%g, delta=%g", b.eps, b.delta)
 	case Concentrated:
-		return fmt.Sprintf("rho=%g (zCDP)", b.Rho)
+		return fmt.Sprintf("rho=%g (zCDP)", b.rho)
 	}
-	return fmt.Sprintf("invalid budget (kind %q)", string(b.Kind))
+	return "no budget"
 }
 
 // Noise returns the noise distribution that meets b: Laplace for pure ε-DP,
 // Gaussian otherwise.
 func (b Budget) Noise() NoiseKind {
-	if b.Kind == Pure {
+	if b.kind == Pure {
 		return Laplace
 	}
 	return Gaussian
@@ -150,14 +218,14 @@ func (b Budget) Noise() NoiseKind {
 //
 // (ε,δ)-DP with δ > 0 implies no zCDP bound, so it is an error.
 func (b Budget) ZCDPRho() (float64, error) {
-	if err := b.Validate(); err != nil {
-		return 0, err
+	if b.IsZero() {
+		return 0, ErrNoBudget
 	}
-	switch b.Kind {
+	switch b.kind {
 	case Concentrated:
-		return b.Rho, nil
+		return b.rho, nil
 	case Pure:
-		return b.Epsilon * b.Epsilon / 2, nil
+		return b.eps * b.eps / 2, nil
 	}
 	return 0, inputerr.Errorf("calibrate", "(ε,δ)-DP with δ > 0 implies no zCDP guarantee")
 }
@@ -170,20 +238,20 @@ func (b Budget) ZCDPRho() (float64, error) {
 //   - pure ε-DP ⇒ (ε, δ)-DP for every δ ≥ 0;
 //   - (ε, δ₀)-DP ⇒ (ε, δ)-DP for δ ≥ δ₀ (and an error for δ < δ₀).
 func (b Budget) ApproxEpsilon(delta float64) (float64, error) {
-	if err := b.Validate(); err != nil {
-		return 0, err
+	if b.IsZero() {
+		return 0, ErrNoBudget
 	}
 	if !(delta > 0 && delta < 1) {
 		return 0, inputerr.Errorf("calibrate", "delta must lie in the open interval (0,1), got %v", delta)
 	}
-	switch b.Kind {
+	switch b.kind {
 	case Concentrated:
-		return b.Rho + 2*math.Sqrt(b.Rho*math.Log(1/delta)), nil
+		return b.rho + 2*math.Sqrt(b.rho*math.Log(1/delta)), nil
 	case Pure:
-		return b.Epsilon, nil
+		return b.eps, nil
 	}
-	if delta < b.Delta {
-		return 0, inputerr.Errorf("calibrate", "an (ε,%v)-DP budget gives no guarantee at the smaller delta %v", b.Delta, delta)
+	if delta < b.delta {
+		return 0, inputerr.Errorf("calibrate", "an (ε,%v)-DP budget gives no guarantee at the smaller delta %v", b.delta, delta)
 	}
-	return b.Epsilon, nil
+	return b.eps, nil
 }

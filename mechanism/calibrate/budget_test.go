@@ -5,44 +5,80 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
+// Every constructor goes through New, which validates once: a Budget that
+// exists is valid, so the invalid parameter sets are refused here, at
+// construction, and the consumers only ever meet the zero Budget.
 func TestBudgetValidate(t *testing.T) {
-	good := []calibrate.Budget{calibrate.PureDP(0.5), calibrate.ApproxDP(1, 1e-6), calibrate.ZCDP(0.1)}
-	for _, b := range good {
-		if err := b.Validate(); err != nil {
-			t.Errorf("%v: %v", b, err)
+	good := []struct {
+		b               calibrate.Budget
+		kind            calibrate.Kind
+		eps, delta, rho float64
+	}{
+		{budgettest.PureDP(0.5), calibrate.Pure, 0.5, 0, 0},
+		{budgettest.ApproxDP(1, 1e-6), calibrate.Approx, 1, 1e-6, 0},
+		{budgettest.ZCDP(0.1), calibrate.Concentrated, 0, 0, 0.1},
+	}
+	for _, g := range good {
+		b := g.b
+		if b.IsZero() || b.Kind() != g.kind || b.Epsilon() != g.eps || b.Delta() != g.delta || b.Rho() != g.rho {
+			t.Errorf("%v: kind %q ε %v δ %v ρ %v, want %q %v %v %v", b, b.Kind(), b.Epsilon(), b.Delta(), b.Rho(), g.kind, g.eps, g.delta, g.rho)
+		}
+		if nb, err := calibrate.New(g.kind, g.eps, g.delta, g.rho); err != nil || nb != b {
+			t.Errorf("New(%q, %v, %v, %v) = %v, %v; want %v", g.kind, g.eps, g.delta, g.rho, nb, err, b)
 		}
 	}
-	bad := map[string]calibrate.Budget{
-		"zero value":       {},
-		"eps 0":            calibrate.PureDP(0),
-		"eps NaN":          calibrate.PureDP(math.NaN()),
-		"eps Inf":          calibrate.ApproxDP(math.Inf(1), 1e-6),
-		"delta 0":          calibrate.ApproxDP(1, 0),
-		"delta 1":          calibrate.ApproxDP(1, 1),
-		"delta NaN":        calibrate.ApproxDP(1, math.NaN()),
-		"pure with delta":  {Kind: calibrate.Pure, Epsilon: 1, Delta: 1e-6},
-		"approx with rho":  {Kind: calibrate.Approx, Epsilon: 1, Delta: 1e-6, Rho: 1},
-		"rho 0":            calibrate.ZCDP(0),
-		"rho -1":           calibrate.ZCDP(-1),
-		"zcdp with eps":    {Kind: calibrate.Concentrated, Rho: 1, Epsilon: 1},
-		"unknown kind":     {Kind: "renyi", Epsilon: 1},
-		"pure with rho":    {Kind: calibrate.Pure, Epsilon: 1, Rho: 0.5},
-		"zcdp with delta":  {Kind: calibrate.Concentrated, Rho: 1, Delta: 1e-9},
-		"approx delta < 0": calibrate.ApproxDP(1, -1e-9),
+	second := func(_ calibrate.Budget, err error) error { return err }
+	bad := map[string]error{
+		"eps 0":            second(calibrate.PureDP(0)),
+		"eps NaN":          second(calibrate.PureDP(math.NaN())),
+		"eps Inf":          second(calibrate.ApproxDP(math.Inf(1), 1e-6)),
+		"delta 0":          second(calibrate.ApproxDP(1, 0)),
+		"delta 1":          second(calibrate.ApproxDP(1, 1)),
+		"delta NaN":        second(calibrate.ApproxDP(1, math.NaN())),
+		"pure with delta":  second(calibrate.New(calibrate.Pure, 1, 1e-6, 0)),
+		"approx with rho":  second(calibrate.New(calibrate.Approx, 1, 1e-6, 1)),
+		"rho 0":            second(calibrate.ZCDP(0)),
+		"rho -1":           second(calibrate.ZCDP(-1)),
+		"zcdp with eps":    second(calibrate.New(calibrate.Concentrated, 1, 0, 1)),
+		"unknown kind":     second(calibrate.New("renyi", 1, 0, 0)),
+		"no kind":          second(calibrate.New("", 0, 0, 0)),
+		"pure with rho":    second(calibrate.New(calibrate.Pure, 1, 0, 0.5)),
+		"zcdp with delta":  second(calibrate.New(calibrate.Concentrated, 0, 1e-9, 1)),
+		"approx delta < 0": second(calibrate.ApproxDP(1, -1e-9)),
 	}
-	for name, b := range bad {
-		if err := b.Validate(); !errors.Is(err, calibrate.ErrInput) {
+	for name, err := range bad {
+		if !errors.Is(err, calibrate.ErrInput) {
 			t.Errorf("%s: got %v, want an error wrapping ErrInput", name, err)
 		}
-		if _, err := calibrate.Calibrate(b, 1, 4); !errors.Is(err, calibrate.ErrInput) {
-			t.Errorf("%s: Calibrate got %v, want ErrInput", name, err)
+	}
+	// The zero Budget is "no budget": every consumer refuses it.
+	var zero calibrate.Budget
+	if !zero.IsZero() || zero.String() != "no budget" {
+		t.Errorf("zero Budget: IsZero %v, String %q", zero.IsZero(), zero)
+	}
+	if _, err := calibrate.Calibrate(zero, 1, 4); !errors.Is(err, calibrate.ErrNoBudget) || !errors.Is(err, calibrate.ErrInput) {
+		t.Errorf("Calibrate(zero): got %v, want ErrNoBudget wrapping ErrInput", err)
+	}
+	for name, err := range map[string]error{
+		"Scale":           second2(calibrate.Scale(zero, 1)),
+		"CalibrateScaled": second2(calibrate.CalibrateScaled(zero, []float64{1}, 0)),
+		"ZCDPRho":         second2(zero.ZCDPRho()),
+		"ApproxEpsilon":   second2(zero.ApproxEpsilon(1e-6)),
+		"Split":           second(zero.Split(2)),
+		"Share":           second(zero.Share(0.5)),
+	} {
+		if !errors.Is(err, calibrate.ErrNoBudget) {
+			t.Errorf("%s(zero): got %v, want ErrNoBudget", name, err)
 		}
 	}
 }
+
+func second2[T any](_ T, err error) error { return err }
 
 func TestParseKind(t *testing.T) {
 	for s, want := range map[string]calibrate.Kind{"laplace": calibrate.Pure, "Gaussian": calibrate.Approx, "ZCDP": calibrate.Concentrated} {
@@ -65,7 +101,7 @@ func TestParseKind(t *testing.T) {
 func TestZCDPToApproxIsSound(t *testing.T) {
 	for _, rho := range []float64{0.01, 0.125, 0.5, 2} {
 		for _, delta := range []float64{1e-3, 1e-6, 1e-10} {
-			eps, err := calibrate.ZCDP(rho).ApproxEpsilon(delta)
+			eps, err := budgettest.ZCDP(rho).ApproxEpsilon(delta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +130,7 @@ func TestZCDPToApproxIsSound(t *testing.T) {
 // (α−1)/(2α−1)·e^{−αε}) must be ≤ ρ·α for every order α > 1.
 func TestPureToZCDPIsSound(t *testing.T) {
 	for _, eps := range []float64{0.1, 0.5, 1, 3} {
-		rho, err := calibrate.PureDP(eps).ZCDPRho()
+		rho, err := budgettest.PureDP(eps).ZCDPRho()
 		if err != nil || rho != eps*eps/2 {
 			t.Fatalf("eps=%v: rho %v, %v; want %v", eps, rho, err, eps*eps/2)
 		}
@@ -105,13 +141,13 @@ func TestPureToZCDPIsSound(t *testing.T) {
 			}
 		}
 	}
-	if _, err := calibrate.ApproxDP(1, 1e-6).ZCDPRho(); !errors.Is(err, calibrate.ErrInput) {
+	if _, err := budgettest.ApproxDP(1, 1e-6).ZCDPRho(); !errors.Is(err, calibrate.ErrInput) {
 		t.Errorf("(ε,δ) → zCDP: %v, want ErrInput", err)
 	}
-	if eps, err := calibrate.PureDP(0.7).ApproxEpsilon(1e-6); err != nil || eps != 0.7 {
+	if eps, err := budgettest.PureDP(0.7).ApproxEpsilon(1e-6); err != nil || eps != 0.7 {
 		t.Errorf("pure → approx: %v, %v", eps, err)
 	}
-	if _, err := calibrate.ApproxDP(1, 1e-5).ApproxEpsilon(1e-6); !errors.Is(err, calibrate.ErrInput) {
+	if _, err := budgettest.ApproxDP(1, 1e-5).ApproxEpsilon(1e-6); !errors.Is(err, calibrate.ErrInput) {
 		t.Errorf("smaller delta: %v, want ErrInput", err)
 	}
 }
@@ -138,9 +174,9 @@ func TestCalibrate(t *testing.T) {
 		tol     float64                              // relative accuracy of the reference
 		kurt    float64                              // the noise's kurtosis: 6 for Laplace, 3 for Gaussian
 	}{
-		{calibrate.PureDP(0.5), sens / 0.5, func(s, d float64) float64 { return d / s }, 0.5, 1e-14, 6},
-		{calibrate.ApproxDP(1, 1e-6), sens * sigma1, func(s, d float64) float64 { return s / d }, sigma1, 2e-12, 3},
-		{calibrate.ZCDP(0.1), sens / math.Sqrt(0.2), func(s, d float64) float64 { return d * d / (2 * s * s) }, 0.1, 1e-14, 3},
+		{budgettest.PureDP(0.5), sens / 0.5, func(s, d float64) float64 { return d / s }, 0.5, 1e-14, 6},
+		{budgettest.ApproxDP(1, 1e-6), sens * sigma1, func(s, d float64) float64 { return s / d }, sigma1, 2e-12, 3},
+		{budgettest.ZCDP(0.1), sens / math.Sqrt(0.2), func(s, d float64) float64 { return d * d / (2 * s * s) }, 0.1, 1e-14, 3},
 	} {
 		b := tc.b
 		c, err := calibrate.Calibrate(b, sens, rows)
@@ -154,7 +190,7 @@ func TestCalibrate(t *testing.T) {
 			t.Errorf("%v: grid %v is not the power of two in (2⁻⁴¹, 2⁻⁴⁰]·%v", b, c.Grid, tc.nominal)
 		}
 		want := noise.SnappedL2Sensitivity(sens, c.Grid, rows)
-		if b.Kind == calibrate.Pure {
+		if b.Kind() == calibrate.Pure {
 			want = noise.SnappedL1Sensitivity(sens, c.Grid, rows)
 		}
 		if c.SnappedSensitivity != want || !(c.SnappedSensitivity > sens) {
@@ -168,8 +204,8 @@ func TestCalibrate(t *testing.T) {
 		if got := tc.spent(c.Calibrated, c.SnappedSensitivity); math.Abs(got-tc.want) > tc.tol*tc.want {
 			t.Errorf("%v: the calibrated scale %v buys %v, want %v", b, c.Calibrated, got, tc.want)
 		}
-		if b.Kind == calibrate.Approx {
-			if d, _ := calibrate.GaussianDelta(c.Calibrated, b.Epsilon, c.SnappedSensitivity); d > b.Delta {
+		if b.Kind() == calibrate.Approx {
+			if d, _ := calibrate.GaussianDelta(c.Calibrated, b.Epsilon(), c.SnappedSensitivity); d > b.Delta() {
 				t.Errorf("%v: profile %v > delta", b, d)
 			}
 		}
@@ -186,10 +222,10 @@ func TestCalibrate(t *testing.T) {
 			t.Errorf("short vector: %v", err)
 		}
 	}
-	if _, err := calibrate.Calibrate(calibrate.PureDP(1), 0, 3); !errors.Is(err, calibrate.ErrInput) {
+	if _, err := calibrate.Calibrate(budgettest.PureDP(1), 0, 3); !errors.Is(err, calibrate.ErrInput) {
 		t.Errorf("zero sensitivity: %v", err)
 	}
-	if _, err := calibrate.Calibrate(calibrate.PureDP(1), 1, 0); !errors.Is(err, calibrate.ErrInput) {
+	if _, err := calibrate.Calibrate(budgettest.PureDP(1), 1, 0); !errors.Is(err, calibrate.ErrInput) {
 		t.Errorf("zero rows: %v", err)
 	}
 }
@@ -230,7 +266,7 @@ func checkVariance(t *testing.T, c calibrate.Calibration, kurt float64) {
 func TestCalibrateScaledPaysForSnapping(t *testing.T) {
 	nominal := []float64{3, 1.5, 0.7, 0.2, 1e-3}
 	for _, eps := range []float64{0.05, 1, 8} {
-		c, err := calibrate.CalibrateScaled(calibrate.PureDP(eps), nominal, 0x1p-41)
+		c, err := calibrate.CalibrateScaled(budgettest.PureDP(eps), nominal, 0x1p-41)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,10 +287,10 @@ func TestCalibrateScaledPaysForSnapping(t *testing.T) {
 			t.Errorf("eps=%v: inflation %v", eps, c.Inflation)
 		}
 	}
-	if _, err := calibrate.CalibrateScaled(calibrate.ApproxDP(1, 1e-6), nominal, 0); !errors.Is(err, calibrate.ErrInput) {
+	if _, err := calibrate.CalibrateScaled(budgettest.ApproxDP(1, 1e-6), nominal, 0); !errors.Is(err, calibrate.ErrInput) {
 		t.Errorf("approx budget: %v", err)
 	}
-	if _, err := calibrate.CalibrateScaled(calibrate.PureDP(1e-12), nominal, 0x1p-41); !errors.Is(err, calibrate.ErrInput) {
+	if _, err := calibrate.CalibrateScaled(budgettest.PureDP(1e-12), nominal, 0x1p-41); !errors.Is(err, calibrate.ErrInput) {
 		t.Errorf("tiny ε: %v", err)
 	}
 }

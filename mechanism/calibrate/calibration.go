@@ -23,16 +23,16 @@ const (
 // sensitivity is Δ₁ for pure ε-DP and Δ₂ otherwise (b.Noise() says which).
 // It ignores the sampler's grid: Calibrate gives the scale actually used.
 func Scale(b Budget, sensitivity float64) (float64, error) {
-	if err := b.Validate(); err != nil {
-		return 0, err
+	if b.IsZero() {
+		return 0, ErrNoBudget
 	}
-	switch b.Kind {
+	switch b.kind {
 	case Pure:
-		return LaplaceScale(b.Epsilon, sensitivity)
+		return LaplaceScale(b.eps, sensitivity)
 	case Concentrated:
-		return ZCDPSigma(b.Rho, sensitivity)
+		return ZCDPSigma(b.rho, sensitivity)
 	}
-	return GaussianSigma(b.Epsilon, b.Delta, sensitivity)
+	return GaussianSigma(b.eps, b.delta, sensitivity)
 }
 
 // Calibration is everything a sampler needs to release a vector of Rows
@@ -71,8 +71,8 @@ type Calibration struct {
 // values of the given sensitivity (Δ₁ for pure ε-DP, Δ₂ otherwise) under b.
 // Add then draws the noise.
 func Calibrate(b Budget, sensitivity float64, rows int) (Calibration, error) {
-	if err := b.Validate(); err != nil {
-		return Calibration{}, err
+	if b.IsZero() {
+		return Calibration{}, ErrNoBudget
 	}
 	if rows <= 0 {
 		return Calibration{}, inputerr.Errorf("calibrate", "number of noisy values must be positive, got %d", rows)
@@ -158,10 +158,10 @@ type Scaled struct {
 // range). It fails when a scale is below the sampler's resolution or the
 // snapping allowance S reaches ε/2.
 func CalibrateScaled(b Budget, nominal []float64, minGrid float64) (Scaled, error) {
-	if err := b.Validate(); err != nil {
-		return Scaled{}, err
+	if b.IsZero() {
+		return Scaled{}, ErrNoBudget
 	}
-	if b.Kind != Pure {
+	if b.kind != Pure {
 		return Scaled{}, inputerr.Errorf("calibrate", "per-coordinate Laplace scales need a pure ε-DP budget, got %v", b)
 	}
 	if len(nominal) == 0 {
@@ -181,10 +181,10 @@ func CalibrateScaled(b Budget, nominal []float64, minGrid float64) (Scaled, erro
 		c.Grids[k] = g
 		s += g / bk
 	}
-	if s >= b.Epsilon/2 {
-		return Scaled{}, inputerr.Errorf("calibrate", "ε = %v is too small for the sampler's resolution (snapping costs %v)", b.Epsilon, s)
+	if s >= b.eps/2 {
+		return Scaled{}, inputerr.Errorf("calibrate", "ε = %v is too small for the sampler's resolution (snapping costs %v)", b.eps, s)
 	}
-	c.Inflation = s / (b.Epsilon - s)
+	c.Inflation = s / (b.eps - s)
 	for k, bk := range nominal {
 		c.Scales[k] = bk * (1 + c.Inflation)
 	}

@@ -258,7 +258,7 @@ func runRow(env *Env, c Strategy, bound *accounting.Bound) (*Row, error) {
 // DescribeNoise words calibrated noise at unit sensitivity.
 func DescribeNoise(nz accounting.Noise) string {
 	if nz.Mechanism == accounting.Laplace {
-		return fmt.Sprintf("Laplace, ε = %g (ε-DP), scale %.6g per unit L1 sensitivity", nz.Budget.Epsilon, nz.Scale)
+		return fmt.Sprintf("Laplace, ε = %g (ε-DP), scale %.6g per unit L1 sensitivity", nz.Budget.Epsilon(), nz.Scale)
 	}
-	return fmt.Sprintf("Gaussian, ε = %g, δ = %g (%s), σ = %.6g per unit L2 sensitivity", nz.Budget.Epsilon, nz.Budget.Delta, nz.Calibration, nz.Scale)
+	return fmt.Sprintf("Gaussian, ε = %g, δ = %g (%s), σ = %.6g per unit L2 sensitivity", nz.Budget.Epsilon(), nz.Budget.Delta(), nz.Calibration, nz.Scale)
 }

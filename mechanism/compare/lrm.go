@@ -40,7 +40,11 @@ func buildCompareLRM(env *Env) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, err := res.ExpectedNoiseError(calibrate.PureDP(env.Noise.Budget.Epsilon))
+	pure, err := calibrate.PureDP(env.Noise.Budget.Epsilon())
+	if err != nil {
+		return nil, err
+	}
+	total, err := res.ExpectedNoiseError(pure)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
@@ -234,7 +234,7 @@ func TestConvergesToPerturbedMinimizer(t *testing.T) {
 	for i, a := range agents {
 		c, err := b.Coefficients(func(x []float64) float64 { return a.Eval(x, nil, nil) }, 36)
 		require.NoError(t, err)
-		m, err := functional.New(functional.Params{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1}, b.Len(), noise.NewSeededInsecure(uint64(100+i)))
+		m, err := functional.New(functional.Params{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: 1}, b.Len(), noise.NewSeededInsecure(uint64(100+i)))
 		require.NoError(t, err)
 		y, err := m.Release(c)
 		require.NoError(t, err)

@@ -17,7 +17,8 @@ func Example() {
 	box, _ := basis.Cube(2, -1, 1)
 	b, _ := basis.New(box, 2)
 	coef, _ := b.Coefficients(func(x []float64) float64 { return x[0]*x[0] + x[1]*x[1] }, 3)
-	p := functional.Params{Budget: calibrate.PureDP(1), Gamma: 0.1, Q: 2, P: 1}
+	eps, _ := calibrate.PureDP(1)
+	p := functional.Params{Budget: eps, Gamma: 0.1, Q: 2, P: 1}
 	m, _ := functional.New(p, b.Len(), noise.NewSeededInsecure(1))
 	for k, s := range m.Scales() {
 		fmt.Printf("b_%d = %.4f\n", k+1, s)

@@ -32,11 +32,11 @@ type Params struct {
 // Validate reports why p cannot parameterize an ε-DP mechanism, or nil.
 func (p Params) Validate() error {
 	fin := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	if err := p.Budget.Validate(); err != nil {
-		return err
+	if p.Budget.IsZero() {
+		return calibrate.ErrNoBudget
 	}
 	switch {
-	case p.Budget.Kind != calibrate.Pure:
+	case p.Budget.Kind() != calibrate.Pure:
 		return inputErrorf("the functional Laplace mechanism needs a pure ε-DP budget, got %v", p.Budget)
 	case !fin(p.Gamma) || p.Gamma <= 0:
 		return inputErrorf("γ must be positive and finite, got %v", p.Gamma)
@@ -83,7 +83,7 @@ func Scales(p Params, K int) ([]float64, error) {
 	C := ScaleConstant(p.Q, p.P, K)
 	b := make([]float64, K)
 	for k := 1; k <= K; k++ {
-		b[k-1] = p.Gamma * C / (p.Budget.Epsilon * math.Pow(float64(k), p.P))
+		b[k-1] = p.Gamma * C / (p.Budget.Epsilon() * math.Pow(float64(k), p.P))
 	}
 	return b, nil
 }

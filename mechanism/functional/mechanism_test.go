@@ -9,27 +9,31 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
 func TestParamsValidate(t *testing.T) {
-	good := Params{Budget: calibrate.PureDP(1), Gamma: 2, Q: 2, P: 1}
+	good := Params{Budget: budgettest.PureDP(1), Gamma: 2, Q: 2, P: 1}
 	require.NoError(t, good.Validate())
 	bad := []Params{
-		{Budget: calibrate.PureDP(0), Gamma: 1, Q: 2, P: 1},
-		{Budget: calibrate.PureDP(-1), Gamma: 1, Q: 2, P: 1},
-		{Budget: calibrate.PureDP(math.NaN()), Gamma: 1, Q: 2, P: 1},
-		{Budget: calibrate.PureDP(math.Inf(1)), Gamma: 1, Q: 2, P: 1},
-		{Budget: calibrate.ApproxDP(1, 1e-6), Gamma: 1, Q: 2, P: 1}, // not pure ε-DP
+		{Budget: budgettest.ApproxDP(1, 1e-6), Gamma: 1, Q: 2, P: 1}, // not pure ε-DP
 		{Gamma: 1, Q: 2, P: 1}, // no budget
-		{Budget: calibrate.PureDP(1), Gamma: 0, Q: 2, P: 1},
-		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 1, P: 0.5},
-		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 0.5}, // noise not square-summable
-		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1.5}, // C diverges
-		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 0.2}, // below range
-		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 3},   // above range
-		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: math.NaN()},
+		{Budget: budgettest.PureDP(1), Gamma: 0, Q: 2, P: 1},
+		{Budget: budgettest.PureDP(1), Gamma: 1, Q: 1, P: 0.5},
+		{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: 0.5}, // noise not square-summable
+		{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: 1.5}, // C diverges
+		{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: 0.2}, // below range
+		{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: 3},   // above range
+		{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: math.NaN()},
+	}
+	// A bad ε cannot be built into a budget (calibrate's tests); the zero
+	// Budget ("no budget" above) is what Params can be given instead.
+	for _, eps := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		_, err := calibrate.PureDP(eps)
+		require.ErrorIs(t, err, ErrInput, "ε = %v", eps)
 	}
 	for _, p := range bad {
 		err := p.Validate()
@@ -64,7 +68,7 @@ func TestScaleConstant(t *testing.T) {
 // than the mechanism's form needs (the privacy proof of the package
 // documentation; Nozari, Tallapragada and Cortés, IEEE TCNS 2018).
 func TestScales(t *testing.T) {
-	b, err := Scales(Params{Budget: calibrate.PureDP(0.5), Gamma: 3, Q: 2, P: 1}, 4)
+	b, err := Scales(Params{Budget: budgettest.PureDP(0.5), Gamma: 3, Q: 2, P: 1}, 4)
 	require.NoError(t, err)
 	require.Len(t, b, 4)
 	var s float64
@@ -144,9 +148,9 @@ func maxLoss(t *testing.T, m *Mechanism, c, delta []float64, samples int) float6
 func TestPrivacyLogDensityRatio(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, p := range []Params{
-		{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1},
-		{Budget: calibrate.PureDP(0.1), Gamma: 5, Q: 3, P: 0.8},
-		{Budget: calibrate.PureDP(10), Gamma: 0.3, Q: 1.8, P: 0.6},
+		{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: 1},
+		{Budget: budgettest.PureDP(0.1), Gamma: 5, Q: 3, P: 0.8},
+		{Budget: budgettest.PureDP(10), Gamma: 0.3, Q: 1.8, P: 0.6},
 	} {
 		for _, K := range []int{15, 28} {
 			m, err := New(p, K, noise.NewSeededInsecure(rng.Uint64()))
@@ -158,10 +162,10 @@ func TestPrivacyLogDensityRatio(t *testing.T) {
 			pairs := adjacentPairs(t, rng, p, K, 12)
 			for i, d := range pairs {
 				l := maxLoss(t, m, c, d, 2000)
-				require.LessOrEqual(t, l, p.Budget.Epsilon*(1+1e-12), "params %+v K=%d pair %d", p, K, i)
+				require.LessOrEqual(t, l, p.Budget.Epsilon()*(1+1e-12), "params %+v K=%d pair %d", p, K, i)
 				if i == 0 {
 					// Samples come close to ε (observed ≥ 0.96ε with 2000 draws)…
-					assert.Greater(t, l, 0.9*p.Budget.Epsilon, "worst-case pair should nearly attain ε")
+					assert.Greater(t, l, 0.9*p.Budget.Epsilon(), "worst-case pair should nearly attain ε")
 					// …and ε is attained exactly at outputs beyond c on the side away
 					// from c+δ (δ > 0 here): the bound is tight.
 					y := make([]float64, K)
@@ -173,8 +177,8 @@ func TestPrivacyLogDensityRatio(t *testing.T) {
 					exact, err := m.PrivacyLoss(y, c, c2)
 					require.NoError(t, err)
 					// Equal to ε/(1+τ), τ ≈ K·2⁻⁴⁰/ε the snapping allowance (< 1e-9).
-					require.InDelta(t, p.Budget.Epsilon, exact, 1e-9*p.Budget.Epsilon)
-					require.LessOrEqual(t, exact, p.Budget.Epsilon)
+					require.InDelta(t, p.Budget.Epsilon(), exact, 1e-9*p.Budget.Epsilon())
+					require.LessOrEqual(t, exact, p.Budget.Epsilon())
 				}
 			}
 			// A mechanism with scales 10% too small fails the same check.
@@ -184,7 +188,7 @@ func TestPrivacyLogDensityRatio(t *testing.T) {
 			}
 			failed := false
 			for _, d := range pairs {
-				if maxLoss(t, small, c, d, 2000) > p.Budget.Epsilon*(1+1e-12) {
+				if maxLoss(t, small, c, d, 2000) > p.Budget.Epsilon()*(1+1e-12) {
 					failed = true
 					break
 				}
@@ -259,7 +263,7 @@ func TestNoiseSourcesAreLaplace(t *testing.T) {
 }
 
 func TestReleaseInput(t *testing.T) {
-	m, err := New(Params{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1}, 3, noise.NewSeededInsecure(1))
+	m, err := New(Params{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: 1}, 3, noise.NewSeededInsecure(1))
 	require.NoError(t, err)
 	_, err = m.Release([]float64{1, 2})
 	require.ErrorIs(t, err, ErrInput)

@@ -16,12 +16,14 @@ func Example() {
 	path := filepath.Join(dir, "adult-budget.json")
 
 	// The data owner sets a total of ρ = 1 once.
-	_ = ledger.Create(path, calibrate.ZCDP(1))
+	total, _ := calibrate.ZCDP(1)
+	_ = ledger.Create(path, total)
 
 	// Each release charges the ledger before drawing any noise.
-	st, err := ledger.Spend(path, calibrate.ZCDP(0.6), "2-way marginals")
+	release, _ := calibrate.ZCDP(0.6)
+	st, err := ledger.Spend(path, release, "2-way marginals")
 	fmt.Println(st.Spent, err)
-	_, err = ledger.Spend(path, calibrate.ZCDP(0.6), "again")
+	_, err = ledger.Spend(path, release, "again")
 	fmt.Println(errors.Is(err, ledger.ErrExceeded))
 	// Output:
 	// rho=0.6 <nil>

@@ -141,54 +141,93 @@ func (l Limit) String() string {
 // {Epsilon} for pure ε-DP, {Epsilon, Delta} for (ε,δ)-DP), the form a
 // ledger prints a release's cost in.
 func Cost(b calibrate.Budget) Limit {
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Concentrated:
-		return Limit{Rho: b.Rho}
+		return Limit{Rho: b.Rho()}
 	case calibrate.Pure:
-		return Limit{Epsilon: b.Epsilon}
+		return Limit{Epsilon: b.Epsilon()}
 	}
-	return Limit{Epsilon: b.Epsilon, Delta: b.Delta}
+	return Limit{Epsilon: b.Epsilon(), Delta: b.Delta()}
 }
 
 // InUnit converts a release's budget b into the unit of a ledger with
-// limit l (see the package doc): what a charge of b adds to its spend. A
-// budget that calibrate.Budget.Validate refuses is refused.
+// limit l (see the package doc): what a charge of b adds to its spend. The
+// zero Budget (no budget) is refused.
 func InUnit(b calibrate.Budget, l Limit) (Limit, error) {
-	if err := b.Validate(); err != nil {
-		return Limit{}, errorf("invalid charge: %v", err)
+	if b.IsZero() {
+		return Limit{}, errorf("invalid charge: %v", calibrate.ErrNoBudget)
 	}
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Concentrated:
 		if !l.zcdp() {
 			return Limit{}, errorf("a rho-zCDP release cannot be charged to an (epsilon, delta) ledger (%s) without choosing a delta; keep the ledger in rho", l)
 		}
-		return Limit{Rho: b.Rho}, nil
+		return Limit{Rho: b.Rho()}, nil
 	case calibrate.Pure:
 		if l.zcdp() {
-			return Limit{Rho: b.Epsilon * b.Epsilon / 2}, nil
+			return Limit{Rho: b.Epsilon() * b.Epsilon() / 2}, nil
 		}
-		return Limit{Epsilon: b.Epsilon}, nil
+		return Limit{Epsilon: b.Epsilon()}, nil
 	}
 	if l.zcdp() {
 		return Limit{}, errorf("an (epsilon, delta) release cannot be charged to a rho ledger: (epsilon, delta)-DP implies no zCDP bound")
 	}
-	return Limit{Epsilon: b.Epsilon, Delta: b.Delta}, nil
+	return Limit{Epsilon: b.Epsilon(), Delta: b.Delta()}, nil
 }
 
 // Entry is one recorded release.
 type Entry struct {
-	Time    string  `json:"time"`
-	Label   string  `json:"label,omitempty"`
-	Kind    string  `json:"kind"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	Delta   float64 `json:"delta,omitempty"`
-	Rho     float64 `json:"rho,omitempty"`
-	// Kind, Epsilon, Delta and Rho are the release's calibrate.Budget, in
-	// the file format ledgers have always had ("zcdp", "approx" or "pure").
+	Time  string `json:"time"`
+	Label string `json:"label,omitempty"`
+	// Budget is the release's budget. The file stores it as ledgers have
+	// always had it: "kind" ("zcdp", "approx" or "pure", its Kind) and
+	// then calibrate's encoding inline ("rho", or "epsilon" and "delta");
+	// see MarshalJSON.
+	Budget calibrate.Budget `json:"-"`
 	// The charge in the ledger's unit (what the composition sums).
 	ChargedRho     float64 `json:"charged_rho,omitempty"`
 	ChargedEpsilon float64 `json:"charged_epsilon,omitempty"`
 	ChargedDelta   float64 `json:"charged_delta,omitempty"`
+}
+
+// entryJSON is an Entry's own members in the file, kind among them (the
+// budget's members follow it).
+type entryJSON struct {
+	Time           string         `json:"time"`
+	Label          string         `json:"label,omitempty"`
+	Kind           calibrate.Kind `json:"kind"`
+	ChargedRho     float64        `json:"charged_rho,omitempty"`
+	ChargedEpsilon float64        `json:"charged_epsilon,omitempty"`
+	ChargedDelta   float64        `json:"charged_delta,omitempty"`
+}
+
+// MarshalJSON writes the entry in the ledger file's format: time, label,
+// kind, the budget in calibrate's encoding, the charge.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	return calibrate.MarshalInline(entryJSON{Time: e.Time, Label: e.Label, Kind: e.Budget.Kind(),
+		ChargedRho: e.ChargedRho, ChargedEpsilon: e.ChargedEpsilon, ChargedDelta: e.ChargedDelta}, "kind", e.Budget)
+}
+
+// UnmarshalJSON reads an entry in the ledger file's format (every ledger
+// written so far): the budget is decoded and validated by calibrate and
+// must have the entry's kind; an unknown member is an error.
+func (e *Entry) UnmarshalJSON(data []byte) error {
+	b, own, err := calibrate.UnmarshalInline(data)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(own))
+	dec.DisallowUnknownFields()
+	var j entryJSON
+	if err := dec.Decode(&j); err != nil {
+		return err
+	}
+	if j.Kind != b.Kind() {
+		return errorf("an entry of kind %q records the budget %v", j.Kind, b)
+	}
+	*e = Entry{Time: j.Time, Label: j.Label, Budget: b,
+		ChargedRho: j.ChargedRho, ChargedEpsilon: j.ChargedEpsilon, ChargedDelta: j.ChargedDelta}
+	return nil
 }
 
 // File is a ledger's content.
@@ -303,8 +342,8 @@ func checkFile(path, real string, fi os.FileInfo) error {
 // ledger for ρ-zCDP, an ε or (ε,δ) ledger otherwise); it fails if path
 // exists or the budget is invalid.
 func Create(path string, limit calibrate.Budget) error {
-	if err := limit.Validate(); err != nil {
-		return errorf("invalid ledger limit: %v", err)
+	if limit.IsZero() {
+		return errorf("invalid ledger limit: %v", calibrate.ErrNoBudget)
 	}
 	b, err := json.MarshalIndent(File{Limit: Cost(limit), Spent: []Entry{}}, "", "  ")
 	if err != nil {
@@ -392,8 +431,7 @@ func SpendContext(ctx context.Context, path string, b calibrate.Budget, label st
 		return st, err
 	}
 	f.Spent = append(f.Spent, Entry{
-		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Kind: string(b.Kind),
-		Epsilon: b.Epsilon, Delta: b.Delta, Rho: b.Rho,
+		Time: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Budget: b,
 		ChargedRho: add.Rho, ChargedEpsilon: add.Epsilon, ChargedDelta: add.Delta,
 	})
 	if err := writeAtomic(ctx, real, fi, f); err != nil {

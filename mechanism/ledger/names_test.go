@@ -7,7 +7,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,12 +19,12 @@ import (
 // the old file, and the new file had CreateTemp's mode 0600.
 
 func TestSymlinkIsTheSameLedger(t *testing.T) {
-	p := newLedger(t, calibrate.ZCDP(1))
+	p := newLedger(t, budgettest.ZCDP(1))
 	link := filepath.Join(filepath.Dir(p), "link.json")
 	require.NoError(t, os.Symlink(filepath.Base(p), link))
-	_, err := Spend(link, calibrate.ZCDP(0.6), "via the link")
+	_, err := Spend(link, budgettest.ZCDP(0.6), "via the link")
 	require.NoError(t, err)
-	_, err = Spend(p, calibrate.ZCDP(0.6), "via the file")
+	_, err = Spend(p, budgettest.ZCDP(0.6), "via the file")
 	require.ErrorIs(t, err, ErrExceeded, "the second 0.6 must see the first")
 	fi, err := os.Lstat(link)
 	require.NoError(t, err)
@@ -31,21 +32,21 @@ func TestSymlinkIsTheSameLedger(t *testing.T) {
 	f, err := Read(p)
 	require.NoError(t, err)
 	assert.Len(t, f.Spent, 1)
-	_, err = Check(link, calibrate.ZCDP(0.6))
+	_, err = Check(link, budgettest.ZCDP(0.6))
 	require.ErrorIs(t, err, ErrExceeded)
 }
 
 func TestHardLinkRefused(t *testing.T) {
-	p := newLedger(t, calibrate.ZCDP(1))
+	p := newLedger(t, budgettest.ZCDP(1))
 	hard := filepath.Join(filepath.Dir(p), "hard.json")
 	require.NoError(t, os.Link(p, hard))
 	before, _ := os.ReadFile(p)
 	for _, name := range []string{p, hard} {
-		_, err := Spend(name, calibrate.ZCDP(0.1), "x")
+		_, err := Spend(name, budgettest.ZCDP(0.1), "x")
 		require.ErrorIs(t, err, ErrInput)
 		assert.Contains(t, err.Error(), "has 2 hard links")
 		assert.Contains(t, err.Error(), "nothing was charged")
-		_, err = Check(name, calibrate.ZCDP(0.1))
+		_, err = Check(name, budgettest.ZCDP(0.1))
 		assert.ErrorContains(t, err, "hard links", "a dry run refuses it too")
 	}
 	after, _ := os.ReadFile(p)
@@ -53,7 +54,7 @@ func TestHardLinkRefused(t *testing.T) {
 }
 
 func TestSpendKeepsModeAndGroup(t *testing.T) {
-	p := newLedger(t, calibrate.ZCDP(1))
+	p := newLedger(t, budgettest.ZCDP(1))
 	require.NoError(t, os.Chmod(p, 0o664))
 	// A group other than the primary one, when the user has one (as root any).
 	gid := os.Getgid()
@@ -68,7 +69,7 @@ func TestSpendKeepsModeAndGroup(t *testing.T) {
 	if gid != os.Getgid() {
 		require.NoError(t, os.Chown(p, -1, gid))
 	}
-	_, err := Spend(p, calibrate.ZCDP(0.1), "x")
+	_, err := Spend(p, budgettest.ZCDP(0.1), "x")
 	require.NoError(t, err)
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
@@ -80,13 +81,13 @@ func TestSpendKeepsModeAndGroup(t *testing.T) {
 }
 
 func TestCancelledSpendChangesNothing(t *testing.T) {
-	p := newLedger(t, calibrate.ZCDP(1))
-	_, err := Spend(p, calibrate.ZCDP(0.1), "first")
+	p := newLedger(t, budgettest.ZCDP(1))
+	_, err := Spend(p, budgettest.ZCDP(0.1), "first")
 	require.NoError(t, err)
 	before, _ := os.ReadFile(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = SpendContext(ctx, p, calibrate.ZCDP(0.1), "cancelled")
+	_, err = SpendContext(ctx, p, budgettest.ZCDP(0.1), "cancelled")
 	require.ErrorIs(t, err, context.Canceled)
 	after, _ := os.ReadFile(p)
 	assert.Equal(t, before, after, "byte for byte")
@@ -100,7 +101,7 @@ func TestNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.json")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	_, err := Spend(fifo, calibrate.ZCDP(0.1), "x")
+	_, err := Spend(fifo, budgettest.ZCDP(0.1), "x")
 	require.ErrorIs(t, err, ErrInput)
 	assert.Contains(t, err.Error(), "not a regular file")
 }
@@ -111,7 +112,7 @@ func TestConcurrentProcessesThroughTwoNames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 8 processes")
 	}
-	p := newLedger(t, calibrate.ZCDP(1))
+	p := newLedger(t, budgettest.ZCDP(1))
 	link := filepath.Join(t.TempDir(), "elsewhere.json") // another directory
 	require.NoError(t, os.Symlink(p, link))
 	ok, _ := spendInChildren(t, []string{p, link, p, link, p, link, p, link}, "0.3")
@@ -125,8 +126,8 @@ func TestConcurrentProcessesThroughTwoNames(t *testing.T) {
 // A refusal states the charge in the release's own unit and in the
 // ledger's (before: only "costs rho=0.5" for an ε = 1 release).
 func TestRefusalStatesBothUnits(t *testing.T) {
-	p := newLedger(t, calibrate.ZCDP(0.4))
-	_, err := Spend(p, calibrate.PureDP(1), "x")
+	p := newLedger(t, budgettest.ZCDP(0.4))
+	_, err := Spend(p, budgettest.PureDP(1), "x")
 	require.ErrorIs(t, err, ErrExceeded)
 	assert.Contains(t, err.Error(), "costs eps=1, that is rho=0.5 in this ledger's unit")
 }

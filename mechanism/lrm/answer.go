@@ -14,16 +14,16 @@ import (
 // (Laplace noise) needs a pure ε-DP budget, the ℓ2 ball (Gaussian noise) an
 // (ε,δ)-DP or ρ-zCDP budget.
 func (r *Result) checkBudget(b calibrate.Budget) error {
-	if err := b.Validate(); err != nil {
-		return err
+	if b.IsZero() {
+		return calibrate.ErrNoBudget
 	}
 	switch r.Ball {
 	case L1:
-		if b.Kind != calibrate.Pure {
+		if b.Kind() != calibrate.Pure {
 			return inputerr.Errorf("lrm", "the ℓ1 (Laplace) decomposition needs a pure ε-DP budget, got %v", b)
 		}
 	case L2:
-		if b.Kind == calibrate.Pure {
+		if b.Kind() == calibrate.Pure {
 			return inputerr.Errorf("lrm", "the ℓ2 (Gaussian) decomposition needs an (ε,δ)-DP or zCDP budget, got %v", b)
 		}
 	default:

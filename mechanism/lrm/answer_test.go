@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
@@ -97,9 +98,9 @@ func TestEmpiricalErrorMatchesExpected(t *testing.T) {
 		// structural error; otherwise the pair is exact.
 		relaxed bool
 	}{
-		{"SEARCHLOGS", L1, calibrate.PureDP(0.5), 6, false},
-		{"NETTRACE", L1, calibrate.PureDP(2), 6, true},
-		{"NETTRACE", L2, calibrate.ApproxDP(1, 1e-6), 3, false},
+		{"SEARCHLOGS", L1, budgettest.PureDP(0.5), 6, false},
+		{"NETTRACE", L1, budgettest.PureDP(2), 6, true},
+		{"NETTRACE", L2, budgettest.ApproxDP(1, 1e-6), 3, false},
 	}
 	for ci, c := range cases {
 		x := dpbench(t, c.data, n)
@@ -156,7 +157,7 @@ func TestEmpiricalErrorMatchesExpected(t *testing.T) {
 		require.InDelta(t, planned, expected, 1e-9*expected)
 		half := 2.576 * math.Sqrt(quadVariance(res.B, sv, variance, c.kurt)/trials)
 		t.Logf("%s %v ε=%g: mean squared error %.6g, expected %.6g (noise %.6g + structural %.3g), 99%% half-width %.3g",
-			c.data, c.ball, c.bud.Epsilon, mean, expected, variance*res.Objective, structural, half)
+			c.data, c.ball, c.bud.Epsilon(), mean, expected, variance*res.Objective, structural, half)
 		require.InDelta(t, expected, mean, half)
 	}
 }
@@ -182,7 +183,7 @@ func TestAnswerUsesTheGivenSecureSource(t *testing.T) {
 	cr := &countingReader{}
 	s := noise.NewSecureReader(cr)
 	require.True(t, s.Private())
-	rel, err := res.Answer(x, calibrate.PureDP(1), s)
+	rel, err := res.Answer(x, budgettest.PureDP(1), s)
 	require.NoError(t, err)
 	assert.Greater(t, cr.n, 0, "noise must be drawn from the supplied reader")
 	assert.Equal(t, "laplace", rel.Mechanism)
@@ -194,7 +195,7 @@ func TestAnswerUsesTheGivenSecureSource(t *testing.T) {
 	assert.InDelta(t, rel.Sensitivity/1, rel.Scale, 1e-9*rel.Scale)
 
 	// A failing source is an error, never a silent fallback.
-	_, err = res.Answer(x, calibrate.PureDP(1), noise.NewSecureReader(io.LimitReader(bytes.NewReader(nil), 0)))
+	_, err = res.Answer(x, budgettest.PureDP(1), noise.NewSecureReader(io.LimitReader(bytes.NewReader(nil), 0)))
 	require.Error(t, err)
 }
 
@@ -214,18 +215,14 @@ func TestAnswerBadInput(t *testing.T) {
 		b    calibrate.Budget
 		s    noise.Source
 	}{
-		{"ε = 0", l1, x, calibrate.PureDP(0), s},
-		{"ε < 0", l1, x, calibrate.PureDP(-1), s},
-		{"ε NaN", l1, x, calibrate.PureDP(math.NaN()), s},
-		{"ε Inf", l1, x, calibrate.PureDP(math.Inf(1)), s},
-		{"δ with Laplace", l1, x, calibrate.ApproxDP(1, 1e-6), s},
-		{"no δ with Gaussian", l2, x, calibrate.PureDP(1), s},
-		{"δ ≥ 1", l2, x, calibrate.ApproxDP(1, 1), s},
-		{"short data", l1, x[:5], calibrate.PureDP(1), s},
-		{"NaN data", l1, []float64{1, 2, 3, math.NaN(), 5, 6, 7, 8}, calibrate.PureDP(1), s},
-		{"negative count", l1, []float64{1, 2, 3, -4, 5, 6, 7, 8}, calibrate.PureDP(1), s},
-		{"nil sampler", l1, x, calibrate.PureDP(1), nil},
-		{"typed nil sampler", l1, x, calibrate.PureDP(1), (*noise.Sampler)(nil)},
+		{"no budget", l1, x, calibrate.Budget{}, s},
+		{"δ with Laplace", l1, x, budgettest.ApproxDP(1, 1e-6), s},
+		{"no δ with Gaussian", l2, x, budgettest.PureDP(1), s},
+		{"short data", l1, x[:5], budgettest.PureDP(1), s},
+		{"NaN data", l1, []float64{1, 2, 3, math.NaN(), 5, 6, 7, 8}, budgettest.PureDP(1), s},
+		{"negative count", l1, []float64{1, 2, 3, -4, 5, 6, 7, 8}, budgettest.PureDP(1), s},
+		{"nil sampler", l1, x, budgettest.PureDP(1), nil},
+		{"typed nil sampler", l1, x, budgettest.PureDP(1), (*noise.Sampler)(nil)},
 	}
 	for _, c := range cases {
 		rel, err := c.res.Answer(c.x, c.b, c.s)
@@ -233,9 +230,17 @@ func TestAnswerBadInput(t *testing.T) {
 		assert.Nil(t, rel, c.name)
 		assert.ErrorIs(t, err, ErrInput, c.name)
 	}
-	_, err = l1.ExpectedNoiseError(calibrate.PureDP(0))
+	// A bad ε or δ cannot be built into a budget (calibrate's tests cover
+	// each); the zero Budget is refused.
+	for _, eps := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		_, err = calibrate.PureDP(eps)
+		assert.ErrorIs(t, err, ErrInput, "ε = %v", eps)
+	}
+	_, err = calibrate.ApproxDP(1, 1)
+	assert.ErrorIs(t, err, ErrInput, "δ ≥ 1")
+	_, err = l1.ExpectedNoiseError(calibrate.Budget{})
 	assert.ErrorIs(t, err, ErrInput)
-	_, err = l1.ExpectedError(calibrate.PureDP(1), x[:3])
+	_, err = l1.ExpectedError(budgettest.PureDP(1), x[:3])
 	assert.ErrorIs(t, err, ErrInput)
 	// A Result not built by Solve has no workload to measure bias against.
 	_, err = (&Result{Ball: L1, L: l1.L, B: l1.B}).StructuralError(x)

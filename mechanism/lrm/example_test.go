@@ -21,9 +21,13 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	bud := calibrate.PureDP(1)
+	bud, err := calibrate.PureDP(1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	lrmErr, _ := res.ExpectedNoiseError(bud)
-	identityErr := 2 * res.FrobeniusW2 / (bud.Epsilon * bud.Epsilon)
+	identityErr := 2 * res.FrobeniusW2 / (bud.Epsilon() * bud.Epsilon())
 	fmt.Printf("rank(W) = %d, r = %d rows of L, %v start\n", res.WorkloadRank, res.Rank, res.Start)
 	fmt.Printf("exact decomposition: %v, columns of L in the ℓ1 ball: %v\n", res.Residual < 1e-12, res.Sensitivity <= 1+1e-12)
 	fmt.Printf("within the seed's bounds: %v\n", res.Bounds.Lower <= res.Objective && res.Objective <= res.Bounds.SVDUpper)

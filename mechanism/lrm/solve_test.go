@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/reference"
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
@@ -261,10 +261,10 @@ func TestIdentityWorkloadIterationNearOptimum(t *testing.T) {
 		checkResult(t, "identity", w, res, L1)
 		require.Positive(t, res.Iterations, "n=%d: the iteration ran", n)
 		require.LessOrEqual(t, res.RelaxedObjective, 1.1*float64(n), "n=%d: the iteration's own Φ", n)
-		bud := calibrate.PureDP(0.5)
+		bud := budgettest.PureDP(0.5)
 		got, err := res.ExpectedNoiseError(bud)
 		require.NoError(t, err)
-		want := 2 * res.Objective / (bud.Epsilon * bud.Epsilon) // Laplace variance 2b², b = Δ₁/ε, Δ₁ = 1
+		want := 2 * res.Objective / (bud.Epsilon() * bud.Epsilon()) // Laplace variance 2b², b = Δ₁/ε, Δ₁ = 1
 		require.InEpsilon(t, want*res.Sensitivity*res.Sensitivity, got, 1e-12)
 		require.InEpsilon(t, float64(n), res.Objective, 1e-9, "n=%d: the optimum", n)
 	}
@@ -282,11 +282,11 @@ func wrelatedErrors(t *testing.T, n, s int, ball Ball) (lrm, identity, h2, wavel
 	require.NoError(t, err)
 	checkResult(t, "wrelated", w, res, ball)
 	var nz accounting.Noise
-	bud := calibrate.PureDP(1)
+	bud := budgettest.PureDP(1)
 	if ball == L1 {
 		nz, err = accounting.LaplaceNoise(1)
 	} else {
-		bud = calibrate.ApproxDP(1, 1e-6)
+		bud = budgettest.ApproxDP(1, 1e-6)
 		nz, err = accounting.GaussianNoise(1, 1e-6, accounting.Analytic)
 	}
 	require.NoError(t, err)

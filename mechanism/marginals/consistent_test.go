@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -20,7 +20,7 @@ func sparseRelease(t *testing.T) (*PurePlan, []Estimate, []float64) {
 	pp, _ := pureInstance(t, Sum)
 	x := make([]float64, 24)
 	x[0], x[5], x[13], x[22] = 30, 4, 1, 12
-	cals, err := pp.Calibrate(calibrate.PureDP(0.5))
+	cals, err := pp.Calibrate(budgettest.PureDP(0.5))
 	if err != nil {
 		t.Fatal(err)
 	}

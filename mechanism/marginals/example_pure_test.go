@@ -25,7 +25,11 @@ func ExamplePurePlan() {
 	for _, tb := range pp.Tables {
 		fmt.Printf("table %v: %2.0f cells, spends %.3f of ε\n", tb.Attrs, tb.Cells, 1/tb.Scale)
 	}
-	cals, err := pp.Calibrate(calibrate.PureDP(1))
+	eps, err := calibrate.PureDP(1)
+	if err != nil {
+		panic(err)
+	}
+	cals, err := pp.Calibrate(eps)
 	if err != nil {
 		panic(err)
 	}

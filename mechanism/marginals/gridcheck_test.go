@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
@@ -42,7 +42,7 @@ func TestCheckGridMatchesMeasure(t *testing.T) {
 	}
 	pp, err := NewPurePlan(sizes, sets, Sum)
 	require.NoError(t, err)
-	cals, err := pp.Calibrate(calibrate.PureDP(1))
+	cals, err := pp.Calibrate(budgettest.PureDP(1))
 	require.NoError(t, err)
 	huge := make([]float64, 12)
 	for i := range huge {

@@ -185,35 +185,39 @@ func (pp *PurePlan) Needs() [][]int {
 // Laplace scale for the snapped L1 sensitivity 1 + g_A c_A, rounded up to
 // the grid — so the whole measurement is ε-DP by basic composition.
 func (pp *PurePlan) Calibrate(b calibrate.Budget) ([]calibrate.Calibration, error) {
-	if err := b.Validate(); err != nil {
-		return nil, err
+	if b.IsZero() {
+		return nil, calibrate.ErrNoBudget
 	}
-	if b.Kind != calibrate.Pure {
+	if b.Kind() != calibrate.Pure {
 		return nil, errorf("a pure plan needs a pure epsilon budget (epsilon without delta), got %v", b)
 	}
 	shares := make([]float64, len(pp.Tables))
 	for i, tb := range pp.Tables {
-		shares[i] = b.Epsilon / tb.Scale
+		shares[i] = b.Epsilon() / tb.Scale
 	}
 	for k := 0; ; k++ {
 		total := 0.0
 		for _, e := range shares {
 			total += e
 		}
-		if total <= b.Epsilon {
+		if total <= b.Epsilon() {
 			break
 		}
 		if k == 8 {
-			return nil, fmt.Errorf("marginals: internal error: the budget shares sum to %v > %v", total, b.Epsilon)
+			return nil, fmt.Errorf("marginals: internal error: the budget shares sum to %v > %v", total, b.Epsilon())
 		}
-		f := math.Nextafter(b.Epsilon/total, 0)
+		f := math.Nextafter(b.Epsilon()/total, 0)
 		for i := range shares {
 			shares[i] *= f
 		}
 	}
 	cals := make([]calibrate.Calibration, len(pp.Tables))
 	for i, tb := range pp.Tables {
-		c, err := calibrate.Calibrate(calibrate.PureDP(shares[i]), 1, int(tb.Cells))
+		share, err := calibrate.PureDP(shares[i])
+		if err != nil {
+			return nil, fmt.Errorf("marginals: table %v: %w", tb.Attrs, err)
+		}
+		c, err := calibrate.Calibrate(share, 1, int(tb.Cells))
 		if err != nil {
 			return nil, fmt.Errorf("marginals: table %v: %w", tb.Attrs, err)
 		}

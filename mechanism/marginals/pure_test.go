@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
@@ -113,7 +114,7 @@ func TestPureReconstructMatchesDenseWLS(t *testing.T) {
 		if len(pp.Tables) != 4 {
 			t.Fatalf("%d measured tables, want 4 (the duplicate marginal is measured once)", len(pp.Tables))
 		}
-		cals, err := pp.Calibrate(calibrate.PureDP(0.8))
+		cals, err := pp.Calibrate(budgettest.PureDP(0.8))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +223,7 @@ func TestPureVariancesEqualDenseCovariance(t *testing.T) {
 		}
 		// The noise actually drawn: CellVariances and the estimates agree
 		// with the dense covariance for those variances.
-		cals, err := pp.Calibrate(calibrate.PureDP(0.3))
+		cals, err := pp.Calibrate(budgettest.PureDP(0.3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +271,7 @@ func TestPureVariancesEqualDenseCovariance(t *testing.T) {
 func TestPureEmpiricalVariance(t *testing.T) {
 	pp, x := pureInstance(t, Sum)
 	tabs := tablesOf(pp.Sizes, pp.Needs(), x)
-	cals, err := pp.Calibrate(calibrate.PureDP(1.5))
+	cals, err := pp.Calibrate(budgettest.PureDP(1.5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,13 +334,13 @@ func TestPureSensitivityAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	const eps = 0.7
-	cals, err := pp.Calibrate(calibrate.PureDP(eps))
+	cals, err := pp.Calibrate(budgettest.PureDP(eps))
 	if err != nil {
 		t.Fatal(err)
 	}
 	spent := 0.0
 	for _, c := range cals {
-		spent += c.Budget.Epsilon
+		spent += c.Budget.Epsilon()
 	}
 	if spent > eps || spent < eps*(1-1e-12) {
 		t.Fatalf("the tables spend ε = %.17g of %v", spent, eps)
@@ -538,10 +539,10 @@ func TestPureScalesAreOptimal(t *testing.T) {
 // Bad input: a non-pure budget, a missing table, no sampler.
 func TestPureBadInput(t *testing.T) {
 	pp, x := pureInstance(t, Sum)
-	if _, err := pp.Calibrate(calibrate.ZCDP(1)); err == nil {
+	if _, err := pp.Calibrate(budgettest.ZCDP(1)); err == nil {
 		t.Fatal("a zCDP budget was accepted for a pure plan")
 	}
-	cals, err := pp.Calibrate(calibrate.PureDP(1))
+	cals, err := pp.Calibrate(budgettest.PureDP(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +573,7 @@ func TestPurePrivacyAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	const eps, n = 1.0, 20000
-	cals, err := pp.Calibrate(calibrate.PureDP(eps))
+	cals, err := pp.Calibrate(budgettest.PureDP(eps))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
@@ -19,7 +19,7 @@ func TestTotalStdIsEmpirical(t *testing.T) {
 	x := make([]float64, 24)
 	x[0], x[5], x[13], x[22] = 30, 4, 1, 12
 	const releases = 3000
-	cals, err := pp.Calibrate(calibrate.PureDP(0.5))
+	cals, err := pp.Calibrate(budgettest.PureDP(0.5))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/distributed"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
@@ -103,13 +104,13 @@ func TestEveryMechanismDrawsFromNoise(t *testing.T) {
 	}
 	lrmRows := func(r *lrm.Result) int { k, _ := r.L.Dims(); return k }
 	mechs := []mech{
-		{"release gaussian", "gaussian", h2.Rows(), releaseRun(calibrate.ApproxDP(1, 1e-6))},
-		{"release zcdp", "gaussian", h2.Rows(), releaseRun(calibrate.ZCDP(0.5))},
-		{"release laplace", "laplace", h2.Rows(), releaseRun(calibrate.PureDP(1))},
-		{"lrm laplace", "laplace", lrmRows(lrmL1), lrmRun(lrmL1, calibrate.PureDP(1))},
-		{"lrm gaussian", "gaussian", lrmRows(lrmL2), lrmRun(lrmL2, calibrate.ApproxDP(1, 1e-6))},
+		{"release gaussian", "gaussian", h2.Rows(), releaseRun(budgettest.ApproxDP(1, 1e-6))},
+		{"release zcdp", "gaussian", h2.Rows(), releaseRun(budgettest.ZCDP(0.5))},
+		{"release laplace", "laplace", h2.Rows(), releaseRun(budgettest.PureDP(1))},
+		{"lrm laplace", "laplace", lrmRows(lrmL1), lrmRun(lrmL1, budgettest.PureDP(1))},
+		{"lrm gaussian", "gaussian", lrmRows(lrmL2), lrmRun(lrmL2, budgettest.ApproxDP(1, 1e-6))},
 		{"functional laplace", "laplace", bs.Len(), func(src func() noise.Source) ([]float64, error) {
-			m, err := functional.New(functional.Params{Budget: calibrate.PureDP(1), Gamma: 1, Q: 2, P: 1}, bs.Len(), src())
+			m, err := functional.New(functional.Params{Budget: budgettest.PureDP(1), Gamma: 1, Q: 2, P: 1}, bs.Len(), src())
 			if err != nil {
 				return nil, err
 			}

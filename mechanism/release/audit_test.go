@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
@@ -113,7 +114,7 @@ func TestPrivacyAuditGaussian(t *testing.T) {
 		delta float64
 		seed  uint64
 	}{{1e-6, 101}, {1e-2, 102}} {
-		m, err := New(a, calibrate.ApproxDP(eps, tc.delta))
+		m, err := New(a, budgettest.ApproxDP(eps, tc.delta))
 		require.NoError(t, err)
 		r := auditGaussian(t, m, x, eps, nP, nQ, tc.seed)
 		t.Logf("delta=%g: audited δ̂ = %.3g ± %.2g (fit Δ=%.4f σ=%.4f; mechanism Δ=%.4f σ=%.4f)",
@@ -135,7 +136,7 @@ func TestPrivacyAuditGaussian(t *testing.T) {
 
 	// A deliberately mis-calibrated mechanism — σ halved — must FAIL the
 	// same audit.
-	m, err := New(a, calibrate.ApproxDP(eps, 1e-6))
+	m, err := New(a, budgettest.ApproxDP(eps, 1e-6))
 	require.NoError(t, err)
 	bad := *m
 	bad.cal.Calibrated = m.cal.Calibrated / 2

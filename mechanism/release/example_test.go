@@ -16,7 +16,11 @@ func Example() {
 	// strategy under (ε,δ) = (1, 1e-6).
 	x := []float64{5, 0, 3, 12, 7, 1, 0, 4}
 	h2, _ := strategy.NewH2(len(x))
-	m, err := release.New(h2.Matrix(), calibrate.ApproxDP(1, 1e-6))
+	b, err := calibrate.ApproxDP(1, 1e-6)
+	if err != nil {
+		panic(err)
+	}
+	m, err := release.New(h2.Matrix(), b)
 	if err != nil {
 		panic(err)
 	}
@@ -40,8 +44,9 @@ func ExampleRun() {
 	x := []float64{5, 0, 3, 12, 7, 1, 0, 4}
 	h2, _ := strategy.NewH2(len(x))
 	w, _ := workload.NewPrefix(len(x))
+	b, _ := calibrate.ApproxDP(1, 1e-6)
 	res, err := release.Run(context.Background(), release.Request{
-		Strategy: h2.Matrix(), Budget: calibrate.ApproxDP(1, 1e-6), Data: x, Workload: w,
+		Strategy: h2.Matrix(), Budget: b, Data: x, Workload: w,
 		Noise: noise.NewSecure(), PostProcess: release.PostProcess{Clamp: true},
 	})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
@@ -107,7 +108,7 @@ func TestEmpiricalErrorMatchesExpectedOnNETTRACE(t *testing.T) {
 		{"optimized-allrange", optR.A, workloads[1:]},
 	}
 	z := distuv.UnitNormal.Quantile(0.995)
-	budgets := []calibrate.Budget{calibrate.ApproxDP(1, 1e-6), calibrate.PureDP(1)}
+	budgets := []calibrate.Budget{budgettest.ApproxDP(1, 1e-6), budgettest.PureDP(1)}
 	seed := uint64(2024)
 	for _, b := range budgets {
 		for _, c := range configs {
@@ -138,7 +139,7 @@ func TestEmpiricalErrorMatchesExpectedOnNETTRACE(t *testing.T) {
 				require.NoError(t, err)
 				mean, sd := stat.MeanStdDev(mse[w], nil)
 				half := z * sd / math.Sqrt(trials)
-				label := fmt.Sprintf("%s %s %s", b.Kind, c.name, w.Name())
+				label := fmt.Sprintf("%s %s %s", b.Kind(), c.name, w.Name())
 				t.Logf("%-40s expected MSE %12.4f  empirical %12.4f ± %9.4f (99%%, ±%.1f%%)", label, exp.PerQuery, mean, half, 100*half/mean)
 				assert.InDelta(t, exp.PerQuery, mean, half, "%s: expected MSE outside the 99%% CI", label)
 				// Power: the interval is narrow enough to reject a noise

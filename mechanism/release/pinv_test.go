@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
@@ -28,7 +28,7 @@ func TestRankDeficientStrategyAnswersItsWorkload(t *testing.T) {
 	if res.Rank >= 12 {
 		t.Fatalf("width-4 ranges over 12 cells have a singular Gram; the solver returned rank %d", res.Rank)
 	}
-	m, err := New(res.A, calibrate.ZCDP(1))
+	m, err := New(res.A, budgettest.ZCDP(1))
 	if err != nil {
 		t.Fatal(err)
 	}

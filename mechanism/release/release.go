@@ -84,8 +84,8 @@ type Mechanism struct {
 // dense matrix with zeros below the diagonal) is solved by back
 // substitution, any other by Householder QR.
 func New(a mat.Matrix, b calibrate.Budget) (*Mechanism, error) {
-	if err := b.Validate(); err != nil {
-		return nil, err
+	if b.IsZero() {
+		return nil, calibrate.ErrNoBudget
 	}
 	if a == nil {
 		return nil, inputerr.Errorf("release", "nil strategy")

@@ -11,13 +11,14 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
-var gauss = calibrate.ApproxDP(1, 1e-6)
+var gauss = budgettest.ApproxDP(1, 1e-6)
 
 func h2Matrix(t testing.TB, n int) *mat.Dense {
 	h, err := strategy.NewH2(n)
@@ -27,21 +28,24 @@ func h2Matrix(t testing.TB, n int) *mat.Dense {
 
 func TestBudgetValidation(t *testing.T) {
 	nan := math.NaN()
-	good := []calibrate.Budget{gauss, calibrate.PureDP(0.5), calibrate.ZCDP(0.1)}
+	good := []calibrate.Budget{gauss, budgettest.PureDP(0.5), budgettest.ZCDP(0.1)}
 	for _, b := range good {
-		assert.NoError(t, b.Validate(), b.String())
-	}
-	// The budget's own checks are calibrate's (tested there); release must
-	// refuse every bad budget with the shared ErrInput.
-	bad := []calibrate.Budget{
-		calibrate.ApproxDP(0, 1e-6), calibrate.ApproxDP(nan, 1e-6), calibrate.ApproxDP(1, 1),
-		{Kind: calibrate.Pure, Epsilon: 1, Delta: 1e-6}, calibrate.PureDP(0), calibrate.ZCDP(-2),
-		{Kind: calibrate.Concentrated, Rho: 1, Epsilon: 1}, {Kind: "exponential", Epsilon: 1}, {},
-	}
-	for _, b := range bad {
 		_, err := New(mat.NewDense(1, 1, []float64{1}), b)
-		assert.ErrorIs(t, err, ErrInput, "%+v", b)
+		assert.NoError(t, err, b.String())
 	}
+	// The budget's own checks are calibrate's (tested there): a bad budget
+	// cannot be built, with the shared ErrInput, so the only bad budget
+	// release can be given is the zero one ("no budget"), which it refuses.
+	second := func(_ calibrate.Budget, err error) error { return err }
+	for _, err := range []error{
+		second(calibrate.ApproxDP(0, 1e-6)), second(calibrate.ApproxDP(nan, 1e-6)), second(calibrate.ApproxDP(1, 1)),
+		second(calibrate.New(calibrate.Pure, 1, 1e-6, 0)), second(calibrate.PureDP(0)), second(calibrate.ZCDP(-2)),
+		second(calibrate.New(calibrate.Concentrated, 1, 0, 1)), second(calibrate.New("exponential", 1, 0, 0)),
+	} {
+		assert.ErrorIs(t, err, ErrInput)
+	}
+	_, err := New(mat.NewDense(1, 1, []float64{1}), calibrate.Budget{})
+	assert.ErrorIs(t, err, ErrInput)
 }
 
 func TestBadStrategies(t *testing.T) {
@@ -141,7 +145,7 @@ func TestSensitivityAndCalibration(t *testing.T) {
 		assert.Greater(t, mg.SnappedSensitivity(), mg.Sensitivity())
 		assert.Less(t, mg.SnappedSensitivity()/mg.Sensitivity()-1, 1e-9)
 
-		ml, err := New(a, calibrate.PureDP(0.5))
+		ml, err := New(a, budgettest.PureDP(0.5))
 		require.NoError(t, err)
 		assert.InDelta(t, l1, ml.Sensitivity(), 1e-12*l1, s.Name())
 		assert.InDelta(t, s.L1Sensitivity(), ml.Sensitivity(), 1e-9*l1, s.Name())
@@ -150,7 +154,7 @@ func TestSensitivityAndCalibration(t *testing.T) {
 		assert.LessOrEqual(t, ml.Scale(), b+ml.Grid())
 		assert.InDelta(t, 2*ml.Scale()*ml.Scale(), ml.NoiseVariance(), 0)
 
-		mz, err := New(a, calibrate.ZCDP(0.05))
+		mz, err := New(a, budgettest.ZCDP(0.05))
 		require.NoError(t, err)
 		assert.InDelta(t, l2/math.Sqrt(2*0.05), mz.Scale(), 1e-9*l2)
 	}
@@ -288,7 +292,7 @@ func TestMeasurementNoiseMoments(t *testing.T) {
 	for i := range x {
 		x[i] = float64(i % 13)
 	}
-	for _, b := range []calibrate.Budget{gauss, calibrate.PureDP(0.7)} {
+	for _, b := range []calibrate.Budget{gauss, budgettest.PureDP(0.7)} {
 		m, err := New(eye(n), b)
 		require.NoError(t, err)
 		s := noise.NewSeededInsecure(77)

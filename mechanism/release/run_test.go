@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -38,7 +39,7 @@ func TestRunMatchesStepByStep(t *testing.T) {
 	w, err := workload.NewPrefix(len(x))
 	require.NoError(t, err)
 	pp := PostProcess{Clamp: true}
-	for _, b := range []calibrate.Budget{gauss, calibrate.PureDP(0.5), calibrate.ZCDP(0.2)} {
+	for _, b := range []calibrate.Budget{gauss, budgettest.PureDP(0.5), budgettest.ZCDP(0.2)} {
 		res, err := Run(context.Background(), Request{Strategy: a, Budget: b, Data: x, Workload: w,
 			Noise: noise.NewSeededInsecure(7), PostProcess: pp})
 		require.NoError(t, err, b.String())
@@ -93,7 +94,7 @@ func TestRunRefusesBeforeDrawing(t *testing.T) {
 	// near 3e-4·2^-40 ≈ 3e-16, and 4e12/3e-16 ≈ 1.5e28 > 2^72 ≈ 4.7e21
 	// grid units.
 	big := []float64{1e12, 1e12, 1e12, 1e12}
-	_, err = Run(context.Background(), req(func(r *Request) { r.Data, r.Budget = big, calibrate.PureDP(1e4) }))
+	_, err = Run(context.Background(), req(func(r *Request) { r.Data, r.Budget = big, budgettest.PureDP(1e4) }))
 	var ge *GridError
 	require.ErrorAs(t, err, &ge)
 	assert.ErrorIs(t, err, ErrInput)

@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
@@ -108,7 +108,7 @@ func TestAdultReleaseErrorIsCalibrated(t *testing.T) {
 	for i, a := range w.Domain {
 		fs[i] = identityTotal(a.Size)
 	}
-	r, err := prepare(w, kronStrategy(t, fs...), calibrate.ZCDP(0.05))
+	r, err := prepare(w, kronStrategy(t, fs...), budgettest.ZCDP(0.05))
 	require.NoError(t, err)
 	expected := r.ExpectedTotalSquaredError()
 	// The prefix term dominates the total error and its answers are
@@ -159,11 +159,11 @@ func TestAdultMarginalsRelease(t *testing.T) {
 	k := adultMixed(t, sizes)
 	w, err := explicitOf(k)
 	require.NoError(t, err)
-	_, err = prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
+	_, err = prepare(w, MarginalsStrategy{}, budgettest.ZCDP(0.05))
 	require.ErrorIs(t, err, ErrInput, "a product term is refused by the marginals template")
 	assert.Contains(t, err.Error(), `term "cum" has a block other than identity or total`)
 	w.Terms = w.Terms[:1]
-	r, err := prepare(w, MarginalsStrategy{}, calibrate.ZCDP(0.05))
+	r, err := prepare(w, MarginalsStrategy{}, budgettest.ZCDP(0.05))
 	require.NoError(t, err)
 	expected := r.ExpectedTotalSquaredError()
 	const releases = 120
@@ -181,7 +181,7 @@ func TestAdultMarginalsRelease(t *testing.T) {
 	for i, a := range w.Domain {
 		fs[i] = identityTotal(a.Size)
 	}
-	rk, err := prepare(w, kronStrategy(t, fs...), calibrate.ZCDP(0.05))
+	rk, err := prepare(w, kronStrategy(t, fs...), budgettest.ZCDP(0.05))
 	require.NoError(t, err)
 	assert.LessOrEqual(t, expected, rk.ExpectedTotalSquaredError())
 }
@@ -231,11 +231,11 @@ func TestAdultPureMarginalsRelease(t *testing.T) {
 	w, err := explicitOf(k)
 	require.NoError(t, err)
 	w.Terms = w.Terms[:1]
-	_, err = prepare(w, MarginalsStrategy{}, calibrate.PureDP(0.5))
+	_, err = prepare(w, MarginalsStrategy{}, budgettest.PureDP(0.5))
 	require.ErrorIs(t, err, ErrInput, "a Gaussian marginals plan refuses a pure budget")
-	_, err = prepare(w, MarginalsStrategy{Pure: true}, calibrate.ZCDP(0.5))
+	_, err = prepare(w, MarginalsStrategy{Pure: true}, budgettest.ZCDP(0.5))
 	require.ErrorIs(t, err, ErrInput, "a pure marginals plan refuses a zCDP budget")
-	r, err := prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(0.5))
+	r, err := prepare(w, MarginalsStrategy{Pure: true}, budgettest.PureDP(0.5))
 	require.NoError(t, err)
 	assert.Equal(t, "discrete Laplace (pure epsilon-DP)", r.Mechanism())
 	_, norm := r.Sensitivity()
@@ -278,7 +278,7 @@ func TestAdultMarginalsConsistentPostProcessing(t *testing.T) {
 	for _, tc := range []struct {
 		s MarginalsStrategy
 		b Budget
-	}{{MarginalsStrategy{}, calibrate.ZCDP(0.001)}, {MarginalsStrategy{Pure: true}, calibrate.PureDP(0.05)}} {
+	}{{MarginalsStrategy{}, budgettest.ZCDP(0.001)}, {MarginalsStrategy{Pure: true}, budgettest.PureDP(0.05)}} {
 		r, err := prepare(w, tc.s, tc.b)
 		require.NoError(t, err)
 		_, sets := r.Needs()
@@ -392,7 +392,7 @@ func TestAdultTwoWayIntegerTablesExactlyConsistent(t *testing.T) {
 		}
 	}
 	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "pairs", Weight: 1, Products: prods}}}
-	r, err := prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(0.1))
+	r, err := prepare(w, MarginalsStrategy{Pure: true}, budgettest.PureDP(0.1))
 	require.NoError(t, err)
 	_, sets := r.Needs()
 	f, err := os.Open(filepath.Join(dir, "adult.csv"))

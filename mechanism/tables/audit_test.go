@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
@@ -85,7 +86,7 @@ func TestPrivacyAuditDiscreteGaussianRho(t *testing.T) {
 	dom := []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 2}}
 	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 1})}}}}
 	const rho, eps = 0.125, 1.0 // σ = Δ/√(2ρ) = 2
-	r, err := prepare(w, kronStrategy(t, h, h), calibrate.ZCDP(rho))
+	r, err := prepare(w, kronStrategy(t, h, h), budgettest.ZCDP(rho))
 	require.NoError(t, err)
 	x := []float64{3, 7, 0, 12}
 	const nP, nQ = 40000, 15000

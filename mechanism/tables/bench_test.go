@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
@@ -38,7 +38,7 @@ func BenchmarkAdultTwoWayRelease(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := Prepare(k, MarginalsStrategy{}, calibrate.ZCDP(0.5))
+		r, err := Prepare(k, MarginalsStrategy{}, budgettest.ZCDP(0.5))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func BenchmarkNonNegativeKron(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := prepare(w, KronStrategy{A: a}, calibrate.ZCDP(0.05))
+	r, err := prepare(w, KronStrategy{A: a}, budgettest.ZCDP(0.05))
 	if err != nil {
 		b.Fatal(err)
 	}

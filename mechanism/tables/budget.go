@@ -18,25 +18,15 @@ func pure(b Budget) bool { return b.Noise() == calibrate.Laplace }
 // additively), ε/n for pure ε-DP and (ε/n, δ/n) for (ε,δ)-DP (basic
 // composition). n = 1 returns b.
 func Split(b Budget, n int) (Budget, error) {
-	if err := b.Validate(); err != nil {
-		return b, err
-	}
 	if n < 1 {
 		return b, errorf("a budget is split into at least 1 part, got %d", n)
 	}
-	f := float64(n)
-	switch b.Kind {
-	case calibrate.Concentrated:
-		return calibrate.ZCDP(b.Rho / f), nil
-	case calibrate.Pure:
-		return calibrate.PureDP(b.Epsilon / f), nil
-	}
-	return calibrate.ApproxDP(b.Epsilon/f, b.Delta/f), nil
+	return b.Split(n)
 }
 
 // mechanismName describes the noise for outputs.
 func mechanismName(b Budget) string {
-	switch b.Kind {
+	switch b.Kind() {
 	case calibrate.Concentrated:
 		return "discrete Gaussian (rho-zCDP)"
 	case calibrate.Pure:
@@ -58,9 +48,6 @@ func unitSigma(b Budget) (float64, error) {
 	return s, nil
 }
 
-// unitBudget is a placeholder budget for planning without releasing.
-var unitBudget = calibrate.ZCDP(0.5)
-
 // SplitTerms divides b over the terms of a workload in proportion to
 // shares (one positive share per term; nil or empty: equal shares) and
 // returns each term's budget. Term t gets the fraction s_t = shares[t]/Σ
@@ -70,8 +57,8 @@ var unitBudget = calibrate.ZCDP(0.5)
 // measurements, and so do ε (pure) and (ε,δ) (basic composition), so
 // Σ_t b_t = b up to rounding.
 func SplitTerms(b Budget, shares []float64, terms int) ([]Budget, error) {
-	if err := b.Validate(); err != nil {
-		return nil, err
+	if b.IsZero() {
+		return nil, calibrate.ErrNoBudget
 	}
 	if terms < 1 {
 		return nil, errorf("a budget is split over at least 1 term, got %d", terms)
@@ -94,16 +81,8 @@ func SplitTerms(b Budget, shares []float64, terms int) ([]Budget, error) {
 	}
 	out := make([]Budget, terms)
 	for i, s := range shares {
-		f := s / total
-		switch b.Kind {
-		case calibrate.Concentrated:
-			out[i] = calibrate.ZCDP(b.Rho * f)
-		case calibrate.Pure:
-			out[i] = calibrate.PureDP(b.Epsilon * f)
-		default:
-			out[i] = calibrate.ApproxDP(b.Epsilon*f, b.Delta*f)
-		}
-		if err := out[i].Validate(); err != nil {
+		var err error
+		if out[i], err = b.Share(s / total); err != nil {
 			return nil, errorf("term %d's share of the budget: %v", i+1, err)
 		}
 	}

@@ -48,8 +48,9 @@ func ExamplePrepareParts() {
 	          "workload": [{"name": "total", "marginals": {"upto": 0}},
 	                       {"name": "ages", "product": {"age": "prefix"}}]}`
 	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
+	rho, _ := calibrate.ZCDP(1)
 	ps, err := tables.PrepareParts(context.Background(), tables.PartsRequest{
-		Workload: k, Budget: calibrate.ZCDP(1), Template: "kron",
+		Workload: k, Budget: rho, Template: "kron",
 		SplitTerms: true, TermShares: []float64{1, 3},
 	})
 	if err != nil {

@@ -40,14 +40,19 @@ func Example_readmeRelease() {
 	}
 	defer os.RemoveAll(dir)
 	ledgerPath := filepath.Join(dir, "budget.json")
-	if err := ledger.Create(ledgerPath, calibrate.ZCDP(1)); err != nil {
+	limit, err := calibrate.ZCDP(1)
+	if err != nil {
+		panic(err)
+	}
+	if err := ledger.Create(ledgerPath, limit); err != nil {
 		panic(err)
 	}
 
 	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks) // or domain.LoadSpec(path, workload.Blocks)
 	p, err := plan.Run(ctx, k, "best", plan.Options{})                      // kron, union or dense: p.Objective, p.LowerBound
 	s, err := tables.FromPlan(p.Strategy, k)                                // tables.MarginalsStrategy{} for a workload of marginals
-	r, err := tables.Prepare(k, s, calibrate.ZCDP(0.5))                     // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
+	b, err := calibrate.ZCDP(0.5)                                           // or calibrate.PureDP(ε), calibrate.ApproxDP(ε, δ)
+	r, err := tables.Prepare(k, s, b)                                       // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
 	x, _, err := records.ReadHistogram(csvFile, k.Attributes(), nil)        // records.ReadMarginals when r.Needs() asks for tables
 	charge := func() error { _, err := ledger.Spend(ledgerPath, r.Budget(), "my release"); return err }
 	res, err := r.Run(ctx, tables.Data{Histogram: x}, noise.NewSecure(), charge, tables.PostProcess{})

@@ -20,7 +20,8 @@ func Example() {
 	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
 
 	// The optimal residual plan for marginals, under rho = 1 zCDP.
-	r, _ := tables.Prepare(k, tables.MarginalsStrategy{}, calibrate.ZCDP(1))
+	rho, _ := calibrate.ZCDP(1)
+	r, _ := tables.Prepare(k, tables.MarginalsStrategy{}, rho)
 	fmt.Printf("sigma %.4f, expected total squared error %.4f over %d answers\n",
 		r.Sigma(), r.ExpectedTotalSquaredError(), k.Queries())
 
@@ -53,7 +54,12 @@ func Example() {
 // 1:1:2; releasing each term on its own under its share spends the whole ρ
 // (zCDP composes additively).
 func ExampleSplitTerms() {
-	bs, err := tables.SplitTerms(calibrate.ZCDP(1), []float64{1, 1, 2}, 3)
+	rho, err := calibrate.ZCDP(1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	bs, err := tables.SplitTerms(rho, []float64{1, 1, 2}, 3)
 	if err != nil {
 		fmt.Println(err)
 		return

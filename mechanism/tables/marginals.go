@@ -81,7 +81,7 @@ func (r *Release) MarginalTables() []MarginalTable {
 	out := make([]MarginalTable, len(r.mplan.cals))
 	for i, c := range r.mplan.cals {
 		out[i] = MarginalTable{Attrs: slices.Clone(r.mplan.pure.Tables[i].Attrs), Cells: c.Rows,
-			Epsilon: c.Budget.Epsilon, Scale: c.Scale, Variance: c.Variance, Grid: c.Grid}
+			Epsilon: c.Budget.Epsilon(), Scale: c.Scale, Variance: c.Variance, Grid: c.Grid}
 	}
 	return out
 }

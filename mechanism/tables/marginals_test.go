@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
@@ -164,7 +164,7 @@ func TestPureMarginalsSizeOneAttribute(t *testing.T) {
 	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{
 		{Name: "m", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0, 1}), marginalProduct(dom, []int{1, 2}), marginalProduct(dom, nil)}},
 	}}
-	r, err := prepare(w, MarginalsStrategy{Pure: true}, calibrate.PureDP(2))
+	r, err := prepare(w, MarginalsStrategy{Pure: true}, budgettest.PureDP(2))
 	require.NoError(t, err)
 	hist, sets := r.Needs()
 	require.False(t, hist)

@@ -355,5 +355,5 @@ func mergeConsistency(a, b *Consistency) *Consistency {
 
 // pureOrZCDP reports whether b composes by addition over union parts.
 func pureOrZCDP(b Budget) bool {
-	return b.Kind == calibrate.Concentrated || b.Kind == calibrate.Pure
+	return b.Kind() == calibrate.Concentrated || b.Kind() == calibrate.Pure
 }

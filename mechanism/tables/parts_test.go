@@ -30,8 +30,8 @@ func TestPartsSplitTerms(t *testing.T) {
 	assert.Equal(t, []string{"m", "p"}, checked)
 	parts := ps.Parts()
 	require.Len(t, parts, 2)
-	assert.InDelta(t, 0.2, parts[0].Budget.Rho, 1e-15)
-	assert.InDelta(t, 0.6, parts[1].Budget.Rho, 1e-15)
+	assert.InDelta(t, 0.2, parts[0].Budget.Rho(), 1e-15)
+	assert.InDelta(t, 0.6, parts[1].Budget.Rho(), 1e-15)
 	assert.Equal(t, []float64{0.25, 0.75}, []float64{parts[0].Share, parts[1].Share})
 	assert.Equal(t, [][]int{{0}, {1}}, [][]int{parts[0].Terms, parts[1].Terms})
 

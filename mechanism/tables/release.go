@@ -76,8 +76,8 @@ func prepare(w *explicitWorkload, s Strategy, b Budget) (*Release, error) {
 	if err := w.validate(); err != nil {
 		return nil, err
 	}
-	if err := b.Validate(); err != nil {
-		return nil, errorf("%v", err)
+	if b.IsZero() {
+		return nil, errorf("%v", calibrate.ErrNoBudget)
 	}
 	if s == nil {
 		return nil, errorf("no strategy")

@@ -243,7 +243,11 @@ func attrPositions(raw []json.RawMessage, w *explicitWorkload) ([]int, error) {
 // with the plan recomputed for w (relative 1e-12: closed form from the
 // same inputs).
 func checkPureTables(ts []tableRecord, w *explicitWorkload, ms MarginalsStrategy) error {
-	r := &Release{w: w, b: calibrate.PureDP(1)}
+	unit, err := calibrate.PureDP(1) // a placeholder: the table scales do not depend on ε
+	if err != nil {
+		return err
+	}
+	r := &Release{w: w, b: unit}
 	if err := r.prepareMarginals(ms); err != nil {
 		return err
 	}
@@ -271,7 +275,11 @@ func checkPureTables(ts []tableRecord, w *explicitWorkload, ms MarginalsStrategy
 // with the plan recomputed for w (relative 1e-9: both are closed-form or
 // certified to 1e-8 gap, computed from the same inputs).
 func checkResiduals(rs []residualRecord, w *explicitWorkload, ms MarginalsStrategy) error {
-	r := &Release{w: w, b: unitBudget}
+	unit, err := calibrate.ZCDP(0.5) // a placeholder: the residual variances do not depend on ρ
+	if err != nil {
+		return err
+	}
+	r := &Release{w: w, b: unit}
 	if err := r.prepareMarginals(ms); err != nil {
 		return err
 	}

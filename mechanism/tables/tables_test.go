@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
-func zcdp(rho float64) Budget { return calibrate.ZCDP(rho) }
+func zcdp(rho float64) Budget { return budgettest.ZCDP(rho) }
 
 // identityTotal is [I; 1ᵀ]/√2: unit column norms.
 func identityTotal(d int) *mat.Dense {
@@ -222,12 +222,12 @@ func TestNothingSampledOnRefusalOrCancel(t *testing.T) {
 func TestPrepareErrors(t *testing.T) {
 	w := smallWorkload()
 	s := kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2))
-	for _, b := range []Budget{zcdp(0), zcdp(-1), zcdp(math.NaN()), {Kind: calibrate.Approx, Epsilon: 1}, {Kind: calibrate.Pure}} {
-		_, err := prepare(w, s, b)
-		assert.ErrorIs(t, err, ErrInput, "%v", b)
-	}
+	// A bad budget cannot be built (calibrate's tests); the zero Budget,
+	// "no budget", is refused.
+	_, err := prepare(w, s, Budget{})
+	assert.ErrorIs(t, err, ErrInput)
 	// A strategy that cannot see the prefix queries (a total on b).
-	_, err := prepare(w, kronStrategy(t, identityTotal(3), ones(4), identityTotal(2)), zcdp(1))
+	_, err = prepare(w, kronStrategy(t, identityTotal(3), ones(4), identityTotal(2)), zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
 	_, err = prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4)), zcdp(1))
 	assert.ErrorIs(t, err, ErrInput)
@@ -242,7 +242,7 @@ func TestPrepareErrors(t *testing.T) {
 func TestLaplaceUsesL1(t *testing.T) {
 	w := smallWorkload()
 	// L1 column norm of [I;1ᵀ]/√2 is √2 per factor: Δ₁ = 2√2 in all.
-	r, err := prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), calibrate.PureDP(1))
+	r, err := prepare(w, kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2)), budgettest.PureDP(1))
 	require.NoError(t, err)
 	sens, norm := r.Sensitivity()
 	assert.Equal(t, "L1", norm)
@@ -317,18 +317,18 @@ func TestDenseStrategyEqualsKron(t *testing.T) {
 }
 
 func TestSplit(t *testing.T) {
-	b, err := Split(calibrate.ZCDP(0.9), 3)
+	b, err := Split(budgettest.ZCDP(0.9), 3)
 	require.NoError(t, err)
-	assert.InDelta(t, 0.3, b.Rho, 1e-16)
-	b, err = Split(calibrate.ApproxDP(1, 1e-6), 4)
+	assert.InDelta(t, 0.3, b.Rho(), 1e-16)
+	b, err = Split(budgettest.ApproxDP(1, 1e-6), 4)
 	require.NoError(t, err)
-	assert.Equal(t, calibrate.ApproxDP(0.25, 2.5e-7), b)
-	b, err = Split(calibrate.PureDP(2), 1)
+	assert.Equal(t, budgettest.ApproxDP(0.25, 2.5e-7), b)
+	b, err = Split(budgettest.PureDP(2), 1)
 	require.NoError(t, err)
-	assert.Equal(t, calibrate.PureDP(2), b)
-	_, err = Split(calibrate.ZCDP(1), 0)
+	assert.Equal(t, budgettest.PureDP(2), b)
+	_, err = Split(budgettest.ZCDP(1), 0)
 	assert.ErrorIs(t, err, ErrInput)
-	_, err = Split(calibrate.ZCDP(-1), 2)
+	_, err = Split(Budget{}, 2)
 	assert.ErrorIs(t, err, ErrInput)
 }
 
@@ -347,23 +347,23 @@ func TestWriteAnswersCSVQuotes(t *testing.T) {
 // the whole (zCDP, pure and approximate DP compose additively); 1e-15
 // relative is the rounding of a few divisions and additions.
 func TestSplitTerms(t *testing.T) {
-	bs, err := SplitTerms(calibrate.ZCDP(0.9), []float64{1, 2, 6}, 3)
+	bs, err := SplitTerms(budgettest.ZCDP(0.9), []float64{1, 2, 6}, 3)
 	require.NoError(t, err)
-	assert.InDelta(t, 0.1, bs[0].Rho, 1e-16)
-	assert.InDelta(t, 0.6, bs[2].Rho, 1e-16)
-	assert.InEpsilon(t, 0.9, bs[0].Rho+bs[1].Rho+bs[2].Rho, 1e-15)
-	bs, err = SplitTerms(calibrate.ApproxDP(1, 1e-6), nil, 4)
+	assert.InDelta(t, 0.1, bs[0].Rho(), 1e-16)
+	assert.InDelta(t, 0.6, bs[2].Rho(), 1e-16)
+	assert.InEpsilon(t, 0.9, bs[0].Rho()+bs[1].Rho()+bs[2].Rho(), 1e-15)
+	bs, err = SplitTerms(budgettest.ApproxDP(1, 1e-6), nil, 4)
 	require.NoError(t, err)
 	for _, b := range bs {
-		assert.Equal(t, calibrate.ApproxDP(0.25, 2.5e-7), b)
+		assert.Equal(t, budgettest.ApproxDP(0.25, 2.5e-7), b)
 	}
-	bs, err = SplitTerms(calibrate.PureDP(3), []float64{2, 1}, 2)
+	bs, err = SplitTerms(budgettest.PureDP(3), []float64{2, 1}, 2)
 	require.NoError(t, err)
-	assert.Equal(t, []Budget{calibrate.PureDP(2), calibrate.PureDP(1)}, bs)
+	assert.Equal(t, []Budget{budgettest.PureDP(2), budgettest.PureDP(1)}, bs)
 	for _, bad := range [][]float64{{1}, {1, 0}, {1, math.NaN()}, {1, math.Inf(1)}} {
-		_, err = SplitTerms(calibrate.ZCDP(1), bad, 2)
+		_, err = SplitTerms(budgettest.ZCDP(1), bad, 2)
 		assert.ErrorIs(t, err, ErrInput, "%v", bad)
 	}
-	_, err = SplitTerms(calibrate.ZCDP(-1), nil, 2)
+	_, err = SplitTerms(Budget{}, nil, 2)
 	assert.ErrorIs(t, err, ErrInput)
 }

@@ -172,7 +172,11 @@ func (c Config) Validate() error {
 			return inputErrorf("degree must be in [2, 30], got %d", K)
 		}
 	}
-	if err := (functional.Params{Budget: calibrate.PureDP(1), Gamma: c.Gamma, Q: c.Q, P: c.P}).Validate(); err != nil {
+	unit, err := calibrate.PureDP(1) // the budget does not enter these checks (c.Eps is checked above)
+	if err != nil {
+		return err
+	}
+	if err := (functional.Params{Budget: unit, Gamma: c.Gamma, Q: c.Q, P: c.P}).Validate(); err != nil {
 		return err
 	}
 	if err := c.S.Validate(); err != nil {
@@ -541,7 +545,11 @@ func setupDegree(agents []*distributed.Logistic, box basis.Box, K int, S project
 // largest projection certificate and the largest certificate relative to the
 // distance moved.
 func runFunctional(s *degreeSetup, cfg Config, e, r int, agents []*distributed.Logistic, box basis.Box, xstar []float64) (float64, float64, float64, error) {
-	p := functional.Params{Budget: calibrate.PureDP(cfg.Eps[e]), Gamma: cfg.Gamma, Q: cfg.Q, P: cfg.P}
+	b, err := calibrate.PureDP(cfg.Eps[e])
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	p := functional.Params{Budget: b, Gamma: cfg.Gamma, Q: cfg.Q, P: cfg.P}
 	polys := make([]distributed.Objective, len(agents))
 	cert, rel := 0.0, 0.0
 	for i := range agents {
@@ -579,7 +587,11 @@ func runFunctional(s *degreeSetup, cfg Config, e, r int, agents []*distributed.L
 // projection is within cert of the exact (non-expansive) one, which adds
 // 2·cert per agent to the coefficient distance.
 func accuracyBound(cfg Config, s *degreeSetup, eps float64, box basis.Box, n int, cert float64) (float64, error) {
-	m, err := functional.New(functional.Params{Budget: calibrate.PureDP(eps), Gamma: cfg.Gamma, Q: cfg.Q, P: cfg.P}, s.b.Len(), noise.NewSeededInsecure(0))
+	b, err := calibrate.PureDP(eps)
+	if err != nil {
+		return 0, err
+	}
+	m, err := functional.New(functional.Params{Budget: b, Gamma: cfg.Gamma, Q: cfg.Q, P: cfg.P}, s.b.Len(), noise.NewSeededInsecure(0))
 	if err != nil {
 		return 0, err
 	}
