@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"sort"
 
 	"os"
 	"os/exec"
@@ -13,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/matio"
@@ -96,17 +100,21 @@ type MFPeerRun struct {
 // peer at its default stop (max |projected gradient| ≤ 1e-3) and run until
 // it reaches dpsolve's certified objective to 1e-8.
 type MFRow struct {
-	Case                 MFCase
-	Seconds, CPUSeconds  float64
-	DGEMMSeconds         float64
-	DGEMMEq              float64
-	Iterations, CGSteps  int
-	Objective, Bound     float64
-	Gap                  float64
-	Status               status.Status
-	Phases               map[string]float64
-	Peer, PeerTight      *MFPeerRun
-	PeerError, TightNote string
+	Case                MFCase
+	Seconds, CPUSeconds float64
+	// DGEMMSeconds is one n×n DGEMM timed in the same run (median of
+	// 5), wall and CPU; DGEMMEq and DGEMMEqCPU divide the solve's wall
+	// and CPU seconds by them (the CPU ratio is the steadier one on a
+	// shared machine).
+	DGEMMSeconds, DGEMMCPUSeconds float64
+	DGEMMEq, DGEMMEqCPU           float64
+	Iterations, CGSteps           int
+	Objective, Bound              float64
+	Gap                           float64
+	Status                        status.Status
+	Phases                        map[string]float64
+	Peer, PeerTight               *MFPeerRun
+	PeerError, TightNote          string
 }
 
 // MFBench runs DP-MF cases; Python is the peer's interpreter ("" skips the
@@ -150,7 +158,8 @@ func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MF
 	if err != nil {
 		return MFRow{}, err
 	}
-	row := MFRow{Case: c, DGEMMSeconds: DGEMMSeconds(c.N, 3)}
+	row := MFRow{Case: c}
+	row.DGEMMSeconds, row.DGEMMCPUSeconds = dgemmWallCPU(c.N, 5)
 	cpu0 := processCPUSeconds()
 	res, err := mf.Solve(ctx, w, c.schema(), nil)
 	if err != nil {
@@ -160,7 +169,11 @@ func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MF
 	row.Seconds, row.Iterations, row.CGSteps = res.Seconds, res.Iterations, res.CGSteps
 	row.Objective, row.Bound, row.Gap, row.Status, row.Phases = res.Objective, res.LowerBound, res.Gap, res.Status, res.Phases
 	row.DGEMMEq = row.Seconds / row.DGEMMSeconds
-	b.logf("mf %+v: %.3f s (%.0f DGEMM-eq), objective %.10g, gap %.2e", c, row.Seconds, row.DGEMMEq, row.Objective, row.Gap)
+	if row.DGEMMCPUSeconds > 0 {
+		row.DGEMMEqCPU = row.CPUSeconds / row.DGEMMCPUSeconds
+	}
+	b.logf("mf %+v: %.3f s, %.3f cpu s (%.0f DGEMM-eq, %.0f by CPU time), objective %.10g, gap %.2e, phases %s",
+		c, row.Seconds, row.CPUSeconds, row.DGEMMEq, row.DGEMMEqCPU, row.Objective, row.Gap, phaseShares(row.Phases, row.Seconds))
 	if b.Python == "" {
 		return row, nil
 	}
@@ -211,10 +224,43 @@ func (b *MFBench) peer(ctx context.Context, args []string) (*MFPeerRun, error) {
 	return &r, nil
 }
 
+// dgemmWallCPU times samples n×n DGEMMs after one warm-up and returns the
+// medians of their wall and process CPU seconds.
+func dgemmWallCPU(n, samples int) (wall, cpu float64) {
+	r := rand.New(rand.NewPCG(uint64(n), 2)) // timing inputs only
+	a, b, c := blas.NewSquare(n), blas.NewSquare(n), blas.NewSquare(n)
+	for i := range a.Data {
+		a.Data[i], b.Data[i], c.Data[i] = r.Float64()-0.5, r.Float64()-0.5, 1
+	}
+	blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, a, b, 0, c)
+	ws, cs := make([]float64, samples), make([]float64, samples)
+	for i := range ws {
+		c0, t0 := processCPUSeconds(), time.Now()
+		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, a, b, 0, c)
+		ws[i], cs[i] = time.Since(t0).Seconds(), processCPUSeconds()-c0
+	}
+	return median(ws), median(cs)
+}
+
+// phaseShares lists the solver's phases, largest first, with their shares
+// of the wall time.
+func phaseShares(ph map[string]float64, total float64) string {
+	names := make([]string, 0, len(ph))
+	for k := range ph {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return ph[names[i]] > ph[names[j]] })
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %.0f%%", k, 100*ph[k]/total)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // WriteMFMarkdown writes the side-by-side table.
 func WriteMFMarkdown(w io.Writer, rows []MFRow) error {
 	fmt.Fprintf(w, "DP-MF, backend %s\n\n", blas.Describe())
-	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq | it / CG | objective | gap | peer 1e-3: s (cpu s) / steps / objective | peer to 1e-8: s (cpu s) / steps / status | speed-up 1e-3 / 1e-8 (wall; cpu) |")
+	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq (by cpu) | it / CG | objective | gap | peer 1e-3: s (cpu s) / steps / objective | peer to 1e-8: s (cpu s) / steps / status | speed-up 1e-3 / 1e-8 (wall; cpu) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		p1, p2, su := "—", "—", "—"
@@ -238,8 +284,20 @@ func WriteMFMarkdown(w io.Writer, rows []MFRow) error {
 		} else {
 			k = strconv.Itoa(r.Case.Epochs)
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %.3f (%.3f) | %.0f | %d / %d | %.10g | %.1e | %s | %s | %s |\n",
-			r.Case.N, k, b, r.Case.Workload, r.Seconds, r.CPUSeconds, r.DGEMMEq, r.Iterations, r.CGSteps, r.Objective, r.Gap, p1, p2, su)
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %.3f (%.3f) | %.0f (%.0f) | %d / %d | %.10g | %.1e | %s | %s | %s |\n",
+			r.Case.N, k, b, r.Case.Workload, r.Seconds, r.CPUSeconds, r.DGEMMEq, r.DGEMMEqCPU, r.Iterations, r.CGSteps, r.Objective, r.Gap, p1, p2, su)
+	}
+	fmt.Fprint(w, "\nPhases of dpsolve's solve (share of its wall time):\n\n")
+	fmt.Fprintln(w, "| n | k | b | workload | DGEMM s (cpu s) | phases |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, r := range rows {
+		k, b := "—", "—"
+		if r.Case.MinSep > 0 {
+			b = strconv.Itoa(r.Case.MinSep)
+		} else {
+			k = strconv.Itoa(r.Case.Epochs)
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %.4f (%.4f) | %s |\n", r.Case.N, k, b, r.Case.Workload, r.DGEMMSeconds, r.DGEMMCPUSeconds, phaseShares(r.Phases, r.Seconds))
 	}
 	return nil
 }

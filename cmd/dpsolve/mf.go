@@ -70,10 +70,18 @@ type mfJSON struct {
 }
 
 // memMF is the peak of dpsolve mf in n×n float64 matrices for the single-
-// participation and banded schemas: the workload A and its Gram, V's copy
-// and factor, the banded solver's eight work matrices and its
-// certificate's, and the strategy and its evaluation at the end.
+// participation schema: the workload A and its Gram, V's copy and factor,
+// newton's work matrices and its certificate's, and the strategy and its
+// evaluation at the end.
 const memMF = 14
+
+// memMFBanded is the banded peak. While solving: A, V, the solver's five
+// n×n matrices (counted by mechanism/mf's memory test; the iterate, the
+// step, the CG vectors and X's factor are bands of n·b numbers) and its
+// column preconditioner, at most one n×n matrix's worth: 8; with X built
+// at the end, 9. Afterwards Evaluate holds A, V, X, C and five work
+// matrices: 9. One more for the bands and the per-iteration vectors.
+const memMFBanded = 10
 
 // memMFEpoch is the fixed-epoch peak. While solving: A, V and the solver's
 // seven n×n matrices (counted by mechanism/mf's memory test; the
@@ -86,8 +94,11 @@ const memMFEpoch = 10
 
 // mfMemory is the peak model for the schema.
 func mfMemory(s mf.Schema) float64 {
-	if s.Kind == mf.FixedEpoch && s.Epochs > 1 {
+	switch {
+	case s.Kind == mf.FixedEpoch && s.Epochs > 1:
 		return memMFEpoch
+	case s.Kind == mf.MinSep:
+		return memMFBanded
 	}
 	return memMF
 }

@@ -1,8 +1,14 @@
 package mf
 
-import "math"
+import (
+	"math"
 
-// columnBlocks preconditions the banded Newton system by its diagonal
+	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/dpsolve/dpsolve/blas"
+)
+
+// columnPrecond preconditions the banded Newton system by its diagonal
 // blocks, one per column j of the band (the unknowns u_ij, j < i < j+b, of
 // D = Σ u_ij (e_i e_jᵀ + e_j e_iᵀ)): with P = X⁻¹ the Hessian's bilinear
 // form is
@@ -12,62 +18,98 @@ import "math"
 // so within column j (l = j) the block is
 // 2·(P_jk M_ji + P_jj M_ki + P_ik M_jj + P_ij M_kj). A Jacobi
 // preconditioner keeps only its diagonal; the blocks also capture the
-// strong coupling of entries sharing a column.
+// strong coupling of entries sharing a column (measured on prefix and
+// momentum at n = 96, b = 12: CG products to a 1e-6 residual 45 against
+// Jacobi's 60, and 231 against 331).
+//
+// The blocks' inverses are stored, so that applying one is a single
+// matrix–vector product (measured: about half the time of two triangular
+// solves per block). Whole blocks take n·(b−1)² numbers; where that
+// exceeds n² (b − 1 > √n) each column is split into chunks of
+// q = ⌊n/(b−1)⌋ entries, so the preconditioner never holds more than one
+// n×n matrix's worth. (Measured at n = 512, b = 64, where q = 8: 141 CG
+// products on prefix against 112 with whole blocks, 738 against 680 on
+// momentum 0.9, in about the same CPU time, the chunks being cheaper to
+// build and apply.)
 type columnPrecond struct {
-	n, bw  int
-	blocks [][]float64 // lower Cholesky factors, size m_j = min(bw−1, n−1−j)
+	n, bw, q int
+	inv      []float64 // per column, its chunks' inverses in order
+	off      []int     // column j's inverses start at inv[off[j]]
+	x, y     []float64
 }
 
-func (s *bandSolver) columnBlocks() *columnPrecond {
-	n, bw := s.n, s.bw
-	p, m := s.xinv.Data, s.m.Data
-	pc := &columnPrecond{n: n, bw: bw, blocks: make([][]float64, n)}
-	for j := 0; j < n; j++ {
-		sz := min(bw-1, n-1-j)
-		if sz <= 0 {
-			continue
-		}
-		blk := make([]float64, sz*sz)
-		for a := 0; a < sz; a++ {
-			i := j + 1 + a
-			for c := 0; c <= a; c++ {
-				k := j + 1 + c
-				v := 2 * (p[j*n+k]*m[j*n+i] + p[j*n+j]*m[k*n+i] + p[i*n+k]*m[j*n+j] + p[i*n+j]*m[k*n+j])
-				blk[a*sz+c], blk[c*sz+a] = v, v
-			}
-		}
-		if !lowerChol(blk, sz) { // fall back on the diagonal
-			for a := 0; a < sz; a++ {
-				i := j + 1 + a
-				d := 2 * (p[i*n+i]*m[j*n+j] + p[j*n+j]*m[i*n+i] + 2*p[i*n+j]*m[i*n+j])
-				for c := 0; c < sz; c++ {
-					blk[a*sz+c] = 0
-				}
-				blk[a*sz+a] = math.Sqrt(math.Max(d, 1e-300))
-			}
-		}
-		pc.blocks[j] = blk
+func newColumnPrecond(n, bw int) *columnPrecond {
+	q := max(1, bw-1)
+	if budget := n * n; n*(bw-1)*q > budget {
+		q = max(1, budget/(n*max(1, bw-1)))
 	}
+	pc := &columnPrecond{n: n, bw: bw, q: q, off: make([]int, n+1),
+		x: make([]float64, q), y: make([]float64, q)}
+	for j := 0; j < n; j++ {
+		sz := max(0, min(bw-1, n-1-j))
+		words := 0
+		for a0 := 0; a0 < sz; a0 += q {
+			c := min(q, sz-a0)
+			words += c * c
+		}
+		pc.off[j+1] = pc.off[j] + words
+	}
+	pc.inv = make([]float64, pc.off[n])
 	return pc
 }
 
-// apply sets z = B⁻¹(2r) on the band's lower entries, mirrored (r and z
-// are full symmetric n×n matrices, zero off the band).
+// build fills the blocks from X⁻¹ and M.
+func (pc *columnPrecond) build(xinv, m blas.General) {
+	n, bw, q := pc.n, pc.bw, pc.q
+	p, md := xinv.Data, m.Data
+	for j := 0; j < n; j++ {
+		sz := max(0, min(bw-1, n-1-j))
+		blk := pc.inv[pc.off[j]:pc.off[j+1]]
+		for a0 := 0; a0 < sz; a0 += q {
+			c := min(q, sz-a0)
+			g := blas.General{Rows: c, Cols: c, Stride: c, Data: blk[:c*c]}
+			for a := 0; a < c; a++ {
+				i := j + 1 + a0 + a
+				for e := a; e < c; e++ {
+					k := j + 1 + a0 + e
+					g.Data[a*c+e] = 2 * (p[j*n+k]*md[j*n+i] + p[j*n+j]*md[k*n+i] + p[i*n+k]*md[j*n+j] + p[i*n+j]*md[k*n+j])
+				}
+			}
+			if !blas.Cholesky(g) || !blas.CholInverse(g) { // Jacobi on this chunk
+				clear(g.Data)
+				for a := 0; a < c; a++ {
+					i := j + 1 + a0 + a
+					d := 2 * (p[i*n+i]*md[j*n+j] + p[j*n+j]*md[i*n+i] + 2*p[i*n+j]*md[i*n+j])
+					g.Data[a*c+a] = 1 / math.Max(d, 1e-300)
+				}
+			}
+			blk = blk[c*c:]
+		}
+	}
+}
+
+// apply sets z = B⁻¹(2r) on the band's free entries (r and z are bands,
+// zero on the diagonal).
 func (pc *columnPrecond) apply(r, z []float64) {
-	n := pc.n
-	for j, l := range pc.blocks {
-		sz := int(math.Sqrt(float64(len(l))))
-		if sz == 0 {
-			continue
-		}
-		x := make([]float64, sz)
-		for a := 0; a < sz; a++ {
-			x[a] = 2 * r[(j+1+a)*n+j]
-		}
-		lowerCholSolve(l, sz, x)
-		for a := 0; a < sz; a++ {
-			i := j + 1 + a
-			z[i*n+j], z[j*n+i] = x[a], x[a]
+	n, bw, q := pc.n, pc.bw, pc.q
+	clear(z)
+	for j := 0; j < n; j++ {
+		sz := max(0, min(bw-1, n-1-j))
+		blk := pc.inv[pc.off[j]:pc.off[j+1]]
+		for a0 := 0; a0 < sz; a0 += q {
+			c := min(q, sz-a0)
+			x, y := pc.x[:c], pc.y[:c]
+			for a := 0; a < c; a++ {
+				i := j + 1 + a0 + a
+				x[a] = 2 * r[i*bw+i-j]
+			}
+			blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, blas.General{Rows: c, Cols: c, Stride: c, Data: blk[:c*c]},
+				blas.General{Rows: c, Cols: 1, Stride: 1, Data: x}, 0, blas.General{Rows: c, Cols: 1, Stride: 1, Data: y})
+			for a := 0; a < c; a++ {
+				i := j + 1 + a0 + a
+				z[i*bw+i-j] = y[a]
+			}
+			blk = blk[c*c:]
 		}
 	}
 }

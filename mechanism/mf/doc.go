@@ -47,8 +47,12 @@
 //
 //	𝒯*(Z [K ∘ (Zᵀ 𝒯(ν) Z)] Zᵀ) = −½·𝒯*(X),
 //
-// solved by conjugate gradients (two n×n GEMMs per product) preconditioned
-// by its diagonal blocks, one per pattern (see blockJacobi). The step is
+// solved by conjugate gradients (two n×n GEMMs per product), warm-started
+// from the previous iteration's multipliers and preconditioned by its
+// diagonal blocks over groups of consecutive patterns, formed from a sum of
+// exponentials for K (see blockJacobi). The start is V^{1/2} scaled to unit
+// diagonal, masked by a triangular Toeplitz kernel of width b (feasible and
+// definite by the Schur product theorem). The step is
 // projected exactly onto the constraints (pattern entries zero, pattern
 // diagonals summing to zero), so every iterate is exactly feasible: the
 // zero entries stay exactly zero and each pattern's diagonal sums to 1 up
@@ -62,12 +66,18 @@
 // diagonal). Its gradient is −P(M), M = X⁻¹VX⁻¹, and its Hessian
 // H[D] = P(X⁻¹DM + MDX⁻¹), P keeping the free entries; the Newton system
 // H[D] = P(M) is solved by conjugate gradients preconditioned by H's
-// diagonal, and the step is supported on the band, so every iterate is
-// b-banded with unit diagonal exactly. The certificate's Λ is M off the
-// band plus its diagonal, shifted to be positive semidefinite. (Measured:
-// the Jacobi-preconditioned CG needs hundreds to thousands of products per
-// Newton step on momentum workloads; the banded solver is correct and
-// certified but not yet fast.)
+// diagonal blocks, one per column of the band, and the step is supported
+// on the band, so every iterate is b-banded with unit diagonal exactly.
+// The iterate, the step and the CG vectors are stored as bands, and X is
+// factored in band storage: in blocks of b rows X is block tridiagonal and
+// its Cholesky factor U block bidiagonal, so the objective ‖F·U⁻¹‖²_F (a
+// line-search trial) and G = F·X⁻¹ cost O(n²·b), M = GᵀG and X⁻¹ about one
+// n×n product each per Newton step, and a Hessian product O(n²·b) (X⁻¹D
+// meets only the band's columns, and only the band of X⁻¹DM is kept). The start is the band of V^{1/2} at unit diagonal,
+// tapered towards the band's edge. The certificate's Λ is M off the band
+// plus its diagonal, shifted to be positive semidefinite; it is evaluated
+// once the Newton decrement is small, usually ending the run without
+// another Newton system.
 //
 // # Privacy
 //

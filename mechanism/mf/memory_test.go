@@ -8,8 +8,8 @@ import (
 
 // The fixed-epoch solver's n×n storage is allocated through square only
 // (the eigensolver borrows e.w, the certificate writes F·R into it, K is
-// formed entry by entry or in the free e.s, the preconditioner's row blocks
-// go to e.w and e.t from n ≥ 512), so its count plus the caller's V bounds
+// formed entry by entry, the preconditioner's blocks go to e.t from
+// n ≥ 512 at k = 4), so its count plus the caller's V bounds
 // the peak in n×n matrices: the budget is 8 (n = 8192 in 8·8·8192² bytes
 // = 4 GiB).
 func TestMFEpochSolverSquares(t *testing.T) {
@@ -39,12 +39,13 @@ func TestMFEpochSolverSquares(t *testing.T) {
 	}
 }
 
-// From n ≥ 512 (k ≤ 31) an iteration's eigendecomposition, preconditioner
+// From n ≥ 512 (k = 4) an iteration's eigendecomposition, preconditioner
 // and certificate run in the solver's own matrices: each allocates under
 // half of one n×n matrix (the pattern blocks, the multipliers and the
 // LAPACK routines' blocked workspaces, 2·64 columns of n at most, a
-// quarter at n = 512), where a fresh eigensolver workspace, F·R or the
-// preconditioner's 2·510 rows of n would each exceed it.
+// quarter at n = 512), where a fresh eigensolver workspace or F·R would
+// each exceed it; the preconditioner's blocks (36·7 by 7·128 numbers) live
+// in e.t.
 func TestMFEpochIterationAllocatesNoSquare(t *testing.T) {
 	const n, k = 512, 4
 	w, err := Prefix(n)
@@ -60,6 +61,9 @@ func TestMFEpochIterationAllocatesNoSquare(t *testing.T) {
 		t.Fatal("start is not definite")
 	}
 	pc := newBlockJacobi(e)
+	if !pc.inT {
+		t.Errorf("the preconditioner's blocks did not fit in e.t")
+	}
 	measure := func(name string, f func() bool) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
