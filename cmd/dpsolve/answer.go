@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -162,14 +163,15 @@ func btoi(b bool) int {
 	return 0
 }
 
-// sampler returns the secure sampler, or the seeded one with a warning.
-func (f *releaseFlags) sampler(stderr io.Writer) *noise.Sampler {
+// noiseSource returns the guarded noise source: the secure sampler, or the
+// seeded one with its warning.
+func (f *releaseFlags) noiseSource(stderr io.Writer) *drawGuard {
 	if f.seed == "" {
-		return noise.NewSecure()
+		return &drawGuard{Sampler: noise.NewSecure(), stderr: stderr}
 	}
 	seed, _ := strconv.ParseUint(f.seed, 10, 64) // validated in check
-	fmt.Fprintf(stderr, "WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private\n", seed)
-	return noise.NewSeededInsecure(seed)
+	return &drawGuard{Sampler: noise.NewSeededInsecure(seed), stderr: stderr,
+		warning: fmt.Sprintf("WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private", seed)}
 }
 
 // releaseJSON is the machine-readable output of dpsolve answer and run.
@@ -201,77 +203,50 @@ type releaseJSON struct {
 	SolveSeconds *float64 `json:"solve_seconds,omitempty"`
 }
 
-// doRelease runs the mechanism for strategy a on x, answers w, writes the
-// outputs and reports. extra (may be nil) adds fields to the result.
+// doRelease releases the answers of w on x through strategy a (one call
+// to release.Run), writes the outputs and reports. extra (may be nil) adds
+// fields to the result.
 func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload,
 	stdout, stderr io.Writer, extra func(*releaseJSON)) error {
-	m, exp, err := prepareRelease(ctx, f, b, a, x, w)
+	src := f.noiseSource(stderr)
+	defer src.leave()
+	res, err := release.Run(ctx, release.Request{
+		Strategy: a, Budget: b, Data: x, Workload: w, Noise: src,
+		PostProcess: release.PostProcess{Clamp: f.clamp, Round: f.round},
+	})
 	if err != nil {
-		return err // no noise drawn: the budget is unspent
+		return preReleaseError(b, err)
 	}
-	s := f.sampler(stderr)
-	y, err := m.Measure(x, s)
-	if err != nil {
+	if err := writeReleaseAnswers(f, res); err != nil {
 		return err
 	}
-	defer enterCritical()() // the budget is spent: the answers must reach the disk
-	answers, err := writeReleaseAnswers(f, m, y, w)
-	if err != nil {
-		return err
-	}
-	out := newReleaseResult(f, b, m, exp, w, s.Private())
+	out := newReleaseResult(f, b, res, w, src.Private())
 	if extra != nil {
 		extra(out)
 	}
-	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(answers), w.Name(), f.out, describeBudget(b))
+	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(res.Answers), w.Name(), f.out, describeBudget(b))
 	return writeReport(stdout, f.asJSON, out)
 }
 
-// prepareRelease does everything that precedes the noise: the mechanism
-// for a under b, the data check, the expected error of answering w, and
-// the last checks before sampling. The factorization and the expected
-// error are O(n³), so they return at once when interrupted (signals.go).
-func prepareRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload) (*release.Mechanism, release.ExpectedError, error) {
-	m, err := untilCancelled(ctx, func() (*release.Mechanism, error) { return release.New(a, b) })
-	if err != nil {
-		return nil, release.ExpectedError{}, err
+// preReleaseError words release.Run's refusal of a budget too large for the
+// data for the command line (the flag to lower); other errors pass as they are.
+func preReleaseError(b calibrate.Budget, err error) error {
+	var ge *release.GridError
+	if errors.As(err, &ge) {
+		return gridErrorText(ge, b)
 	}
-	if err := m.CheckData(x); err != nil {
-		return nil, release.ExpectedError{}, fmt.Errorf("%s: %w", f.data, err)
-	}
-	exp, err := untilCancelled(ctx, func() (release.ExpectedError, error) { return m.ExpectedError(w) })
-	if err != nil {
-		return nil, release.ExpectedError{}, err
-	}
-	if err := beforeSampling(ctx, m, a, x, b); err != nil {
-		return nil, release.ExpectedError{}, err
-	}
-	return m, exp, nil
+	return err
 }
 
-// writeReleaseAnswers post-processes the private measurements y (they are
-// private already, so nothing here touches the budget): x̂, the optional
-// clamp and round, the answers to w, and the files.
-func writeReleaseAnswers(f *releaseFlags, m *release.Mechanism, y []float64, w workload.Workload) ([]float64, error) {
-	xhat, err := m.Reconstruct(y)
-	if err != nil {
-		return nil, err
-	}
-	pp := release.PostProcess{Clamp: f.clamp, Round: f.round}
-	pp.Apply(xhat)
-	answers, err := release.Answer(w, xhat)
-	if err != nil {
-		return nil, err
-	}
-	if err := matio.WriteVector(f.out, answers); err != nil {
-		return nil, err
+// writeReleaseAnswers writes the private answers and, when asked, x̂.
+func writeReleaseAnswers(f *releaseFlags, res *release.Result) error {
+	if err := matio.WriteVector(f.out, res.Answers); err != nil {
+		return err
 	}
 	if f.outXhat != "" {
-		if err := matio.WriteVector(f.outXhat, xhat); err != nil {
-			return nil, err
-		}
+		return matio.WriteVector(f.outXhat, res.XHat)
 	}
-	return answers, nil
+	return nil
 }
 
 // postProcessing names the post-processing the flags ask for.
@@ -289,11 +264,12 @@ func (f *releaseFlags) postProcessing() string {
 
 // newReleaseResult is the one result of dpsolve answer and run that both
 // the text and the --json renderings read.
-func newReleaseResult(f *releaseFlags, b calibrate.Budget, m *release.Mechanism, exp release.ExpectedError, w workload.Workload, private bool) *releaseJSON {
+func newReleaseResult(f *releaseFlags, b calibrate.Budget, res *release.Result, w workload.Workload, private bool) *releaseJSON {
 	norm := "L2"
 	if b.Kind() == calibrate.Pure {
 		norm = "L1"
 	}
+	m, exp := res.Mechanism, res.Expected
 	return &releaseJSON{
 		Mechanism: mechanismName(b), Budget: b,
 		Sigma: m.Sigma(), NoiseScale: m.Scale(),

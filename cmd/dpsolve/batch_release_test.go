@@ -227,11 +227,11 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 // TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes pins the structure of
 // dpsolve release that lets a batch retry a release job refused with one
 // of internal/batch's pre-noise messages (preNoise): every ledger call is
-// either ledger.Check, before the data are read and before r.Run, or
-// ledger.Spend inside the one closure passed to r.Run as its beforeNoise
-// hook (which mechanism/tables runs before the first draw, and whose
+// either ledger.Check, before the data are read and before parts.Run, or
+// ledger.Spend inside the one closure passed to parts.Run as its
+// beforeNoise hook (which mechanism/tables runs before the first draw, and whose
 // refusal samples nothing: TestNothingSampledOnRefusalOrCancel there); and
-// the "data: " and "spec: " errors come from code that runs before r.Run.
+// the "data: " and "spec: " errors come from code that runs before parts.Run.
 // If this fails, dpsolve release changed: check internal/batch/prenoise.go
 // before updating the test.
 func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
@@ -268,7 +268,8 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 		}
 		return ""
 	}
-	// The beforeNoise closure and the r.Run call that receives it.
+	// The beforeNoise closure and the parts.Run call (tables.Parts.Run,
+	// which hands it to the first part's Release.Run) that receives it.
 	var charge *ast.FuncLit
 	var runCall *ast.CallExpr
 	chargeUses := 0
@@ -279,12 +280,12 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 				charge, _ = x.Rhs[0].(*ast.FuncLit)
 			}
 		case *ast.CallExpr:
-			if sel(x.Fun) == "r.Run" {
-				require.Nil(t, runCall, "one r.Run call")
+			if sel(x.Fun) == "parts.Run" {
+				require.Nil(t, runCall, "one parts.Run call")
 				runCall = x
 				require.Len(t, x.Args, 5)
 				id, ok := x.Args[3].(*ast.Ident)
-				require.True(t, ok && id.Name == "charge", "r.Run's beforeNoise argument is charge")
+				require.True(t, ok && id.Name == "charge", "parts.Run's beforeNoise argument is charge")
 			}
 		case *ast.Ident:
 			if x.Name == "charge" {
@@ -295,7 +296,7 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 	})
 	require.NotNil(t, charge, "charge := func() error {…}")
 	require.NotNil(t, runCall)
-	assert.Equal(t, 2, chargeUses, "charge is defined and passed to r.Run, nothing else")
+	assert.Equal(t, 2, chargeUses, "charge is defined and passed to parts.Run, nothing else")
 	inside := func(n, outer ast.Node) bool { return n.Pos() >= outer.Pos() && n.End() <= outer.End() }
 	inAnyFuncLit := func(root, n ast.Node) bool {
 		found := false
@@ -318,7 +319,7 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 			switch {
 			case name == "ledger.Check":
 				checks++
-				assert.True(t, inside(c, top) && c.Pos() < publishCall.Pos() && !inAnyFuncLit(top, c), "ledger.Check at %s is not straight-line code before publish (and so r.Run)", fset.Position(c.Pos()))
+				assert.True(t, inside(c, top) && c.Pos() < publishCall.Pos() && !inAnyFuncLit(top, c), "ledger.Check at %s is not straight-line code before publish (and so parts.Run)", fset.Position(c.Pos()))
 			case name == "ledger.Spend" || name == "ledger.SpendContext":
 				spends++
 				assert.True(t, inside(c, charge), "ledger.Spend at %s is outside the beforeNoise closure", fset.Position(c.Pos()))
@@ -326,12 +327,12 @@ func TestReleaseFailsBeforeNoiseOnlyAsBatchAssumes(t *testing.T) {
 				t.Errorf("unexpected ledger call %s at %s", name, fset.Position(c.Pos()))
 			case name == "f.readData":
 				readDataCalls++
-				assert.True(t, inside(c, run) && c.Pos() < runCall.Pos() && !inAnyFuncLit(run, c), "readData at %s does not run before r.Run", fset.Position(c.Pos()))
+				assert.True(t, inside(c, run) && c.Pos() < runCall.Pos() && !inAnyFuncLit(run, c), "readData at %s does not run before parts.Run", fset.Position(c.Pos()))
 			case name == "inputerr.Errorf" && len(c.Args) >= 2:
 				lit, ok := c.Args[1].(*ast.BasicLit)
 				if ok && (strings.HasPrefix(lit.Value, `"data: `) || strings.HasPrefix(lit.Value, `"spec: `)) {
 					before := inside(c, readData) || inside(c, top) || inside(c, run) && c.Pos() < runCall.Pos()
-					assert.True(t, before, "%s error at %s is not before r.Run", lit.Value, fset.Position(c.Pos()))
+					assert.True(t, before, "%s error at %s is not before parts.Run", lit.Value, fset.Position(c.Pos()))
 				}
 			}
 			return true

@@ -5,12 +5,10 @@ package main
 // refuse before it; after it, the answers must reach the disk.
 
 import (
-	"context"
 	"fmt"
+	"io"
 	"math"
 	"sync"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
@@ -29,37 +27,68 @@ func enterCritical() func() {
 	return critical.Unlock
 }
 
-// beforeSampling is the last check before noise is drawn: the command has
-// not been cancelled, and the measurements A·x are representable on the
-// noise grid (a very large ε makes the noise, and so its grid, finer than
-// the data's magnitude allows). Either failure leaves the budget unspent.
-func beforeSampling(ctx context.Context, m *release.Mechanism, a mat.Matrix, x []float64, b calibrate.Budget) error {
-	if err := ctx.Err(); err != nil {
-		return errCancelled(ctx)
+// drawGuard is the noise source of dpsolve answer and run: it prints the
+// --insecure-seed warning just before the first draw (so a release refused
+// earlier prints none), and once the noise is drawn it enters the critical
+// section, so a second Ctrl-C cannot lose answers whose budget is spent.
+// leave ends the critical section once the outputs are written.
+type drawGuard struct {
+	*noise.Sampler
+	warning string // printed before the first draw when not empty
+	stderr  io.Writer
+	drawn   bool
+	unlock  func()
+}
+
+// AddLaplace draws through the guard (see drawGuard).
+func (g *drawGuard) AddLaplace(values []float64, scale, grid float64) (float64, error) {
+	g.before()
+	defer g.after()
+	return g.Sampler.AddLaplace(values, scale, grid)
+}
+
+// AddGaussian draws through the guard (see drawGuard).
+func (g *drawGuard) AddGaussian(values []float64, sigma, grid float64) (float64, error) {
+	g.before()
+	defer g.after()
+	return g.Sampler.AddGaussian(values, sigma, grid)
+}
+
+func (g *drawGuard) before() {
+	if !g.drawn && g.warning != "" {
+		fmt.Fprintln(g.stderr, g.warning)
 	}
-	p, n := a.Dims()
-	y := mat.NewVecDense(p, nil)
-	y.MulVec(a, mat.NewVecDense(n, append([]float64(nil), x...)))
-	peak := 0.0
-	for i := 0; i < p; i++ {
-		peak = math.Max(peak, math.Abs(y.AtVec(i)))
+}
+
+func (g *drawGuard) after() {
+	if !g.drawn {
+		g.drawn = true
+		g.unlock = enterCritical() // the budget is spent: the answers must reach the disk
 	}
-	if peak/m.Grid() < noise.MaxGridUnits {
-		return nil
+}
+
+// leave ends the critical section, if the guard entered it.
+func (g *drawGuard) leave() {
+	if g.unlock != nil {
+		g.unlock()
 	}
-	// The grid is the noise scale times 2^-41 … 2^-40 (noise.Grid), so a
-	// scale of peak·2^41/MaxGridUnits fits; one binary order of margin.
-	need := peak * 0x1p42 / noise.MaxGridUnits
+}
+
+// gridErrorText words release.Run's refusal of a budget too large for the
+// data (the noise grid cannot represent the measurements) in terms of the
+// flag to lower and the largest value it may take. The budget is unspent.
+func gridErrorText(ge *release.GridError, b calibrate.Budget) error {
+	peak, need := ge.Peak, ge.MinScale
 	switch b.Kind() {
 	case calibrate.Pure:
 		return fmt.Errorf("--eps %g is too large for this data: the noise scale %.3g is finer than measurements as large as %.6g allow (it must be at least %.3g); use --eps at most about %.3g",
-			b.Epsilon(), m.Scale(), peak, need, m.Sensitivity()/need)
+			b.Epsilon(), ge.Scale, peak, need, ge.Sensitivity/need)
 	case calibrate.Concentrated:
 		return fmt.Errorf("--rho %g is too large for this data: σ = %.3g is finer than measurements as large as %.6g allow (σ must be at least %.3g); use --rho at most about %.3g",
-			b.Rho(), m.Sigma(), peak, need, m.Sensitivity()*m.Sensitivity()/(2*need*need))
+			b.Rho(), ge.Sigma, peak, need, ge.Sensitivity*ge.Sensitivity/(2*need*need))
 	default:
 		return fmt.Errorf("--eps %g is too large for this data: σ = %.3g is finer than measurements as large as %.6g allow (σ must be at least %.3g); use --eps at most about %.3g",
-			b.Epsilon(), m.Sigma(), peak, need, largestGaussianEps(need, b.Delta(), m.Sensitivity(), b.Epsilon()))
+			b.Epsilon(), ge.Sigma, peak, need, largestGaussianEps(need, b.Delta(), ge.Sensitivity, b.Epsilon()))
 	}
 }
 

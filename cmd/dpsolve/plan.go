@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -62,6 +62,11 @@ type planJSON struct {
 	// PureMarginals is set for the marginals template under --privacy pure:
 	// the measured tables' Laplace scales (at ε = 1) and the GLS variances.
 	PureMarginals *planPureMarginalsJSON `json:"marginals_pure,omitempty"`
+
+	// The text output's own wording of fields above (not in the JSON).
+	cellsText  string  // Cells as bigCount prints it
+	termCount  int     // the spec's number of terms
+	aboveDense float64 // AboveDense also when not finite (then null in the JSON)
 }
 
 // planPureMarginalsJSON reports a pure marginals plan (per unit Laplace
@@ -123,33 +128,6 @@ type planTermJSON struct {
 	Error   float64 `json:"error"`
 }
 
-// strategyFile is DIR/strategy.json, as mechanism/tables (dpsolve release)
-// reads it: "template" with "factors" (kron), "parts" (union) or "file"
-// (dense: the n×n matrix). The expected error is "expected_error", not
-// "objective", which the marginals template's file uses for its sum|max
-// objective.
-type strategyFile struct {
-	Template      string             `json:"template"`
-	Privacy       string             `json:"privacy"`
-	ExpectedError float64            `json:"expected_error"`
-	Cells         json.Number        `json:"cells"`
-	Domain        []domain.Attribute `json:"domain"`
-	Factors       []factorFile       `json:"factors,omitempty"`
-	Parts         []partFile         `json:"parts,omitempty"`
-	File          string             `json:"file,omitempty"`
-}
-
-type factorFile struct {
-	Attribute string `json:"attribute"`
-	File      string `json:"file"`
-}
-
-type partFile struct {
-	Weight  float64      `json:"weight"`
-	Terms   []string     `json:"terms"`
-	Factors []factorFile `json:"factors"`
-}
-
 func maybe(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
@@ -193,7 +171,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	printPlan(stdout, f, w, res, out)
+	printPlan(stdout, out)
 	return nil
 }
 
@@ -245,26 +223,17 @@ func parsePlanFlags(args []string, stderr io.Writer) (planFlags, error) {
 	return f, nil
 }
 
-// solvePlan runs the chosen template (the marginals template directly for
-// a non-sum objective, which the portfolio does not take).
+// solvePlan runs the chosen template through tables.PlanStrategy, only
+// among strategies with a file format when --out is given.
 func solvePlan(ctx context.Context, f planFlags, w *domain.Kron, stderr io.Writer) (*plan.Result, error) {
-	opt := plan.Options{Privacy: plan.Privacy(f.privacy), Progress: progressTo(stderr, "plan", f.quiet)}
-	if f.outDir != "" {
-		// Only strategies with a file format (the portfolio and union fall
-		// back to those).
-		opt.Accept = writable
-	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %s cells, %d terms, %d queries; template %s, privacy %s\n",
 			f.spec, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), f.template, f.privacy)
 	}
-	var res *plan.Result
-	var err error
-	if f.template == marginals.TemplateName && f.objective != marginals.Sum {
-		res, err = marginals.Template{Objective: f.objective}.Plan(ctx, w, opt)
-	} else {
-		res, err = plan.Run(ctx, w, f.template, opt)
-	}
+	res, err := tables.PlanStrategy(ctx, tables.PlanRequest{
+		Workload: w, Template: f.template, Objective: f.objective, Writable: f.outDir != "",
+		Options: plan.Options{Privacy: plan.Privacy(f.privacy), Progress: progressTo(stderr, "plan", f.quiet)},
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted: nothing written: %w", ctx.Err())
@@ -284,6 +253,7 @@ func planReport(f planFlags, w *domain.Kron, res *plan.Result) planJSON {
 		FamilyBound: maybe(positive(res.FamilyBound)), FamilySource: res.FamilySource,
 		DenseObjective: maybe(res.DenseObjective), AboveDense: maybe(res.AboveDense),
 		Sweeps: res.Sweeps, Status: res.Status.String(), Regularization: res.Regularization, Seconds: res.Seconds, Out: f.outDir,
+		cellsText: bigCount(w.CellCount()), termCount: len(w.Terms()), aboveDense: res.AboveDense,
 	}
 	tried := res.Tried
 	if tried == nil {
@@ -319,33 +289,33 @@ func planReport(f planFlags, w *domain.Kron, res *plan.Result) planJSON {
 }
 
 // printPlan is the text output: the summary, then the rows of out.
-func printPlan(stdout io.Writer, f planFlags, w *domain.Kron, res *plan.Result, out planJSON) {
-	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", f.spec, bigCount(w.CellCount()), w.Queries(), len(w.Terms()))
-	fmt.Fprintf(stdout, "template      %s (%s), %s", res.Template, f.privacy, res.Status)
-	if res.Sweeps > 0 {
-		fmt.Fprintf(stdout, " after %d sweeps", res.Sweeps)
+func printPlan(stdout io.Writer, out planJSON) {
+	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", out.Spec, out.cellsText, out.Queries, out.termCount)
+	fmt.Fprintf(stdout, "template      %s (%s), %s", out.Template, out.Privacy, out.Status)
+	if out.Sweeps > 0 {
+		fmt.Fprintf(stdout, " after %d sweeps", out.Sweeps)
 	}
-	fmt.Fprintf(stdout, ", %.3f s\n", res.Seconds)
-	fmt.Fprintf(stdout, "objective     %.12g   expected total squared error per unit noise at sensitivity 1\n", res.Objective)
-	if p := maybe(res.LowerBound); p != nil {
-		fmt.Fprintf(stdout, "lower bound   %.12g   certified for every strategy (%s)\n", *p, res.LowerBoundSource)
+	fmt.Fprintf(stdout, ", %.3f s\n", out.Seconds)
+	fmt.Fprintf(stdout, "objective     %.12g   expected total squared error per unit noise at sensitivity 1\n", out.Objective)
+	if p := out.LowerBound; p != nil {
+		fmt.Fprintf(stdout, "lower bound   %.12g   certified for every strategy (%s)\n", *p, out.LowerBoundSource)
 	} else {
 		fmt.Fprintf(stdout, "lower bound   none known\n")
 	}
 	if p := out.FamilyBound; p != nil {
 		fmt.Fprintf(stdout, "family bound  %.12g   certified for the template's family only (%s); the plan is %.3g above it\n",
-			*p, res.FamilySource, (res.Objective-*p)/res.Objective)
+			*p, out.FamilySource, (out.Objective-*p)/out.Objective)
 	}
-	if p := maybe(res.DenseObjective); p != nil {
-		fmt.Fprintf(stdout, "dense optimum %.12g   the plan is %.3g above it\n", *p, res.AboveDense)
+	if p := out.DenseObjective; p != nil {
+		fmt.Fprintf(stdout, "dense optimum %.12g   the plan is %.3g above it\n", *p, out.aboveDense)
 	}
-	if res.Regularization > 0 {
-		fmt.Fprintf(stdout, "regularized   θ ≤ %g: a singular Gram was solved with newton's regularization (objective and bound are for the workload itself)\n", res.Regularization)
+	if out.Regularization > 0 {
+		fmt.Fprintf(stdout, "regularized   θ ≤ %g: a singular Gram was solved with newton's regularization (objective and bound are for the workload itself)\n", out.Regularization)
 	}
 	printPlanRows(stdout, out)
 	printPlanMarginals(stdout, out)
-	if f.outDir != "" {
-		fmt.Fprintf(stdout, "strategy      %s/strategy.json\n", f.outDir)
+	if out.Out != "" {
+		fmt.Fprintf(stdout, "strategy      %s/strategy.json\n", out.Out)
 	}
 }
 
@@ -437,55 +407,7 @@ func writeStrategyDir(ctx context.Context, dir string, w *domain.Kron, res *plan
 			os.RemoveAll(tmp)
 		}
 	}()
-	s := res.Strategy
-	sf := strategyFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective, Cells: json.Number(w.CellCount().String()), Domain: w.Attributes()}
-	used := map[string]bool{}
-	writeFactors := func(prefix string, fs []plan.Factor) ([]factorFile, error) {
-		var out []factorFile
-		for _, f := range fs {
-			name := uniqueName(used, prefix+"A_"+safeName(f.Attribute)+".npy")
-			if err := matio.WriteMatrix(filepath.Join(tmp, name), f.A); err != nil {
-				return nil, err
-			}
-			out = append(out, factorFile{Attribute: f.Attribute, File: name})
-		}
-		return out, nil
-	}
-	switch s.Kind() {
-	case "kron":
-		if sf.Factors, err = writeFactors("", s.Factors); err != nil {
-			return err
-		}
-	case "union":
-		for pi, p := range s.Parts {
-			ff, err := writeFactors(fmt.Sprintf("P%d_", pi+1), p.Factors)
-			if err != nil {
-				return err
-			}
-			sf.Parts = append(sf.Parts, partFile{Weight: p.Weight, Terms: p.Terms, Factors: ff})
-		}
-	case "dense":
-		sf.File = "A.npy"
-		if err := matio.WriteMatrix(filepath.Join(tmp, sf.File), s.Matrix); err != nil {
-			return err
-		}
-	}
-	var doc any = sf
-	if mp, ok := s.Other.(*marginals.Plan); ok {
-		// "template": "marginals", per residual subset its attributes and
-		// noise variance (package marginals documents the format).
-		doc = mp.StrategyFile(attributeNames(w))
-	} else if pp, ok := s.Other.(*marginals.PurePlan); ok {
-		// "privacy": "pure", per measured table its Laplace scale at ε = 1.
-		doc = pp.StrategyFile(attributeNames(w))
-	} else if s.Kind() == "other" {
-		return fmt.Errorf("template %s has no file format for --out", res.Template)
-	}
-	data, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "strategy.json"), append(data, '\n'), 0o644); err != nil {
+	if err := tables.WriteStrategy(tmp, w, res); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -518,38 +440,6 @@ func swapDir(tmp, dir string) error {
 	return nil
 }
 
-// attributeNames returns the domain's attribute names in order.
-func attributeNames(w *domain.Kron) []string {
-	var names []string
-	for _, a := range w.Attributes() {
-		names = append(names, a.Name)
-	}
-	return names
-}
-
-// safeName keeps letters, digits, '-' and '_' of an attribute name for a
-// file name; other characters become '_'.
-func safeName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 128 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
-func uniqueName(used map[string]bool, name string) string {
-	base := strings.TrimSuffix(name, ".npy")
-	for i := 2; used[name]; i++ {
-		name = fmt.Sprintf("%s_%d.npy", base, i)
-	}
-	used[name] = true
-	return name
-}
-
 // positive returns x, or NaN when it is not positive (a zero family bound
 // is the trivial one: not reported).
 func positive(x float64) float64 {
@@ -576,24 +466,11 @@ func familyJSON(fp *marginals.FamilyPlan, names []string) *planFamilyJSON {
 	return f
 }
 
-// writable accepts the strategies --out has a file format for: Kronecker,
-// dense, unions of Kronecker parts, and the marginals template's residual
-// and table plans.
-func writable(s *plan.Strategy) error {
-	switch s.Kind() {
-	case "kron", "dense":
-		return nil
-	case "union":
-		for _, p := range s.Parts {
-			if p.Factors == nil {
-				return fmt.Errorf("a union with a %s part has no file format", p.Strategy.Template)
-			}
-		}
-		return nil
+// attributeNames returns the domain's attribute names in order.
+func attributeNames(w *domain.Kron) []string {
+	var names []string
+	for _, a := range w.Attributes() {
+		names = append(names, a.Name)
 	}
-	switch s.Other.(type) {
-	case *marginals.Plan, *marginals.PurePlan:
-		return nil
-	}
-	return fmt.Errorf("template %s's %T has no file format", s.Template, s.Other)
+	return names
 }

@@ -216,3 +216,29 @@ func TestWriteStrategyDirInterrupted(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// strategyFile decodes DIR/strategy.json as tables.WriteStrategy writes it: "template" with "factors" (kron), "parts" (union) or "file"
+// (dense: the n×n matrix). The expected error is "expected_error", not
+// "objective", which the marginals template's file uses for its sum|max
+// objective.
+type strategyFile struct {
+	Template      string             `json:"template"`
+	Privacy       string             `json:"privacy"`
+	ExpectedError float64            `json:"expected_error"`
+	Cells         json.Number        `json:"cells"`
+	Domain        []domain.Attribute `json:"domain"`
+	Factors       []factorFile       `json:"factors,omitempty"`
+	Parts         []partFile         `json:"parts,omitempty"`
+	File          string             `json:"file,omitempty"`
+}
+
+type factorFile struct {
+	Attribute string `json:"attribute"`
+	File      string `json:"file"`
+}
+
+type partFile struct {
+	Weight  float64      `json:"weight"`
+	Terms   []string     `json:"terms"`
+	Factors []factorFile `json:"factors"`
+}

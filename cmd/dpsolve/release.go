@@ -245,20 +245,10 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if err := f.checkMemory(parts, k); err != nil {
+	if err := f.checkMemory(parts); err != nil {
 		return err
 	}
-	sum := sha256.Sum256(specBytes)
-	rep := tblPartsReport(parts, k, b)
-	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), f.split
-	rep.Seed, rep.Private = "secure", true
-	if f.seed != "" {
-		rep.Seed, rep.Private = f.seed, false
-	}
-	rep.PostProcessing = tblPost(f)
-	if rep.PostProcessing != "none" {
-		rep.Note = "post-processed answers are biased: they no longer have the planned variance, and the stddev column describes the answers before post-processing"
-	}
+	rep := f.newReport(parts, k, b, specBytes)
 	if f.budgetFile != "" {
 		rep.BudgetFile = f.budgetFile
 		st, err := ledger.Check(f.budgetFile, b)
@@ -269,14 +259,32 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if f.dryRun {
 		rep.Seconds = time.Since(start).Seconds()
-		return tblPrint(stdout, &f, rep, b)
+		return tblPrint(stdout, f.asJSON, rep)
 	}
 	return f.publish(ctx, start, k, parts, b, rep, stdout, stderr)
 }
 
+// newReport is the release's report before anything is measured: the
+// planned figures of the parts, the spec's record, the noise source and
+// the post-processing.
+func (f *tblFlags) newReport(parts *tables.Parts, w *domain.Kron, b calibrate.Budget, specBytes []byte) *tblJSON {
+	sum := sha256.Sum256(specBytes)
+	rep := tblPartsReport(parts.Parts(), w, b)
+	rep.DryRun, rep.Spec, rep.SpecSHA256, rep.Split = f.dryRun, f.spec, hex.EncodeToString(sum[:]), f.split
+	rep.Seed, rep.Private = "secure", true
+	if f.seed != "" {
+		rep.Seed, rep.Private = f.seed, false
+	}
+	rep.PostProcessing = tblPost(*f)
+	if rep.PostProcessing != "none" {
+		rep.Note = "post-processed answers are biased: they no longer have the planned variance, and the stddev column describes the answers before post-processing"
+	}
+	return rep
+}
+
 // publish reads the data, charges the ledger as the last step before the
 // noise, measures, answers and writes the release.
-func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron, parts []tblPart, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
+func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron, parts *tables.Parts, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
 	// The data: only what the strategies need, read once for all parts.
 	data, nrec, err := f.readData(ctx, parts, w, stderr)
 	if err != nil {
@@ -316,21 +324,12 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron,
 	// stops the command at once, charged or not (awaitRelease).
 	done := make(chan error, 1)
 	go func() {
-		res := &tables.Result{Answers: make([][]float64, len(w.Terms())), Std: make([][]float64, len(w.Terms())), Private: src.Private()}
-		for _, part := range parts {
-			r := part.r
-			pres, err := r.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
-			if err != nil {
-				done <- err
-				return
-			}
-			for i, t := range part.terms {
-				res.Answers[t], res.Std[t] = pres.Answers[i], pres.Std[i]
-			}
-			res.PostProcessed = pres.PostProcessed
-			rep.Consistency = mergeConsistency(rep.Consistency, pres.Consistency)
-			addEstimator(rep, pres.Estimator, len(parts))
+		res, err := parts.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
+		if err != nil {
+			done <- err
+			return
 		}
+		rep.Consistency, rep.Estimator, rep.Estimators = res.Consistency, res.Estimator, res.Estimators
 		rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
 		rep.Seconds = time.Since(start).Seconds()
 		done <- writeReleaseDir(ctx, f.out, w, res, rep, &gate)
@@ -346,177 +345,56 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron,
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
 	}
-	return tblPrint(stdout, f, rep, b)
+	return tblPrint(stdout, f.asJSON, rep)
 }
 
-// mergeConsistency combines the consistency reports of the parts of a
-// --split terms release (each part's tables are made consistent among
-// themselves): the largest remaining inconsistency and negativity, the
-// iterations summed, converged only if every part converged.
-func mergeConsistency(a, b *tables.Consistency) *tables.Consistency {
-	if a == nil || b == nil {
-		if a == nil {
-			return b
-		}
-		return a
-	}
-	m := *a
-	const scope = " (per term: --split terms releases every term on its own, so tables of different terms are not made consistent with each other)"
-	if !strings.HasSuffix(m.Method, scope) {
-		m.Method += scope
-	}
-	m.Iterations += b.Iterations
-	if b.Status.Err() != nil { // converged only if both parts are
-		m.Status = b.Status
-	}
-	m.Tables += b.Tables
-	m.MaxInconsistency = math.Max(a.MaxInconsistency, b.MaxInconsistency)
-	m.MaxNegativity = math.Max(a.MaxNegativity, b.MaxNegativity)
-	if b.MaxInconsistencyBeforeRounding != nil && (m.MaxInconsistencyBeforeRounding == nil || *b.MaxInconsistencyBeforeRounding > *m.MaxInconsistencyBeforeRounding) {
-		m.MaxInconsistencyBeforeRounding = b.MaxInconsistencyBeforeRounding
-	}
-	m.Tolerance = math.Max(a.Tolerance, b.Tolerance)
-	if a.GrandTotal != b.GrandTotal {
-		m.GrandTotal = 0 // the parts' totals differ; each part has its own
-	}
-	return &m
-}
-
-// tblPart is one prepared release: the whole workload under the whole
-// budget, or with --split terms one term under its share.
-type tblPart struct {
-	r     *tables.Release
-	terms []int // the workload's terms it answers, in its own order
-	plan  string
-	b     calibrate.Budget
-	share float64
-	union *tblUnionPartJSON // set when the part is one of a union's parts
-}
-
-// prepareParts plans (or loads the plan) and prepares the release; with
-// --split terms one release per term, each planned for its term alone
-// under its share of b.
-func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, b calibrate.Budget, stderr io.Writer) ([]tblPart, error) {
-	if !f.splitTerms {
-		s, hybrid, planDesc, err := f.strategy(ctx, k, b, stderr)
-		if err != nil {
-			return nil, err
-		}
-		if hybrid != nil {
-			return unionParts(hybrid, k, b, planDesc)
-		}
-		r, err := tables.Prepare(k, s, b)
-		if err != nil {
-			return nil, err
-		}
-		all := make([]int, len(k.Terms()))
-		for i := range all {
-			all[i] = i
-		}
-		return []tblPart{{r: r, terms: all, plan: planDesc, b: b, share: 1}}, nil
-	}
-	budgets, err := tables.SplitTerms(b, f.termShares, len(k.Terms()))
-	if err != nil {
-		return nil, usageErrorf("--split: %v", err)
-	}
-	total := 0.0
-	for _, s := range f.termShares {
-		total += s
-	}
-	var parts []tblPart
-	for t, term := range k.Terms() {
-		if err := checkSplitRange(budgets[t], 2, "terms"); err != nil {
-			return nil, err
-		}
-		// The term on its own, planned: a copy (k.Part), so that NewKron
-		// numbers the copy's products, not k's.
-		part, err := k.Part([]int{t})
-		if err != nil {
-			return nil, err
-		}
-		sk, err := domain.NewKron(part.Attributes(), part.Terms())
-		if err != nil {
-			return nil, fmt.Errorf("--split terms: term %q on its own: %w", term.Name, err)
-		}
-		s, hybrid, planDesc, err := f.strategy(ctx, sk, budgets[t], stderr)
-		if err != nil {
-			return nil, fmt.Errorf("term %q: %w", term.Name, err)
-		}
-		share := 1 / float64(len(k.Terms()))
-		if total > 0 {
-			share = f.termShares[t] / total
-		}
-		if hybrid != nil { // a one-term union of one part
-			hps, err := unionParts(hybrid, sk, budgets[t], planDesc)
-			if err != nil {
-				return nil, fmt.Errorf("term %q: %w", term.Name, err)
-			}
-			for _, hp := range hps {
-				hp.terms, hp.share, hp.union = []int{t}, hp.share*share, nil
-				parts = append(parts, hp)
-			}
-			continue
-		}
-		r, err := tables.Prepare(sk, s, budgets[t])
-		if err != nil {
-			return nil, fmt.Errorf("term %q: %w", term.Name, err)
-		}
-		parts = append(parts, tblPart{r: r, terms: []int{t}, plan: planDesc, b: budgets[t], share: share})
-	}
-	return parts, nil
-}
-
-// strategy loads the plan (--plan) or plans in-process (--template, default
-// "best"; "marginals" is the residual plan). A union measured part by part
-// (see unionParts) is returned as the plan's strategy, the first result nil.
-func (f *tblFlags) strategy(ctx context.Context, k *domain.Kron, b calibrate.Budget, stderr io.Writer) (tables.Strategy, *plan.Strategy, string, error) {
-	if f.planDir != "" {
-		s, err := tables.ReadStrategyDir(f.planDir, k)
-		return s, nil, f.planDir, err
-	}
-	name := f.template
-	if name == "" {
-		name = "best"
-	}
-	if name == "marginals" {
-		// Pure ε (--eps alone): the Laplace plan that measures every marginal
-		// table; otherwise the Gaussian residual plan.
-		return tables.MarginalsStrategy{Pure: b.Kind() == calibrate.Pure}, nil, "template marginals", nil
-	}
-	t, err := plan.Lookup(name)
-	if err != nil {
-		return nil, nil, "", usageErrorf("%v", err)
-	}
-	opt := plan.Options{Privacy: plan.PrivacyFor(b), Progress: progressTo(stderr, "release", f.quiet)}
-	// Only strategies this release can measure.
-	opt.Accept = releaseAccept(k, b)
-	res, err := t.Plan(ctx, k, opt)
-	if name == "best" && opt.Privacy == plan.Gaussian {
-		// The portfolio may not include the marginals template; for a
-		// workload of marginals its exact residual plan is a candidate too.
-		if mt, lerr := plan.Lookup("marginals"); lerr == nil {
-			if mres, merr := mt.Plan(ctx, k, opt); merr == nil && opt.Accepts(mres.Strategy) == nil && (err != nil || mres.Objective < res.Objective) {
-				res, err = mres, nil
-			}
+// prepareParts plans (or loads the plan) and prepares the release
+// (tables.PrepareParts); with --split terms one release per term, each
+// planned for its term alone under its share of b.
+func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, b calibrate.Budget, stderr io.Writer) (*tables.Parts, error) {
+	req := tables.PartsRequest{Workload: k, Budget: b, PlanDir: f.planDir, Template: f.template,
+		SplitTerms: f.splitTerms, TermShares: f.termShares, Progress: progressTo(stderr, "release", f.quiet),
+		CheckPart: checkPartBudget}
+	if f.splitTerms {
+		if _, err := tables.SplitTerms(b, f.termShares, len(k.Terms())); err != nil {
+			return nil, usageErrorf("--split: %v", err)
 		}
 	}
-	if err != nil {
-		return nil, nil, "", err
+	// An unknown template is a usage error, refused before planning.
+	if f.planDir == "" && f.template != "marginals" {
+		name := f.template
+		if name == "" {
+			name = "best"
+		}
+		if _, err := plan.Lookup(name); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
 	}
 	if !f.quiet {
-		fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
+		req.Planned = func(res *plan.Result) {
+			fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
+		}
 	}
-	if isHybrid(res.Strategy, k) {
-		return nil, res.Strategy, "template " + res.Template, nil
+	return tables.PrepareParts(ctx, req)
+}
+
+// checkPartBudget refuses a part whose share of the budget falls below the
+// usable range of the calibration: a term of --split terms, or a part of a
+// union measured part by part.
+func checkPartBudget(c tables.PartCheck) error {
+	if c.Union == nil {
+		return checkSplitRange(c.Budget, 2, "terms")
 	}
-	s, err := tables.FromPlan(res.Strategy, k)
-	return s, nil, "template " + res.Template, err
+	if bk := c.Budget; bk.Kind() == calibrate.Pure && bk.Epsilon() < epsMin || bk.Kind() == calibrate.Concentrated && bk.Rho() < rhoMin {
+		return usageErrorf("the union's part of terms %s (weight %.4g) would get %s, below the usable range; use --template kron", strings.Join(c.Union.Terms, ", "), c.Union.Weight, bk)
+	}
+	return nil
 }
 
 // readData reads the histogram or the marginal tables the release needs,
 // with progress on stderr; an interrupt stops it between records.
-func (f *tblFlags) readData(ctx context.Context, parts []tblPart, w *domain.Kron, stderr io.Writer) (tables.Data, int64, error) {
-	histogram, sets := f.needs(parts)
+func (f *tblFlags) readData(ctx context.Context, parts *tables.Parts, w *domain.Kron, stderr io.Writer) (tables.Data, int64, error) {
+	histogram, sets := parts.Needs()
 	if strings.EqualFold(filepath.Ext(f.data), ".npy") {
 		x, err := records.ReadHistogramNPY(f.data, w.Attributes())
 		if err != nil {
@@ -527,7 +405,7 @@ func (f *tblFlags) readData(ctx context.Context, parts []tblPart, w *domain.Kron
 		if err := checkCounts(x, f.data, f.allowFractional, stderr); err != nil {
 			return tables.Data{}, 0, inputerr.Errorf("release", "data: %v", err)
 		}
-		return tables.Data{Histogram: x, Tables: marginalize(x, w.Attributes(), sets)}, 0, nil
+		return tables.Data{Histogram: x, Tables: records.Marginalize(x, w.Attributes(), sets)}, 0, nil
 	}
 	file, err := os.Open(f.data)
 	if err != nil {
@@ -546,41 +424,16 @@ func (f *tblFlags) readData(ctx context.Context, parts []tblPart, w *domain.Kron
 			return tables.Data{}, 0, wrapData(f.data, err)
 		}
 		// With --split terms a marginals part may need tables too.
-		return tables.Data{Histogram: x, Tables: marginalize(x, w.Attributes(), sets)}, st.Records, nil
+		return tables.Data{Histogram: x, Tables: records.Marginalize(x, w.Attributes(), sets)}, st.Records, nil
 	}
 	tabs, st, err := records.ReadMarginals(in, w.Attributes(), sets, opt)
 	return tables.Data{Tables: tabs}, st.Records, wrapData(f.data, err)
 }
 
-// needs returns whether any part measures the histogram and the distinct
-// marginal tables the parts measure.
-func (f *tblFlags) needs(parts []tblPart) (bool, [][]int) {
-	histogram, sets := false, [][]int(nil)
-	seen := map[string]bool{}
-	for _, p := range parts {
-		h, ss := p.r.Needs()
-		histogram = histogram || h
-		for _, s := range ss {
-			if key := fmt.Sprint(s); !seen[key] {
-				seen[key] = true
-				sets = append(sets, s)
-			}
-		}
-	}
-	return histogram, sets
-}
-
 // checkMemory refuses, before the data are read (and in a dry run), a
 // release whose data, measurements and answers do not fit in memory.
-func (f *tblFlags) checkMemory(parts []tblPart, w *domain.Kron) error {
-	histogram, _ := f.needs(parts)
-	need := 0.0
-	for _, p := range parts { // the parts run one at a time
-		need = math.Max(need, p.r.MemoryEstimate(tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer}))
-	}
-	if histogram {
-		need += 8 * records.CellsFloat(w.Attributes())
-	}
+func (f *tblFlags) checkMemory(parts *tables.Parts) error {
+	need := parts.MemoryEstimate(tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
 	mem, ok := records.AvailableMemory()
 	if ok && need > float64(mem.Bytes) {
 		return inputerr.Errorf("release", "this release needs about %s (data, measurements and answers) but only %s is available; use a marginals plan or fewer attributes",
@@ -616,37 +469,4 @@ func wrapData(path string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", path, err)
-}
-
-// marginalize sums a histogram into the marginal tables on sets.
-func marginalize(x []float64, dom []domain.Attribute, sets [][]int) []records.Table {
-	if len(sets) == 0 {
-		return nil
-	}
-	out := make([]records.Table, len(sets))
-	codes := make([]int, len(dom))
-	for s, set := range sets {
-		sizes := make([]int, len(set))
-		n := 1
-		for k, a := range set {
-			sizes[k] = dom[a].Size
-			n *= sizes[k]
-		}
-		out[s] = records.Table{Attrs: append([]int(nil), set...), Sizes: sizes, Counts: make([]float64, n)}
-	}
-	for cell, v := range x {
-		c := cell
-		for i := len(dom) - 1; i >= 0; i-- {
-			codes[i] = c % dom[i].Size
-			c /= dom[i].Size
-		}
-		for s := range out {
-			idx := 0
-			for k, a := range out[s].Attrs {
-				idx = idx*out[s].Sizes[k] + codes[a]
-			}
-			out[s].Counts[idx] += v
-		}
-	}
-	return out
 }

@@ -7,7 +7,6 @@ package main
 // memory at all. Plus the error of a release that failed after its charge.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -141,26 +140,6 @@ func regularInput(path string) error {
 	return fmt.Errorf("%s is %s; give a regular file", path, kind)
 }
 
-// planPrivacy is the privacy model a plan's strategy.json was made for:
-// "gaussian", "pure", or "" when the file does not say (hand-written).
-func planPrivacy(dir string) (template, privacy string, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, "strategy.json"))
-	if err != nil {
-		return "", "", nil // ReadStrategyDir reports it
-	}
-	var sf struct {
-		Template string `json:"template"`
-		Privacy  string `json:"privacy"`
-	}
-	if json.Unmarshal(b, &sf) != nil {
-		return "", "", nil
-	}
-	if sf.Template == "marginals" && sf.Privacy == "" {
-		sf.Privacy = "gaussian" // the marginals reader's default
-	}
-	return sf.Template, sf.Privacy, nil
-}
-
 // checkPlanPrivacy refuses a --plan made for another privacy model than
 // the budget's: a Gaussian plan minimizes the error at L2 sensitivity, a
 // pure plan at L1, and the other norm of the same matrix can be hundreds
@@ -170,7 +149,7 @@ func (f *tblFlags) checkPlanPrivacy(b calibrate.Budget) error {
 	if f.planDir == "" {
 		return nil
 	}
-	template, privacy, _ := planPrivacy(f.planDir)
+	template, privacy := tables.PlanInfo(f.planDir)
 	want, model := "gaussian", "Gaussian noise, L2 sensitivity"
 	budget := "a ρ-zCDP budget (--rho)"
 	switch b.Kind() {
@@ -201,7 +180,7 @@ var histogramTemplates = map[string]bool{"kron": true, "union": true, "dense": t
 func (f *tblFlags) feasible(k *domain.Kron, stderr io.Writer) error {
 	template := f.template
 	if f.planDir != "" {
-		template, _, _ = planPrivacy(f.planDir)
+		template, _ = tables.PlanInfo(f.planDir)
 	}
 	if template == "" {
 		template = "best"

@@ -9,20 +9,6 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
 
-// addEstimator records a part's estimator report in release.json: the one
-// report of a whole-workload release, or with --split terms (parts > 1)
-// one per term, since each term then has its own least-squares total.
-func addEstimator(rep *tblJSON, e *tables.Estimator, parts int) {
-	if e == nil {
-		return
-	}
-	if parts == 1 {
-		rep.Estimator = e
-		return
-	}
-	rep.Estimators = append(rep.Estimators, e)
-}
-
 // printEstimators prints, for each estimator report, the released total
 // every table keeps and the least-squares total it comes from.
 func printEstimators(out io.Writer, rep *tblJSON) {

@@ -112,6 +112,10 @@ type tblJSON struct {
 	// UnionParts lists, for a union measured part by part, each part's
 	// kind, terms, weight and share of the budget.
 	UnionParts []tblUnionPartJSON `json:"union_parts,omitempty"`
+
+	// budget is the budget as the text output words it (not in the JSON,
+	// which has privacy, rho, epsilon and delta).
+	budget string
 }
 
 // tblPost names the post-processing.
@@ -144,10 +148,10 @@ func (s tblSplitJSON) MarshalJSON() ([]byte, error) {
 // own, or with --split terms the sums over the terms' releases (errors,
 // measurements), the largest noise and sensitivity, and each term's
 // release in split_terms.
-func tblPartsReport(parts []tblPart, w *domain.Kron, b calibrate.Budget) *tblJSON {
-	rep := tblReport(parts[0].r, b)
-	rep.Plan = parts[0].plan
-	if len(parts) == 1 && len(parts[0].terms) == len(w.Terms()) {
+func tblPartsReport(parts []tables.Part, w *domain.Kron, b calibrate.Budget) *tblJSON {
+	rep := tblReport(parts[0].Release, b)
+	rep.Plan = parts[0].Plan
+	if len(parts) == 1 && len(parts[0].Terms) == len(w.Terms()) {
 		return rep
 	}
 	rep.Cells, rep.Queries, rep.Measurements = records.CellsFloat(w.Attributes()), w.Queries(), 0
@@ -155,16 +159,16 @@ func tblPartsReport(parts []tblPart, w *domain.Kron, b calibrate.Budget) *tblJSO
 	rep.Template, rep.Plan = "split over terms", "--split terms"
 	rep.Terms = make([]tblTermJSON, len(w.Terms()))
 	for _, p := range parts {
-		pr := tblReport(p.r, p.b)
+		pr := tblReport(p.Release, p.Budget)
 		rep.Sigma, rep.NoiseScale = math.Max(rep.Sigma, pr.Sigma), math.Max(rep.NoiseScale, pr.NoiseScale)
 		rep.Sensitivity, rep.SnappedSensitivity = math.Max(rep.Sensitivity, pr.Sensitivity), math.Max(rep.SnappedSensitivity, pr.SnappedSensitivity)
 		rep.Measurements += pr.Measurements
 		rep.ExpectedTotalSqErr += pr.ExpectedTotalSqErr
 		rep.ExpectedWeighted += pr.ExpectedWeighted
-		for i, t := range p.terms {
+		for i, t := range p.Terms {
 			rep.Terms[t] = pr.Terms[i]
-			rep.SplitTerms = append(rep.SplitTerms, tblSplitJSON{Term: pr.Terms[i].Name, Share: p.share,
-				Budget: p.b, Plan: p.plan, Template: pr.Template,
+			rep.SplitTerms = append(rep.SplitTerms, tblSplitJSON{Term: pr.Terms[i].Name, Share: p.Share,
+				Budget: p.Budget, Plan: p.Plan, Template: pr.Template,
 				Sigma: pr.Sigma, Sensitivity: pr.Sensitivity, Measurements: pr.Measurements, ExpectedTotalSqErr: pr.ExpectedTotalSqErr})
 		}
 	}
@@ -178,6 +182,7 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 	attrs := w.Attributes()
 	sens, norm := r.Sensitivity()
 	rep := &tblJSON{
+		budget:   b.String(),
 		Template: r.Template(), Attributes: len(attrs), Cells: records.CellsFloat(attrs), Queries: w.Queries(),
 		Mechanism: r.Mechanism(), Privacy: string(b.Kind()), Budget: b,
 		Sigma: r.Sigma(), NoiseScale: r.NoiseScale(), Sensitivity: sens, SensitivityNorm: norm,
@@ -209,8 +214,8 @@ func tblReport(r *tables.Release, b calibrate.Budget) *tblJSON {
 }
 
 // tblPrint prints the report as JSON or as a table.
-func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) error {
-	if f.asJSON {
+func tblPrint(stdout io.Writer, asJSON bool, rep *tblJSON) error {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
@@ -221,10 +226,10 @@ func tblPrint(stdout io.Writer, f *tblFlags, rep *tblJSON, b calibrate.Budget) e
 	fmt.Fprintf(stdout, "spec           %s (%d attributes, %.4g cells, %d queries)\n", rep.Spec, rep.Attributes, rep.Cells, rep.Queries)
 	fmt.Fprintf(stdout, "plan           %s (%s)\n", rep.Template, rep.Plan)
 	split := ""
-	if f.split > 1 {
-		split = fmt.Sprintf(" (1/%d of the given budget)", f.split)
+	if rep.Split > 1 {
+		split = fmt.Sprintf(" (1/%d of the given budget)", rep.Split)
 	}
-	fmt.Fprintf(stdout, "budget         %s%s\n", b, split)
+	fmt.Fprintf(stdout, "budget         %s%s\n", rep.budget, split)
 	for _, a := range rep.ApproxDP {
 		fmt.Fprintf(stdout, "               implies (eps=%.4g, delta=%g)-DP\n", a.Epsilon(), a.Delta())
 	}

@@ -1,6 +1,7 @@
 package release_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
@@ -35,4 +36,23 @@ func Example() {
 	// Output:
 	// sensitivity 2.0000 sigma 8.4494 expected RMSE 6.997
 	// 8 private prefix sums
+}
+
+func ExampleRun() {
+	// The same release in one call: calibrate, check, draw the noise,
+	// reconstruct and answer. An error means no noise was drawn.
+	x := []float64{5, 0, 3, 12, 7, 1, 0, 4}
+	h2, _ := strategy.NewH2(len(x))
+	w, _ := workload.NewPrefix(len(x))
+	b, _ := calibrate.ApproxDP(1, 1e-6)
+	res, err := release.Run(context.Background(), release.Request{
+		Strategy: h2.Matrix(), Budget: b, Data: x, Workload: w,
+		Noise: noise.NewSecure(), PostProcess: release.PostProcess{Clamp: true},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d private prefix sums, expected RMSE %.3f\n", len(res.Answers), res.Expected.RMSE)
+	// Output:
+	// 8 private prefix sums, expected RMSE 6.997
 }

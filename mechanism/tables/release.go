@@ -280,6 +280,10 @@ type Result struct {
 	// the grand total and the largest change from the least-squares
 	// answer (nil without post-processing).
 	Estimator *Estimator
+	// Estimators are the parts' estimator reports of a release in several
+	// parts (Parts.Run; Estimator is then nil): each part has its own
+	// least-squares total.
+	Estimators []*Estimator
 }
 
 // Run measures the data with noise from src, reconstructs and answers
