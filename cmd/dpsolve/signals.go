@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/dpsolve/dpsolve/internal/ctxwait"
 )
 
 // exitInterrupted is the exit status of an interrupted command: 128 + SIGINT,
@@ -91,23 +93,9 @@ func errCancelled(ctx context.Context) error {
 // process exits as soon as the command returns. f keeps running in the
 // background until then, so it must not write outputs itself.
 func untilCancelled[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
+	v, err := ctxwait.Abandon(ctx, f)
+	if ctx.Err() != nil && err == context.Cause(ctx) {
+		err = errCancelled(ctx)
 	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err == nil && ctx.Err() != nil {
-			r.err = errCancelled(ctx)
-		}
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, errCancelled(ctx)
-	}
+	return v, err
 }

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/ctxwait"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -80,14 +81,14 @@ func (e *GridError) Unwrap() error { return ErrInput }
 // leaves that computation to finish in the background (it writes nothing,
 // and its result is discarded).
 func Run(ctx context.Context, req Request) (*Result, error) {
-	m, err := abandonOnCancel(ctx, func() (*Mechanism, error) { return New(req.Strategy, req.Budget) })
+	m, err := ctxwait.Abandon(ctx, func() (*Mechanism, error) { return New(req.Strategy, req.Budget) })
 	if err != nil {
 		return nil, err
 	}
 	if err := m.CheckData(req.Data); err != nil {
 		return nil, err
 	}
-	exp, err := abandonOnCancel(ctx, func() (ExpectedError, error) { return m.ExpectedError(req.Workload) })
+	exp, err := ctxwait.Abandon(ctx, func() (ExpectedError, error) { return m.ExpectedError(req.Workload) })
 	if err != nil {
 		return nil, err
 	}
@@ -130,30 +131,4 @@ func (m *Mechanism) checkGrid(x []float64) error {
 	// The grid is the noise scale times 2^-41 … 2^-40 (noise.Grid), so a
 	// scale of peak·2^41/MaxGridUnits fits; one binary order of margin.
 	return &GridError{Peak: peak, MinScale: peak * 0x1p42 / noise.MaxGridUnits, Scale: m.Scale(), Sigma: m.Sigma(), Sensitivity: m.Sensitivity()}
-}
-
-// abandonOnCancel runs f and returns its result, or context.Cause(ctx) as
-// soon as ctx is cancelled without waiting for f, which then finishes in
-// the background and is discarded. f must not have side effects a caller
-// could observe.
-func abandonOnCancel[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err == nil && ctx.Err() != nil {
-			r.err = context.Cause(ctx)
-		}
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, context.Cause(ctx)
-	}
 }
