@@ -188,12 +188,23 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	s2 := res.Sensitivity.Squared
 	out.Objective, out.LowerBound, out.Gap = res.Objective*s2, res.LowerBound*s2, res.Gap
 	out.Iterations, out.CGSteps, out.Seconds, out.Status = res.Iterations, res.CGSteps, res.Seconds, res.Status
+	if err := mfCertified(out); err != nil {
+		return err
+	}
 	if *outDir != "" {
 		if err := writeMFDir(ctx, *outDir, res, schema, out); err != nil {
 			return err
 		}
 	}
 	return printMF(stdout, out, *asJSON)
+}
+
+// mfCertified refuses to print a report whose lower bound is above its
+// objective beyond rounding (mf.CheckBound): the solver checks its own
+// pair, and this checks the pair as reported, after the scaling by sens²,
+// so that no report calls such a bound certified.
+func mfCertified(out mfJSON) error {
+	return mf.CheckBound(out.Objective, out.LowerBound, out.N)
 }
 
 func mfSchema(epochs, minSep, bands int, fs *flag.FlagSet) (mf.Schema, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
+	"github.com/dpsolve/dpsolve/mechanism/mf"
 )
 
 func runMFArgs(t *testing.T, args ...string) (string, error) {
@@ -81,5 +83,19 @@ func TestMFBadInput(t *testing.T) {
 		if _, err := runMFArgs(t, c...); err == nil {
 			t.Errorf("%s: want an error", strings.Join(c, " "))
 		}
+	}
+}
+
+// TestMFCertifiedRefusesBoundAboveObjective: the report's own pair, after
+// the scaling by sens², is checked before it is printed as certified.
+func TestMFCertifiedRefusesBoundAboveObjective(t *testing.T) {
+	out := mfJSON{N: 512, Objective: 1000, LowerBound: 1000 * (1 + 1e-9)}
+	var be *mf.BoundError
+	if err := mfCertified(out); !errors.As(err, &be) {
+		t.Fatalf("bound above the objective: got %v, want a *mf.BoundError", err)
+	}
+	out.LowerBound = 1000 * (1 - 1e-12)
+	if err := mfCertified(out); err != nil {
+		t.Fatalf("valid pair: %v", err)
 	}
 }

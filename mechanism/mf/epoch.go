@@ -263,20 +263,28 @@ const certifyFirstRel = 20
 // search leaves it) when the last step predicts the tolerance met, keeping
 // a better bound in res; true if the gap is then at most tol. It leaves
 // e.t = F·U⁻¹ for whiten.
-func (e *epochSolver) certifyFirst(res *Result, tol float64) bool {
+func (e *epochSolver) certifyFirst(res *Result, tol float64) (bool, error) {
 	if !(e.lastRel > 0 && e.lastRel <= certifyFirstRel*tol) {
-		return false
+		return false, nil
 	}
+	done, err := e.certifyAt(res, res.Objective, tol)
+	if done || err != nil {
+		return done, err
+	}
+	blas.Copy(e.t, e.f)
+	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, e.u, e.t)
+	return false, nil
+}
+
+// certifyAt raises res.LowerBound with the bound at the current X and
+// reports whether obj is then certified within tol; a bound above obj
+// beyond rounding is a *BoundError.
+func (e *epochSolver) certifyAt(res *Result, obj, tol float64) (bool, error) {
 	bound, ok := e.boundAt()
 	if ok && bound > res.LowerBound {
 		res.LowerBound = bound
 	}
-	if (res.Objective-res.LowerBound)/res.Objective <= tol {
-		return true
-	}
-	blas.Copy(e.t, e.f)
-	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, e.u, e.t)
-	return false
+	return certified(obj, res.LowerBound, e.n, tol)
 }
 
 // iterate runs Newton's method from e.x; see Solve for the contract.
@@ -295,7 +303,11 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 			return err
 		}
 		t0 = e.tick("other", t0)
-		if e.certifyFirst(res, tol) {
+		done, err := e.certifyFirst(res, tol)
+		if err != nil {
+			return err
+		}
+		if done {
 			e.tick("certificate", t0)
 			res.Iterations = it - 1
 			res.Status = status.Converged
@@ -309,7 +321,7 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 		// A loose CG solve leaves the step slightly off the constraints,
 		// and its exact projection can spoil descent: then the same
 		// iteration is retried with a 1000× tighter solve.
-		eta, fresh, certified := e.forcing(), true, false
+		eta, fresh, tried := e.forcing(), true, false
 		for try := 0; ; try++ {
 			nu, steps := e.solveSystem(pc, eta, fresh)
 			fresh = false
@@ -317,14 +329,14 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 			t0 = e.tick("system", t0)
 			dec, slope := e.direction(nu) // D in e.s
 			t0 = e.tick("step", t0)
-			if dec/obj < 0.1*tol && !certified {
-				certified = true
-				bound, ok := e.boundAt()
+			if dec/obj < 0.1*tol && !tried {
+				tried = true
+				done, err := e.certifyAt(res, obj, tol)
 				t0 = e.tick("certificate", t0)
-				if ok && bound > res.LowerBound {
-					res.LowerBound = bound
+				if err != nil {
+					return err
 				}
-				if (obj-res.LowerBound)/obj <= tol {
+				if done {
 					res.Iterations = it - 1
 					res.Status = status.Converged
 					return nil
@@ -347,12 +359,12 @@ func (e *epochSolver) iterate(ctx context.Context, res *Result) error {
 			break
 		}
 	}
-	bound, ok := e.boundAt()
+	done, err := e.certifyAt(res, res.Objective, tol)
 	e.tick("certificate", t0)
-	if ok && bound > res.LowerBound {
-		res.LowerBound = bound
+	if err != nil {
+		return err
 	}
-	if (res.Objective-res.LowerBound)/res.Objective <= tol {
+	if done {
 		res.Status = status.Converged
 	} else {
 		res.Status = unconverged(stalled)

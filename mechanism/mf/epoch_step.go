@@ -191,7 +191,10 @@ func lineSearch(x, d, w blas.General, obj, slope float64, eval func(blas.General
 }
 
 // boundAt certifies the current X (consumes e.t).
-func (e *epochSolver) boundAt() (float64, bool) { return e.certify() }
+func (e *epochSolver) boundAt() (float64, bool) {
+	b, ok := e.certify()
+	return hooked(b), ok
+}
 
 func (e *epochSolver) report(res *Result, it int) {
 	if e.opt == nil || e.opt.Progress == nil {

@@ -112,8 +112,15 @@ func Solve(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, e
 	return res, err
 }
 
-// finish fills C, the sensitivity and the gap from X.
+// finish fills C, the sensitivity and the gap from X, and refuses a bound
+// above the objective beyond rounding whatever the solver reported (the
+// single-participation path's status is newton's own): the result's
+// Status is then Failed and the error a *BoundError.
 func finish(res *Result) error {
+	if err := CheckBound(res.Objective, res.LowerBound, res.X.SymmetricDim()); err != nil {
+		res.Status = status.Failed
+		return err
+	}
 	sens, err := StrategySensitivity(res.X, res.Schema)
 	if err != nil {
 		return err
