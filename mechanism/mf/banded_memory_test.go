@@ -2,7 +2,6 @@ package mf
 
 import (
 	"context"
-	"runtime"
 	"testing"
 )
 
@@ -63,17 +62,7 @@ func TestMFBandedIterationAllocatesNoSquare(t *testing.T) {
 	if _, ok := bandObjective(s.f, s.x, s.fac, s.t); !ok {
 		t.Fatal("start is not definite")
 	}
-	measure := func(name string, f func() bool) {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		if !f() {
-			t.Fatalf("%s failed", name)
-		}
-		runtime.ReadMemStats(&after)
-		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(n*n*8/2); got > limit {
-			t.Errorf("%s allocated %d bytes, over n²/2 floats (%d)", name, got, limit)
-		}
-	}
+	measure := func(name string, f func() bool) { allocatesUnderHalfSquare(t, n, name, f) }
 	measure("gram", func() bool { s.gram(); return true })
 	measure("inverse", s.inverse)
 	measure("newton step", func() bool { return s.newtonStep(1e-8) > 0 })

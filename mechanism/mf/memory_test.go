@@ -2,7 +2,6 @@ package mf
 
 import (
 	"context"
-	"runtime"
 	"testing"
 )
 
@@ -64,17 +63,7 @@ func TestMFEpochIterationAllocatesNoSquare(t *testing.T) {
 	if !pc.inT {
 		t.Errorf("the preconditioner's blocks did not fit in e.t")
 	}
-	measure := func(name string, f func() bool) {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		if !f() {
-			t.Fatalf("%s failed", name)
-		}
-		runtime.ReadMemStats(&after)
-		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(n*n*8/2); got > limit {
-			t.Errorf("%s allocated %d bytes, over n²/2 floats (%d)", name, got, limit)
-		}
-	}
+	measure := func(name string, f func() bool) { allocatesUnderHalfSquare(t, n, name, f) }
 	measure("whiten", e.whiten)
 	measure("preconditioner", func() bool { pc.build(); return true })
 	measure("certificate", func() bool { _, ok := e.certify(); return ok })
