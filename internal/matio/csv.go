@@ -87,24 +87,28 @@ func readCSV(r io.Reader) (*array, error) {
 
 // writeCSV writes a 2-D array as comma-separated rows, a 1-D array as one
 // value per line, each value in the shortest form that parses back exactly.
-func writeCSV(w io.Writer, a *array) error {
+func writeCSV(w io.Writer, shape []int, chunks int, next func(int) []float64) error {
 	cols := 1
-	if len(a.shape) == 2 {
-		cols = a.shape[1]
+	if len(shape) == 2 {
+		cols = shape[1]
 	}
 	bw := bufio.NewWriter(w)
 	var buf []byte
-	for k, x := range a.data {
-		buf = buf[:0]
-		if k%cols != 0 {
-			buf = append(buf, ',')
-		}
-		buf = strconv.AppendFloat(buf, x, 'g', -1, 64)
-		if k%cols == cols-1 {
-			buf = append(buf, '\n')
-		}
-		if _, err := bw.Write(buf); err != nil {
-			return err
+	k := 0
+	for i := 0; i < chunks; i++ {
+		for _, x := range next(i) {
+			buf = buf[:0]
+			if k%cols != 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendFloat(buf, x, 'g', -1, 64)
+			if k%cols == cols-1 {
+				buf = append(buf, '\n')
+			}
+			if _, err := bw.Write(buf); err != nil {
+				return err
+			}
+			k++
 		}
 	}
 	return bw.Flush()

@@ -242,7 +242,9 @@ func WriteVector(path string, v []float64) error {
 	return writeFile(path, func(w io.Writer) error { return WriteVectorTo(w, v, f) })
 }
 
-// WriteMatrixTo writes m to w in format f.
+// WriteMatrixTo writes m to w in format f. The rows are streamed, one
+// copied at a time, so writing an n×n matrix needs O(n) memory beyond it;
+// a NaN or Inf is reported before anything is written.
 func WriteMatrixTo(w io.Writer, m mat.Matrix, f Format) error {
 	if m == nil {
 		return fmt.Errorf("%w: nil matrix", ErrEmpty)
@@ -251,13 +253,21 @@ func WriteMatrixTo(w io.Writer, m mat.Matrix, f Format) error {
 	if r == 0 || c == 0 {
 		return fmt.Errorf("%w: %d×%d matrix", ErrEmpty, r, c)
 	}
-	data := make([]float64, 0, r*c)
+	row := make([]float64, c)
+	next := func(i int) []float64 {
+		for j := range row {
+			row[j] = m.At(i, j)
+		}
+		return row
+	}
 	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			data = append(data, m.At(i, j))
+		for j, x := range next(i) {
+			if x-x != 0 { // true exactly for NaN and ±Inf
+				return fmt.Errorf("%w: %v at row %d, column %d (0-based)", ErrNonFinite, x, i, j)
+			}
 		}
 	}
-	return writeArray(w, &array{shape: []int{r, c}, data: data}, f)
+	return writeRows(w, []int{r, c}, r, next, f)
 }
 
 // WriteVectorTo writes v to w in format f (1-D npy, or one value per line).
@@ -272,11 +282,17 @@ func writeArray(w io.Writer, a *array, f Format) error {
 	if err := checkFinite(a); err != nil {
 		return err
 	}
+	return writeRows(w, a.shape, 1, func(int) []float64 { return a.data }, f)
+}
+
+// writeRows writes an array of the given shape whose data, in row-major
+// order, is the concatenation of next(0), …, next(chunks−1).
+func writeRows(w io.Writer, shape []int, chunks int, next func(int) []float64, f Format) error {
 	switch f {
 	case NPY:
-		return writeNPY(w, a)
+		return writeNPY(w, shape, chunks, next)
 	case CSV:
-		return writeCSV(w, a)
+		return writeCSV(w, shape, chunks, next)
 	}
 	return fmt.Errorf("%w: unknown format %v", ErrFormat, f)
 }

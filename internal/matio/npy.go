@@ -539,17 +539,19 @@ func writePreamble(w io.Writer, dict string) error {
 }
 
 // writeNPY writes a as little-endian float64 in C order.
-func writeNPY(w io.Writer, a *array) error {
-	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", shapeString(a.shape))
+func writeNPY(w io.Writer, shape []int, chunks int, next func(int) []float64) error {
+	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", shapeString(shape))
 	bw := bufio.NewWriter(w)
 	if err := writePreamble(bw, dict); err != nil {
 		return err
 	}
 	var b [8]byte
-	for _, x := range a.data {
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-		if _, err := bw.Write(b[:]); err != nil {
-			return err
+	for i := 0; i < chunks; i++ {
+		for _, x := range next(i) {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+			if _, err := bw.Write(b[:]); err != nil {
+				return err
+			}
 		}
 	}
 	return bw.Flush()
