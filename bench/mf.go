@@ -178,7 +178,7 @@ func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MF
 		return row, nil
 	}
 	afile := filepath.Join(dir, "a.npy")
-	if err := matio.WriteMatrix(afile, w.A); err != nil {
+	if err := matio.WriteMatrix(afile, w.Matrix()); err != nil {
 		return row, err
 	}
 	base := []string{"-B", script, "--a", afile}

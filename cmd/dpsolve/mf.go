@@ -70,37 +70,45 @@ type mfJSON struct {
 }
 
 // memMF is the peak of dpsolve mf in n×n float64 matrices for the single-
-// participation schema: the workload A and its Gram, V's copy and factor,
-// newton's work matrices and its certificate's, and the strategy and its
-// evaluation at the end.
+// participation schema: V, its copy and factor, newton's work matrices and
+// its certificate's, and the strategy and its factor at the end (an upper
+// model kept from before the workload's rows were generated on demand and
+// the evaluation stopped copying, both of which only lowered the peak).
 const memMF = 14
 
-// memMFBanded is the banded peak. While solving: A, V, the solver's five
-// n×n matrices (counted by mechanism/mf's memory test; the iterate, the
-// step, the CG vectors and X's factor are bands of n·b numbers) and its
-// column preconditioner, at most one n×n matrix's worth: 8; with X built
-// at the end, 9. Afterwards Evaluate holds A, V, X, C and five work
-// matrices: 9. One more for the bands and the per-iteration vectors.
-const memMFBanded = 10
+// memMFBanded is the banded peak for a built-in workload: V, the solver's
+// five n×n matrices (counted by mechanism/mf's memory test; the iterate,
+// the step, the CG vectors and X's factor are bands of n·b numbers) and
+// its column preconditioner, at most one n×n matrix's worth: 7. X and C are
+// built in the solver's matrices at the end and the evaluation works in
+// blocks of 256 rows: half a matrix for those blocks and the bands.
+const memMFBanded = 7.5
 
-// memMFEpoch is the fixed-epoch peak. While solving: A, V and the solver's
-// seven n×n matrices (counted by mechanism/mf's memory test; the
-// eigensolver, the certificate and the preconditioner borrow them, the
-// preconditioner only from n ≥ 512 for k ≤ 31: below it allocates
-// 2·max(512, k(k+1)/2) rows of n): 9. Afterwards Evaluate holds A, V, X,
-// C and five work matrices: 9. One more for the small-n preconditioner and
-// the per-iteration vectors.
-const memMFEpoch = 10
+// memMFEpoch is the fixed-epoch peak for a built-in workload: V and the
+// solver's seven n×n matrices (counted by mechanism/mf's memory test; the
+// eigensolver, the certificate, the preconditioner, X and C borrow them):
+// 8. Half a matrix more for the evaluation's row blocks, the per-iteration
+// vectors and, below n = 512, the preconditioner's blocks.
+const memMFEpoch = 8.5
 
-// mfMemory is the peak model for the schema.
-func mfMemory(s mf.Schema) float64 {
+// memMFUser is what a workload read from a file adds: the file's matrix
+// and the user's W (or the Gram's copy).
+const memMFUser = 2
+
+// mfMemory is the peak model for the schema; user says the workload comes
+// from --w or --gram.
+func mfMemory(s mf.Schema, user bool) float64 {
+	extra := 0.0
+	if user {
+		extra = memMFUser
+	}
 	switch {
 	case s.Kind == mf.FixedEpoch && s.Epochs > 1:
-		return memMFEpoch
+		return memMFEpoch + extra
 	case s.Kind == mf.MinSep:
-		return memMFBanded
+		return memMFBanded + extra
 	}
-	return memMF
+	return memMF + extra
 }
 
 const mfUsage = `usage: dpsolve mf --n N [--epochs K | --min-sep B [--bands B] [--epochs K]]
@@ -155,7 +163,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("--epsilon and --delta go together")
 	}
 	if *n > 0 {
-		if err := checkSizeMemory("mf", *n, 0, mfMemory(schema), false); err != nil {
+		if err := checkSizeMemory("mf", *n, 0, mfMemory(schema, *spec == ""), false); err != nil {
 			return err
 		}
 	}
@@ -163,7 +171,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSizeMemory("mf", w.N(), 0, mfMemory(schema), false); err != nil {
+	if err := checkSizeMemory("mf", w.N(), 0, mfMemory(schema, *spec == ""), false); err != nil {
 		return err
 	}
 	if err := schema.Validate(w.N()); err != nil {
@@ -180,7 +188,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ev, err := mf.Evaluate(w, res.C, schema)
+	ev, err := res.Evaluate(w)
 	if err != nil {
 		return err
 	}

@@ -308,15 +308,21 @@ func (s *bandSolver) lineSearch(obj, slope float64) (float64, bool) {
 	})
 }
 
-// sym returns X as a SymDense.
-func (s *bandSolver) sym() *mat.SymDense {
-	x := mat.NewSymDense(s.n, nil)
-	for i := 0; i < s.n; i++ {
+// result hands the solver's storage to the caller at the end of a solve:
+// X is written into s.t and C factored into s.w with s.m as scratch, so
+// no n×n matrix is allocated after newBandSolver. C is nil if X is not
+// numerically definite (finish reports it).
+func (s *bandSolver) result() (*mat.SymDense, *mat.TriDense) {
+	n, x := s.n, s.t
+	clear(x.Data)
+	for i := 0; i < n; i++ {
 		for c := 0; c < s.bw && c <= i; c++ {
-			x.SetSym(i, i-c, s.x.v[i*s.bw+c])
+			v := s.x.v[i*s.bw+c]
+			x.Data[i*n+i-c], x.Data[(i-c)*n+i] = v, v
 		}
 	}
-	return x
+	c, _ := lowerFactorIn(x, s.m, s.w)
+	return mat.NewSymDense(n, x.Data[:n*n]), c
 }
 
 func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, error) {
@@ -333,7 +339,7 @@ func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Res
 	if err != nil {
 		res.Status = status.Cancelled
 	}
-	res.X = bs.sym()
+	res.X, res.C = bs.result()
 	res.Phases = bs.phases
 	// The objective per unit noise scales by sens², which Solve reports;
 	// the optimization itself is at unit diagonal.

@@ -68,4 +68,5 @@ func TestMFBandedIterationAllocatesNoSquare(t *testing.T) {
 	measure("newton step", func() bool { return s.newtonStep(1e-8) > 0 })
 	measure("line search", func() bool { _, ok := s.lineSearch(1e300, 1); return ok })
 	measure("certificate", func() bool { s.gram(); _, ok := s.bound(); return ok })
+	measure("result", func() bool { x, c := s.result(); return x != nil && c != nil })
 }

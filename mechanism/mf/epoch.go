@@ -127,6 +127,18 @@ func (e *epochSolver) start() {
 	}
 }
 
+// result hands the solver's storage to the caller at the end of a solve:
+// X is e.x (symmetrized, so both triangles hold the upper one) and C is
+// factored into e.w with e.t as scratch, so no n×n matrix is allocated
+// after newEpochSolver. C is nil if X is not numerically definite (finish
+// reports it).
+func (e *epochSolver) result() (*mat.SymDense, *mat.TriDense) {
+	blas.Symmetrize(e.x)
+	x := mat.NewSymDense(e.n, e.x.Data[:e.n*e.n])
+	c, _ := lowerFactorIn(e.x, e.t, e.w)
+	return x, c
+}
+
 // sqrtPSD writes V^{1/2} into r using a and q as scratch (all n×n; a may
 // be v itself), r's storage lent to the eigensolver when its capacity is
 // blas.EigenWorkLen(n); false if the eigendecomposition fails.

@@ -75,7 +75,8 @@ type Evaluation struct {
 // Evaluate scores the lower-triangular (or any square invertible) strategy
 // C under the schema: sens² from X = CᵀC and the error of the decoder
 // B = A·C⁻¹ (row norms², computed by a triangular solve, never forming
-// C⁻¹ explicitly).
+// C⁻¹ explicitly). A strategy planned by Solve is scored without its
+// copies by Result.Evaluate.
 func Evaluate(w *Workload, c mat.Matrix, s Schema) (*Evaluation, error) {
 	if w == nil || c == nil {
 		return nil, inputErr("nil workload or strategy")
@@ -98,62 +99,85 @@ func Evaluate(w *Workload, c mat.Matrix, s Schema) (*Evaluation, error) {
 	}
 	x := blas.NewSquare(n)
 	blas.Gemm(gblas.Trans, gblas.NoTrans, 1, cg, cg, 0, x)
-	xs := symdense.ToSym(x)
-	sens, err := StrategySensitivity(xs, s)
+	sens, err := StrategySensitivity(mat.NewSymDense(n, x.Data), s)
 	if err != nil {
 		return nil, err
 	}
-	u := blas.NewSquare(n)
-	blas.Copy(u, x)
-	if !blas.Cholesky(u) {
+	// X's Cholesky factor U proves the strategy nonsingular, and decodes
+	// when C is not lower triangular (B·Bᵀ = A X⁻¹ Aᵀ = (A U⁻¹)(A U⁻¹)ᵀ).
+	if !blas.Cholesky(x) {
 		return nil, inputErr("strategy is singular: CᵀC is not positive definite")
 	}
-	ev := &Evaluation{Sensitivity: sens}
-	if w.A == nil {
+	tri, side := x, gblas.Upper
+	if lower {
+		tri, side = cg, gblas.Lower
+	}
+	if w.Released() == 0 {
 		f, ok := upperFactor(symdense.ToGeneral(w.V))
 		if !ok {
 			return nil, inputErr("cannot factor the Gram")
 		}
-		blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, u, f)
-		for _, v := range f.Data {
-			ev.Objective += v * v
-		}
-	} else {
-		ev.PerStep = decoderErrors(w.A, cg, u, lower)
+		blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, x, f)
+		return scored(&Evaluation{Sensitivity: sens, Objective: dot(f.Data, f.Data)}), nil
+	}
+	return scored(&Evaluation{Sensitivity: sens, PerStep: decoderErrors(w, tri, side)}), nil
+}
+
+// Evaluate scores the planned strategy: the per-step errors of B = A·C⁻¹
+// by triangular solves with r.C in blocks of A's rows (no n×n matrix is
+// allocated), r.Objective where only the Gram is known.
+func (r *Result) Evaluate(w *Workload) (*Evaluation, error) {
+	if w == nil || r == nil || r.C == nil {
+		return nil, inputErr("nil workload or result")
+	}
+	n := w.N()
+	if k, _ := r.C.Dims(); k != n {
+		return nil, inputErr("strategy is %d×%d, workload has n = %d steps", k, k, n)
+	}
+	ev := &Evaluation{Sensitivity: r.Sensitivity, Objective: r.Objective}
+	if w.Released() > 0 {
+		raw := r.C.RawTriangular()
+		c := blas.General{Rows: n, Cols: n, Stride: raw.Stride, Data: raw.Data}
+		ev.PerStep = decoderErrors(w, c, gblas.Lower)
+	}
+	return scored(ev), nil
+}
+
+// scored fills the error totals from PerStep (or the objective) and the
+// sensitivity.
+func scored(ev *Evaluation) *Evaluation {
+	if ev.PerStep != nil {
+		ev.Objective = 0
 		for _, e := range ev.PerStep {
 			ev.Objective += e
 		}
 	}
-	ev.Error = ev.Objective * sens.Squared
+	ev.Error = ev.Objective * ev.Sensitivity.Squared
 	for i := range ev.PerStep {
-		ev.PerStep[i] *= sens.Squared
+		ev.PerStep[i] *= ev.Sensitivity.Squared
 		ev.Max = math.Max(ev.Max, ev.PerStep[i])
 		ev.Mean += ev.PerStep[i] / float64(len(ev.PerStep))
 	}
 	ev.RMS = math.Sqrt(ev.Mean)
-	return ev, nil
+	return ev
 }
 
-// decoderErrors returns the squared row norms of B = A·C⁻¹: by a
-// triangular solve with C when it is lower triangular, else with the
-// Cholesky factor U of CᵀC (B·Bᵀ = A X⁻¹ Aᵀ = (A U⁻¹)(A U⁻¹)ᵀ).
-func decoderErrors(a *mat.Dense, c, u blas.General, lower bool) []float64 {
-	r, n := a.Dims()
-	b := blas.NewGeneral(r, n)
-	for i := 0; i < r; i++ {
-		for j := 0; j < n; j++ {
-			b.Data[i*n+j] = a.At(i, j)
+// decoderErrors returns the squared row norms of B = A·T⁻¹ for the n×n
+// triangle T (lower: C; upper: U with UᵀU = CᵀC), rowBlock rows of A at a
+// time.
+func decoderErrors(w *Workload, t blas.General, uplo gblas.Uplo) []float64 {
+	m, n := w.Released(), w.N()
+	out := make([]float64, m)
+	blk := blas.NewGeneral(min(rowBlock, m), n)
+	for i0 := 0; i0 < m; i0 += blk.Rows {
+		b := blk
+		b.Rows = min(blk.Rows, m-i0)
+		w.rowsInto(i0, b)
+		blas.Trsm(gblas.Right, uplo, gblas.NoTrans, gblas.NonUnit, 1, t, b)
+		for i := 0; i < b.Rows; i++ {
+			rw := b.Data[i*n : (i+1)*n]
+			out[i0+i] = dot(rw, rw)
 		}
-	}
-	if lower {
-		blas.Trsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, 1, c, b)
-	} else {
-		blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, u, b)
-	}
-	out := make([]float64, r)
-	for i := range out {
-		rw := b.Data[i*n : (i+1)*n]
-		out[i] = dot(rw, rw)
 	}
 	return out
 }

@@ -2,7 +2,15 @@ package mf
 
 import (
 	"context"
+	"io"
+	"math"
+	"runtime"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/matio"
 )
 
 // The fixed-epoch solver's n×n storage is allocated through square only
@@ -67,4 +75,55 @@ func TestMFEpochIterationAllocatesNoSquare(t *testing.T) {
 	measure("whiten", e.whiten)
 	measure("preconditioner", func() bool { pc.build(); return true })
 	measure("certificate", func() bool { _, ok := e.certify(); return ok })
+	measure("result", func() bool { x, c := e.result(); return x != nil && c != nil })
+}
+
+// After the solve the caller holds V, X and C and the evaluation works in
+// blocks of rows: a built-in workload's construction allocates V and one
+// block (under 1.5 n×n matrices), Result.Evaluate one block (a quarter of
+// n×n at n = 1024, with the errors), and the strategy's C.npy is written
+// a row at a time.
+func TestMFAfterSolveAllocatesNoSquare(t *testing.T) {
+	const n = 1024
+	var w *Workload
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w, err := ParseWorkload("momentum:0.9,cooldown:100", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(n*n*8*3/2); got > limit {
+		t.Errorf("the workload allocated %d bytes, over 1.5 n×n matrices (%d)", got, limit)
+	}
+	// C = the reversed Cholesky factor of I + ¼·(ones on the first
+	// off-diagonals): any definite lower-triangular strategy does.
+	x := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		x.SetSym(i, i, 1)
+		if i > 0 {
+			x.SetSym(i, i-1, 0.25)
+		}
+	}
+	c, ok := LowerFactor(x)
+	if !ok {
+		t.Fatal("factor failed")
+	}
+	res := &Result{X: x, C: c, Sensitivity: Sensitivity{Squared: 1}}
+	var ev *Evaluation
+	allocatesUnderHalfSquare(t, n, "Result.Evaluate", func() bool { ev, err = res.Evaluate(w); return err == nil })
+	// Against B = A·C⁻¹ by gonum's dense solve Cᵀ·Bᵀ = Aᵀ: C's condition
+	// number is at most 3 (X's eigenvalues lie in [0.5, 1.5]), so 1e-10
+	// relative is far above both computations' rounding.
+	var bt mat.Dense
+	if err := bt.Solve(c.T(), w.Matrix().T()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ev.PerStep {
+		col := mat.Col(nil, i, &bt)
+		if want := floats.Dot(col, col); math.Abs(ev.PerStep[i]-want) > 1e-10*want {
+			t.Fatalf("step %d: %v, dense %v", i, ev.PerStep[i], want)
+		}
+	}
+	allocatesUnderHalfSquare(t, n, "C.npy", func() bool { return matio.WriteMatrixTo(io.Discard, c, matio.NPY) == nil })
 }

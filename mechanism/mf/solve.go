@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/internal/symdense"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -126,11 +125,13 @@ func finish(res *Result) error {
 		return err
 	}
 	res.Sensitivity = sens
-	c, ok := LowerFactor(res.X)
-	if !ok {
-		return errNotDefinite
+	if res.C == nil {
+		c, ok := LowerFactor(res.X)
+		if !ok {
+			return errNotDefinite
+		}
+		res.C = c
 	}
-	res.C = c
 	res.Gap = (res.Objective - res.LowerBound) / res.Objective
 	return nil
 }
@@ -147,17 +148,38 @@ func LowerFactor(x *mat.SymDense) (*mat.TriDense, bool) {
 			rev.Data[i*n+j] = x.At(n-1-i, n-1-j)
 		}
 	}
-	if !blas.Cholesky(rev) { // rev = RᵀR, R upper
-		return nil, false
-	}
-	// X = J·RᵀR·J = (J R J)ᵀ(J R J); J R J is lower triangular.
-	c := mat.NewTriDense(n, mat.Lower, nil)
+	return lowerFromReversed(rev, blas.NewSquare(n))
+}
+
+// lowerFactorIn is LowerFactor on the full symmetric n×n x, with rev as
+// scratch and c's storage for the result (neither may alias x), so that a
+// solver can hand its free matrices to the end of a solve.
+func lowerFactorIn(x, rev, c blas.General) (*mat.TriDense, bool) {
+	n := x.Rows
 	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			c.SetTri(i, j, rev.Data[(n-1-i)*n+(n-1-j)])
+		for j := 0; j < n; j++ {
+			rev.Data[i*n+j] = x.Data[(n-1-i)*x.Stride+(n-1-j)]
 		}
 	}
-	return c, true
+	return lowerFromReversed(rev, c)
+}
+
+// lowerFromReversed factors rev = JXJ = RᵀR in place and writes C = J·Rᵀ·J
+// into c's storage (X = J·RᵀR·J = (J R J)ᵀ(J R J), and J R J is lower
+// triangular), its strict upper part zero.
+func lowerFromReversed(rev, c blas.General) (*mat.TriDense, bool) {
+	if !blas.Cholesky(rev) {
+		return nil, false
+	}
+	n := rev.Rows
+	d := c.Data[:n*n]
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			d[i*n+j] = rev.Data[(n-1-i)*n+(n-1-j)]
+		}
+		clear(d[i*n+i+1 : (i+1)*n])
+	}
+	return mat.NewTriDense(n, mat.Lower, d), true
 }
 
 // solveSingle is newton's dense core: diag(X) = 1 is the single-
@@ -190,7 +212,7 @@ func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result,
 	if err != nil {
 		res.Status = status.Cancelled
 	}
-	res.X = symdense.ToSym(e.x)
+	res.X, res.C = e.result()
 	res.Phases = e.phases
 	return res, err
 }

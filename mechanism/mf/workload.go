@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
@@ -19,21 +21,76 @@ func inputErr(format string, a ...any) error { return inputerr.Errorf("mf", form
 // n = 16384 one of them is 2 GiB.
 const MaxSteps = 16384
 
-// Workload is the lower-triangular n×n matrix A whose rows are the linear
-// functionals of the gradients g₁…gₙ that training releases (row t: the
-// model after step t), with its Gram V = AᵀA.
+// Workload is the matrix A whose rows are the linear functionals of the
+// gradients g₁…gₙ that training releases (row t of a built-in workload:
+// the model after step t), with its Gram V = AᵀA.
+//
+// Only V is stored as an n×n matrix for the built-in workloads: their
+// rows are generated when needed (Matrix, Evaluate), so that a plan for
+// n steps holds one n×n matrix fewer while it solves (at n = 8192, 512
+// MiB).
 type Workload struct {
 	// Name describes the workload ("prefix", "momentum:0.9", …).
 	Name string
-	// A is the workload (n×n, lower triangular for the built-in ones; any
-	// matrix with n columns for a user W). Nil when only a Gram was given.
-	A *mat.Dense
 	// V is AᵀA.
 	V *mat.SymDense
+
+	// a is a user W; rows generates a built-in workload's rows. Both
+	// are nil when only a Gram was given.
+	a    *mat.Dense
+	rows rowGenerator
 }
+
+// rowGenerator writes rows i0 … i0+dst.Rows−1 of A into dst (n columns).
+type rowGenerator func(i0 int, dst blas.General)
 
 // N is the number of steps.
 func (w *Workload) N() int { return w.V.SymmetricDim() }
+
+// Released is the number of released quantities (rows of A), 0 when only
+// the Gram is known.
+func (w *Workload) Released() int {
+	switch {
+	case w.a != nil:
+		r, _ := w.a.Dims()
+		return r
+	case w.rows != nil:
+		return w.N()
+	}
+	return 0
+}
+
+// Matrix returns A (Released()×n, a new matrix for the built-in
+// workloads, the user's W otherwise), or nil when only the Gram is known.
+func (w *Workload) Matrix() *mat.Dense {
+	switch {
+	case w.a != nil:
+		return w.a
+	case w.rows != nil:
+		n := w.N()
+		a := blas.NewSquare(n)
+		w.rows(0, a)
+		return mat.NewDense(n, n, a.Data)
+	}
+	return nil
+}
+
+// rowsInto writes rows i0 … i0+dst.Rows−1 of A into dst.
+func (w *Workload) rowsInto(i0 int, dst blas.General) {
+	if w.rows != nil {
+		w.rows(i0, dst)
+		return
+	}
+	for i := 0; i < dst.Rows; i++ {
+		mat.Row(dst.Data[i*dst.Stride:i*dst.Stride+dst.Cols], i0+i, w.a)
+	}
+}
+
+// rowBlock is the number of rows of A generated at a time (V's Gram and
+// the decoder's errors): 256 rows keep the products BLAS-3 (a 256×n block
+// times an n×n triangle runs at GEMM speed) in 256·n numbers, an eighth
+// of an n×n matrix at n = 2048.
+const rowBlock = 256
 
 func checkSteps(n int) error {
 	if n < 1 || n > MaxSteps {
@@ -72,19 +129,6 @@ func Momentum(n int, beta float64, lr []float64) (*Workload, error) {
 			return nil, inputErr("learning rate %d is %v, want finite and positive", t, e)
 		}
 	}
-	a := mat.NewDense(n, n, nil)
-	for u := 0; u < n; u++ {
-		acc, pw := 0.0, 1.0 // acc = Σ_{s=u}^{t} ηₛ β^{s−u}
-		for t := u; t < n; t++ {
-			eta := 1.0
-			if lr != nil {
-				eta = lr[t]
-			}
-			acc += eta * pw
-			pw *= beta
-			a.Set(t, u, acc)
-		}
-	}
 	name := "prefix"
 	if beta != 0 || lr != nil {
 		name = fmt.Sprintf("momentum:%g", beta)
@@ -92,7 +136,44 @@ func Momentum(n int, beta float64, lr []float64) (*Workload, error) {
 			name += ",lr"
 		}
 	}
-	return fromA(name, a), nil
+	rows := momentumRows(n, beta, lr)
+	return &Workload{Name: name, V: gramOf(n, n, rows), rows: rows}, nil
+}
+
+// momentumRows generates A's rows by the recursion A_tt = η_t,
+// A_tu = η_u + β·A_t,u+1 (the sum Σ_{s=u}^{t} ηₛ β^{s−u} split at its first
+// term), zero above the diagonal.
+func momentumRows(n int, beta float64, lr []float64) rowGenerator {
+	return func(i0 int, dst blas.General) {
+		for i := 0; i < dst.Rows; i++ {
+			t, r := i0+i, dst.Data[i*dst.Stride:i*dst.Stride+n]
+			clear(r[t+1:])
+			acc := 0.0
+			for u := t; u >= 0; u-- {
+				eta := 1.0
+				if lr != nil {
+					eta = lr[u]
+				}
+				acc = eta + beta*acc
+				r[u] = acc
+			}
+		}
+	}
+}
+
+// gramOf returns V = AᵀA for the m×n A that rows generates, summed over
+// blocks of rowBlock rows so that A itself is never held.
+func gramOf(m, n int, rows rowGenerator) *mat.SymDense {
+	v := blas.NewSquare(n)
+	blk := blas.NewGeneral(min(rowBlock, m), n)
+	for i0 := 0; i0 < m; i0 += blk.Rows {
+		b := blk
+		b.Rows = min(blk.Rows, m-i0)
+		rows(i0, b)
+		blas.Syrk(gblas.Trans, 1, b, 1, v)
+	}
+	blas.Symmetrize(v)
+	return mat.NewSymDense(n, v.Data)
 }
 
 // LinearCooldown returns n learning rates equal to 1 except over the last
@@ -187,8 +268,10 @@ func checkGram(v *mat.SymDense) error {
 }
 
 func fromA(name string, a *mat.Dense) *Workload {
-	_, n := a.Dims()
-	v := mat.NewSymDense(n, nil)
-	v.SymOuterK(1, a.T())
-	return &Workload{Name: name, A: a, V: v}
+	r, n := a.Dims()
+	return &Workload{Name: name, V: gramOf(r, n, func(i0 int, dst blas.General) {
+		for i := 0; i < dst.Rows; i++ {
+			mat.Row(dst.Data[i*dst.Stride:i*dst.Stride+n], i0+i, a)
+		}
+	}), a: a}
 }

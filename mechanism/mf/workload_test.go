@@ -2,9 +2,13 @@ package mf
 
 import (
 	"context"
-	"github.com/dpsolve/dpsolve/status"
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/status"
 )
 
 // Momentum's rows against the closed form (1 − β^{t−u+1})/(1 − β), and the
@@ -16,13 +20,14 @@ func TestMomentumWorkloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wA := w.Matrix()
 	for tt := 0; tt < n; tt++ {
 		for u := 0; u < n; u++ {
 			want := 0.0
 			if u <= tt {
 				want = (1 - math.Pow(beta, float64(tt-u+1))) / (1 - beta)
 			}
-			if got := w.A.At(tt, u); math.Abs(got-want) > 1e-13 {
+			if got := wA.At(tt, u); math.Abs(got-want) > 1e-13 {
 				t.Fatalf("A[%d,%d] = %v, want %v", tt, u, got, want)
 			}
 		}
@@ -38,13 +43,14 @@ func TestMomentumWorkloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wlA := wl.Matrix()
 	for tt := 0; tt < n; tt++ {
 		for u := 0; u <= tt; u++ {
 			want := 0.0 // Σ_{s=u..t} η_s β^{s−u}: row t of Prefix·diag(η)·M_β
 			for s := u; s <= tt; s++ {
 				want += lr[s] * math.Pow(beta, float64(s-u))
 			}
-			if got := wl.A.At(tt, u); math.Abs(got-want) > 1e-13 {
+			if got := wlA.At(tt, u); math.Abs(got-want) > 1e-13 {
 				t.Fatalf("lr A[%d,%d] = %v, want %v", tt, u, got, want)
 			}
 		}
@@ -145,5 +151,49 @@ func TestSchemaEdges(t *testing.T) {
 	}
 	if _, err := Solve(context.Background(), w, Schema{Kind: FixedEpoch, Epochs: 3}, nil); !errorsIsInput(err) {
 		t.Errorf("n = 8, k = 3: %v", err)
+	}
+}
+
+// V is summed over blocks of rowBlock rows: against gonum's one-shot
+// AᵀA (SymOuterK) on workloads of more than one block, a partial last
+// block included, for a generated workload and a tall user W. Both sum
+// the same products in different orders: 1e-12 relative to the largest
+// entry is ~100× the rounding of a 600-term sum.
+func TestGramByRowBlocks(t *testing.T) {
+	lr, err := LinearCooldown(300, 40, 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := Momentum(300, 0.8, lr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(3, 4)) // test data only
+	tall := mat.NewDense(600, 40, nil)
+	for i := 0; i < 600; i++ {
+		for j := 0; j < 40; j++ {
+			tall.Set(i, j, rnd.NormFloat64())
+		}
+	}
+	user, err := FromMatrix("tall", tall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []*Workload{gen, user} {
+		a := w.Matrix()
+		_, n := a.Dims()
+		want := mat.NewSymDense(n, nil)
+		want.SymOuterK(1, a.T())
+		scale := mat.Norm(want, math.Inf(1))
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if d := math.Abs(w.V.At(i, j) - want.At(i, j)); d > 1e-12*scale {
+					t.Fatalf("%s: V[%d,%d] = %v, AᵀA %v", w.Name, i, j, w.V.At(i, j), want.At(i, j))
+				}
+			}
+		}
+		if r, _ := a.Dims(); w.Released() != r {
+			t.Errorf("%s: Released %d, A has %d rows", w.Name, w.Released(), r)
+		}
 	}
 }
