@@ -260,20 +260,20 @@ func phaseShares(ph map[string]float64, total float64) string {
 // WriteMFMarkdown writes the side-by-side table.
 func WriteMFMarkdown(w io.Writer, rows []MFRow) error {
 	fmt.Fprintf(w, "DP-MF, backend %s\n\n", blas.Describe())
-	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq (by cpu) | it / CG | objective | gap | peer 1e-3: s (cpu s) / steps / objective | peer to 1e-8: s (cpu s) / steps / status | speed-up 1e-3 / 1e-8 (wall; cpu) |")
+	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq (by cpu) | it / CG | objective | gap | peer 1e-3: s (cpu s) / steps / objective (status) | peer to 1e-8: s (cpu s) / steps / status | speed-up 1e-3 / 1e-8 (wall; cpu) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		p1, p2, su := "—", "—", "—"
 		if r.Peer != nil {
-			p1 = fmt.Sprintf("%.2f (%.2f) / %d / %.10g", r.Peer.Seconds, r.Peer.CPUSeconds, r.Peer.Steps, r.Peer.Objective)
+			p1 = fmt.Sprintf("%.2f (%.2f) / %d / %.10g (%s)", r.Peer.Seconds, r.Peer.CPUSeconds, r.Peer.Steps, r.Peer.Objective, r.Peer.Stop)
 		}
 		if r.PeerTight != nil {
 			p2 = fmt.Sprintf("%.2f (%.2f) / %d / %s", r.PeerTight.Seconds, r.PeerTight.CPUSeconds, r.PeerTight.Steps, r.PeerTight.Stop)
 		}
 		if r.Peer != nil && r.PeerTight != nil {
-			at := atLeast(r.PeerTight.Stop)
-			su = fmt.Sprintf("%.1f× / %s%.1f×; %.1f× / %s%.1f×", r.Peer.Seconds/r.Seconds, at, r.PeerTight.Seconds/r.Seconds,
-				r.Peer.CPUSeconds/r.CPUSeconds, at, r.PeerTight.CPUSeconds/r.CPUSeconds)
+			at1, at := atLeast(r.Peer.Stop, "pg-tol"), atLeast(r.PeerTight.Stop, "target")
+			su = fmt.Sprintf("%s%.1f× / %s%.1f×; %s%.1f× / %s%.1f×", at1, r.Peer.Seconds/r.Seconds, at, r.PeerTight.Seconds/r.Seconds,
+				at1, r.Peer.CPUSeconds/r.CPUSeconds, at, r.PeerTight.CPUSeconds/r.CPUSeconds)
 		}
 		if r.PeerError != "" {
 			p1 = "error: " + r.PeerError
@@ -303,9 +303,9 @@ func WriteMFMarkdown(w io.Writer, rows []MFRow) error {
 }
 
 // atLeast marks a speed-up as a lower bound when the peer stopped before
-// reaching the target (time budget or step cap).
-func atLeast(status string) string {
-	if status != "target" {
+// reaching its stopping rule, reached (time budget or step cap).
+func atLeast(status, reached string) string {
+	if status != reached {
 		return "≥ "
 	}
 	return ""

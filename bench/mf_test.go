@@ -58,3 +58,28 @@ func TestMFPeerAgainstCertificate(t *testing.T) {
 		t.Errorf("table: %v\n%s", err, sb.String())
 	}
 }
+
+// A speed-up is marked "≥" exactly when its peer run stopped before its
+// own rule (the default stop "pg-tol", or "target" for the tight run):
+// a capped peer gives a lower bound, a finished one the ratio.
+func TestMFSpeedupMarksCappedPeers(t *testing.T) {
+	row := func(stop1, stop2 string) string {
+		r := MFRow{Case: MFCase{N: 8, Epochs: 2, Workload: "prefix"}, Seconds: 1, CPUSeconds: 1,
+			Peer:      &MFPeerRun{Seconds: 3, CPUSeconds: 3, Stop: stop1},
+			PeerTight: &MFPeerRun{Seconds: 5, CPUSeconds: 5, Stop: stop2}}
+		var sb strings.Builder
+		if err := WriteMFMarkdown(&sb, []MFRow{r}); err != nil {
+			t.Fatal(err)
+		}
+		return sb.String()
+	}
+	for _, c := range []struct{ stop1, stop2, want string }{
+		{"pg-tol", "target", "| 3.0× / 5.0×; 3.0× / 5.0× |"},
+		{"time", "time", "| ≥ 3.0× / ≥ 5.0×; ≥ 3.0× / ≥ 5.0× |"},
+		{"pg-tol", "max-steps", "| 3.0× / ≥ 5.0×; 3.0× / ≥ 5.0× |"},
+	} {
+		if got := row(c.stop1, c.stop2); !strings.Contains(got, c.want) {
+			t.Errorf("peer stops %s, %s: want %q in\n%s", c.stop1, c.stop2, c.want, got)
+		}
+	}
+}
