@@ -37,15 +37,20 @@ func init() {
 // LowerBound are total squared errors over the n steps per unit noise
 // variance at the schema's sensitivity (tr(V X⁻¹)·sens²).
 type mfJSON struct {
-	N          int     `json:"n"`
-	Schema     string  `json:"schema"`
-	Epochs     int     `json:"epochs"`
-	MinSep     int     `json:"min_sep"`
-	Bands      int     `json:"bands"`
-	Workload   string  `json:"workload"`
-	Objective  float64 `json:"objective"`
-	LowerBound float64 `json:"lower_bound,omitempty"`
-	Gap        float64 `json:"gap,omitempty"`
+	N        int    `json:"n"`
+	Schema   string `json:"schema"`
+	Epochs   int    `json:"epochs"`
+	MinSep   int    `json:"min_sep"`
+	Bands    int    `json:"bands"`
+	Workload string `json:"workload"`
+	// Ridge is --ridge's μ; ReleasedError is then the released
+	// quantities' own total squared error (tr(V X⁻¹)·sens² without the
+	// ridge), at most Objective.
+	Ridge         float64 `json:"ridge,omitempty"`
+	ReleasedError float64 `json:"released_error,omitempty"`
+	Objective     float64 `json:"objective"`
+	LowerBound    float64 `json:"lower_bound,omitempty"`
+	Gap           float64 `json:"gap,omitempty"`
 	// Sensitivity is sens (L2) and SensitivitySquared sens².
 	Sensitivity        float64       `json:"sensitivity"`
 	SensitivitySquared float64       `json:"sensitivity_squared"`
@@ -113,7 +118,7 @@ func mfMemory(s mf.Schema, user bool) float64 {
 
 const mfUsage = `usage: dpsolve mf --n N [--epochs K | --min-sep B [--bands B] [--epochs K]]
        (--workload prefix|momentum:BETA[,cooldown:S[:F]] | --w FILE | --gram FILE)
-       [--json] [--out DIR] [--check C.npy] [--epsilon E --delta D]
+       [--json] [--out DIR] [--check C.npy] [--epsilon E --delta D] [--ridge MU]
 
 Workloads (the model after step t is row t of a lower-triangular A):
   prefix                  SGD: the sum of the first t gradients
@@ -121,7 +126,10 @@ Workloads (the model after step t is row t of a lower-triangular A):
   momentum:BETA,cooldown:S[:F]
                           with learning rates 1 falling linearly to F (default 0.1)
                           over the last S steps: A_tu = Σ_{s=u..t} η_s β^(s−u)
-  --w FILE / --gram FILE  any workload W (m×n) or its Gram V = WᵀW (.npy or .csv)
+  --w FILE / --gram FILE  any workload W (m×n) or its Gram V = WᵀW (.npy or .csv);
+                          a rank-deficient one (m < n rows, say the final model only)
+                          has no invertible optimal strategy: add --ridge MU to plan
+                          for V + MU·mean(diag V)·I (1e-6 certifies on 64 steps)
 Schemas:
   (default)               single participation: sens² = max_j X_jj
   --epochs K              (k,b) fixed epoch, n = K·b, uses at r, r+b, …
@@ -147,6 +155,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	eps := fs.Float64("epsilon", 0, "with --delta: report the noise multiplier σ for (ε,δ)-DP")
 	delta := fs.Float64("delta", 0, "δ for --epsilon")
 	perStep := fs.Bool("per-step", false, "include every step's squared error in --json")
+	ridge := fs.Float64("ridge", 0, "plan for V + μ·mean(diag V)·I: needed by a rank-deficient workload (fewer released quantities than steps), e.g. 1e-6")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	fs.Usage = func() { fmt.Fprint(stderr, mfUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
@@ -177,6 +186,11 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := schema.Validate(w.N()); err != nil {
 		return err
 	}
+	if *ridge != 0 {
+		if w, err = w.Ridge(*ridge); err != nil {
+			return err
+		}
+	}
 	if *check != "" {
 		return mfCheck(w, schema, *check, *eps, *delta, *asJSON, *perStep, stdout)
 	}
@@ -193,6 +207,9 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	out := mfReport(w, schema, ev, *eps, *delta, *perStep)
+	if *ridge != 0 {
+		out.Ridge, out.ReleasedError = *ridge, ev.Error
+	}
 	s2 := res.Sensitivity.Squared
 	out.Objective, out.LowerBound, out.Gap = res.Objective*s2, res.LowerBound*s2, res.Gap
 	out.Iterations, out.CGSteps, out.Seconds, out.Status = res.Iterations, res.CGSteps, res.Seconds, res.Status

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/mf"
 )
@@ -97,5 +99,32 @@ func TestMFCertifiedRefusesBoundAboveObjective(t *testing.T) {
 	out.LowerBound = 1000 * (1 - 1e-12)
 	if err := mfCertified(out); err != nil {
 		t.Fatalf("valid pair: %v", err)
+	}
+}
+
+// A rank-deficient --w (here only the final model's sum) is refused with
+// mf's RankError, which names --ridge; with --ridge the plan certifies and
+// reports the released quantities' own error, at most the ridged objective.
+func TestMFRidge(t *testing.T) {
+	w := filepath.Join(t.TempDir(), "final.npy")
+	if err := matio.WriteMatrix(w, mat.NewDense(1, 16, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1})); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runMFArgs(t, "--w", w, "--epochs", "4", "--quiet")
+	var re *mf.RankError
+	if !errors.As(err, &re) || re.Rank != 1 || !strings.Contains(err.Error(), "--ridge") {
+		t.Fatalf("want a RankError naming --ridge, got %v", err)
+	}
+	out, err := runMFArgs(t, "--w", w, "--epochs", "4", "--quiet", "--json", "--ridge", "1e-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	obj, rel := rep["objective"].(float64), rep["released_error"].(float64)
+	if rep["ridge"].(float64) != 1e-4 || !(rep["gap"].(float64) <= 1e-8) || !(rel > 0 && rel < obj) {
+		t.Errorf("ridge %v gap %v released %v objective %v", rep["ridge"], rep["gap"], rel, obj)
 	}
 }

@@ -3,7 +3,6 @@ package mf
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
@@ -31,6 +30,7 @@ import (
 // it) and G's (M is formed before it).
 type bandSolver struct {
 	n, bw      int
+	rank       int // V's numerical rank
 	opt        *Options
 	f, t       blas.General
 	xinv, m, w blas.General
@@ -66,7 +66,8 @@ func newBandSolver(v *mat.SymDense, bw int, opt *Options) (*bandSolver, bool) {
 	s := &bandSolver{n: n, bw: bw, opt: opt, phases: map[string]float64{}}
 	s.f, s.t, s.xinv, s.m, s.w = s.square(), s.square(), s.square(), s.square(), s.square()
 	symInto(s.w, v)
-	if !upperFactorInto(s.w, s.f, s.xinv) {
+	var ok bool
+	if s.rank, ok = upperFactorInto(s.w, s.f, s.xinv); !ok {
 		return nil, false
 	}
 	s.x, s.d, s.xt = newBand(n, bw), newBand(n, bw), newBand(n, bw)
@@ -328,7 +329,10 @@ func (s *bandSolver) result() (*mat.SymDense, *mat.TriDense) {
 func solveBanded(ctx context.Context, w *Workload, s Schema, opt *Options) (*Result, error) {
 	bs, ok := newBandSolver(w.V, s.bands(), opt)
 	if !ok {
-		return nil, fmt.Errorf("mf: factoring V failed")
+		return nil, errFactorV
+	}
+	if bs.rank < bs.n {
+		return nil, &RankError{N: bs.n, Rank: bs.rank}
 	}
 	bs.start()
 	res := &Result{}

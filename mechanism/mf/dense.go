@@ -28,17 +28,19 @@ func symInto(g blas.General, v *mat.SymDense) {
 // dropped (which lowers V, so a dual bound computed with it stays a bound).
 func upperFactor(v blas.General) (blas.General, bool) {
 	f := blas.NewSquare(v.Rows)
-	return f, upperFactorInto(v, f, blas.General{})
+	_, ok := upperFactorInto(v, f, blas.General{})
+	return f, ok
 }
 
 // upperFactorInto is upperFactor writing F into f; q (n×n, or empty to
 // allocate one when needed) holds the eigenvectors on the indefinite path.
-// v is read only.
-func upperFactorInto(v, f, q blas.General) bool {
+// v is read only. rank is V's numerical rank: n when V's Cholesky factor
+// exists, else the number of eigenvalues kept.
+func upperFactorInto(v, f, q blas.General) (rank int, ok bool) {
 	n := v.Rows
 	blas.Copy(f, v)
 	if blas.Cholesky(f) {
-		return true
+		return n, true
 	}
 	if q.Data == nil {
 		q = blas.NewSquare(n)
@@ -46,19 +48,33 @@ func upperFactorInto(v, f, q blas.General) bool {
 	blas.Copy(q, v)
 	mu := make([]float64, n)
 	if !blas.SymEig(q, mu, true) {
-		return false
+		return 0, false
 	}
 	cut := 32 * float64(n) * 2.2e-16 * math.Abs(mu[n-1])
 	for i := 0; i < n; i++ { // f = diag(√μ)·Qᵀ
 		s := 0.0
 		if mu[i] > cut {
 			s = math.Sqrt(mu[i])
+			rank++
 		}
 		for j := 0; j < n; j++ {
 			f.Data[i*n+j] = s * q.Data[j*n+i]
 		}
 	}
-	return blas.UpperTrapezoid(f)
+	return rank, blas.UpperTrapezoid(f)
+}
+
+// gramRank is V's numerical rank as upperFactor counts it (n when V's
+// Cholesky factor exists), or an error if V cannot be factored.
+func gramRank(v *mat.SymDense) (int, error) {
+	n := v.SymmetricDim()
+	g := blas.NewSquare(n)
+	symInto(g, v)
+	rank, ok := upperFactorInto(g, blas.NewSquare(n), blas.General{})
+	if !ok {
+		return 0, errFactorV
+	}
+	return rank, nil
 }
 
 // objective returns tr(V X⁻¹) = ‖F U⁻¹‖²_F for X = UᵀU, leaving U (upper)

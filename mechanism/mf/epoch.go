@@ -19,6 +19,7 @@ import (
 type epochSolver struct {
 	n, k, b int
 	f       blas.General // upper factor of V
+	rank    int          // V's numerical rank
 	opt     *Options
 
 	// The solver's n×n storage, all allocated by square (see squares):
@@ -58,13 +59,15 @@ func eigIn(a, z blas.General, w []float64, scratch blas.General) bool {
 func (e *epochSolver) perPattern() int { return 1 + e.k*(e.k-1)/2 }
 
 // newEpochSolver allocates the solver's seven n×n matrices and factors V
-// (left in e.s for start); false if factoring V fails.
+// (left in e.s for start, V's numerical rank in e.rank); false if
+// factoring V fails.
 func newEpochSolver(v *mat.SymDense, k int, opt *Options) (*epochSolver, bool) {
 	n := v.SymmetricDim()
 	e := &epochSolver{n: n, k: k, b: n / k, opt: opt, phases: map[string]float64{}}
 	e.s, e.f, e.x = e.square(), e.square(), e.square()
 	symInto(e.s, v)
-	if !upperFactorInto(e.s, e.f, e.x) {
+	var ok bool
+	if e.rank, ok = upperFactorInto(e.s, e.f, e.x); !ok {
 		return nil, false
 	}
 	e.u, e.t, e.z, e.w = e.square(), e.square(), e.square(), e.square()

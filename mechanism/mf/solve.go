@@ -18,7 +18,27 @@ import (
 var (
 	errNotDefinite = errors.New("mf: iterate is not numerically positive definite")
 	errEigen       = errors.New("mf: eigendecomposition failed")
+	errFactorV     = errors.New("mf: factoring V failed")
 )
+
+// RankError reports a workload whose Gram V is numerically rank-deficient
+// (a workload of fewer released quantities than steps, say only the final
+// model): the infimum of tr(V X⁻¹) is then approached only as X becomes
+// singular, so no invertible strategy C attains it and no plan can be
+// certified. Workload.Ridge plans for V + μ·mean(diag V)·I instead. It is
+// an input error (errors.Is(err, ErrInput)).
+type RankError struct {
+	// N is the number of steps, Rank V's numerical rank (eigenvalues above
+	// 32·n·ε·λ_max).
+	N, Rank int
+}
+
+func (e *RankError) Error() string {
+	return fmt.Sprintf("mf: the workload's Gram has numerical rank %d < n = %d: its optimum is approached only as the strategy becomes singular, so no invertible strategy can be certified; plan for a ridged workload (Workload.Ridge; dpsolve mf --ridge μ, e.g. 1e-6)", e.Rank, e.N)
+}
+
+// Is makes a RankError an input error.
+func (e *RankError) Is(target error) bool { return target == ErrInput }
 
 // Options configures Solve; the zero value (or nil) asks for a certified
 // relative gap of 1e-8.
@@ -185,6 +205,15 @@ func lowerFromReversed(rev, c blas.General) (*mat.TriDense, bool) {
 // solveSingle is newton's dense core: diag(X) = 1 is the single-
 // participation feasible set.
 func solveSingle(ctx context.Context, w *Workload, opt *Options) (*Result, error) {
+	// newton certifies a rank-deficient V with a singular X, which has no
+	// invertible factor C; such a V is refused before the solve.
+	rank, err := gramRank(w.V)
+	if err != nil {
+		return nil, err
+	}
+	if n := w.N(); rank < n {
+		return nil, &RankError{N: n, Rank: rank}
+	}
 	nopt := &newton.Options{Tol: opt.tol(), MaxIter: 0}
 	if opt != nil {
 		nopt.Progress = opt.Progress
@@ -201,7 +230,10 @@ func solveSingle(ctx context.Context, w *Workload, opt *Options) (*Result, error
 func solveEpoch(ctx context.Context, w *Workload, k int, opt *Options) (*Result, error) {
 	e, ok := newEpochSolver(w.V, k, opt)
 	if !ok {
-		return nil, fmt.Errorf("mf: factoring V failed")
+		return nil, errFactorV
+	}
+	if e.rank < e.n {
+		return nil, &RankError{N: e.n, Rank: e.rank}
 	}
 	e.start()
 	res := &Result{}
