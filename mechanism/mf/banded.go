@@ -72,7 +72,7 @@ func newBandSolver(v *mat.SymDense, bw int, opt *Options) (*bandSolver, bool) {
 	}
 	s.x, s.d, s.xt = newBand(n, bw), newBand(n, bw), newBand(n, bw)
 	s.fac = newBandFactor(n, bw)
-	s.hw = newHessWork(n, bw, min(n, 32))
+	s.hw = newHessWork(n, bw, min(n, 48))
 	s.pc = newColumnPrecond(n, bw)
 	return s, true
 }

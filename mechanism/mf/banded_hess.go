@@ -2,58 +2,80 @@ package mf
 
 import (
 	"math"
+	"runtime"
+	"sync"
 
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
 )
 
-// hessWork is the Hessian product's storage besides the n×n s.w: a
-// column block of D, a row block of (X⁻¹D)·M and the 2b−1 diagonals of
-// (X⁻¹D)·M around the main one, O(n·b) in all; r is the Newton system's
-// right side.
+// hessWork is the Hessian product's storage besides the n×n s.w: per
+// worker a column block of D and a row block of (X⁻¹D)·M, and the 2b−1
+// diagonals of (X⁻¹D)·M around the main one, O(n·b) in all; r is the
+// Newton system's right side.
 type hessWork struct {
-	s         int // block width of the passes
-	dd, y, wb []float64
-	r         band
+	s     int // block width of the passes
+	dd, y [][]float64
+	wb    []float64
+	r     band
 }
+
+// hessWorkers is how many goroutines share the Hessian product's blocks.
+// Its GEMMs (n×(s+2b) panels by s columns, 5 MFLOP at n = 512, b = 64)
+// are below the size at which the kernel gate lets one call use more
+// than one thread (native.minParallelFlops), so the product ran on one
+// core; two workers, each call single-threaded, use two (measured on the
+// banded n = 512, b = 64 prefix solve; see the commit). The gate admits as
+// many concurrent calls as it has threads, so more workers than that
+// only queue.
+func hessWorkers(blocks int) int { return max(1, min(blocks, runtime.GOMAXPROCS(0), 4)) }
 
 func newHessWork(n, bw, s int) hessWork {
 	win := min(n, s+2*bw)
-	return hessWork{s: s, dd: make([]float64, win*s), y: make([]float64, s*win),
-		wb: make([]float64, n*(2*bw-1)), r: newBand(n, bw)}
+	h := hessWork{s: s, wb: make([]float64, n*(2*bw-1)), r: newBand(n, bw)}
+	for range hessWorkers((n + s - 1) / s) {
+		h.dd = append(h.dd, make([]float64, win*s))
+		h.y = append(h.y, make([]float64, s*win))
+	}
+	return h
 }
 
 // hess writes the lower band of P(W + Wᵀ), W = X⁻¹DM, into out. D is
 // supported on the band, so a block of s columns of D meets only s + 2b − 2
 // columns of X⁻¹, and W is needed only on its 2b − 1 central diagonals:
 // two passes of GEMMs on n×(s+2b) panels, about 12·n²·b flops for s = b,
-// instead of two n×n products (4·n³).
+// instead of two n×n products (4·n³). Each pass's blocks are independent
+// (disjoint columns of s.w, then disjoint rows of wb), so the workers
+// split them; the result does not depend on how.
 func (s *bandSolver) hess(d, out band) {
 	n, bw, bs := s.n, s.bw, s.hw.s
-	for j0 := 0; j0 < n; j0 += bs {
+	blocks := (n + bs - 1) / bs
+	s.eachBlock(blocks, func(w, blk int) {
+		j0 := blk * bs
 		jw := min(bs, n-j0)
 		lo, hi := max(0, j0-bw+1), min(n, j0+jw+bw-1)
-		dd := blas.General{Rows: hi - lo, Cols: jw, Stride: jw, Data: s.hw.dd}
+		dd := blas.General{Rows: hi - lo, Cols: jw, Stride: jw, Data: s.hw.dd[w]}
 		for i := lo; i < hi; i++ {
 			for j := j0; j < j0+jw; j++ {
 				dd.Data[(i-lo)*jw+j-j0] = d.at(i, j)
 			}
 		}
 		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, panel(s.xinv, 0, lo, n, hi-lo), dd, 0, panel(s.w, 0, j0, n, jw))
-	}
+	})
 	wd := 2*bw - 1
-	for i0 := 0; i0 < n; i0 += bs {
+	s.eachBlock(blocks, func(w, blk int) {
+		i0 := blk * bs
 		iw := min(bs, n-i0)
 		lo, hi := max(0, i0-bw+1), min(n, i0+iw+bw-1)
-		y := blas.General{Rows: iw, Cols: hi - lo, Stride: hi - lo, Data: s.hw.y}
+		y := blas.General{Rows: iw, Cols: hi - lo, Stride: hi - lo, Data: s.hw.y[w]}
 		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, panel(s.w, i0, 0, iw, n), panel(s.m, 0, lo, n, hi-lo), 0, y)
 		for i := i0; i < i0+iw; i++ {
 			for j := max(0, i-bw+1); j < min(n, i+bw); j++ {
 				s.hw.wb[i*wd+j-i+bw-1] = y.Data[(i-i0)*y.Stride+j-lo]
 			}
 		}
-	}
+	})
 	for i := 0; i < n; i++ {
 		out.v[i*bw] = 0
 		for c := 1; c < bw; c++ {
@@ -64,6 +86,29 @@ func (s *bandSolver) hess(d, out band) {
 			out.v[i*bw+c] = v
 		}
 	}
+}
+
+// eachBlock runs f(worker, block) for blocks 0 … blocks−1, worker w
+// taking blocks w, w+W, … (W = len(s.hw.dd)), and waits for all.
+func (s *bandSolver) eachBlock(blocks int, f func(w, blk int)) {
+	workers := len(s.hw.dd)
+	if workers == 1 {
+		for blk := 0; blk < blocks; blk++ {
+			f(0, blk)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for blk := w; blk < blocks; blk += workers {
+				f(w, blk)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // newtonStep solves H[D] = P(M) into s.d by CG preconditioned with the
