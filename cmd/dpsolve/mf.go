@@ -84,7 +84,7 @@ const memMF = 14
 // memMFBanded is the banded peak for a built-in workload: V, the solver's
 // five n×n matrices (counted by mechanism/mf's memory test; the iterate,
 // the step, the CG vectors and X's factor are bands of n·b numbers) and
-// its column preconditioner, at most one n×n matrix's worth: 7. X and C are
+// its column preconditioner, at most one n×n matrix's worth (or 4 MiB): 7. X and C are
 // built in the solver's matrices at the end and the evaluation works in
 // blocks of 256 rows: half a matrix for those blocks and the bands.
 const memMFBanded = 7.5

@@ -10,7 +10,7 @@ import (
 // and X's factor are bands), so its count plus the caller's V bounds the
 // peak in n×n matrices: the budget is 8 (n = 8192 in 8·8·8192² bytes
 // = 4 GiB), with the column preconditioner's n·(b−1)² numbers (capped at
-// max(n², 2²⁵)) on top: at n = 8192, b = 64 under half an n×n matrix.
+// max(n², 2¹⁹)) on top: at n = 8192, b = 64 under half an n×n matrix.
 func TestMFBandedSolverSquares(t *testing.T) {
 	for _, c := range []struct {
 		n, b int

@@ -23,12 +23,14 @@ import (
 // The blocks' inverses are stored, so that applying one is a single
 // matrix–vector product (measured: about half the time of two triangular
 // solves per block). Whole blocks take n·(b−1)² numbers; where that
-// exceeds n² (b − 1 > √n) each column is split into chunks of
-// q = ⌊n/(b−1)⌋ entries, so the preconditioner never holds more than one
-// n×n matrix's worth. (Measured at n = 512, b = 64, where q = 8: 141 CG
-// products on prefix against 112 with whole blocks, 738 against 680 on
-// momentum 0.9, in about the same CPU time, the chunks being cheaper to
-// build and apply.)
+// exceeds max(n², precondFloor) each column is split into chunks of
+// q = ⌊max(n², precondFloor)/(n·(b−1))⌋ entries, so the preconditioner
+// never holds more than one n×n matrix's worth or 4 MiB. (Measured at
+// n = 512, b = 64, prefix, after the Hessian product was parallelized:
+// chunks of q = 8 entries (the n² cap) took 112 CG products and 0.67–0.72
+// s, q = 16 (the 4 MiB floor) 102 and 0.60–0.64 s, q = 32 98 and
+// 0.67–0.76 s, whole blocks 91 and 0.90 s: larger blocks cost more to
+// build and apply than the products they save.)
 type columnPrecond struct {
 	n, bw, q int
 	inv      []float64 // per column, its chunks' inverses in order
@@ -36,9 +38,13 @@ type columnPrecond struct {
 	x, y     []float64
 }
 
+// precondFloor is the preconditioner's storage allowed below n = 724,
+// where n² is under it: 2¹⁹ numbers (4 MiB).
+const precondFloor = 1 << 19
+
 func newColumnPrecond(n, bw int) *columnPrecond {
 	q := max(1, bw-1)
-	if budget := n * n; n*(bw-1)*q > budget {
+	if budget := max(n*n, precondFloor); n*(bw-1)*q > budget {
 		q = max(1, budget/(n*max(1, bw-1)))
 	}
 	pc := &columnPrecond{n: n, bw: bw, q: q, off: make([]int, n+1),
