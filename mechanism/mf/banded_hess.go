@@ -21,7 +21,8 @@ type hessWork struct {
 	r     band
 }
 
-// hessWorkers is how many goroutines share the Hessian product's blocks.
+// bandWorkers is how many goroutines share the banded solver's kernels (the
+// Hessian product's blocks, the band solves' rows) given units of work.
 // Its GEMMs (n×(s+2b) panels by s columns, 5 MFLOP at n = 512, b = 64)
 // are below the size at which the kernel gate lets one call use more
 // than one thread (native.minParallelFlops), so the product ran on one
@@ -29,12 +30,12 @@ type hessWork struct {
 // banded n = 512, b = 64 prefix solve; see the commit). The gate admits as
 // many concurrent calls as it has threads, so more workers than that
 // only queue.
-func hessWorkers(blocks int) int { return max(1, min(blocks, runtime.GOMAXPROCS(0), 4)) }
+func bandWorkers(units int) int { return max(1, min(units, runtime.GOMAXPROCS(0), 4)) }
 
 func newHessWork(n, bw, s int) hessWork {
 	win := min(n, s+2*bw)
 	h := hessWork{s: s, wb: make([]float64, n*(2*bw-1)), r: newBand(n, bw)}
-	for range hessWorkers((n + s - 1) / s) {
+	for range bandWorkers((n + s - 1) / s) {
 		h.dd = append(h.dd, make([]float64, win*s))
 		h.y = append(h.y, make([]float64, s*win))
 	}

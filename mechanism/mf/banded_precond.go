@@ -35,7 +35,6 @@ type columnPrecond struct {
 	n, bw, q int
 	inv      []float64 // per column, its chunks' inverses in order
 	off      []int     // column j's inverses start at inv[off[j]]
-	x, y     []float64
 }
 
 // precondFloor is the preconditioner's storage allowed below n = 724,
@@ -47,8 +46,7 @@ func newColumnPrecond(n, bw int) *columnPrecond {
 	if budget := max(n*n, precondFloor); n*(bw-1)*q > budget {
 		q = max(1, budget/(n*max(1, bw-1)))
 	}
-	pc := &columnPrecond{n: n, bw: bw, q: q, off: make([]int, n+1),
-		x: make([]float64, q), y: make([]float64, q)}
+	pc := &columnPrecond{n: n, bw: bw, q: q, off: make([]int, n+1)}
 	for j := 0; j < n; j++ {
 		sz := max(0, min(bw-1, n-1-j))
 		words := 0
@@ -93,31 +91,36 @@ func (pc *columnPrecond) build(xinv, m blas.General) {
 }
 
 // apply sets z = B⁻¹(2r) on the band's free entries (r and z are bands,
-// zero on the diagonal).
+// zero on the diagonal). Columns are independent (column j's block reads
+// and writes only its own entries of r and z), so workers take column
+// ranges (splitRows).
 func (pc *columnPrecond) apply(r, z []float64) {
 	n, bw, q := pc.n, pc.bw, pc.q
 	clear(z)
-	for j := 0; j < n; j++ {
-		sz := max(0, min(bw-1, n-1-j))
-		blk := pc.inv[pc.off[j]:pc.off[j+1]]
-		for a0 := 0; a0 < sz; a0 += q {
-			c := min(q, sz-a0)
-			x, y := pc.x[:c], pc.y[:c]
-			for a := 0; a < c; a++ {
-				i := j + 1 + a0 + a
-				x[a] = 2 * r[i*bw+i-j]
+	splitRows(n, false, func(lo, hi int) {
+		x, y := make([]float64, q), make([]float64, q)
+		for j := lo; j < hi; j++ {
+			sz := max(0, min(bw-1, n-1-j))
+			blk := pc.inv[pc.off[j]:pc.off[j+1]]
+			for a0 := 0; a0 < sz; a0 += q {
+				c := min(q, sz-a0)
+				x, y := x[:c], y[:c]
+				for a := 0; a < c; a++ {
+					i := j + 1 + a0 + a
+					x[a] = 2 * r[i*bw+i-j]
+				}
+				// A c×c matrix–vector product in Go: c ≤ b − 1, and a kernel
+				// call per chunk (4,000 per application at n = 512, b = 64,
+				// c = 8) cost more in cgo and gate overhead than its 2c² flops.
+				for a := range y {
+					y[a] = dot(blk[a*c:(a+1)*c], x)
+				}
+				for a := 0; a < c; a++ {
+					i := j + 1 + a0 + a
+					z[i*bw+i-j] = y[a]
+				}
+				blk = blk[c*c:]
 			}
-			// A c×c matrix–vector product in Go: c ≤ b − 1, and a kernel
-			// call per chunk (4,000 per application at n = 512, b = 64,
-			// c = 8) cost more in cgo and gate overhead than its 2c² flops.
-			for a := range y {
-				y[a] = dot(blk[a*c:(a+1)*c], x)
-			}
-			for a := 0; a < c; a++ {
-				i := j + 1 + a0 + a
-				z[i*bw+i-j] = y[a]
-			}
-			blk = blk[c*c:]
 		}
-	}
+	})
 }

@@ -1,6 +1,9 @@
 package mf
 
 import (
+	"math"
+	"sync"
+
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
@@ -117,31 +120,76 @@ func panel(g blas.General, i, j, r, c int) blas.General {
 // rightSolve overwrites t, which holds the upper-triangular F, with
 // T = F·U⁻¹ (upper triangular too): block column k of T·U = F reads
 // T_k·U_kk = F_k − T_{k−1}·U_{k−1,k}, and T's rows below block k vanish.
+// Rows are independent, so workers take row ranges (row i works in the
+// blocks from i/s on: the ranges are cut for equal shares of that
+// triangle).
 func (f *bandFactor) rightSolve(t blas.General) {
-	for k := 0; k < f.blocks(); k++ {
-		r0, s := k*f.s, f.size(k)
-		tk := panel(t, 0, r0, r0+s, s)
-		if k > 0 {
-			prev := panel(t, 0, r0-f.s, r0, f.s)
-			blas.Gemm(gblas.NoTrans, gblas.NoTrans, -1, prev, f.u(k-1), 1, panel(t, 0, r0, r0, s))
+	splitRows(t.Rows, true, func(lo, hi int) {
+		for k := 0; k < f.blocks(); k++ {
+			r0, s := k*f.s, f.size(k)
+			if k > 0 {
+				if rows := min(hi, r0) - lo; rows > 0 {
+					prev := panel(t, lo, r0-f.s, rows, f.s)
+					blas.Gemm(gblas.NoTrans, gblas.NoTrans, -1, prev, f.u(k-1), 1, panel(t, lo, r0, rows, s))
+				}
+			}
+			if rows := min(hi, r0+s) - lo; rows > 0 {
+				blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, f.d(k), panel(t, lo, r0, rows, s))
+			}
 		}
-		blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, f.d(k), tk)
-	}
+	})
 }
 
 // rightSolveTrans overwrites t (n×n) with t·U⁻ᵀ: block column k of G·Uᵀ = T
-// reads G_k·U_kkᵀ = T_k − G_{k+1}·U_{k,k+1}ᵀ, solved from the last block.
+// reads G_k·U_kkᵀ = T_k − G_{k+1}·U_{k,k+1}ᵀ, solved from the last block;
+// workers take equal row ranges.
 func (f *bandFactor) rightSolveTrans(t blas.General) {
-	n := t.Rows
-	for k := f.blocks() - 1; k >= 0; k-- {
-		r0, s := k*f.s, f.size(k)
-		tk := panel(t, 0, r0, n, s)
-		if k+1 < f.blocks() {
-			next := panel(t, 0, r0+s, n, f.size(k+1))
-			blas.Gemm(gblas.NoTrans, gblas.Trans, -1, next, f.u(k), 1, tk)
+	splitRows(t.Rows, false, func(lo, hi int) {
+		rows := hi - lo
+		for k := f.blocks() - 1; k >= 0; k-- {
+			r0, s := k*f.s, f.size(k)
+			tk := panel(t, lo, r0, rows, s)
+			if k+1 < f.blocks() {
+				next := panel(t, lo, r0+s, rows, f.size(k+1))
+				blas.Gemm(gblas.NoTrans, gblas.Trans, -1, next, f.u(k), 1, tk)
+			}
+			blas.Trsm(gblas.Right, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, f.d(k), tk)
 		}
-		blas.Trsm(gblas.Right, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, f.d(k), tk)
+	})
+}
+
+// splitRows runs f on consecutive row ranges [lo, hi) covering 0 … n−1,
+// one per worker (bandWorkers), concurrently, and waits. With triangular
+// the ranges hold equal shares of work that falls linearly from row 0
+// (range j ends at n·(1 − √(1 − j/W))), else equal numbers of rows. The
+// solves' kernel calls on b-wide panels are below the gate's threading
+// size, so without the split they ran on one core.
+func splitRows(n int, triangular bool, f func(lo, hi int)) {
+	w := bandWorkers(n / 64)
+	if w == 1 {
+		f(0, n)
+		return
 	}
+	var wg sync.WaitGroup
+	lo := 0
+	for j := 1; j <= w; j++ {
+		hi := n * j / w
+		if triangular {
+			hi = int(float64(n) * (1 - math.Sqrt(1-float64(j)/float64(w))))
+		}
+		if j == w {
+			hi = n
+		}
+		if hi > lo {
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				f(lo, hi)
+			}(lo, hi)
+		}
+		lo = max(lo, hi)
+	}
+	wg.Wait()
 }
 
 // bandObjective returns tr(V X⁻¹) = ‖F·U⁻¹‖²_F for the banded x, leaving
