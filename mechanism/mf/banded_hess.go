@@ -2,8 +2,6 @@ package mf
 
 import (
 	"math"
-	"runtime"
-	"sync"
 
 	gblas "gonum.org/v1/gonum/blas"
 
@@ -21,21 +19,10 @@ type hessWork struct {
 	r     band
 }
 
-// bandWorkers is how many goroutines share the banded solver's kernels (the
-// Hessian product's blocks, the band solves' rows) given units of work.
-// Its GEMMs (n×(s+2b) panels by s columns, 5 MFLOP at n = 512, b = 64)
-// are below the size at which the kernel gate lets one call use more
-// than one thread (native.minParallelFlops), so the product ran on one
-// core; two workers, each call single-threaded, use two (measured on the
-// banded n = 512, b = 64 prefix solve; see the commit). The gate admits as
-// many concurrent calls as it has threads, so more workers than that
-// only queue.
-func bandWorkers(units int) int { return max(1, min(units, runtime.GOMAXPROCS(0), 4)) }
-
 func newHessWork(n, bw, s int) hessWork {
 	win := min(n, s+2*bw)
 	h := hessWork{s: s, wb: make([]float64, n*(2*bw-1)), r: newBand(n, bw)}
-	for range bandWorkers((n + s - 1) / s) {
+	for range kernelWorkers((n + s - 1) / s) {
 		h.dd = append(h.dd, make([]float64, win*s))
 		h.y = append(h.y, make([]float64, s*win))
 	}
@@ -52,7 +39,7 @@ func newHessWork(n, bw, s int) hessWork {
 func (s *bandSolver) hess(d, out band) {
 	n, bw, bs := s.n, s.bw, s.hw.s
 	blocks := (n + bs - 1) / bs
-	s.eachBlock(blocks, func(w, blk int) {
+	eachUnit(len(s.hw.dd), blocks, func(w, blk int) {
 		j0 := blk * bs
 		jw := min(bs, n-j0)
 		lo, hi := max(0, j0-bw+1), min(n, j0+jw+bw-1)
@@ -65,7 +52,7 @@ func (s *bandSolver) hess(d, out band) {
 		blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, panel(s.xinv, 0, lo, n, hi-lo), dd, 0, panel(s.w, 0, j0, n, jw))
 	})
 	wd := 2*bw - 1
-	s.eachBlock(blocks, func(w, blk int) {
+	eachUnit(len(s.hw.dd), blocks, func(w, blk int) {
 		i0 := blk * bs
 		iw := min(bs, n-i0)
 		lo, hi := max(0, i0-bw+1), min(n, i0+iw+bw-1)
@@ -87,29 +74,6 @@ func (s *bandSolver) hess(d, out band) {
 			out.v[i*bw+c] = v
 		}
 	}
-}
-
-// eachBlock runs f(worker, block) for blocks 0 … blocks−1, worker w
-// taking blocks w, w+W, … (W = len(s.hw.dd)), and waits for all.
-func (s *bandSolver) eachBlock(blocks int, f func(w, blk int)) {
-	workers := len(s.hw.dd)
-	if workers == 1 {
-		for blk := 0; blk < blocks; blk++ {
-			f(0, blk)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for blk := w; blk < blocks; blk += workers {
-				f(w, blk)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // newtonStep solves H[D] = P(M) into s.d by CG preconditioned with the

@@ -159,13 +159,13 @@ func (f *bandFactor) rightSolveTrans(t blas.General) {
 }
 
 // splitRows runs f on consecutive row ranges [lo, hi) covering 0 … n−1,
-// one per worker (bandWorkers), concurrently, and waits. With triangular
+// one per worker (kernelWorkers), concurrently, and waits. With triangular
 // the ranges hold equal shares of work that falls linearly from row 0
 // (range j ends at n·(1 − √(1 − j/W))), else equal numbers of rows. The
 // solves' kernel calls on b-wide panels are below the gate's threading
 // size, so without the split they ran on one core.
 func splitRows(n int, triangular bool, f func(lo, hi int)) {
-	w := bandWorkers(n / 64)
+	w := kernelWorkers(n / 64)
 	if w == 1 {
 		f(0, n)
 		return

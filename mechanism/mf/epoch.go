@@ -173,7 +173,7 @@ func sqrtPSD(v, a, q, r blas.General) bool {
 // because e.t holds the preconditioner's blocks after whiten; e.w holds F·R.
 func (e *epochSolver) certify() (float64, bool) {
 	blas.Copy(e.t, e.f)
-	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, e.u, e.t)
+	upperRightSolve(e.u, e.t)
 	g := inverseGramFactor(e.t, e.u)
 	blocks := patternBlocks(g, e.b, e.k)
 	y, ok := epochDual(blocks, e.k)
@@ -287,7 +287,7 @@ func (e *epochSolver) certifyFirst(res *Result, tol float64) (bool, error) {
 		return done, err
 	}
 	blas.Copy(e.t, e.f)
-	blas.Trsm(gblas.Right, gblas.Upper, gblas.NoTrans, gblas.NonUnit, 1, e.u, e.t)
+	upperRightSolve(e.u, e.t)
 	return false, nil
 }
 

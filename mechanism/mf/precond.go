@@ -29,10 +29,11 @@ type blockJacobi struct {
 	e      *epochSolver
 	group  int            // patterns per block
 	blocks []blas.General // upper Cholesky factors, (group·m)² each
-	zs, y  blas.General   // the group's rows of Z, scaled rows
-	gl     blas.General   // G_l on the group's rows
-	ok     []bool         // false: the block fell back to the identity
-	inT    bool           // the blocks live in e.t
+	// Per worker: the group's rows of Z, its scaled rows, and G_l on the
+	// group's rows.
+	zs, y, gl []blas.General
+	ok        []bool // false: the block fell back to the identity
+	inT       bool   // the blocks live in e.t
 }
 
 // precTol is the relative accuracy of the preconditioner's kernel; the
@@ -74,7 +75,11 @@ func newBlockJacobi(e *epochSolver) *blockJacobi {
 		store = store[d*d:]
 	}
 	sk := g * e.k
-	pc.zs, pc.y, pc.gl = blas.NewGeneral(sk, e.n), blas.NewGeneral(sk, e.n), blas.NewGeneral(sk, sk)
+	for range kernelWorkers(ng) {
+		pc.zs = append(pc.zs, blas.NewGeneral(sk, e.n))
+		pc.y = append(pc.y, blas.NewGeneral(sk, e.n))
+		pc.gl = append(pc.gl, blas.NewGeneral(sk, sk))
+	}
 	return pc
 }
 
@@ -84,18 +89,19 @@ func (pc *blockJacobi) build() {
 	e := pc.e
 	lo := 2 * math.Max(e.lam[0], 1e-300)
 	ts, ws := expsum.Reciprocal(lo, 2*e.lam[e.n-1], precTol)
-	for gi := range pc.blocks {
-		pc.buildGroup(gi, ts, ws)
-	}
+	// The groups are independent (each writes its own block, with its own
+	// worker's scratch), and their SYRKs (g·k rows of n: 144×512 at
+	// n = 512, k = 4) are below the gate's threading size.
+	eachUnit(len(pc.zs), len(pc.blocks), func(w, gi int) { pc.buildGroup(w, gi, ts, ws) })
 }
 
-func (pc *blockJacobi) buildGroup(gi int, ts, ws []float64) {
+func (pc *blockJacobi) buildGroup(w, gi int, ts, ws []float64) {
 	e := pc.e
 	n, b, k := e.n, e.b, e.k
 	r0 := gi * pc.group
 	g := min(pc.group, b-r0)
 	sk := g * k
-	zs := blas.General{Rows: sk, Cols: n, Stride: n, Data: pc.zs.Data[:sk*n]}
+	zs := blas.General{Rows: sk, Cols: n, Stride: n, Data: pc.zs[w].Data[:sk*n]}
 	for ri := 0; ri < g; ri++ {
 		for p := 0; p < k; p++ {
 			copy(row(zs, ri*k+p), row(e.z, r0+ri+p*b))
@@ -103,7 +109,7 @@ func (pc *blockJacobi) buildGroup(gi int, ts, ws []float64) {
 	}
 	blk := pc.blocks[gi]
 	clear(blk.Data)
-	gl := blas.General{Rows: sk, Cols: sk, Stride: sk, Data: pc.gl.Data[:sk*sk]}
+	gl := blas.General{Rows: sk, Cols: sk, Stride: sk, Data: pc.gl[w].Data[:sk*sk]}
 	scale := make([]float64, n)
 	for l := range ts {
 		// Term l weighs column i by e^{−t_l λi}; λ is ascending, so only
@@ -120,9 +126,9 @@ func (pc *blockJacobi) buildGroup(gi int, ts, ws []float64) {
 		if cols == 0 {
 			continue
 		}
-		y := blas.General{Rows: sk, Cols: cols, Stride: n, Data: pc.y.Data[:sk*n]}
+		y := blas.General{Rows: sk, Cols: cols, Stride: n, Data: pc.y[w].Data[:sk*n]}
 		for s := 0; s < sk; s++ {
-			zr, yr := row(zs, s)[:cols], pc.y.Data[s*n:s*n+cols]
+			zr, yr := row(zs, s)[:cols], y.Data[s*n:s*n+cols]
 			for i, z := range zr {
 				yr[i] = z * scale[i]
 			}
