@@ -216,6 +216,16 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 	res.Objective, res.LowerBound = obj, math.Inf(-1)
 	t0 := time.Now()
 	tick := func(name string) { now := time.Now(); s.phases[name] += now.Sub(t0).Seconds(); t0 = now }
+	// certifyStop certifies the current X before iteration it's step; stop
+	// says the run ends there (certified, or with the certificate's error).
+	certifyStop := func(it int) (stop bool, err error) {
+		done, err := s.certify(res, obj, tol)
+		tick("certificate")
+		if done && err == nil {
+			res.Iterations, res.Status = it-1, status.Converged
+		}
+		return done || err != nil, err
+	}
 	stalled := false
 	for it := 1; it <= s.opt.maxIter(); it++ {
 		if err := ctx.Err(); err != nil {
@@ -232,14 +242,8 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 		// system, the costliest phase, while certificates bound to fail are
 		// not tried (each costs about 20 Hessian products at n = 512).
 		if q := s.lastRel / s.prevRel; s.prevRel > 0 && 4*s.lastRel*q*q <= tol {
-			done, err := s.certify(res, obj, tol)
-			tick("certificate")
-			if err != nil {
+			if stop, err := certifyStop(it); stop {
 				return err
-			}
-			if done {
-				res.Iterations, res.Status = it-1, status.Converged
-				return nil
 			}
 		}
 		if !s.inverse() {
@@ -251,14 +255,8 @@ func (s *bandSolver) iterate(ctx context.Context, res *Result) error {
 		slope := s.slope()
 		s.prevRel, s.lastRel = s.lastRel, 0.5*slope/obj
 		if s.lastRel < 0.1*tol {
-			done, err := s.certify(res, obj, tol)
-			tick("certificate")
-			if err != nil {
+			if stop, err := certifyStop(it); stop {
 				return err
-			}
-			if done {
-				res.Iterations, res.Status = it-1, status.Converged
-				return nil
 			}
 		}
 		o0 := obj

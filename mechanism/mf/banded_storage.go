@@ -1,9 +1,6 @@
 package mf
 
 import (
-	"math"
-	"sync"
-
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
@@ -156,40 +153,6 @@ func (f *bandFactor) rightSolveTrans(t blas.General) {
 			blas.Trsm(gblas.Right, gblas.Upper, gblas.Trans, gblas.NonUnit, 1, f.d(k), tk)
 		}
 	})
-}
-
-// splitRows runs f on consecutive row ranges [lo, hi) covering 0 … n−1,
-// one per worker (kernelWorkers), concurrently, and waits. With triangular
-// the ranges hold equal shares of work that falls linearly from row 0
-// (range j ends at n·(1 − √(1 − j/W))), else equal numbers of rows. The
-// solves' kernel calls on b-wide panels are below the gate's threading
-// size, so without the split they ran on one core.
-func splitRows(n int, triangular bool, f func(lo, hi int)) {
-	w := kernelWorkers(n / 64)
-	if w == 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	lo := 0
-	for j := 1; j <= w; j++ {
-		hi := n * j / w
-		if triangular {
-			hi = int(float64(n) * (1 - math.Sqrt(1-float64(j)/float64(w))))
-		}
-		if j == w {
-			hi = n
-		}
-		if hi > lo {
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				f(lo, hi)
-			}(lo, hi)
-		}
-		lo = max(lo, hi)
-	}
-	wg.Wait()
 }
 
 // bandObjective returns tr(V X⁻¹) = ‖F·U⁻¹‖²_F for the banded x, leaving

@@ -66,19 +66,6 @@ func upperFactorInto(v, f, q blas.General) (rank int, ok bool) {
 	return rank, blas.UpperTrapezoid(f)
 }
 
-// gramRank is V's numerical rank as upperFactor counts it (n when V's
-// Cholesky factor exists), or an error if V cannot be factored.
-func gramRank(v *mat.SymDense) (int, error) {
-	n := v.SymmetricDim()
-	g := blas.NewSquare(n)
-	symInto(g, v)
-	rank, ok := upperFactorInto(g, blas.NewSquare(n), blas.General{})
-	if !ok {
-		return 0, errFactorV
-	}
-	return rank, nil
-}
-
 // objective returns tr(V X⁻¹) = ‖F U⁻¹‖²_F for X = UᵀU, leaving U (upper)
 // in u and F·U⁻¹ in t; ok is false if X is not numerically definite.
 func objective(f, x, u, t blas.General) (float64, bool) {
@@ -156,6 +143,27 @@ func eachUnit(workers, units int, f func(w, u int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// splitRows runs f on consecutive row ranges [lo, hi) covering 0 … n−1,
+// one per worker (kernelWorkers), concurrently (eachUnit), and waits. With
+// triangular the ranges hold equal shares of work that falls linearly
+// from row 0 (range j ends at n·(1 − √(1 − j/W))), else equal numbers of
+// rows.
+func splitRows(n int, triangular bool, f func(lo, hi int)) {
+	w := kernelWorkers(n / 64)
+	ends := make([]int, w+1)
+	for j := 1; j <= w; j++ {
+		ends[j] = n * j / w
+		if triangular && j < w {
+			ends[j] = max(ends[j-1], int(float64(n)*(1-math.Sqrt(1-float64(j)/float64(w)))))
+		}
+	}
+	eachUnit(w, w, func(_, j int) {
+		if ends[j+1] > ends[j] {
+			f(ends[j], ends[j+1])
+		}
+	})
 }
 
 // upperRightSolve overwrites the upper-triangular t (n×n, zero below the

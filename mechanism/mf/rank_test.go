@@ -42,8 +42,9 @@ func lowRankWorkloads(t *testing.T, n int) []*Workload {
 var rankSchemas = []Schema{{Kind: Single}, {Kind: FixedEpoch, Epochs: 4}, {Kind: MinSep, MinSep: 8, Epochs: 4}}
 
 // Every schema refuses a rank-deficient Gram with a *RankError (an input
-// error) naming its rank, before any iteration: the optimum has no
-// invertible strategy (before this check the single-participation path
+// error) naming its rank (fixed epoch and banded before any iteration,
+// from their factor of V; single participation from newton's Rank after
+// its solve): the optimum has no invertible strategy (before this check the single-participation path
 // failed on the singular optimum's factor and the others stalled at gaps
 // of 0.4–0.7).
 func TestRankDeficientRefused(t *testing.T) {

@@ -29,7 +29,8 @@ var (
 // an input error (errors.Is(err, ErrInput)).
 type RankError struct {
 	// N is the number of steps, Rank V's numerical rank (eigenvalues above
-	// 32·n·ε·λ_max).
+	// 32·n·ε·λ_max in the solvers' factor of V; newton's own test for
+	// single participation).
 	N, Rank int
 }
 
@@ -205,15 +206,6 @@ func lowerFromReversed(rev, c blas.General) (*mat.TriDense, bool) {
 // solveSingle is newton's dense core: diag(X) = 1 is the single-
 // participation feasible set.
 func solveSingle(ctx context.Context, w *Workload, opt *Options) (*Result, error) {
-	// newton certifies a rank-deficient V with a singular X, which has no
-	// invertible factor C; such a V is refused before the solve.
-	rank, err := gramRank(w.V)
-	if err != nil {
-		return nil, err
-	}
-	if n := w.N(); rank < n {
-		return nil, &RankError{N: n, Rank: rank}
-	}
 	nopt := &newton.Options{Tol: opt.tol(), MaxIter: 0}
 	if opt != nil {
 		nopt.Progress = opt.Progress
@@ -222,6 +214,12 @@ func solveSingle(ctx context.Context, w *Workload, opt *Options) (*Result, error
 	r, err := newton.Solve(ctx, w.V, nopt)
 	if r == nil {
 		return nil, err
+	}
+	// newton certifies a rank-deficient V with a singular X (its Rank is
+	// then rank(V), by newton's own test of V), which has no invertible
+	// factor C.
+	if n := w.N(); err == nil && r.Rank < n {
+		return nil, &RankError{N: n, Rank: r.Rank}
 	}
 	return &Result{X: r.X, Objective: r.Objective, LowerBound: r.LowerBound,
 		Iterations: r.Iterations, CGSteps: r.CGSteps, Status: r.Status, Phases: r.Phases}, err

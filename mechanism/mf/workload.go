@@ -297,9 +297,7 @@ func checkGram(v *mat.SymDense) error {
 
 func fromA(name string, a *mat.Dense) *Workload {
 	r, n := a.Dims()
-	return &Workload{Name: name, V: gramOf(r, n, func(i0 int, dst blas.General) {
-		for i := 0; i < dst.Rows; i++ {
-			mat.Row(dst.Data[i*dst.Stride:i*dst.Stride+n], i0+i, a)
-		}
-	}), a: a}
+	w := &Workload{Name: name, a: a}
+	w.V = gramOf(r, n, w.rowsInto)
+	return w
 }
