@@ -141,7 +141,7 @@ func TestBatchReleasesShareOneLedger(t *testing.T) {
 		assert.Equal(t, batch.RanFailed, res[id].Result, id)
 		assert.Equal(t, batch.Failed, st.State, id)
 		assert.Equal(t, 1, st.Exit, id)
-		assert.Regexp(t, `^dpsolve release: ledger: invalid input: budget exceeded: L\.json: this release costs rho=0\.3 but rho=0\.9 of the limit rho=1 is already spent over 3 release\(s\); nothing was released \(exit status 1\); it failed before drawing any noise, so a rerun runs it again$`, st.Error, id)
+		assert.Regexp(t, `^dpsolve release: ledger: invalid input: budget exceeded: L\.json: this release costs rho=0\.3 but rho=0\.9 of the limit rho=1 is already spent over 3 release\(s\) and rho=0\.1 remains; nothing was released \(exit status 1\); it failed before drawing any noise, so a rerun runs it again$`, st.Error, id)
 		_, err := os.Stat(filepath.Join(out, id, "release"))
 		assert.True(t, os.IsNotExist(err), "%s: a refused release left output", id)
 	}

@@ -33,6 +33,20 @@
 // release cannot be charged to an (ε,δ) ledger without choosing how to
 // split δ; both are refused with a message saying so.
 //
+// # What an entry counts
+//
+// An entry's charge is computed from the budget it records, in the
+// ledger's unit, by the conversion above (InUnit, the one a charge uses);
+// its charged_* members are a record of that charge, never the source of
+// the sum. An entry without them (written by hand, or by another tool)
+// counts what its budget costs. The ledger is invalid — no release can
+// charge it and Read refuses it, with a message naming the entry by its
+// position and label — when an entry records no budget, a budget that
+// cannot be converted into the ledger's unit, or a charged_* value that
+// disagrees with the computed charge (beyond a relative 1e-12), or when a
+// member appears twice in any object of the file (encoding/json would
+// silently keep the last one).
+//
 // # One ledger per file, whatever names it
 //
 // A ledger is the file, not the path that names it. A symbolic link is
@@ -76,6 +90,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -135,6 +150,28 @@ func (l Limit) String() string {
 		return fmt.Sprintf("eps=%.10g", l.Epsilon)
 	}
 	return fmt.Sprintf("eps=%.10g, delta=%.10g", l.Epsilon, l.Delta)
+}
+
+// In formats l in the unit of the ledger whose limit is unit, whatever
+// l's own values: "rho=0" in a ρ ledger (where String would say "eps=0"),
+// "eps=0.5" in a pure ε ledger, "eps=0.5, delta=1e-07" in an (ε,δ) ledger.
+// A component the unit lacks is shown when it is not zero (a δ spent in a
+// pure ε ledger), so nothing is hidden.
+func (l Limit) In(unit Limit) string {
+	if unit.zcdp() {
+		if l.Epsilon != 0 || l.Delta != 0 {
+			return fmt.Sprintf("rho=%.10g (and eps=%.10g, delta=%.10g)", l.Rho, l.Epsilon, l.Delta)
+		}
+		return fmt.Sprintf("rho=%.10g", l.Rho)
+	}
+	s := fmt.Sprintf("eps=%.10g", l.Epsilon)
+	if unit.Delta != 0 || l.Delta != 0 {
+		s += fmt.Sprintf(", delta=%.10g", l.Delta)
+	}
+	if l.Rho != 0 {
+		s += fmt.Sprintf(" (and rho=%.10g)", l.Rho)
+	}
+	return s
 }
 
 // Cost returns budget b as an amount in its own unit ({Rho} for ρ-zCDP,
@@ -260,36 +297,84 @@ type Status struct {
 	Releases int
 }
 
-// parse reads and validates a ledger's bytes.
+// Status returns the ledger's state: its limit, the composed spend of its
+// entries, what remains and the number of releases.
+func (f *File) Status() Status {
+	t := f.Total()
+	return Status{Limit: f.Limit, Spent: t, Releases: len(f.Spent),
+		Remaining: Limit{Rho: f.Limit.Rho - t.Rho, Epsilon: f.Limit.Epsilon - t.Epsilon, Delta: f.Limit.Delta - t.Delta}}
+}
+
+// Left is what remains of the limit in the ledger's unit, each component
+// at least 0 (Remaining is negative where a ledger written by hand spends
+// more than its limit).
+func (s Status) Left() Limit {
+	r := s.Remaining
+	return Limit{Rho: math.Max(r.Rho, 0), Epsilon: math.Max(r.Epsilon, 0), Delta: math.Max(r.Delta, 0)}
+}
+
+// String states the limit, the spend and what remains, all in the
+// ledger's unit: "limit rho=1, spent rho=0.9 over 3 release(s), rho=0.1
+// remains".
+func (s Status) String() string {
+	return fmt.Sprintf("limit %s, spent %s over %d release(s), %s remains", s.Limit, s.Spent.In(s.Limit), s.Releases, s.Left().In(s.Limit))
+}
+
+// parse reads and validates a ledger's bytes (File.UnmarshalJSON); errors
+// name the file.
 func parse(path string, b []byte) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var f File
-	if err := dec.Decode(&f); err != nil {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		return nil, errorf("%s is not a valid ledger: %v (a new ledger is {\"limit\": {\"rho\": R}} or {\"limit\": {\"epsilon\": E, \"delta\": D}})", path, err)
 	}
 	if dec.More() {
 		return nil, errorf("%s has content after the ledger object", path)
 	}
-	if err := f.Limit.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	for i, e := range f.Spent {
-		for _, v := range []float64{e.ChargedRho, e.ChargedEpsilon, e.ChargedDelta} {
-			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-				return nil, errorf("%s: entry %d has an invalid charge %v", path, i+1, v)
-			}
-		}
+	var f File
+	if err := f.UnmarshalJSON(raw); err != nil {
+		return nil, errorf("%s: %s", path, bare(err))
 	}
 	return &f, nil
 }
 
+// maxFileBytes bounds what Read reads: about five million entries, far
+// beyond any real ledger, and a refusal instead of an out-of-memory crash
+// for a path that names something huge.
+const maxFileBytes = 1 << 30
+
 // Read returns the ledger at path without locking (a consistent snapshot,
 // since writes are atomic renames). A symbolic link is followed.
+// It refuses a path that is not a regular file (a FIFO or a device would
+// block or never end) and a file larger than 1 GiB.
 func Read(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	// Stat before opening: opening a FIFO would wait for a writer.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, openError(path, err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, errorf("budget ledger %s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil, openError(path, err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errorf("budget ledger %s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if fi.Size() > maxFileBytes {
+		return nil, errorf("budget ledger %s has %d bytes, more than any ledger (at most %d)", path, fi.Size(), maxFileBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	if len(b) > maxFileBytes {
+		return nil, errorf("budget ledger %s has more than %d bytes, more than any ledger", path, maxFileBytes)
 	}
 	return parse(path, b)
 }
@@ -363,13 +448,16 @@ func Create(path string, limit calibrate.Budget) error {
 	return f.Close()
 }
 
-// evaluate returns the status with c added, or ErrExceeded.
+// evaluate returns the status with b's charge added, or ErrExceeded with a
+// message that states the limit, the spend and what remains, all in the
+// ledger's unit.
 func evaluate(path string, f *File, b calibrate.Budget) (Status, Limit, error) {
 	add, err := InUnit(b, f.Limit)
 	if err != nil {
 		return Status{}, Limit{}, err
 	}
-	t := f.Total()
+	prev := f.Status()
+	t := prev.Spent
 	t.Rho += add.Rho
 	t.Epsilon += add.Epsilon
 	t.Delta += add.Delta
@@ -377,13 +465,12 @@ func evaluate(path string, f *File, b calibrate.Budget) (Status, Limit, error) {
 		Remaining: Limit{Rho: f.Limit.Rho - t.Rho, Epsilon: f.Limit.Epsilon - t.Epsilon, Delta: f.Limit.Delta - t.Delta}}
 	over := func(spent, limit float64) bool { return spent > limit*(1+slack) }
 	if over(t.Rho, f.Limit.Rho) || over(t.Epsilon, f.Limit.Epsilon) || over(t.Delta, f.Limit.Delta) {
-		prev := f.Total()
-		cost := add.String()
+		cost := add.In(f.Limit)
 		if own := Cost(b).String(); own != cost {
 			cost = own + ", that is " + cost + " in this ledger's unit"
 		}
-		return st, add, fmt.Errorf("ledger: %w: %w: %s: this release costs %s but %s of the limit %s is already spent over %d release(s); nothing was released",
-			ErrInput, ErrExceeded, path, cost, prev, f.Limit, len(f.Spent))
+		return st, add, fmt.Errorf("ledger: %w: %w: %s: this release costs %s but %s of the limit %s is already spent over %d release(s) and %s remains; nothing was released",
+			ErrInput, ErrExceeded, path, cost, prev.Spent.In(f.Limit), f.Limit, len(f.Spent), prev.Left().In(f.Limit))
 	}
 	return st, add, nil
 }
