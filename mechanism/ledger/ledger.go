@@ -382,7 +382,7 @@ func Read(path string) (*File, error) {
 // openError words a failure to open or resolve the ledger at path.
 func openError(path string, err error) error {
 	if errors.Is(err, os.ErrNotExist) {
-		return errorf("budget ledger %s does not exist; create it with the total budget, e.g. {\"limit\": {\"rho\": 1}}", path)
+		return errorf("budget ledger %s does not exist; create it with the data set's total budget, e.g. dpsolve ledger create %s --rho 1 (or write {\"limit\": {\"rho\": 1}} into it)", path, path)
 	}
 	return fmt.Errorf("ledger: %w", err)
 }
@@ -425,7 +425,8 @@ func checkFile(path, real string, fi os.FileInfo) error {
 
 // Create writes a new, empty ledger whose limit is the given budget (a ρ
 // ledger for ρ-zCDP, an ε or (ε,δ) ledger otherwise); it fails if path
-// exists or the budget is invalid.
+// exists (it never overwrites) or the budget is invalid. The file is
+// synced before Create returns; a failed write removes it.
 func Create(path string, limit calibrate.Budget) error {
 	if limit.IsZero() {
 		return errorf("invalid ledger limit: %v", calibrate.ErrNoBudget)
@@ -441,11 +442,22 @@ func Create(path string, limit calibrate.Budget) error {
 		}
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path) // never leave a torn ledger that a retry would refuse to replace
 		return fmt.Errorf("ledger: %w", err)
 	}
-	return f.Close()
+	if d, err := os.Open(filepath.Dir(path)); err == nil { // make the new name durable
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 // evaluate returns the status with b's charge added, or ErrExceeded with a
