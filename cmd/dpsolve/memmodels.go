@@ -37,7 +37,7 @@ func checkSDPSolveMemory(n int) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w; the largest n that fits is about %d (--export alone needs far less)", err, resources.LargestN(sdpSolveNeed, avail))
+	return resources.WithHint(err, fmt.Sprintf("the largest n that fits is about %d (--export alone needs far less)", resources.LargestN(sdpSolveNeed, avail)))
 }
 
 // shareMemory gives each of k concurrent batch jobs 1/k of the memory: it

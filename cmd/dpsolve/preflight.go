@@ -202,7 +202,7 @@ func checkMemory(cmd string, sh workload.Shape, perN2 float64, needW bool) error
 		return nil
 	}
 	if memBase+sh.GenBytes > resources.Usable*avail.Bytes {
-		return fmt.Errorf("%w; building its %.0f queries alone needs %s: use a smaller m", err, sh.M, resources.FormatBytes(memBase+sh.GenBytes))
+		return resources.WithHint(err, fmt.Sprintf("building its %.0f queries alone needs %s: use a smaller m", sh.M, resources.FormatBytes(memBase+sh.GenBytes)))
 	}
 	// Say what would fit: the largest n at this query density (m/n held
 	// fixed, so m grows with n as it does for the built-in families).
@@ -215,9 +215,9 @@ func checkMemory(cmd string, sh workload.Shape, perN2 float64, needW bool) error
 		return memNeed(perN2, x, ratio*x, genPerM*ratio*x, needW)
 	}, avail)
 	if largest < 1 {
-		return fmt.Errorf("%w; no size fits (set %s to override the detected limit)", err, resources.EnvLimit)
+		return resources.WithHint(err, "no size fits")
 	}
-	return fmt.Errorf("%w; the largest n that fits is about %d", err, largest)
+	return resources.WithHint(err, fmt.Sprintf("the largest n that fits is about %d", largest))
 }
 
 // preflight runs the checks every command makes before its work: the

@@ -67,7 +67,7 @@ func TestMemoryModelMatchesLargestN(t *testing.T) {
 	t.Setenv(resources.EnvLimit, "1GiB")
 	err := checkSpecMemory("solve", workload.Source{Spec: "prefix", N: 100000}, memSolve, false, false)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "needs about 745 GiB of memory, but this machine has 1 GiB (DPSOLVE_MEMORY_LIMIT)")
+	assert.Contains(t, err.Error(), "needs about 745 GiB of memory, but only 870 MiB is available to it: 85% of the 1 GiB limit set by DPSOLVE_MEMORY_LIMIT")
 	budget := resources.Usable * (1 << 30)
 	largest := resources.LargestN(func(n float64) float64 { return memNeed(memSolve, n, n, 0, false) }, resources.Available())
 	assert.LessOrEqual(t, memNeed(memSolve, float64(largest), 0, 0, false), budget)

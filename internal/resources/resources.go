@@ -7,6 +7,7 @@ package resources
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -158,13 +159,126 @@ func FormatBytes(b float64) string {
 // error of the estimates.
 const Usable = 0.85
 
-// Check returns an error when need bytes do not fit in Usable·avail. what
-// names the problem ("solve at n = 100000"); the message gives both figures.
+// Check returns a *Refusal when need bytes do not fit in Usable·avail.
+// what names the problem ("solve at n = 100000"); the message gives the
+// need, the usable share of the limit, the limit and its source, and the
+// override (Refusal).
 func Check(need float64, avail Memory, what string) error {
 	if need <= Usable*avail.Bytes {
 		return nil
 	}
-	return fmt.Errorf("%s needs about %s of memory, but this machine has %s", what, FormatBytes(need), avail)
+	return &Refusal{What: what, Need: need, Avail: avail, Share: Usable}
+}
+
+// Refusal is a refusal for memory, worded the same way wherever a size is
+// refused (the commands' preflight, the record readers, the release, the
+// dense Gram of a spec): what needs how much, how much of the limit may be
+// used and why, where the limit comes from, what to do instead (Hint), and
+// the override (EnvLimit) with the value this problem would need (omitted
+// from 1 PiB on, which no override could provide). Only the wording is shared: each caller keeps its own estimate and its own share.
+type Refusal struct {
+	// What names the problem: "dpsolve solve at n = 100000".
+	What string
+	// Need is the estimated peak, in bytes.
+	Need float64
+	// AtLeast says Need is a lower bound ("needs at least") rather than
+	// an estimate ("needs about").
+	AtLeast bool
+	// Avail is the limit and where it comes from.
+	Avail Memory
+	// Share is the fraction of Avail the check allows: Usable for the
+	// commands' peak models, 1 where a need is compared with the whole
+	// limit. 0 means 1.
+	Share float64
+	// Hint says what would fit instead ("the largest n that fits is about
+	// 13510"), or is empty.
+	Hint string
+}
+
+// Error words the refusal, e.g. "dpsolve solve at n = 100000 needs about
+// 745 GiB of memory, but only 20 GiB is available to it: 85% of the 23.5
+// GiB this machine has (physical memory), the rest left for the Go
+// runtime, the kernel libraries and the estimate's error; the largest n
+// that fits is about 13510; to plan for another limit set
+// DPSOLVE_MEMORY_LIMIT (this needs DPSOLVE_MEMORY_LIMIT=877GiB or more, if
+// that much memory is free)".
+func (r *Refusal) Error() string {
+	share := r.Share
+	if !(share > 0 && share < 1) {
+		share = 1
+	}
+	var b strings.Builder
+	qual := "about"
+	if r.AtLeast {
+		qual = "at least"
+	}
+	fmt.Fprintf(&b, "%s needs %s %s of memory, but only %s is available to it: ", r.What, qual, FormatBytes(r.Need), FormatBytes(share*r.Avail.Bytes))
+	limit := fmt.Sprintf("the %s this machine has (%s)", FormatBytes(r.Avail.Bytes), r.Avail.Source)
+	if r.Avail.Source == EnvLimit || strings.HasPrefix(r.Avail.Source, "Options.") {
+		limit = fmt.Sprintf("the %s limit set by %s", FormatBytes(r.Avail.Bytes), r.Avail.Source)
+	}
+	if share < 1 {
+		fmt.Fprintf(&b, "%.0f%% of %s, the rest left for the Go runtime, the kernel libraries and the estimate's error", 100*share, limit)
+	} else {
+		b.WriteString(limit)
+	}
+	if r.Hint != "" {
+		b.WriteString("; " + r.Hint)
+	}
+	if strings.HasPrefix(r.Avail.Source, "Options.") { // a library caller's own limit, which the variable does not change
+		fmt.Fprintf(&b, "; to allow more raise %s (this needs %.0f bytes or more)", r.Avail.Source, math.Ceil(r.Need/share))
+		return b.String()
+	}
+	// Beyond 1 PiB no override could help: no value is suggested at all.
+	if v, ok := envValue(r.Need / share); ok {
+		fmt.Fprintf(&b, "; to plan for another limit set %s (this needs %s=%s or more, if that much memory is free)", EnvLimit, EnvLimit, v)
+	}
+	return b.String()
+}
+
+// WithHint returns err with hint added: to the Refusal's Hint when err is
+// a *Refusal, else after err's message.
+func WithHint(err error, hint string) error {
+	var r *Refusal
+	if errors.As(err, &r) && err == error(r) {
+		c := *r
+		if c.Hint != "" {
+			hint = c.Hint + "; " + hint
+		}
+		c.Hint = hint
+		return &c
+	}
+	return fmt.Errorf("%w; %s", err, hint)
+}
+
+// envValue formats b bytes as a value of EnvLimit that ParseBytes reads and
+// that is at least b: whole bytes below 1 KiB, else KiB, MiB, GiB or TiB
+// rounded up to three significant digits. ok is false from 1024 TiB on,
+// which no machine has.
+func envValue(b float64) (string, bool) {
+	if !(b > 0) || b >= 1<<50 {
+		return "", false
+	}
+	if b < 1<<10 {
+		return strconv.FormatFloat(math.Ceil(b), 'f', 0, 64), true
+	}
+	unit, div := "KiB", float64(1<<10)
+	for _, u := range []struct {
+		name string
+		div  float64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}} {
+		if b >= u.div {
+			unit, div = u.name, u.div
+			break
+		}
+	}
+	v := b / div // in [1, 1024)
+	scale := math.Pow(10, 2-math.Floor(math.Log10(v)))
+	up := math.Ceil(v*scale-1e-9) / scale // the guard keeps an exact 877.0000000001 at 877…
+	if up*div < b {
+		up = math.Ceil(v*scale) / scale // …unless that is below b
+	}
+	return strconv.FormatFloat(up, 'f', -1, 64) + unit, true
 }
 
 // LargestN returns the largest n ≥ 0 with need(n) ≤ Usable·avail.Bytes, for

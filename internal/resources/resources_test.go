@@ -1,7 +1,9 @@
 package resources
 
 import (
+	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,5 +67,63 @@ func TestCheck(t *testing.T) {
 	assert.NoError(t, Check(0.5*(1<<30), avail, "x"))
 	err := Check(2<<30, avail, "solve at n = 9")
 	require.Error(t, err)
-	assert.Equal(t, "solve at n = 9 needs about 2 GiB of memory, but this machine has 1 GiB (test limit)", err.Error())
+	assert.Equal(t, "solve at n = 9 needs about 2 GiB of memory, but only 870 MiB is available to it: 85% of the 1 GiB this machine has (test limit), "+
+		"the rest left for the Go runtime, the kernel libraries and the estimate's error; to plan for another limit set DPSOLVE_MEMORY_LIMIT "+
+		"(this needs DPSOLVE_MEMORY_LIMIT=2.36GiB or more, if that much memory is free)", err.Error())
+}
+
+// TestRefusalWording: the issue's case (before: "needs 22.4 GiB, this
+// machine has 23.5 GiB", with neither the usable share nor the override)
+// and every kind of limit: the detected one, the variable's, a library
+// caller's own; a lower bound; a hint.
+func TestRefusalWording(t *testing.T) {
+	phys := Memory{Bytes: 23.5 * (1 << 30), Source: "physical memory"}
+	err := Check(22.4*(1<<30), phys, "dpsolve solve at n = 20000")
+	var r *Refusal
+	require.ErrorAs(t, err, &r)
+	// 0.85 · 23.5 GiB = 19.975 GiB; 22.4 / 0.85 = 26.35 GiB, rounded up.
+	assert.Equal(t, "dpsolve solve at n = 20000 needs about 22.4 GiB of memory, but only 20 GiB is available to it: "+
+		"85% of the 23.5 GiB this machine has (physical memory), the rest left for the Go runtime, the kernel libraries and the estimate's error; "+
+		"to plan for another limit set DPSOLVE_MEMORY_LIMIT (this needs DPSOLVE_MEMORY_LIMIT=26.4GiB or more, if that much memory is free)", err.Error())
+
+	env := &Refusal{What: "the release", Need: 3 << 30, AtLeast: true, Avail: Memory{Bytes: 1 << 30, Source: EnvLimit}, Share: 1, Hint: "use a marginals plan"}
+	assert.Equal(t, "the release needs at least 3 GiB of memory, but only 1 GiB is available to it: the 1 GiB limit set by DPSOLVE_MEMORY_LIMIT; "+
+		"use a marginals plan; to plan for another limit set DPSOLVE_MEMORY_LIMIT (this needs DPSOLVE_MEMORY_LIMIT=3GiB or more, if that much memory is free)", env.Error())
+
+	own := &Refusal{What: "the histogram", Need: 192, Avail: Memory{Bytes: 100, Source: "Options.MemoryLimit"}}
+	assert.Equal(t, "the histogram needs about 192 B of memory, but only 100 B is available to it: the 100 B limit set by Options.MemoryLimit; "+
+		"to allow more raise Options.MemoryLimit (this needs 192 bytes or more)", own.Error())
+
+	// Beyond any machine (1 PiB and more) no override is suggested.
+	huge := &Refusal{What: "x", Need: 1e30, Avail: phys, Share: Usable}
+	assert.NotContains(t, huge.Error(), "DPSOLVE_MEMORY_LIMIT")
+	assert.Contains(t, huge.Error(), "85% of the 23.5 GiB this machine has")
+
+	// WithHint adds to a Refusal (keeping it one) and to any other error.
+	h := WithHint(WithHint(err, "the largest n that fits is about 5"), "or use a plan")
+	require.ErrorAs(t, h, &r)
+	assert.Equal(t, "the largest n that fits is about 5; or use a plan", r.Hint)
+	assert.Contains(t, h.Error(), "estimate's error; the largest n that fits is about 5; or use a plan; to plan for another limit")
+	assert.Equal(t, "boom; hint", WithHint(errors.New("boom"), "hint").Error())
+}
+
+// TestSuggestedLimitAdmits: the DPSOLVE_MEMORY_LIMIT a refusal suggests
+// is read by ParseBytes and admits the refused need under Check (the same
+// comparison), and is within 1% of the least limit that does (three
+// significant digits, rounded up); checked on random needs from 1 B to
+// 500 TiB.
+func TestSuggestedLimitAdmits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 20000; i++ {
+		need := math.Exp(rng.Float64() * math.Log(500*(1<<40)))
+		if i < 4 {
+			need = []float64{1, 1023, 1024, 877 * (1 << 30) * Usable}[i]
+		}
+		v, ok := envValue(need / Usable)
+		require.True(t, ok, "%g", need)
+		lim, err := ParseBytes(v)
+		require.NoError(t, err, v)
+		require.NoError(t, Check(need, Memory{Bytes: lim, Source: EnvLimit}, "x"), "need %g, suggested %s", need, v)
+		assert.LessOrEqual(t, lim, math.Max(need/Usable*1.01, need/Usable+1), "need %g, suggested %s", need, v)
+	}
 }

@@ -95,7 +95,9 @@ func FormatBytes(b uint64) string {
 }
 
 // checkFits refuses an allocation of need bytes (what) that exceeds the
-// limit: opt.MemoryLimit when set, else AvailableMemory.
+// limit: opt.MemoryLimit when set, else AvailableMemory. The refusal is
+// worded by resources.Refusal, as every dpsolve memory refusal is (the
+// whole limit is usable here: Share 1).
 func checkFits(need float64, what string, opt *Options) error {
 	lim := Memory{Bytes: 0}
 	if opt != nil && opt.MemoryLimit > 0 {
@@ -106,15 +108,8 @@ func checkFits(need float64, what string, opt *Options) error {
 		return nil // no figure to compare with: let the allocation decide
 	}
 	if need > float64(lim.Bytes) {
-		return errorf("%s needs %s but only %s is available; use a plan that needs only marginal tables, or fewer attributes", what, formatFloatBytes(need), lim)
+		return errorf("%w", &resources.Refusal{What: what, Need: need, Avail: resources.Memory{Bytes: float64(lim.Bytes), Source: lim.Source},
+			Hint: "use a plan that needs only marginal tables, or fewer attributes"})
 	}
 	return nil
-}
-
-// formatFloatBytes formats a possibly huge byte count.
-func formatFloatBytes(b float64) string {
-	if b < 1<<62 {
-		return FormatBytes(uint64(b))
-	}
-	return fmt.Sprintf("%.3g bytes", b)
 }

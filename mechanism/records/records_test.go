@@ -125,7 +125,7 @@ func TestMemoryRefusal(t *testing.T) {
 	// naming both figures.
 	_, _, err := ReadHistogram(strings.NewReader("a,b,c\n0,0,0\n"), small, &Options{MemoryLimit: 100})
 	require.ErrorIs(t, err, ErrInput)
-	assert.Contains(t, err.Error(), "needs 192 B but only 100 B (Options.MemoryLimit) is available")
+	assert.Contains(t, err.Error(), "needs about 192 B of memory, but only 100 B is available to it: the 100 B limit set by Options.MemoryLimit; use a plan that needs only marginal tables, or fewer attributes; to allow more raise Options.MemoryLimit (this needs 192 bytes or more)")
 	// A domain far beyond any memory is refused by the real limit too.
 	huge := []domain.Attribute{{Name: "a", Size: 1 << 20}, {Name: "b", Size: 1 << 20}, {Name: "c", Size: 1 << 20}}
 	_, _, err = ReadHistogram(strings.NewReader("a,b,c\n0,0,0\n"), huge, nil)
