@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -45,4 +47,43 @@ func TestMemoryRefusalExplainsItself(t *testing.T) {
 	code, _, stderr := runCLI(t, "solve", "--workload", "prefix", "--n", "20000")
 	assert.Equal(t, 1, code)
 	assert.Regexp(t, `^dpsolve solve: dpsolve solve at n = 20000 needs about 29\.9 GiB of memory, but only 870 MiB is available to it: 85% of the 1 GiB limit set by DPSOLVE_MEMORY_LIMIT, .*; the largest n that fits is about \d+; to plan for another limit set DPSOLVE_MEMORY_LIMIT \(this needs DPSOLVE_MEMORY_LIMIT=35\.2GiB or more, if that much memory is free\)\n$`, stderr)
+}
+
+// TestReleaseMemoryRefusalsActionable: the release's two memory refusals
+// (the histogram a full-domain template needs, then the release's own
+// estimate) are worded the same way, and following each one's suggested
+// DPSOLVE_MEMORY_LIMIT leads to a dry run that passes. Before, both said
+// "… but only 1.0 MiB (DPSOLVE_MEMORY_LIMIT) is available" with no value.
+func TestReleaseMemoryRefusalsActionable(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "mid.json")
+	require.NoError(t, os.WriteFile(spec, []byte(`{"domain": [{"name": "a", "size": 100}, {"name": "b", "size": 100}, {"name": "c", "size": 100}],
+	  "workload": [{"product": {"a": "prefix", "b": "identity", "c": "identity"}}]}`), 0o644))
+	suggestion := regexp.MustCompile(`; to plan for another limit set DPSOLVE_MEMORY_LIMIT \(this needs DPSOLVE_MEMORY_LIMIT=(\S+) or more, if that much memory is free\)\n$`)
+	limit := "1MiB"
+	var seen []string
+	for i := 0; i < 3; i++ {
+		t.Setenv(resources.EnvLimit, limit)
+		code, _, stderr := runCLI(t, "release", "--spec", spec, "--template", "kron", "--rho", "0.1", "--dry-run", "--quiet")
+		if code == 0 {
+			break
+		}
+		require.Equal(t, 1, code, stderr)
+		assert.Contains(t, stderr, "is available to it: the "+resources.FormatBytes(mustParseBytes(t, limit))+" limit set by DPSOLVE_MEMORY_LIMIT")
+		m := suggestion.FindStringSubmatch(stderr)
+		require.NotNil(t, m, stderr)
+		seen = append(seen, stderr)
+		limit = m[1]
+	}
+	require.Len(t, seen, 2, "the histogram's refusal, then the release's estimate")
+	assert.Contains(t, seen[0], "needs at least 22.9 MiB of memory") // 24 bytes · 10⁶ cells
+	assert.Contains(t, seen[1], "this release (data, measurements and answers) needs about")
+	code, _, stderr := runCLI(t, "release", "--spec", spec, "--template", "kron", "--rho", "0.1", "--dry-run", "--quiet")
+	assert.Equal(t, 0, code, stderr)
+}
+
+func mustParseBytes(t *testing.T, s string) float64 {
+	b, err := resources.ParseBytes(s)
+	require.NoError(t, err)
+	return b
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/resources"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
@@ -436,8 +437,8 @@ func (f *tblFlags) checkMemory(parts *tables.Parts) error {
 	need := parts.MemoryEstimate(tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
 	mem, ok := records.AvailableMemory()
 	if ok && need > float64(mem.Bytes) {
-		return inputerr.Errorf("release", "this release needs about %s (data, measurements and answers) but only %s is available; use a marginals plan or fewer attributes",
-			formatBytesFloat(need), mem)
+		return inputerr.Errorf("release", "%w", &resources.Refusal{What: "this release (data, measurements and answers)", Need: need,
+			Avail: resources.Memory{Bytes: float64(mem.Bytes), Source: mem.Source}, Hint: "use a marginals plan or fewer attributes"})
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/resources"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
@@ -212,8 +213,14 @@ func (f *tblFlags) feasible(k *domain.Kron, stderr io.Writer) error {
 			return nil
 		}
 	}
-	return inputerr.Errorf("release", "template %s measures every cell of the domain: %s cells (%d attributes), so the release needs at least %s (histogram, measurements, reconstruction), but %s is available; use a marginals plan (--template marginals, when the workload is marginals) or fewer or smaller attributes",
-		template, cells, len(attrs), formatBytesFloat(need), avail)
+	hint := "use a marginals plan (--template marginals, when the workload is marginals) or fewer or smaller attributes"
+	if !ok {
+		return inputerr.Errorf("release", "template %s measures every cell of the domain: %s cells (%d attributes), so the release needs at least %s (histogram, measurements, reconstruction), but %s is available; %s",
+			template, cells, len(attrs), formatBytesFloat(need), avail, hint)
+	}
+	return inputerr.Errorf("release", "template %s measures every cell of the domain: %s cells (%d attributes), so %w", template, cells, len(attrs),
+		&resources.Refusal{What: "the release (histogram, measurements, reconstruction)", Need: need, AtLeast: true,
+			Avail: resources.Memory{Bytes: float64(mem.Bytes), Source: mem.Source}, Hint: hint})
 }
 
 // cellCount formats the domain's exact cell count (bigCount).
