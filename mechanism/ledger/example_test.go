@@ -29,3 +29,25 @@ func Example() {
 	// rho=0.6 <nil>
 	// true
 }
+
+// An entry counts what its budget costs in the ledger's unit, whether or
+// not it records the charge: here a pure ε = 1 release written by another
+// tool costs ε²/2 = 0.5 of the ρ limit. Status states the limit, the spend
+// and what remains in that unit.
+func ExampleFile_Status() {
+	dir, _ := os.MkdirTemp("", "ledger")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "budget.json")
+	_ = os.WriteFile(path, []byte(`{"limit": {"rho": 1}, "spent": [
+	  {"time": "2026-12-01T09:00:00Z", "label": "by another tool", "kind": "pure", "epsilon": 1}]}`), 0o644)
+	f, err := ledger.Read(path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(f.Status())
+	fmt.Println(f.Spent[0].Label, "charged", ledger.Limit{Rho: f.Spent[0].ChargedRho}.In(f.Limit))
+	// Output:
+	// limit rho=1, spent rho=0.5 over 1 release(s), rho=0.5 remains
+	// by another tool charged rho=0.5
+}
