@@ -43,6 +43,20 @@ sigma * clip, computed from the schema's sensitivity)::
         g = clipped.sum(0) + sigma * clip * noise      # the private sum
         apply_update(model, g / batch_size)
 
+The same in JAX (params a pytree, flattened once for the noise)::
+
+    import jax, jax.numpy as jnp
+    from jax.flatten_util import ravel_pytree
+
+    for t, batch in enumerate(batches):
+        per_ex = jax.vmap(jax.grad(loss_fn), in_axes=(None, 0))(params, batch)
+        G = jax.vmap(lambda g: ravel_pytree(g)[0])(per_ex)        # [B, P]
+        scale = jnp.minimum(1.0, clip / (jnp.linalg.norm(G, axis=1, keepdims=True) + 1e-12))
+        flat, unravel = ravel_pytree(params)
+        z = rng.standard_normal(flat.shape[0])
+        g = (G * scale).sum(0) + sigma * clip * jnp.asarray(gen.next(z))
+        params = unravel(flat - lr * g / batch_size)
+
 The model's iterates then carry the noise A C^-1 Z of the plan (A the
 workload: prefix sums for SGD). The plan's privacy guarantee (the Gaussian
 mechanism at sigma for the schema's sensitivity) holds only if every

@@ -85,6 +85,15 @@ class Dense(unittest.TestCase):
                 self.check(gen, C, n)
                 self.assertEqual(gen.state_vectors, 2)
 
+    def test_blt_with_a_decay_near_one(self):
+        # optimized BLTs at large n have a decay within 1e-5 of 1: the
+        # buffers then sum thousands of steps without decaying
+        theta, omega = np.array([0.99999, 0.9]), np.array([0.05, 0.3])
+        n = 300
+        C = blt_dense(theta, omega, n)
+        gen = dn.NoiseGenerator.blt(theta, omega, blt_inverse_numeric(theta, omega, n))
+        self.check(gen, C, n)
+
     def test_zero_buffers_is_identity(self):
         gen = dn.NoiseGenerator.blt([], [], ([], []))
         self.check(gen, np.eye(10), n=10)
