@@ -5,6 +5,7 @@ package bench
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,6 +21,18 @@ import (
 func TestPeersPythonSuite(t *testing.T) {
 	newTestPeers(t)
 	cmd := exec.Command(DefaultPython, "-B", "-m", "unittest", "discover", "-s", "peers", "-p", "test_*.py")
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "OK")
+}
+
+// The training-loop noise module's suite (python/dpsolve_noise.py, numpy
+// only): each strategy format against dense C⁻¹Z, its state size, its
+// command line and its refusal of bad files.
+func TestNoisePythonSuite(t *testing.T) {
+	newTestPeers(t)
+	cmd := exec.Command(DefaultPython, "-B", "-m", "unittest", "discover", "-s", filepath.Join("..", "python"), "-p", "test_*.py")
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -24,6 +24,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import common  # noqa: E402
+import blt_ref  # noqa: E402
 import fixedpoint  # noqa: E402
 import lbfgs  # noqa: E402
 import pidentity  # noqa: E402
@@ -198,6 +199,168 @@ class CommandLineTest(unittest.TestCase):
             self.assertIn("unknown workload", p.stderr)
             p = self.run_peer("lbfgs.py", "--workload", "prefix", "--n", "0")
             self.assertEqual(p.returncode, 2)
+
+
+def dense_toeplitz(c, n):
+    """The n x n lower-triangular Toeplitz matrix with coefficients c."""
+    C = np.zeros((n, n))
+    for j in range(min(len(c), n)):
+        C += c[j] * np.eye(n, k=-j)
+    return C
+
+
+def dense_workload(n, beta):
+    t = np.arange(n)
+    lag = np.subtract.outer(t, t)
+    if beta is None:
+        return np.tril(np.ones((n, n)))
+    return np.where(lag >= 0, (1 - beta ** (np.maximum(lag, 0) + 1.0)) / (1 - beta), 0.0)
+
+
+def brute_sensitivity_squared(C, B, k):
+    """max over every participation pattern (steps >= B apart, at most k of
+    them) of |sum of C's columns|^2, by enumeration."""
+    n = C.shape[0]
+    best = 0.0
+
+    def rec(start, cols, depth):
+        nonlocal best
+        if depth:
+            best = max(best, float(cols @ cols))
+        if depth == k:
+            return
+        for i in range(start, n):
+            rec(i + B, cols + C[:, i], depth + 1)
+
+    rec(0, np.zeros(n), 0)
+    return best
+
+
+class BLTReferenceTest(unittest.TestCase):
+    """The structured peer's O(n) loss against dense numpy (materialized C,
+    C^-1, A C^-1, every participation pattern) at small n; its gradient
+    against central differences; its command line."""
+
+    # Dense and O(n) computations of the same sums of O(n^2) O(1) terms agree
+    # to ~1e-13 relative; 1e-10 leaves room and still fails on any wrong term.
+    REL = 1e-10
+
+    def test_loss_against_dense(self):
+        rng = np.random.default_rng(11)
+        for n, B, k, beta, err in [(12, 3, 3, None, "mean"), (13, 4, 2, 0.9, "mean"), (12, 3, 4, None, "max"),
+                                   (10, 1, 1, None, "mean"), (11, 2, 0, 0.5, "max")]:
+            with self.subTest(n=n, B=B, k=k, beta=beta, error=err):
+                d = 3
+                theta = np.sort(rng.uniform(0.2, 0.95, d))[::-1]
+                omega = rng.uniform(0.05, 0.3, d)  # sum < 1: c positive, decreasing
+                prob = blt_ref.Problem(n, B, k, beta, err)
+                c = blt_ref.blt_coefs(theta, omega, n)
+                self.assertTrue(np.all(np.diff(c) <= 0) and np.all(c > 0))
+                C = dense_toeplitz(c, n)
+                Cinv = np.linalg.inv(C)
+                ith, iom = blt_ref.blt_inverse(theta, omega)
+                ct = blt_ref.blt_coefs(ith, iom, n)
+                # the inverse BLT is the dense inverse
+                np.testing.assert_allclose(dense_toeplitz(ct, n), Cinv, rtol=0, atol=1e-12 * np.abs(Cinv).max())
+                # ... and the pair parameterization gives the same output scales
+                np.testing.assert_allclose(blt_ref.omega_from_pair(theta, ith), omega, rtol=1e-10)
+                np.testing.assert_allclose(blt_ref.omega_from_pair(ith, theta), iom, rtol=1e-10)
+                E, e = prob.error_from_noise(ct)
+                per_step = np.sum((dense_workload(n, beta) @ Cinv) ** 2, axis=1)
+                np.testing.assert_allclose(e, per_step, rtol=self.REL)
+                self.assertAlmostEqual(E / (per_step.mean() if err == "mean" else per_step.max()), 1, delta=self.REL)
+                S = prob.sens_squared(c)
+                kk = prob.k
+                self.assertEqual(kk, min(k, -(-n // B)) if k else -(-n // B))
+                self.assertAlmostEqual(S / brute_sensitivity_squared(C, B, kk), 1, delta=self.REL)
+                # the banded-Toeplitz error (from C's coefficients) is the same function
+                _, eb = prob.error_from_strategy(c)
+                np.testing.assert_allclose(eb, per_step, rtol=self.REL)
+
+    def test_sensitivity_is_an_upper_bound_for_any_signs(self):
+        rng = np.random.default_rng(12)
+        for _ in range(10):
+            n, B, k = 11, int(rng.integers(1, 4)), int(rng.integers(1, 4))
+            c = rng.standard_normal(n)
+            c[0] = 1.0
+            prob = blt_ref.Problem(n, B, k)
+            brute = brute_sensitivity_squared(dense_toeplitz(np.abs(c), n), B, prob.k)
+            self.assertGreaterEqual(prob.sens_squared(c), brute * (1 - self.REL))
+
+    def test_gradients_against_central_differences(self):
+        # h = 1e-6 on O(1) parameters: truncation O(h^2) ~ 1e-12 and rounding
+        # ~ 1e-16 |f| / h ~ 1e-10, both far below 1e-6 of the gradient's scale
+        h = 1e-6
+        for beta, err in [(None, "mean"), (0.9, "mean"), (None, "max")]:
+            with self.subTest(beta=beta, error=err):
+                prob = blt_ref.Problem(50, 7, 4, beta, err)
+                obj = blt_ref.BLTObjective(prob)
+                th, om = blt_ref.rational_init(3)
+                th = th * 0.999  # the start has a decay at 1 - 1e-6: keep x +- h inside the barriers
+                thh, _ = blt_ref.blt_inverse(th, om)
+                x = np.concatenate([th, thh])
+                _, g = obj(x)
+                fd = np.array([(obj(x + h * e)[0] - obj(x - h * e)[0]) / (2 * h) for e in np.eye(len(x))])
+                self.assertLessEqual(np.max(np.abs(fd - g)), 1e-6 * np.max(np.abs(g)))
+                c = blt_ref.banded_init(5)
+                _, _, gc = prob.error_from_strategy(c, grad=True)
+                fd = np.array([(prob.error_from_strategy(c + h * q)[0] - prob.error_from_strategy(c - h * q)[0])
+                               / (2 * h) for q in np.eye(5)])
+                self.assertLessEqual(np.max(np.abs(fd - gc)), 1e-6 * np.max(np.abs(gc)))
+                # the sensitivity's gradient where the coefficients are strictly decreasing
+                cc = blt_ref.blt_coefs(th, om, 50)
+                _, gs = prob.sens_squared(cc, grad=True)
+                for j in (0, 1, 7, 20):
+                    q = np.zeros(50)
+                    q[j] = h
+                    fdj = (prob.sens_squared(cc + q) - prob.sens_squared(cc - q)) / (2 * h)
+                    self.assertAlmostEqual(fdj, gs[j], delta=1e-6 * np.max(np.abs(gs)))
+
+    def test_command_line(self):
+        def run(*args):
+            return subprocess.run([sys.executable, os.path.join(HERE, "blt_ref.py")] + list(args),
+                                  capture_output=True, text=True, timeout=300)
+
+        n = 64
+        p = run("--n", "64", "--min-sep", "8", "--epochs", "4", "--max-buffers", "2", "--steps", "40")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual(len(lines), 1)
+        r = json.loads(lines[0])
+        self.assertEqual((r["peer"], r["family"], r["n"], r["participations"]), ("blt_ref", "blt", 64, 4))
+        self.assertLessEqual(r["buffers"], 2)
+        self.assertEqual(len(r["buf_decay"]), r["buffers"])
+        self.assertEqual(len(r["inverse"]["output_scale"]), r["buffers"])
+        # the reported loss is the dense loss of the reported BLT, whose
+        # reported inverse is C's dense inverse
+        theta, omega = np.array(r["buf_decay"]), np.array(r["output_scale"])
+        C = dense_toeplitz(blt_ref.blt_coefs(theta, omega, n), n)
+        Cinv = np.linalg.inv(C)
+        inv = dense_toeplitz(blt_ref.blt_coefs(np.array(r["inverse"]["buf_decay"]),
+                                               np.array(r["inverse"]["output_scale"]), n), n)
+        np.testing.assert_allclose(inv, Cinv, rtol=0, atol=1e-10)
+        err = np.mean(np.sum((dense_workload(n, None) @ Cinv) ** 2, axis=1))
+        self.assertAlmostEqual(r["loss"] / (err * brute_sensitivity_squared(C, 8, 4)), 1, delta=1e-9)
+        self.assertLess(r["loss"], r["history"][0]["loss"])  # better than C = I
+        self.assertIn(r["stop"], ("gain<1%", "max-buffers"))
+        p = run("--n", "64", "--min-sep", "8", "--epochs", "4", "--family", "toeplitz", "--bands", "4",
+                "--workload", "momentum:0.9")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = json.loads(p.stdout)
+        c = np.array(r["coefs"])
+        self.assertEqual(len(c), 4)
+        self.assertAlmostEqual(float(c @ c), 1.0, delta=1e-12)
+        C = dense_toeplitz(c, n)
+        err = np.mean(np.sum((dense_workload(n, 0.9) @ np.linalg.inv(C)) ** 2, axis=1))
+        self.assertAlmostEqual(r["loss"] / (err * brute_sensitivity_squared(C, 8, 4)), 1, delta=1e-9)
+        for args, msg in [(["--n", "1"], "--n"), (["--n", "8", "--workload", "nosuch"], "unknown workload"),
+                          (["--n", "8", "--min-sep", "9"], "--min-sep"),
+                          (["--n", "8", "--family", "toeplitz"], "--bands"),
+                          (["--n", "8", "--workload", "momentum:1.5"], "beta")]:
+            with self.subTest(args=args):
+                p = run(*args)
+                self.assertEqual(p.returncode, 2)
+                self.assertIn(msg, p.stderr)
 
 
 if __name__ == "__main__":
