@@ -1,6 +1,9 @@
 package records
 
 import (
+	"bufio"
+	"compress/flate"
+	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -185,7 +188,25 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 	}
 	start := time.Now()
 	cr := &countingReader{r: r}
-	rd := csv.NewReader(cr)
+	br := bufio.NewReaderSize(cr, 64<<10)
+	magic, _ := br.Peek(4)
+	var in io.Reader = br
+	switch {
+	case string(magic) == "PAR1":
+		ra, size, err := randomAccess(r, opt)
+		if err != nil {
+			return Stats{}, err
+		}
+		return scanParquet(ra, size, attrs, opt, visit)
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return Stats{}, gzipError(err)
+		}
+		defer gz.Close()
+		in = gzipReader{gz}
+	}
+	rd := csv.NewReader(in)
 	rd.ReuseRecord = true
 	rd.TrimLeadingSpace = true
 	header, err := rd.Read()
@@ -238,6 +259,15 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 			return st, csvError(err)
 		}
 		for i, c := range col {
+			if cb := attrs[i].Codebook; cb != nil {
+				v, err := cb.Code(rec[c])
+				if err != nil {
+					line, _ := rd.FieldPos(c)
+					return st, errorf("record %d (line %d), column %q: value %s %v", st.Records+1, line, attrs[i].Name, quoteClip(rec[c]), err)
+				}
+				codes[i] = v
+				continue
+			}
 			v, ok := parseCode(rec[c])
 			if !ok || v >= attrs[i].Size {
 				line, _ := rd.FieldPos(c)
@@ -258,6 +288,28 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 	}
 	opt.Progress.Report(readEvent(st.Records, cr.n, opt.Total, start, true))
 	return st, nil
+}
+
+// gzipReader turns the decompressor's errors for a corrupt stream into
+// bad-input errors; other errors (a failed read, a cancellation) pass as they
+// are.
+type gzipReader struct{ r io.Reader }
+
+func (g gzipReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = gzipError(err)
+	}
+	return n, err
+}
+
+// gzipError marks a corrupt or truncated gzip stream as bad input.
+func gzipError(err error) error {
+	var ce flate.CorruptInputError
+	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ce) {
+		return errorf("the gzip-compressed input is corrupt or truncated: %v", err)
+	}
+	return err
 }
 
 // readEvent is the progress event after records rows and bytes of total
