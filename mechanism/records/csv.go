@@ -187,6 +187,7 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 		every = 1_000_000
 	}
 	start := time.Now()
+	last := start
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, 64<<10)
 	magic, _ := br.Peek(4)
@@ -278,7 +279,11 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 		}
 		visit(codes)
 		st.Records++
-		if opt.Progress.Enabled() && st.Records%every == 0 {
+		// Every ProgressEvery records, and at least every progressGap once
+		// a read is slow (codebook lookups, a slow disk): the first event
+		// comes within a second.
+		if opt.Progress.Enabled() && (st.Records%every == 0 || st.Records%4096 == 0 && time.Since(last) >= progressGap) {
+			last = time.Now()
 			opt.Progress(readEvent(st.Records, cr.n, opt.Total, start, false))
 		}
 	}
@@ -311,6 +316,10 @@ func gzipError(err error) error {
 	}
 	return err
 }
+
+// progressGap is the longest a read goes without a progress event (checked
+// every 4,096 records).
+const progressGap = 500 * time.Millisecond
 
 // readEvent is the progress event after records rows and bytes of total
 // input bytes (0: unknown).

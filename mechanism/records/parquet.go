@@ -52,6 +52,7 @@ const parquetRows = 1024
 // file is an error wrapping ErrInput, never a panic.
 func scanParquet(ra io.ReaderAt, size int64, attrs []domain.Attribute, opt *Options, visit func(codes []int)) (st Stats, err error) {
 	start := time.Now()
+	last := start
 	w := &watchedReaderAt{r: ra}
 	defer func() {
 		if p := recover(); p != nil {
@@ -116,7 +117,11 @@ func scanParquet(ra io.ReaderAt, size int64, attrs []domain.Attribute, opt *Opti
 				}
 				visit(codes)
 				st.Records++
-				if opt.Progress.Enabled() && st.Records%every == 0 {
+				// Every ProgressEvery records, and at least every progressGap once
+				// a read is slow (codebook lookups, a slow disk): the first event
+				// comes within a second.
+				if opt.Progress.Enabled() && (st.Records%every == 0 || st.Records%4096 == 0 && time.Since(last) >= progressGap) {
+					last = time.Now()
 					opt.Progress(parquetEvent(st.Records, total, start, false))
 				}
 			}
