@@ -143,7 +143,11 @@ func TestDocsShellBlocks(t *testing.T) {
 		t.Fatal("bash is needed to run the docs' commands")
 	}
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "dpsolve"), "./cmd/dpsolve")
+	args := []string{"build", "-o", filepath.Join(bin, "dpsolve")}
+	if dpsolveTags != "" {
+		args = append(args, "-tags", dpsolveTags)
+	}
+	build := exec.Command("go", append(args, "./cmd/dpsolve")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building dpsolve: %v\n%s", err, out)
