@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -81,7 +82,7 @@ func scanParquet(ra io.ReaderAt, size int64, attrs []domain.Attribute, opt *Opti
 		for _, c := range f.Schema().Columns() {
 			cols = append(cols, fmt.Sprint(c))
 		}
-		return Stats{}, errorf("the Parquet file lacks the column(s) %s (columns: %s)", joinClip(missing), quoteClip(fmt.Sprint(cols)))
+		return Stats{}, errorf("the Parquet file lacks the column(s) %s (columns: %s)", strings.Join(missing, ", "), quoteClip(fmt.Sprint(cols)))
 	}
 	total := f.NumRows()
 	every := opt.ProgressEvery
@@ -227,16 +228,4 @@ func parquetEvent(records, total int64, start time.Time, done bool) progress.Eve
 		e.Fraction = math.Min(1, float64(records)/float64(total))
 	}
 	return e
-}
-
-// joinClip joins quoted names for a message.
-func joinClip(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }
