@@ -1,6 +1,7 @@
 package records
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/csv"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/progress"
 )
 
 // rawAdult returns the raw Adult records shipped in the repository and the
@@ -260,4 +263,50 @@ func TestParquetMatchesCSV(t *testing.T) {
 		_, _, err = ReadHistogram(bytes.NewReader(c), []domain.Attribute{{Name: "c", Size: 5}}, &Options{Total: int64(len(c))})
 		_ = err // either read (a byte that does not matter) or refused, never a panic
 	}
+}
+
+// slowReader returns one line a call, sleeping first: a slow disk.
+type slowReader struct {
+	lines []string
+	delay time.Duration
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	if len(s.lines) == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(s.delay)
+	n := copy(p, s.lines[0])
+	s.lines[0] = s.lines[0][n:]
+	if s.lines[0] == "" {
+		s.lines = s.lines[1:]
+	}
+	return n, nil
+}
+
+// A slow read reports progress well before ProgressEvery records: the first
+// event comes within a second (here: 400 records at 5 ms each, 2 s in all,
+// with ProgressEvery far above the record count).
+func TestSlowReadReportsWithinASecond(t *testing.T) {
+	lines := []string{"a\n"}
+	for i := 0; i < 400; i++ {
+		lines = append(lines, "1\n")
+	}
+	start := time.Now()
+	var first time.Duration
+	var events int
+	opt := &Options{ProgressEvery: 1 << 40, Progress: func(e progress.Event) {
+		if events == 0 {
+			first = time.Since(start)
+		}
+		events++
+	}}
+	_, st, err := ReadHistogram(bufio.NewReaderSize(&slowReader{lines: lines, delay: 5 * time.Millisecond}, 16), []domain.Attribute{{Name: "a", Size: 2}}, opt)
+	require.NoError(t, err)
+	assert.Equal(t, int64(400), st.Records)
+	assert.Greater(t, events, 2, "in-progress events and the final one")
+	// By design the first event comes after 0.5 s plus at most 64 records
+	// (0.32 s here), within the promised second; the bound checked is 1.5 s
+	// so that a loaded machine's late wake-ups do not fail the test.
+	assert.Less(t, first, 1500*time.Millisecond)
 }

@@ -282,7 +282,7 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 		// Every ProgressEvery records, and at least every progressGap once
 		// a read is slow (codebook lookups, a slow disk): the first event
 		// comes within a second.
-		if opt.Progress.Enabled() && (st.Records%every == 0 || st.Records%4096 == 0 && time.Since(last) >= progressGap) {
+		if opt.Progress.Enabled() && (st.Records%every == 0 || st.Records%64 == 0 && time.Since(last) >= progressGap) {
 			last = time.Now()
 			opt.Progress(readEvent(st.Records, cr.n, opt.Total, start, false))
 		}
@@ -318,7 +318,7 @@ func gzipError(err error) error {
 }
 
 // progressGap is the longest a read goes without a progress event (checked
-// every 4,096 records).
+// every 64 records).
 const progressGap = 500 * time.Millisecond
 
 // readEvent is the progress event after records rows and bytes of total

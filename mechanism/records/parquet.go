@@ -121,7 +121,7 @@ func scanParquet(ra io.ReaderAt, size int64, attrs []domain.Attribute, opt *Opti
 				// Every ProgressEvery records, and at least every progressGap once
 				// a read is slow (codebook lookups, a slow disk): the first event
 				// comes within a second.
-				if opt.Progress.Enabled() && (st.Records%every == 0 || st.Records%4096 == 0 && time.Since(last) >= progressGap) {
+				if opt.Progress.Enabled() && (st.Records%every == 0 || st.Records%64 == 0 && time.Since(last) >= progressGap) {
 					last = time.Now()
 					opt.Progress(parquetEvent(st.Records, total, start, false))
 				}
