@@ -31,17 +31,14 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 )
 
-// adultCSV returns the Adult records (../shared/data/adult), skipping the
-// test when they are absent (failing under CI=true).
+// adultCSV returns the integer-coded Adult records shipped in the
+// repository (examples/adult/data/coded); a missing file fails the test.
 func adultCSV(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "adult", "adult.csv"))
+	p, err := filepath.Abs(filepath.Join("..", "..", "examples", "adult", "data", "coded", "adult.csv"))
 	require.NoError(t, err)
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but the Adult data is missing: %v", err)
-		}
-		t.Skipf("Adult data not available: %v", err)
+		t.Fatalf("the Adult data shipped in the repository is missing: %v", err)
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,12 +48,14 @@ type tblFlags struct {
 	nonneg, integer               bool
 	allowFractional               bool
 	seed                          string
+	tablesDir                     string          // --tables DIR: one CSV per table
 	set                           map[string]bool // flags given on the command line
 }
 
 func (f *tblFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.spec, "spec", "", "workload spec (JSON) naming the attributes and terms (required)")
-	fs.StringVar(&f.data, "data", "", "records CSV (header names the spec's attributes; integer codes) or a histogram .npy in domain order (required unless --dry-run)")
+	fs.StringVar(&f.data, "data", "", "records: CSV (optionally gzip-compressed; the header names the spec's attributes) or Parquet, holding integer codes or the values the spec's codebook (\"values\", \"edges\") maps; or a histogram .npy in domain order (required unless --dry-run)")
+	fs.StringVar(&f.tablesDir, "tables", "", "also write one CSV per table (a crosstab for two attributes) into this directory (must not exist or be empty), after the release is in --out")
 	fs.StringVar(&f.planDir, "plan", "", "directory written by dpsolve plan --out (strategy.json and its factors)")
 	fs.StringVar(&f.template, "template", "", "plan in-process with this template instead of --plan (kron, union, dense, marginals, best)")
 	fs.Float64Var(&f.rho, "rho", 0, "ρ-zCDP budget (discrete Gaussian noise, σ² = Δ²/(2ρ))")
@@ -220,6 +223,9 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := checkOutDir(f.out, stderr); err != nil {
 			return err
 		}
+		if err := checkTablesDir(f.tablesDir, f.out); err != nil {
+			return err
+		}
 	}
 	if err := f.checkInputFiles(); err != nil {
 		return err
@@ -324,6 +330,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron,
 	// Noise, reconstruction and writing run aside, so that an interrupt
 	// stops the command at once, charged or not (awaitRelease).
 	done := make(chan error, 1)
+	var released *tables.Result // set before done is sent
 	go func() {
 		res, err := parts.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
 		if err != nil {
@@ -333,6 +340,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron,
 		rep.Consistency, rep.Estimator, rep.Estimators = res.Consistency, res.Estimator, res.Estimators
 		rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
 		rep.Seconds = time.Since(start).Seconds()
+		released = res
 		done <- writeReleaseDir(ctx, f.out, w, res, rep, &gate)
 	}()
 	if err := gate.await(ctx, done); err != nil {
@@ -345,6 +353,9 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron,
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
+	}
+	if err := writeTablesDir(f.tablesDir, f.out, w, released, f.quiet, stderr); err != nil {
+		return err
 	}
 	return tblPrint(stdout, f.asJSON, rep)
 }
@@ -463,6 +474,19 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, errCancelled(c.ctx)
 	}
 	return c.r.Read(p)
+}
+
+// ReadAt lets the records reader read a Parquet file at offsets, stopping
+// at the next call once ctx is cancelled.
+func (c ctxReader) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, errCancelled(c.ctx)
+	}
+	ra, ok := c.r.(io.ReaderAt)
+	if !ok {
+		return 0, errors.New("the input does not allow reading at offsets")
+	}
+	return ra.ReadAt(p, off)
 }
 
 func wrapData(path string, err error) error {

@@ -106,8 +106,8 @@ func TestReleaseWritesAnswersAndRecord(t *testing.T) {
 	assert.Equal(t, 1.0, j["epsilon"])
 	rows := readAnswers(t, filepath.Join(out, "answers.csv"))
 	// Seeded noise: a last column says every row is not private.
-	assert.Equal(t, []string{"term", "query", "answer", "stddev", "a", "b", "c", "private"}, rows[0])
-	assert.Equal(t, "false", rows[5][7])
+	assert.Equal(t, []string{"term", "query", "answer", "stddev", "a", "b", "c", "table", "private"}, rows[0])
+	assert.Equal(t, "false", rows[5][8])
 	require.Len(t, rows, 1+18)
 	// Marginal {a,c}: attribute columns a and c hold the query's values.
 	assert.Equal(t, []string{"m", "0", "0", ""}, []string{rows[1][0], rows[1][1], rows[1][4], rows[1][5]})

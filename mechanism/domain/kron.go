@@ -26,6 +26,11 @@ const maxProductEntries = 1 << 24
 type Attribute struct {
 	Name string `json:"name"` // unique within the domain
 	Size int    `json:"size"` // number of values, 1 … MaxAttributeSize
+	// Codebook, when non-nil, says how the records' values map to the codes
+	// 0 … Size−1 (a list of labels or the edges of numeric bins); nil means
+	// the records hold the codes themselves. ParseSpec sets it from the
+	// spec's "values" or "edges"; plan files do not carry it.
+	Codebook *Codebook `json:"-"`
 }
 
 // TermKind says how a term was described.

@@ -51,6 +51,17 @@ func LoadSpec(path string, builtins Builtins) (*Kron, error) {
 //	              {"name": "t2", "product": {"age": {"ranges": [[0, 17], [18, 64]]}}},
 //	              {"name": "m", "marginals": {"k": 2}}]}
 //
+// A domain entry gives "size" when the records hold integer codes
+// 0 … size−1, or a codebook that maps the records' values to codes and
+// gives the size (see Codebook): "values", a list of labels —
+// {"name": "sex", "values": ["Female", "Male"]}, with optional "other" (one
+// of the values, which unlisted values go to) and "aliases" ({"spelling":
+// "value"}) — or "edges", numeric bins — {"name": "age", "edges": [17, 18,
+// …, 91]}, value v in bin i when edges[i] ≤ v < edges[i+1], with optional
+// "clamp": true to put values outside the edges in the first or last bin
+// instead of refusing them. An attribute may not be named like a column of
+// answers.csv (ReservedColumns, CheckColumnNames).
+//
 // Cells are flattened row-major in domain order (the first attribute varies
 // slowest). A product term maps attribute names to 1-D blocks; an attribute
 // it does not name is "total". A block is a built-in name (identity, total,
@@ -85,28 +96,11 @@ func ParseSpec(r io.Reader, baseDir string, builtins Builtins) (*Kron, error) {
 	}
 	domain := make([]Attribute, len(top.Domain))
 	for i, raw := range top.Domain {
-		var a struct {
-			Name *string      `json:"name"`
-			Size *json.Number `json:"size"`
-		}
-		where := fmt.Sprintf("domain entry %d", i+1)
-		if err := strictDecode(raw, &a, where); err != nil {
+		a, err := parseAttribute(i, raw)
+		if err != nil {
 			return nil, err
 		}
-		if a.Name == nil || strings.TrimSpace(*a.Name) == "" {
-			return nil, inputerr.Errorf("workload", "%s: needs a non-empty \"name\"", where)
-		}
-		if err := printableName(*a.Name, where); err != nil {
-			return nil, err
-		}
-		if a.Size == nil {
-			return nil, inputerr.Errorf("workload", "attribute %q: needs a \"size\"", *a.Name)
-		}
-		size, err := intValue(*a.Size)
-		if err != nil || size < 1 || size > MaxAttributeSize {
-			return nil, inputerr.Errorf("workload", "attribute %q: size must be an integer in 1…%d, got %s", *a.Name, MaxAttributeSize, a.Size.String())
-		}
-		domain[i] = Attribute{Name: *a.Name, Size: size}
+		domain[i] = a
 	}
 	// Validate the domain (names, sizes) before building any block. Its
 	// cell count may exceed an int: only the templates that measure every
@@ -117,6 +111,9 @@ func ParseSpec(r io.Reader, baseDir string, builtins Builtins) (*Kron, error) {
 			return nil, inputerr.Errorf("workload", "attribute %q is listed twice in the domain", a.Name)
 		}
 		seen[a.Name] = true
+	}
+	if err := CheckColumnNames(domain); err != nil {
+		return nil, err
 	}
 	if len(top.Workload) == 0 {
 		return nil, inputerr.Errorf("workload", "spec: \"workload\" is missing or empty: the workload has no terms")

@@ -56,3 +56,42 @@ func eye(n int) *mat.SymDense {
 	}
 	return x
 }
+
+// A spec whose attributes carry a codebook: a list of values, numeric bins
+// (clamped), and a list with an "other" value. The codebook codes a record's
+// field and names a code or a run of codes for output.
+func ExampleCodebook() {
+	spec := `{"domain": [{"name": "sex", "values": ["Female", "Male"]},
+	   {"name": "age", "edges": [0, 18, 65, 120], "clamp": true},
+	   {"name": "country", "values": ["US", "MX", "other"], "other": "other"}],
+	  "workload": [{"name": "m", "marginals": {"k": 1}}]}`
+	w, err := domain.ParseSpec(strings.NewReader(spec), "", workload.Blocks)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	at := w.Attributes()
+	fmt.Println(at[0].Size, at[1].Size, at[2].Size)
+	sex, age, country := at[0].Codebook, at[1].Codebook, at[2].Codebook
+	c, _ := sex.Code(" Male ")
+	fmt.Println("Male →", c)
+	for _, v := range []string{"17", "18", "64.5", "130"} {
+		c, _ := age.Code(v)
+		fmt.Printf("%s → %d %s\n", v, c, age.Label(c))
+	}
+	c, _ = country.Code("CA")
+	fmt.Println("CA →", c, country.Label(c))
+	fmt.Println(age.RangeLabel(0, 1), sex.RangeLabel(0, 1))
+	_, err = sex.Code("M")
+	fmt.Println(err)
+	// Output:
+	// 2 3 3
+	// Male → 1
+	// 17 → 0 [0, 18)
+	// 18 → 1 [18, 65)
+	// 64.5 → 1 [18, 65)
+	// 130 → 2 [65, 120)
+	// CA → 2 other
+	// [0, 65) Female..Male
+	// is not one of the values "Female", "Male" (add it, an alias, or an "other" value to the spec)
+}

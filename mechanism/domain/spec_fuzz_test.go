@@ -34,6 +34,13 @@ func FuzzParseSpec(f *testing.F) {
 		`{"domain": [{"name": "a", "size": 1e1}], "workload": [{"weight": 1e308, "product": {}}]}`,
 		`[1, 2]`,
 		`{"domain": [{"name": "a", "size": 2}], "workload": [{"product": {"a": "identity", "a": "total"}}]}`,
+		`{"domain": [{"name": "sex", "values": ["Female", "Male"]}, {"name": "age", "edges": [17, 30, 50.5, 91], "clamp": true}], "workload": [{"product": {"sex": "identity", "age": "prefix"}}]}`,
+		`{"domain": [{"name": "c", "values": ["US", "MX", "other"], "other": "other", "aliases": {"USA": "US"}}], "workload": [{"marginals": {"k": 1}}]}`,
+		`{"domain": [{"name": "c", "values": ["a", "a"]}], "workload": [{"marginals": {"k": 1}}]}`,
+		`{"domain": [{"name": "c", "edges": [1, 1]}], "workload": [{"marginals": {"k": 1}}]}`,
+		`{"domain": [{"name": "c", "edges": [0, 1e400]}], "workload": [{"marginals": {"k": 1}}]}`,
+		`{"domain": [{"name": "c", "size": 3, "values": ["x", "y"]}], "workload": [{"marginals": {"k": 1}}]}`,
+		`{"domain": [{"name": "answer", "size": 3}], "workload": [{"marginals": {"k": 1}}]}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -48,6 +55,31 @@ func FuzzParseSpec(f *testing.F) {
 				t.Fatalf("error does not wrap ErrInput: %v", err)
 			}
 			return
+		}
+		// Every codebook gives the attribute's size and maps each code's
+		// label (a value, or a bin's lower edge and midpoint) back to it.
+		for _, a := range k.Attributes() {
+			cb := a.Codebook
+			if cb == nil {
+				continue
+			}
+			if cb.Size() != a.Size {
+				t.Fatalf("attribute %q: size %d, codebook %d", a.Name, a.Size, cb.Size())
+			}
+			for i := 0; i < a.Size; i++ {
+				if cb.Binned() {
+					mid := cb.Edges[i] + (cb.Edges[i+1]-cb.Edges[i])/2
+					for _, v := range []float64{cb.Edges[i], mid} {
+						if c, err := cb.CodeNumber(v); err != nil || c != i && v == cb.Edges[i] {
+							t.Fatalf("attribute %q: value %v gives code %d (%v), want %d", a.Name, v, c, err, i)
+						}
+					}
+					continue
+				}
+				if c, err := cb.Code(cb.Label(i)); err != nil || c != i {
+					t.Fatalf("attribute %q: label %q gives code %d (%v), want %d", a.Name, cb.Label(i), c, err, i)
+				}
+			}
 		}
 		cells := 1
 		xs := make([]*mat.SymDense, 0)
@@ -85,14 +117,16 @@ func FuzzParseSpec(f *testing.F) {
 func smallDomain(spec string) bool {
 	var top struct {
 		Domain []struct {
-			Size json.Number `json:"size"`
+			Size   json.Number       `json:"size"`
+			Values []json.RawMessage `json:"values"`
+			Edges  []json.RawMessage `json:"edges"`
 		} `json:"domain"`
 	}
 	if json.Unmarshal([]byte(spec), &top) != nil {
 		return true // rejected before any allocation
 	}
 	for _, a := range top.Domain {
-		if v, err := a.Size.Float64(); err == nil && v > 64 {
+		if v, err := a.Size.Float64(); err == nil && v > 64 || len(a.Values) > 64 || len(a.Edges) > 65 {
 			return false
 		}
 	}

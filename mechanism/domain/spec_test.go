@@ -250,3 +250,99 @@ func BenchmarkParseSpecMarginals100(b *testing.B) {
 		}
 	}
 }
+
+// A codebook in the spec: values give the size by their count, edges by
+// their bins; each value and each number maps to the code the definition
+// says (checked against a linear scan of the edges, an independent route
+// from the binary search).
+func TestSpecCodebook(t *testing.T) {
+	spec := `{"domain": [{"name": "sex", "values": ["Female", "Male"]},
+	  {"name": "age", "edges": [17, 18, 30, 50.5, 91]},
+	  {"name": "hours", "edges": [0, 40, 100], "clamp": true, "size": 2},
+	  {"name": "country", "values": ["United-States", "Mexico", "Other"], "other": "Other", "aliases": {"USA": "United-States"}},
+	  {"name": "n", "size": 3}],
+	 "workload": [{"name": "m", "marginals": {"k": 1}}]}`
+	k, err := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
+	require.NoError(t, err)
+	at := k.Attributes()
+	assert.Equal(t, []int{2, 4, 2, 3, 3}, []int{at[0].Size, at[1].Size, at[2].Size, at[3].Size, at[4].Size})
+	assert.Nil(t, at[4].Codebook, "integer codes keep working unchanged")
+	sex, age, hours, country := at[0].Codebook, at[1].Codebook, at[2].Codebook, at[3].Codebook
+	for s, want := range map[string]int{"Female": 0, " Male ": 1} {
+		c, err := sex.Code(s)
+		require.NoError(t, err)
+		assert.Equal(t, want, c)
+	}
+	_, err = sex.Code("male")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `not one of the values "Female", "Male"`)
+	edges := []float64{17, 18, 30, 50.5, 91}
+	for _, v := range []float64{17, 17.5, 18, 29.999, 30, 50.4, 50.5, 90, 90.99} {
+		want := -1
+		for i := 0; i+1 < len(edges); i++ {
+			if edges[i] <= v && v < edges[i+1] {
+				want = i
+			}
+		}
+		c, err := age.CodeNumber(v)
+		require.NoError(t, err, "%v", v)
+		assert.Equal(t, want, c, "%v", v)
+	}
+	for _, bad := range []string{"16.99", "91", "1e9", "NaN", "x", ""} {
+		_, err := age.Code(bad)
+		assert.Error(t, err, bad)
+	}
+	_, err = age.Code("91")
+	assert.Contains(t, err.Error(), `at or above the last edge 91`)
+	for v, want := range map[string]int{"-5": 0, "0": 0, "39": 0, "40": 1, "99": 1, "100": 1, "1e6": 1} {
+		c, err := hours.Code(v)
+		require.NoError(t, err, v)
+		assert.Equal(t, want, c, "clamped %s", v)
+	}
+	for v, want := range map[string]int{"USA": 0, "Mexico": 1, "Canada": 2, "Other": 2} {
+		c, err := country.Code(v)
+		require.NoError(t, err)
+		assert.Equal(t, want, c, v)
+	}
+	assert.Equal(t, "[17, 18)", age.Label(0))
+	assert.Equal(t, "[18, 50.5)", age.RangeLabel(1, 2))
+	assert.Equal(t, "Female..Male", sex.RangeLabel(0, 1))
+	assert.Equal(t, "Mexico", country.Label(1))
+}
+
+// Bad codebooks are refused with a message naming the attribute and what is
+// wrong, wrapping ErrInput.
+func TestSpecCodebookRefused(t *testing.T) {
+	for _, c := range []struct{ domain, want string }{
+		{`{"name": "a", "values": []}`, `"values" is empty`},
+		{`{"name": "a", "values": ["x", "x"]}`, `listed twice`},
+		{`{"name": "a", "values": ["x", ""]}`, `may not be empty`},
+		{`{"name": "a", "values": ["x", " y"]}`, `surrounding spaces`},
+		{`{"name": "a", "values": ["x"], "other": "z"}`, `"other" is "z", which is not one of the values`},
+		{`{"name": "a", "values": ["x"], "aliases": {"y": "z"}}`, `alias "y" names "z"`},
+		{`{"name": "a", "values": ["x", "y"], "aliases": {"y": "x"}}`, `alias "y" is also a value`},
+		{`{"name": "a", "values": ["x"], "clamp": true}`, `"clamp" applies to "edges"`},
+		{`{"name": "a", "values": ["x"], "edges": [0, 1]}`, `not both`},
+		{`{"name": "a", "edges": [0]}`, `at least two`},
+		{`{"name": "a", "edges": [0, 2, 2]}`, `increase strictly: edge 3 (2) follows 2`},
+		{`{"name": "a", "edges": [0, 2, 1]}`, `increase strictly`},
+		{`{"name": "a", "edges": [0, 1e999]}`, `not a finite number`},
+		{`{"name": "a", "edges": [0, 1], "other": "x"}`, `apply to "values"`},
+		{`{"name": "a", "values": ["x", "y"], "size": 3}`, `"size" is 3 but the codebook has 2 codes`},
+		{`{"name": "a", "clamp": true, "size": 2}`, `need "values" or "edges"`},
+		{`{"name": "a"}`, `needs a "size"`},
+		{`{"name": "answer", "size": 2}`, `attribute "answer": the name is reserved`},
+		{`{"name": "table", "values": ["x"]}`, `reserved`},
+	} {
+		spec := `{"domain": [` + c.domain + `], "workload": [{"marginals": {"k": 1}}]}`
+		_, err := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
+		require.Error(t, err, c.domain)
+		assert.ErrorIs(t, err, inputerr.ErrInput)
+		assert.Contains(t, err.Error(), c.want, c.domain)
+	}
+	// The label column of a codebook attribute is reserved too.
+	spec := `{"domain": [{"name": "sex", "values": ["F", "M"]}, {"name": "sex label", "size": 2}], "workload": [{"marginals": {"k": 1}}]}`
+	_, err := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `the label column of attribute "sex"`)
+}

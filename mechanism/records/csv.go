@@ -1,6 +1,9 @@
 package records
 
 import (
+	"bufio"
+	"compress/flate"
+	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -184,8 +187,27 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 		every = 1_000_000
 	}
 	start := time.Now()
+	last := start
 	cr := &countingReader{r: r}
-	rd := csv.NewReader(cr)
+	br := bufio.NewReaderSize(cr, 64<<10)
+	magic, _ := br.Peek(4)
+	var in io.Reader = br
+	switch {
+	case string(magic) == "PAR1":
+		ra, size, err := randomAccess(r, opt)
+		if err != nil {
+			return Stats{}, err
+		}
+		return scanParquet(ra, size, attrs, opt, visit)
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return Stats{}, gzipError(err)
+		}
+		defer gz.Close()
+		in = gzipReader{gz}
+	}
+	rd := csv.NewReader(in)
 	rd.ReuseRecord = true
 	rd.TrimLeadingSpace = true
 	header, err := rd.Read()
@@ -238,6 +260,15 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 			return st, csvError(err)
 		}
 		for i, c := range col {
+			if cb := attrs[i].Codebook; cb != nil {
+				v, err := cb.Code(rec[c])
+				if err != nil {
+					line, _ := rd.FieldPos(c)
+					return st, errorf("record %d (line %d), column %q: value %s %v", st.Records+1, line, attrs[i].Name, quoteClip(rec[c]), err)
+				}
+				codes[i] = v
+				continue
+			}
 			v, ok := parseCode(rec[c])
 			if !ok || v >= attrs[i].Size {
 				line, _ := rd.FieldPos(c)
@@ -248,7 +279,11 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 		}
 		visit(codes)
 		st.Records++
-		if opt.Progress.Enabled() && st.Records%every == 0 {
+		// Every ProgressEvery records, and at least every progressGap once
+		// a read is slow (codebook lookups, a slow disk): the first event
+		// comes within a second.
+		if opt.Progress.Enabled() && (st.Records%every == 0 || st.Records%64 == 0 && time.Since(last) >= progressGap) {
+			last = time.Now()
 			opt.Progress(readEvent(st.Records, cr.n, opt.Total, start, false))
 		}
 	}
@@ -259,6 +294,32 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 	opt.Progress.Report(readEvent(st.Records, cr.n, opt.Total, start, true))
 	return st, nil
 }
+
+// gzipReader turns the decompressor's errors for a corrupt stream into
+// bad-input errors; other errors (a failed read, a cancellation) pass as they
+// are.
+type gzipReader struct{ r io.Reader }
+
+func (g gzipReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = gzipError(err)
+	}
+	return n, err
+}
+
+// gzipError marks a corrupt or truncated gzip stream as bad input.
+func gzipError(err error) error {
+	var ce flate.CorruptInputError
+	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ce) {
+		return errorf("the gzip-compressed input is corrupt or truncated: %v", err)
+	}
+	return err
+}
+
+// progressGap is the longest a read goes without a progress event (checked
+// every 64 records).
+const progressGap = 500 * time.Millisecond
 
 // readEvent is the progress event after records rows and bytes of total
 // input bytes (0: unknown).

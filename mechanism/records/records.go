@@ -1,5 +1,7 @@
-// Package records turns a CSV file of records — one row per person, one
-// column per attribute, every value an integer code — into the data a
+// Package records turns a file of records — CSV (optionally
+// gzip-compressed) or Parquet, one row per person, one column per
+// attribute, every value an integer code or a value the attribute's codebook
+// maps to one — into the data a
 // private release measures: the full histogram over the attributes' domain
 // when it fits in memory, or the marginal tables a plan needs read directly
 // from the records (so a domain of 6.4·10¹⁷ cells, far beyond any vector,
@@ -10,11 +12,29 @@
 // The domain is a list of domain.Attribute: each one's name is its column in
 // the header, its size the number of codes 0 … Size−1.
 //
-// The first line is a header naming the columns. Every attribute of the
+// An attribute with a Codebook (domain.Codebook: a list of values, or
+// numeric bins) reads its column's values through it: a value the codebook
+// does not list, a number outside its bins (unless it clamps) or not a
+// number is an error naming the row, the column and the value. Without one,
+// the column holds the codes.
+//
+// The input's first bytes choose the format: "PAR1" is a Parquet file
+// (which needs random access: an *os.File, or an io.ReaderAt with
+// Options.Total its size), the gzip magic a gzip-compressed CSV, anything
+// else CSV. Either is read as a stream, one record at a time (Parquet one
+// page at a time): memory holds the output tables, not the records.
+//
+// In a Parquet file each attribute is a top-level, non-repeated column of
+// that name; strings, integers, floating-point numbers and booleans are
+// read as their text (a float 3.0 is the code "3"), except that a binned
+// attribute reads numbers directly; a null is an empty value.
+//
+// The first line of a CSV file is a header naming the columns. Every attribute of the
 // domain must appear in it exactly once; other columns are ignored (so a
 // file with extra identifiers or unused attributes is read as is). Each data
 // row must have as many fields as the header, and each field of an
-// attribute's column must be a decimal integer code in [0, size) —
+// attribute's column without a codebook must be a decimal integer code in
+// [0, size) —
 // surrounding spaces are allowed, anything else ("3.0", "-1", "12a", a value
 // beyond the size) is an error naming the row, the column and the value. A
 // file with no header, or a header and no records, is an error. Blank lines
@@ -59,6 +79,9 @@ func checkDomain(attrs []domain.Attribute) error {
 		seen[a.Name] = true
 		if a.Size < 1 {
 			return errorf("attribute %q has size %d; sizes must be at least 1", a.Name, a.Size)
+		}
+		if a.Codebook != nil && a.Codebook.Size() != a.Size {
+			return errorf("attribute %q has size %d but its codebook has %d codes", a.Name, a.Size, a.Codebook.Size())
 		}
 	}
 	return nil

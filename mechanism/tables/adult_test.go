@@ -22,16 +22,13 @@ import (
 	"github.com/dpsolve/dpsolve/status"
 )
 
-// adultDir returns ../shared/data/adult; under CI=true a missing directory
-// fails instead of skipping.
+// adultDir returns examples/adult/data/coded, the integer-coded Adult
+// records shipped in the repository; a missing file fails the test.
 func adultDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "data", "adult")
+	dir := filepath.Join("..", "..", "examples", "adult", "data", "coded")
 	if _, err := os.Stat(filepath.Join(dir, "adult.csv")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but the Adult data is missing: %v", err)
-		}
-		t.Skipf("Adult data not available: %v", err)
+		t.Fatalf("the Adult data shipped in the repository is missing: %v", err)
 	}
 	return dir
 }

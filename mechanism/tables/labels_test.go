@@ -42,8 +42,12 @@ func TestAnswersCSVNamesEveryQuery(t *testing.T) {
 	require.NoError(t, writeAnswersCSV(&buf, w, res))
 	rows, err := csv.NewReader(&buf).ReadAll()
 	require.NoError(t, err)
-	require.Equal(t, []string{"term", "query", "answer", "stddev", "age", "sex", "r"}, rows[0])
-	sel := func(r []string) []string { return append([]string{r[0], r[1]}, r[4:]...) }
+	require.Equal(t, []string{"term", "query", "answer", "stddev", "age", "sex", "r", "table"}, rows[0])
+	sel := func(r []string) []string { return append([]string{r[0], r[1]}, r[4:7]...) }
+	// The table column: the term and the attributes its product restricts.
+	assert.Equal(t, "cum (age, sex)", rows[1][7])
+	assert.Equal(t, "u (total)", rows[9][7])
+	assert.Equal(t, "u (age)", rows[10][7])
 	// cum: 8 rows, age slowest (prefix row i = 0..i), sex fastest.
 	want := [][]string{
 		{"cum", "0", "0..0", "0", ""}, {"cum", "1", "0..0", "1", ""},

@@ -337,10 +337,10 @@ func TestWriteAnswersCSVQuotes(t *testing.T) {
 	w := &explicitWorkload{Domain: dom, Terms: []explicitTerm{{Name: "a,b", Weight: 1, Products: []explicitProduct{marginalProduct(dom, []int{0})}}}}
 	var buf bytes.Buffer
 	require.NoError(t, writeAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, -0}}, Std: [][]float64{{0.25, 0.25}}, Private: true}))
-	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\"\n\"a,b\",0,1.5,0.25,0\n\"a,b\",1,0,0.25,1\n", buf.String())
+	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\",table\n\"a,b\",0,1.5,0.25,0,\"a,b (x,\"\"y\"\")\"\n\"a,b\",1,0,0.25,1,\"a,b (x,\"\"y\"\")\"\n", buf.String())
 	buf.Reset()
 	require.NoError(t, writeAnswersCSV(&buf, w, &Result{Answers: [][]float64{{1.5, 2}}, Std: [][]float64{{0.25, 0.25}}}))
-	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\",private\n\"a,b\",0,1.5,0.25,0,false\n\"a,b\",1,2,0.25,1,false\n", buf.String())
+	assert.Equal(t, "term,query,answer,stddev,\"x,\"\"y\"\"\",table,private\n\"a,b\",0,1.5,0.25,0,\"a,b (x,\"\"y\"\")\",false\n\"a,b\",1,2,0.25,1,\"a,b (x,\"\"y\"\")\",false\n", buf.String())
 }
 
 // SplitTerms: the terms' budgets are the shares' fractions and add up to
