@@ -20,6 +20,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -366,7 +367,7 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, b calibrate
 		if name == "" {
 			name = "best"
 		}
-		if _, err := plan.Lookup(name); err != nil {
+		if _, err := planner.Lookup(name); err != nil {
 			return nil, usageErrorf("%v", err)
 		}
 	}
