@@ -325,7 +325,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron,
 	// stops the command at once, charged or not (awaitRelease).
 	done := make(chan error, 1)
 	go func() {
-		res, err := parts.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
+		res, err := parts.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer, Progress: progressTo(stderr, "release", f.quiet)})
 		if err != nil {
 			done <- err
 			return
