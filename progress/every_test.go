@@ -19,6 +19,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	_ "github.com/dpsolve/dpsolve/mechanism/marginals" // registers the marginals template
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -117,21 +118,21 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 			return final{r.Objective, nan, 0, r.Iterations}, nil
 		}},
 		{"plan kron", "plan", "", func(f progress.Func) (final, error) {
-			r, err := plan.Run(ctx, kron, "kron", plan.Options{Progress: f})
+			r, err := planner.Run(ctx, kron, "kron", plan.Options{Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, r.LowerBound, 0, 0}, nil
 		}},
 		{"plan best", "plan", "", func(f progress.Func) (final, error) {
-			r, err := plan.Run(ctx, kron, "best", plan.Options{Progress: f})
+			r, err := planner.Run(ctx, kron, "best", plan.Options{Progress: f})
 			if err != nil {
 				return final{}, err
 			}
 			return final{r.Objective, r.LowerBound, 0, 0}, nil
 		}},
 		{"plan best template, called directly", "plan", "plan best", func(f progress.Func) (final, error) {
-			b, err := plan.Lookup("best")
+			b, err := planner.Lookup("best")
 			if err != nil {
 				return final{}, err
 			}
@@ -142,7 +143,7 @@ func TestEveryLongRunningRoutineReportsThroughOneType(t *testing.T) {
 			return final{r.Objective, r.LowerBound, 0, 0}, nil
 		}},
 		{"plan marginals", "plan", "", func(f progress.Func) (final, error) {
-			r, err := plan.Run(ctx, marg, "marginals", plan.Options{Progress: f})
+			r, err := planner.Run(ctx, marg, "marginals", plan.Options{Progress: f})
 			if err != nil {
 				return final{}, err
 			}

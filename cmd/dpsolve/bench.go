@@ -30,7 +30,7 @@ func init() {
 // benchFlags holds the parsed command line of dpsolve bench.
 type benchFlags struct {
 	workloads, ns, methods         string
-	peers                          bool
+	peers, suite                   bool
 	python                         string
 	peerTimeout                    time.Duration
 	repeat, threads, scalingRepeat int
@@ -61,6 +61,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if f.from != "" {
 		return rerenderBench(f, stdout)
+	}
+	if f.suite {
+		return runSuite(ctx, f, stdout, stderr)
 	}
 	if f.mf != "" {
 		return runMFBench(ctx, f.mf, f.peers, f.python, f.peerTimeout, f.md, stdout, stderr)
@@ -98,6 +101,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workloads, "workload", "prefix,allrange", "comma-separated built-in workloads")
 	fs.StringVar(&f.ns, "n", "256,512,1024,2048", "comma-separated domain sizes for the comparison")
 	fs.StringVar(&f.methods, "methods", "newton,yuan2016", "dpsolve methods to compare (newton, yuan2016)")
+	fs.BoolVar(&f.suite, "suite", false, "run only the standing side-by-side suite (dense core, DP-MF, plans against their peers and references; the Python peers when --python runs) and print one table of ratios with the machine's kernels")
 	fs.BoolVar(&f.peers, "peers", false, "also run the Python peers (dual fixed point, L-BFGS); skipped with a note if numpy/scipy are missing")
 	fs.StringVar(&f.python, "python", bench.DefaultPython, "interpreter for the peers")
 	fs.DurationVar(&f.peerTimeout, "peer-timeout", 10*time.Minute, "time budget of one peer run (it then returns its best X)")
@@ -486,4 +490,28 @@ func parseBackends(s string) ([]blas.Backend, error) {
 		out = append(out, all[i])
 	}
 	return out, nil
+}
+
+// runSuite runs bench.Suite and prints its table (and writes it to --md).
+func runSuite(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
+	if f.threads > 0 {
+		for _, b := range blas.Backends() {
+			b.SetThreads(f.threads)
+		}
+	}
+	m := bench.DescribeMachine()
+	var logw io.Writer = stderr
+	if f.quiet {
+		logw = nil
+	}
+	rows, err := bench.Suite(ctx, bench.SuiteConfig{Python: f.python, PeerSeconds: f.peerTimeout.Seconds(), Log: logw})
+	if werr := bench.WriteSuiteTable(stdout, m, rows); werr != nil {
+		return werr
+	}
+	if f.md != "" {
+		if werr := writeFileAtomic(f.md, func(w io.Writer) error { return bench.WriteSuiteTable(w, m, rows) }); werr != nil {
+			return werr
+		}
+	}
+	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
@@ -180,7 +181,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func parsePlanFlags(args []string, stderr io.Writer) (planFlags, error) {
 	fs := newFlagSet("plan", stderr)
 	specPath := fs.String("spec", "", "workload spec file (JSON: domain and workload terms)")
-	template := fs.String("template", "best", "template: "+strings.Join(plan.Names(), ", ")+" (best: the portfolio)")
+	template := fs.String("template", "best", "template: "+strings.Join(planner.Names(), ", ")+" (best: the portfolio)")
 	objective := fs.String("objective", "sum", "marginals template: sum (total squared error) or max (largest per-query variance)")
 	privacy := fs.String("privacy", "gaussian", "gaussian ((ε,δ)-DP, L2 sensitivity) or pure (ε-DP, L1 sensitivity)")
 	outDir := fs.String("out", "", "write DIR/strategy.json and the factor matrices (.npy) to this directory, atomically")
@@ -201,7 +202,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (planFlags, error) {
 	if err := checkPlanOut(f.outDir, f.spec); err != nil {
 		return f, err
 	}
-	names := plan.Names()
+	names := planner.Names()
 	known := false
 	for _, n := range names {
 		known = known || n == f.template

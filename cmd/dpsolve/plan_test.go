@@ -48,8 +48,10 @@ func TestPlanJSONAndOut(t *testing.T) {
 	assert.Equal(t, 80.0, got["cells"])
 	tried := got["templates"].([]any)
 	require.Len(t, tried, 4, "kron, union, dense, marginals")
-	// --out: the marginals family plan (no file format) is not taken.
-	assert.Contains(t, tried[3].(map[string]any)["error"], "not accepted")
+	// The dense plan is certified optimal, so the portfolio stops there and
+	// the marginals template (after it in the list) is skipped.
+	assert.Equal(t, "marginals", tried[3].(map[string]any)["template"])
+	assert.Contains(t, tried[3].(map[string]any)["error"], "skipped: the dense plan is certified optimal")
 	for _, tr := range tried {
 		m := tr.(map[string]any)
 		assert.Contains(t, m, "template")

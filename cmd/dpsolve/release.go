@@ -22,6 +22,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -332,7 +333,7 @@ func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron,
 	done := make(chan error, 1)
 	var released *tables.Result // set before done is sent
 	go func() {
-		res, err := parts.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
+		res, err := parts.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer, Progress: progressTo(stderr, "release", f.quiet)})
 		if err != nil {
 			done <- err
 			return
@@ -378,7 +379,7 @@ func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, b calibrate
 		if name == "" {
 			name = "best"
 		}
-		if _, err := plan.Lookup(name); err != nil {
+		if _, err := planner.Lookup(name); err != nil {
 			return nil, usageErrorf("%v", err)
 		}
 	}

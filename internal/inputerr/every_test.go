@@ -29,6 +29,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
@@ -109,7 +110,7 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"tables.Prepare nil":            second(tables.Prepare(nil, nil, budgettest.ZCDP(1))),
 		"marginals.KWay":                second(marginals.KWay(3, 4)),
 		"marginals.NewPlan empty":       second(marginals.NewPlan(nil, nil, marginals.Sum, nil)),
-		"plan.Lookup unknown":           second(plan.Lookup("nosuch")),
+		"planner.Lookup unknown":        second(planner.Lookup("nosuch")),
 	}
 	for name, err := range cases {
 		if !errors.Is(err, inputerr.ErrInput) {

@@ -7,7 +7,7 @@
 //
 // Rows come from a registry of builders. The matrix-mechanism baselines of
 // mechanism/strategy's registry and the Low-Rank Mechanism (lrm.go) are
-// registered here; a program adds its own with Register:
+// its explicit built-in list; a program adds its own with Register:
 //
 //	compare.Register(compare.Strategy{
 //		Name:    "mine",
@@ -45,13 +45,16 @@ import (
 	"github.com/dpsolve/dpsolve/progress"
 )
 
-func init() {
-	// The matrix-mechanism baselines are mechanism/strategy's registry; this
-	// package only adds the optimizer's note. lrm.go adds the lrm row.
+// builtinRows is the explicit list of the built-in rows, in order: the
+// matrix-mechanism baselines (mechanism/strategy's list; this package only
+// adds the optimizer's note), then the Low-Rank Mechanism (lrm.go). No row
+// registers itself from an init function.
+func builtinRows() []Strategy {
+	var rows []Strategy
 	for _, b := range strategy.Baselines() {
-		Register(Strategy{Name: b.Name, Summary: b.Summary, Default: b.Default, Build: baselineBuilder(b)})
+		rows = append(rows, Strategy{Name: b.Name, Summary: b.Summary, Default: b.Default, Build: baselineBuilder(b)})
 	}
-	registerLRM()
+	return append(rows, lrmRow())
 }
 
 // baselineBuilder wraps a registered strategy as a row.
@@ -114,9 +117,9 @@ type Strategy struct {
 // e.g. for a mechanism the strategy does not support.
 var ErrSkip = errors.New("not applicable")
 
-var registry []Strategy
+var registry = builtinRows()
 
-// Register adds a row builder; call it from an init function. A missing
+// Register adds a row builder after the built-in rows. A missing
 // name or builder, or a duplicate name, panics (a programming error).
 func Register(s Strategy) {
 	if s.Name == "" || s.Build == nil {

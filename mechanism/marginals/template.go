@@ -10,8 +10,8 @@ import (
 	"github.com/dpsolve/dpsolve/status"
 )
 
-// TemplateName is the marginals template's name in plan's registry and on
-// the command line (--template marginals).
+// TemplateName is the marginals template's name in package planner's list
+// and on the command line (--template marginals).
 const TemplateName = "marginals"
 
 // Template is plan's "marginals" template. For a structured workload whose
@@ -21,20 +21,15 @@ const TemplateName = "marginals"
 // Laplace plan of the workload's own tables (*PurePlan) and the family
 // plan over every table (*FamilyPlan). Any other workload (prefix, ranges,
 // identity-plus-total or matrix blocks) is planned in the marginals family
-// (*FamilyPlan; see NewFamilyPlan). The registered instance minimizes the
-// total squared error (Sum); a caller wanting the max-variance plan of a
-// marginal workload uses Template{Objective: Max} directly.
+// (*FamilyPlan; see NewFamilyPlan). The instance package planner lists
+// minimizes the total squared error (Sum); a caller wanting the
+// max-variance plan of a marginal workload uses Template{Objective: Max}
+// directly.
 type Template struct {
 	// Objective is Sum (default) or Max.
 	Objective Objective
 	// Options tunes the Max solver (nil: defaults).
 	Options *Options
-}
-
-func init() {
-	if err := plan.Register(Template{Objective: Sum}); err != nil {
-		panic(err) // a second registration is a programming error
-	}
 }
 
 // ParseObjective reads a command line's --objective: "sum" (or "") or
@@ -51,6 +46,30 @@ func ParseObjective(s string) (Objective, error) {
 
 // Name returns "marginals".
 func (Template) Name() string { return TemplateName }
+
+// Certifies implements plan.Certifier: under Gaussian noise the sum plan
+// of a workload of marginals is the residual closed form, which attains
+// the SVD bound over every strategy, so the portfolio runs it first and
+// stops there. Pure plans, max plans and family plans of other workloads
+// carry no such certificate.
+func (tp Template) Certifies(w *domain.Kron, opt plan.Options) bool {
+	if tp.Objective == Max || (opt.Privacy != "" && opt.Privacy != plan.Gaussian) {
+		return false
+	}
+	for _, t := range w.Terms() {
+		if t.Kind == domain.TermMarginals {
+			continue
+		}
+		for _, p := range t.Products {
+			for _, b := range p.Blocks {
+				if b.Kind != domain.BlockIdentity && b.Kind != domain.BlockTotal {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
 
 // Sets converts a structured workload into this package's sets: every
 // marginal of a marginals term, and every product term whose blocks are all

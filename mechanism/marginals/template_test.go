@@ -19,7 +19,7 @@ const templateSpec = `{"domain": [{"name": "a", "size": 2}, {"name": "b", "size"
               {"name": "ac", "weight": 2, "product": {"a": "identity", "c": "identity"}},
               {"name": "bc", "weight": 0.5, "marginals": {"sets": [["b", "c"]]}}]}`
 
-// The registered template plans a spec mixing marginals terms and an
+// The template plans a spec mixing marginals terms and an
 // identity/total product term: its objective equals newton's dense SVD
 // bound of the spec's own dense Gram (1e-9, as in TestSumMatchesNewton),
 // its term errors add up; other workloads are planned in the marginals
@@ -29,9 +29,9 @@ func TestTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, err := plan.Lookup(TemplateName)
-	if err != nil {
-		t.Fatal(err)
+	tp := Template{}
+	if !tp.Certifies(w, plan.Options{}) || tp.Certifies(w, plan.Options{Privacy: plan.Pure}) || (Template{Objective: Max}).Certifies(w, plan.Options{}) {
+		t.Error("the Gaussian sum plan of marginals certifies, the pure and max plans do not")
 	}
 	res, err := tp.Plan(context.Background(), w, plan.Options{})
 	if err != nil {

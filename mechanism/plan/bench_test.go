@@ -15,9 +15,8 @@ func BenchmarkCensus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, tmpl := range []string{"kron", "union", "best"} {
-		b.Run(tmpl, func(b *testing.B) {
-			t, _ := Lookup(tmpl)
+	for _, t := range []Template{Kron{}, Union{}, Best{}} {
+		b.Run(t.Name(), func(b *testing.B) {
 			var res *Result
 			c0 := cpuTime()
 			for i := 0; i < b.N; i++ {

@@ -20,7 +20,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res, err := plan.Run(context.Background(), w, "kron", plan.Options{})
+	res, err := plan.Run(context.Background(), w, plan.Kron{}, plan.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -26,7 +26,7 @@ func TestGroupClassesChecksTheDiagonal(t *testing.T) {
 func TestKronNeverBelowDenseOnNearGroupGram(t *testing.T) {
 	w := spec(t, `{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 2}],
 	  "workload": [{"name": "t", "product": {"a": {"ranges": [[0, 1], [1, 1]]}, "b": "identity"}}]}`)
-	res, err := Run(context.Background(), w, "kron", Options{})
+	res, err := Run(context.Background(), w, Kron{}, Options{})
 	require.NoError(t, err)
 	// The dense certificate is a lower bound on every strategy's error;
 	// the Kronecker objective is a real strategy's error, so it is at

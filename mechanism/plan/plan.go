@@ -17,9 +17,13 @@
 //     grouping of terms chosen among a few candidates.
 //   - "dense": the full newton solve on the explicit Gram (small domains
 //     only), the certified reference.
-//   - "best": the portfolio of the above and of every template another
-//     package registers (mechanism/marginals: "marginals") that applies to
-//     the workload; it keeps the lowest error.
+//   - "best": the portfolio of an explicit list of templates (Best): the
+//     ones that certify the workload first, stopping at a certified
+//     optimum, else the lowest error of all.
+//
+// Package planner (mechanism/plan/planner) names every template of the
+// repository, the marginals template of mechanism/marginals included, and
+// looks them up by name; this package keeps no registry.
 //
 // The unit of every objective is the unit of newton.Solve's: expected total
 // squared error of all queries per unit noise variance at sensitivity 1
@@ -28,10 +32,7 @@ package plan
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"sort"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -126,8 +127,8 @@ func gap(objective, bound float64) float64 {
 }
 
 // Template is a family of strategies with an optimizer for it. Other
-// packages implement it too (the marginals template); Register makes one
-// available by name.
+// packages implement it too (the marginals template); package planner
+// lists them all by name.
 type Template interface {
 	// Name is the template's name as the command line spells it ("kron").
 	Name() string
@@ -248,49 +249,6 @@ type Result struct {
 	Tried []Tried
 	// Seconds is the wall time.
 	Seconds float64
-}
-
-var (
-	registryMu sync.Mutex
-	registry   = map[string]Template{}
-)
-
-// Register makes t available to Lookup and Names under t.Name(); it is
-// meant to be called from init functions. A duplicate name is an error.
-func Register(t Template) error {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[t.Name()]; dup {
-		return fmt.Errorf("plan: template %q registered twice", t.Name())
-	}
-	registry[t.Name()] = t
-	return nil
-}
-
-// Lookup returns the template of that name.
-func Lookup(name string) (Template, error) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if t, ok := registry[name]; ok {
-		return t, nil
-	}
-	return nil, inputerr.Errorf("plan", "unknown template %q (want one of %v)", name, namesLocked())
-}
-
-// Names lists the registered templates, sorted.
-func Names() []string {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return namesLocked()
-}
-
-func namesLocked() []string {
-	ns := make([]string, 0, len(registry))
-	for n := range registry {
-		ns = append(ns, n)
-	}
-	sort.Strings(ns)
-	return ns
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -115,7 +115,7 @@ const unionSpec = `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size
 func TestKronUnionAgainstDense(t *testing.T) {
 	w := spec(t, unionSpec)
 	var events []progress.Event
-	res, err := Run(context.Background(), w, "kron", Options{Progress: func(e progress.Event) { events = append(events, e) }})
+	res, err := Run(context.Background(), w, Kron{}, Options{Progress: func(e progress.Event) { events = append(events, e) }})
 	require.NoError(t, err)
 	require.Greater(t, res.Sweeps, 1)
 	require.Len(t, res.History, res.Sweeps)
@@ -170,7 +170,7 @@ func TestKronUnionAgainstDense(t *testing.T) {
 // its candidates), never below the dense bound.
 func TestUnionTemplate(t *testing.T) {
 	w := spec(t, unionSpec)
-	u, err := Run(context.Background(), w, "union", Options{})
+	u, err := Run(context.Background(), w, Union{}, Options{})
 	require.NoError(t, err)
 	k, err := Kron{}.Plan(context.Background(), w, Options{})
 	require.NoError(t, err)
@@ -228,8 +228,12 @@ func TestTotalEverywhereIsExact(t *testing.T) {
 }
 
 // The portfolio runs every template and keeps the best; Tried lists them.
+// No template certifies this workload of several products (kron's bound
+// is a product of per-attribute bounds, union has none), so the portfolio
+// must not stop early: every template runs.
 func TestBestPortfolio(t *testing.T) {
 	w := spec(t, unionSpec)
+	assert.False(t, Kron{}.Certifies(w, Options{}))
 	res, err := Best{}.Plan(context.Background(), w, Options{})
 	require.NoError(t, err)
 	require.Len(t, res.Tried, 3)
@@ -238,6 +242,9 @@ func TestBestPortfolio(t *testing.T) {
 		assert.GreaterOrEqual(t, tr.Objective, res.Objective)
 	}
 	assert.False(t, math.IsNaN(res.AboveDense))
+	k, err := Kron{}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	assert.Less(t, k.LowerBound, k.Objective*(1-certifiedGap), "kron is not certified here, so stopping after it would be wrong")
 }
 
 // Pure ε-DP: factors have unit L1 column norm; the L2 product-of-
@@ -274,7 +281,7 @@ func TestBadOptions(t *testing.T) {
 	w := spec(t, unionSpec)
 	_, err := Kron{}.Plan(context.Background(), w, Options{Privacy: "laplace"})
 	assert.ErrorIs(t, err, ErrInput)
-	_, err = Run(context.Background(), w, "nope", Options{})
+	_, err = Run(context.Background(), w, nil, Options{})
 	assert.ErrorIs(t, err, ErrInput)
 	big := spec(t, `{"domain": [{"name": "a", "size": 100}, {"name": "b", "size": 100}], "workload": [{"product": {"a": "identity", "b": "identity"}}]}`)
 	_, err = Dense{}.Plan(context.Background(), big, Options{})
@@ -352,9 +359,9 @@ func TestCancelled(t *testing.T) {
 	w := spec(t, unionSpec)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, name := range []string{"kron", "union", "dense", "best"} {
-		_, err := Run(ctx, w, name, Options{})
-		assert.ErrorIs(t, err, context.Canceled, name)
+	for _, tp := range []Template{Kron{}, Union{}, Dense{}, Best{}} {
+		_, err := Run(ctx, w, tp, Options{})
+		assert.ErrorIs(t, err, context.Canceled, tp.Name())
 	}
 }
 
@@ -380,17 +387,39 @@ func TestUnionZeroWeightTerm(t *testing.T) {
 	assert.Equal(t, 0.0, u.TermErrors[1].Error)
 }
 
-// The portfolio skips union when kron is certified optimal (a single
-// product term), and says so.
+// The portfolio stops at kron when kron is certified optimal (a single
+// product term): union and dense are skipped, and Tried says so. The plan
+// is checked against the dense certified optimum computed separately
+// (both certified to newton's 1e-8 gap).
 func TestBestSkipsUnionWhenCertified(t *testing.T) {
 	w := spec(t, singleSpec)
+	assert.True(t, Kron{}.Certifies(w, Options{}))
 	res, err := Best{}.Plan(context.Background(), w, Options{})
 	require.NoError(t, err)
 	require.Len(t, res.Tried, 3)
-	assert.Equal(t, "union", res.Tried[1].Template)
-	assert.Contains(t, res.Tried[1].Err, "certified optimal")
+	assert.Equal(t, "kron", res.Tried[0].Template)
+	assert.Empty(t, res.Tried[0].Err)
+	for _, tr := range res.Tried[1:] {
+		assert.Contains(t, []string{"union", "dense"}, tr.Template)
+		assert.Contains(t, tr.Err, "the kron plan is certified optimal")
+		assert.Zero(t, tr.Seconds, "a skipped template costs nothing")
+	}
 	assert.Equal(t, "kron", res.Template)
-	assert.InDelta(t, res.DenseObjective, res.Objective, 2e-8*res.Objective)
+	assert.GreaterOrEqual(t, res.LowerBound, res.Objective*(1-certifiedGap))
+	dense, err := Dense{}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, dense.Objective, res.Objective, 2e-8*res.Objective)
+}
+
+// A template that certifies the workload runs first whatever its place
+// in the list, and the portfolio stops there.
+func TestBestRunsCertifierFirst(t *testing.T) {
+	w := spec(t, singleSpec)
+	res, err := Best{Templates: []Template{Union{}, Dense{}, Kron{}}}.Plan(context.Background(), w, Options{})
+	require.NoError(t, err)
+	require.Len(t, res.Tried, 3)
+	assert.Equal(t, []string{"kron", "union", "dense"}, []string{res.Tried[0].Template, res.Tried[1].Template, res.Tried[2].Template})
+	assert.Equal(t, "kron", res.Template)
 }
 
 // withoutNaN returns e with its unknown (NaN) fields and its time zeroed,
@@ -407,4 +436,27 @@ func withoutNaN(e progress.Event) progress.Event {
 	}
 	e.Seconds = 0
 	return e
+}
+
+// A strategy the caller's Accept rejects is listed as not accepted and
+// never returned.
+func TestBestNotAccepted(t *testing.T) {
+	w := spec(t, unionSpec)
+	noUnion := func(s *Strategy) error {
+		if s.Kind() == "union" {
+			return fmt.Errorf("no unions here")
+		}
+		return nil
+	}
+	res, err := Best{}.Plan(context.Background(), w, Options{Accept: noUnion})
+	require.NoError(t, err)
+	assert.NotEqual(t, "union", res.Strategy.Kind())
+	found := false
+	for _, tr := range res.Tried {
+		if tr.Template == "union" {
+			found = true
+			assert.Contains(t, tr.Err, "not accepted: no unions here")
+		}
+	}
+	assert.True(t, found)
 }

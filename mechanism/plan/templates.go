@@ -15,19 +15,16 @@ import (
 	"github.com/dpsolve/dpsolve/progress"
 )
 
-func init() {
-	for _, t := range []Template{Kron{}, Union{}, Dense{}, Best{}} {
-		if err := Register(t); err != nil {
-			panic(err) // a programming error: two built-ins with one name
-		}
-	}
-}
-
 // Kron is the template OPT⊗: one Kronecker product ⊗ᵢAᵢ (see solver.kron).
 type Kron struct{}
 
 // Name returns "kron".
 func (Kron) Name() string { return "kron" }
+
+// Certifies reports whether w is a single product term, which kron solves
+// exactly with the product of the per-attribute certificates as a bound
+// over every strategy (see Certifier).
+func (Kron) Certifies(w *domain.Kron, _ Options) bool { return len(w.Products()) == 1 }
 
 // Plan returns the best Kronecker strategy for w.
 func (Kron) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
@@ -168,11 +165,34 @@ func planDense(ctx context.Context, w *domain.Kron, o Options) (*Result, error) 
 	return res, nil
 }
 
-// Best is the portfolio: it runs kron and union (sharing their block
-// solves) and, on domains of at most BestDenseCells cells, dense, and
-// returns the lowest-error strategy, with every template's figures in
-// Result.Tried.
-type Best struct{}
+// Certifier is implemented by a template that can tell, before planning
+// and at a negligible cost, that its plan of w will carry a lower bound
+// over every strategy equal to its objective (a certified optimum): the
+// closed-form marginals plan of a marginals workload under Gaussian noise,
+// kron's plan of a single product term. Best runs those first and stops at
+// the first certified result; it is an ordering hint only (Best checks the
+// result's own bound).
+type Certifier interface {
+	Certifies(w *domain.Kron, opt Options) bool
+}
+
+// Best is the portfolio over the explicit list Templates. It runs first
+// the templates that certify w (Certifier), in list order, then the others
+// in list order, and stops as soon as a result is certified optimal (its
+// lower bound over every strategy is within 1e-8 of its objective), so a
+// certified plan costs its own template's time; the rest are listed in
+// Result.Tried as skipped. Otherwise it returns the lowest-error strategy
+// of all, with every template's figures in Tried. Kron, union and dense
+// share their block solves; dense runs only on domains of at most
+// BestDenseCells cells under Gaussian noise; union's hybrid parts are the
+// Union entry's Hybrid templates; a template that does not apply to w
+// (ErrInput) is left out of Tried. The zero value runs kron, union and
+// dense; package planner's Best adds the marginals template.
+type Best struct {
+	// Templates is the portfolio, in order of preference on ties (nil:
+	// kron, union, dense). Best entries are ignored.
+	Templates []Template
+}
 
 // certifiedGap: a plan whose certified relative gap is at most this is
 // optimal for the portfolio's purposes (newton's default tolerance).
@@ -186,21 +206,55 @@ const BestDenseCells = 1024
 // Name returns "best".
 func (Best) Name() string { return "best" }
 
+// builtin reports whether name is one of this package's templates.
+func builtin(name string) bool {
+	switch name {
+	case "kron", "union", "dense", "best":
+		return true
+	}
+	return false
+}
+
+// order returns b's templates in the order Best runs them on w: the
+// templates that certify w first, each group in list order.
+func (b Best) order(w *domain.Kron, o Options) []Template {
+	list := b.Templates
+	if list == nil {
+		list = []Template{Kron{}, Union{}, Dense{}}
+	}
+	var first, rest []Template
+	for _, t := range list {
+		if _, ok := t.(Best); ok {
+			continue
+		}
+		if c, ok := t.(Certifier); ok && c.Certifies(w, o) {
+			first = append(first, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	return append(first, rest...)
+}
+
 // Plan runs the portfolio.
-func (Best) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
+func (b Best) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
 	start := time.Now()
 	o, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	s := newSolver(w, o)
-	p := &portfolio{ctx: ctx, o: o}
-	dense, err := p.runBuiltin(s, w)
-	if err != nil {
-		return nil, err
+	for _, t := range b.Templates {
+		if u, ok := t.(Union); ok {
+			s.hybrid = u.Hybrid
+		}
 	}
-	if err := p.runRegistered(s, w, opt); err != nil {
-		return nil, err
+	p := &portfolio{ctx: ctx, o: o}
+	var dense *Result
+	for _, t := range b.order(w, o) {
+		if err := p.step(s, w, t, opt, &dense); err != nil {
+			return nil, err
+		}
 	}
 	if p.best == nil {
 		return nil, fmt.Errorf("plan: no template succeeded: %v", p.tried)
@@ -225,6 +279,44 @@ type portfolio struct {
 	tried   []Tried
 	best    *Result
 	results []*Result
+}
+
+// certified reports whether the best result so far is certified optimal
+// over every strategy.
+func (p *portfolio) certified() bool {
+	return p.best != nil && p.best.LowerBound >= p.best.Objective*(1-certifiedGap)
+}
+
+// step runs template t on w unless a certified result already stands (then
+// it records t as skipped); the dense result, when dense runs, goes to
+// *dense. opt are the caller's options (other packages' templates get
+// them as given).
+func (p *portfolio) step(s *solver, w *domain.Kron, t Template, opt Options, dense **Result) error {
+	ctx, o := p.ctx, p.o
+	runsDense := w.Cells() <= BestDenseCells && o.Privacy == Gaussian
+	if p.certified() {
+		if _, ok := t.(Dense); !ok || runsDense {
+			p.tried = append(p.tried, Tried{Template: t.Name(), Objective: math.NaN(),
+				Err: "skipped: the " + p.best.Template + " plan is certified optimal"})
+		}
+		return nil
+	}
+	switch t.(type) {
+	case Kron:
+		return p.run("kron", func() (*Result, error) { return planKron(ctx, s) })
+	case Union:
+		return p.run("union", func() (*Result, error) { return planUnion(ctx, s) })
+	case Dense:
+		if !runsDense {
+			return nil
+		}
+		return p.run("dense", func() (*Result, error) {
+			r, err := planDense(ctx, w, o)
+			*dense = r
+			return r, err
+		})
+	}
+	return p.runOther(s, w, t, opt)
 }
 
 // run runs one template and records it in Tried. A template's own error is
@@ -253,67 +345,31 @@ func (p *portfolio) run(name string, f func() (*Result, error)) error {
 	return nil
 }
 
-// runBuiltin runs kron, union (unless kron is certified optimal) and, on
-// small Gaussian domains, dense, whose result it returns (nil if not run
-// or failed).
-func (p *portfolio) runBuiltin(s *solver, w *domain.Kron) (*Result, error) {
-	ctx, o := p.ctx, p.o
-	if err := p.run("kron", func() (*Result, error) { return planKron(ctx, s) }); err != nil {
-		return nil, err
+// runOther runs a template of another package (the marginals template);
+// one that does not apply to w (ErrInput) is left out of Tried. It gets
+// the caller's options opt, and union's plan of the whole workload with it
+// when union made one.
+func (p *portfolio) runOther(s *solver, w *domain.Kron, t Template, opt Options) error {
+	ctx, name := p.ctx, t.Name()
+	notApplicable := false
+	var reused *Result
+	if err := p.run(name, func() (*Result, error) {
+		if r, ok := s.whole[name]; ok && opt.Accepts(r.Strategy) == nil {
+			// union's one-part candidate: the same plan, already made
+			// (its own time is reported below).
+			reused = r
+			return r, nil
+		}
+		r, err := t.Plan(ctx, w, opt)
+		notApplicable = err != nil && errors.Is(err, ErrInput) && ctx.Err() == nil
+		return r, err
+	}); err != nil {
+		return err
 	}
-	if p.best != nil && p.best.LowerBound >= p.best.Objective*(1-certifiedGap) {
-		// kron is certified optimal over all strategies (a single product
-		// term): no template can do better.
-		p.tried = append(p.tried, Tried{Template: "union", Objective: math.NaN(), Err: "skipped: kron's plan is certified optimal"})
-	} else if err := p.run("union", func() (*Result, error) { return planUnion(ctx, s) }); err != nil {
-		return nil, err
-	}
-	var dense *Result
-	if w.Cells() <= BestDenseCells && o.Privacy == Gaussian {
-		if err := p.run("dense", func() (*Result, error) {
-			r, err := planDense(ctx, w, o)
-			dense = r
-			return r, err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	return dense, nil
-}
-
-// runRegistered runs the templates registered by other packages (the
-// marginals template), which join the portfolio; one that does not apply
-// to w (ErrInput) is left out of Tried. They get the caller's options opt.
-func (p *portfolio) runRegistered(s *solver, w *domain.Kron, opt Options) error {
-	ctx := p.ctx
-	for _, name := range Names() {
-		if name == "kron" || name == "union" || name == "dense" || name == "best" {
-			continue
-		}
-		t, lerr := Lookup(name)
-		if lerr != nil {
-			continue
-		}
-		notApplicable := false
-		var reused *Result
-		if err := p.run(name, func() (*Result, error) {
-			if r, ok := s.whole[name]; ok && opt.Accepts(r.Strategy) == nil {
-				// union's one-part candidate: the same plan, already made
-				// (its own time is reported below).
-				reused = r
-				return r, nil
-			}
-			r, err := t.Plan(ctx, w, opt)
-			notApplicable = err != nil && errors.Is(err, ErrInput) && ctx.Err() == nil
-			return r, err
-		}); err != nil {
-			return err
-		}
-		if notApplicable {
-			p.tried = p.tried[:len(p.tried)-1]
-		} else if reused != nil {
-			p.tried[len(p.tried)-1].Seconds = reused.Seconds
-		}
+	if notApplicable {
+		p.tried = p.tried[:len(p.tried)-1]
+	} else if reused != nil {
+		p.tried[len(p.tried)-1].Seconds = reused.Seconds
 	}
 	return nil
 }
@@ -359,11 +415,14 @@ func compareDense(res, dense *Result) {
 // template to report how far a structured plan is above the optimum.
 const CompareCells = BestDenseCells
 
-// Run plans w with the named template. On domains of at most CompareCells
-// cells it also runs the dense template (Gaussian privacy) and records in
-// the result how far the plan is above the certified dense optimum.
-func Run(ctx context.Context, w *domain.Kron, template string, opt Options) (*Result, error) {
-	res, err := run(ctx, w, template, opt)
+// Run plans w with template t and sends a final progress event with Stage
+// "plan" (the returned plan's template as Note). On domains of at most
+// CompareCells cells it also runs the dense template (Gaussian privacy)
+// and records in the result how far the plan is above the certified dense
+// optimum (not for t Best or Dense). Package planner's Run looks templates
+// up by name.
+func Run(ctx context.Context, w *domain.Kron, t Template, opt Options) (*Result, error) {
+	res, err := run(ctx, w, t, opt)
 	if err == nil && opt.Progress.Enabled() {
 		f := progress.Event{Stage: "plan", Objective: res.Objective, Bound: res.LowerBound,
 			Gap: gap(res.Objective, res.LowerBound), Seconds: res.Seconds, Done: true, Note: "template " + res.Template}
@@ -375,14 +434,13 @@ func Run(ctx context.Context, w *domain.Kron, template string, opt Options) (*Re
 // run is Run without the final progress event. The result's Seconds is
 // the whole run's time, the dense comparison included; the template's own
 // time is in Tried (one entry, unless the template is the portfolio).
-func run(ctx context.Context, w *domain.Kron, template string, opt Options) (*Result, error) {
+func run(ctx context.Context, w *domain.Kron, t Template, opt Options) (*Result, error) {
 	start := time.Now()
-	t, err := Lookup(template)
-	if err != nil {
-		return nil, err
+	if t == nil {
+		return nil, inputerr.Errorf("plan", "no template")
 	}
 	res, err := t.Plan(ctx, w, opt)
-	if err != nil || template == "best" || template == "dense" {
+	if err != nil || t.Name() == "best" || t.Name() == "dense" {
 		return res, err
 	}
 	if res.Tried == nil {

@@ -16,7 +16,7 @@ import (
 // Union is the template OPT₊, extended to hybrid parts: a weighted stack of
 // parts, part k answering its terms from its own measurements. A part is a
 // Kronecker strategy (block coordinate descent on its terms), or — a
-// hybrid part — the plan another registered template makes for its terms
+// hybrid part — the plan one of the Hybrid templates makes for its terms
 // alone (the marginals template: the residual or weighted-table plan of
 // any blocks); each part keeps the lower. With each part's error Eₖ at weight 1, the error at
 // weight wₖ is Eₖ/wₖ²; under Σ wₖ² = 1 (L2 sensitivity 1) the best weights
@@ -37,18 +37,26 @@ import (
 //
 // When Options.Accept rejects the hybrid strategy (a caller that can only
 // measure Kronecker parts), the plan is remade with Kronecker parts only.
-type Union struct{}
+type Union struct {
+	// Hybrid lists the templates whose plans of a part's terms may stand
+	// for the part (package planner passes the marginals template); nil:
+	// Kronecker parts only. Kron, union, dense and best entries are
+	// ignored.
+	Hybrid []Template
+}
 
 // Name returns "union".
 func (Union) Name() string { return "union" }
 
 // Plan returns the best union strategy found for w.
-func (Union) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
+func (u Union) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, error) {
 	o, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return planUnion(ctx, newSolver(w, o))
+	s := newSolver(w, o)
+	s.hybrid = u.Hybrid
+	return planUnion(ctx, s)
 }
 
 // partSol is one part of a union: its terms, its error at weight 1 and the
@@ -289,7 +297,7 @@ func (u *unionRun) store(key string, full bool, p *partSol) *partSol {
 	return p
 }
 
-// otherParts tries every other registered template on the part's terms
+// otherParts tries every hybrid template (solver.hybrid) on the part's terms
 // alone, under the plan's Accept (a caller that measures a union part by
 // part gets parts it can measure: the marginals template then keeps to the
 // plans it accepts), and keeps the lowest error in p. A template that does not apply
@@ -300,13 +308,9 @@ func (u *unionRun) store(key string, full bool, p *partSol) *partSol {
 func (u *unionRun) otherParts(ctx context.Context, p *partSol) error {
 	s := u.s
 	var sub *domain.Kron
-	for _, name := range Names() {
-		switch name {
-		case "kron", "union", "dense", "best":
-			continue
-		}
-		t, err := Lookup(name)
-		if err != nil {
+	for _, t := range s.hybrid {
+		name := t.Name()
+		if builtin(name) {
 			continue
 		}
 		whole := len(p.terms) == len(s.w.Terms())
@@ -319,8 +323,10 @@ func (u *unionRun) otherParts(ctx context.Context, p *partSol) error {
 		if sub == nil {
 			if whole {
 				sub = s.w
-			} else if sub, err = subWorkload(s.w, p.terms); err != nil {
+			} else if sw, err := subWorkload(s.w, p.terms); err != nil {
 				return nil // a sub-workload that is not one: Kronecker only
+			} else {
+				sub = sw
 			}
 		}
 		r, err := t.Plan(ctx, sub, Options{Privacy: s.o.Privacy, Tol: s.o.Tol, MaxSweeps: s.o.MaxSweeps, DenseMaxCells: s.o.DenseMaxCells, Accept: s.o.Accept})

@@ -295,7 +295,7 @@ func (r *Release) runMarginals(ctx context.Context, d Data, src *noise.Sampler, 
 	if pp.Any() {
 		// Post-processing that keeps the tables consistent with one another
 		// (marginals.Plan.MakeConsistent), not cell by cell.
-		if est, cons, err = plan.MakeConsistentContext(ctx, est, marginals.ConsistencyOptions{NonNegative: pp.NonNegative, Integer: pp.Integer}); err != nil {
+		if est, cons, err = plan.MakeConsistentContext(ctx, est, marginals.ConsistencyOptions{NonNegative: pp.NonNegative, Integer: pp.Integer, Progress: pp.Progress}); err != nil {
 			return nil, err
 		}
 	}

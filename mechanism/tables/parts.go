@@ -10,6 +10,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/progress"
 )
@@ -218,22 +219,14 @@ func (req *PartsRequest) strategy(ctx context.Context, k *domain.Kron, b Budget)
 // planFor plans k under b with the named template, among the strategies a
 // release can measure (releaseAccept).
 func planFor(ctx context.Context, k *domain.Kron, b Budget, name string, pf progress.Func) (*plan.Result, error) {
-	t, err := plan.Lookup(name)
+	t, err := planner.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
+	// The portfolio (planner.Best) includes the marginals template: for a
+	// workload of marginals its exact residual plan runs first and ends it.
 	opt := plan.Options{Privacy: plan.PrivacyFor(b), Progress: pf, Accept: releaseAccept(k, b)}
-	res, err := t.Plan(ctx, k, opt)
-	if name == "best" && opt.Privacy == plan.Gaussian {
-		// The portfolio may not include the marginals template; for a
-		// workload of marginals its exact residual plan is a candidate too.
-		if mt, lerr := plan.Lookup("marginals"); lerr == nil {
-			if mres, merr := mt.Plan(ctx, k, opt); merr == nil && opt.Accepts(mres.Strategy) == nil && (err != nil || mres.Objective < res.Objective) {
-				res, err = mres, nil
-			}
-		}
-	}
-	return res, err
+	return t.Plan(ctx, k, opt)
 }
 
 // Needs reports whether any part measures the histogram, and the distinct

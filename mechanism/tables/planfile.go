@@ -12,6 +12,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 )
 
 // PlanRequest is one plan of a multi-attribute workload, as `dpsolve plan`
@@ -19,7 +20,7 @@ import (
 type PlanRequest struct {
 	// Workload is the spec's workload.
 	Workload *domain.Kron
-	// Template is a registered template (plan.Names), "best" for the
+	// Template is a template's name (planner.Names), "best" for the
 	// portfolio.
 	Template string
 	// Objective is the marginals template's objective; the zero value is
@@ -33,7 +34,7 @@ type PlanRequest struct {
 	Writable bool
 }
 
-// PlanStrategy plans req.Workload with req.Template through plan.Run, or,
+// PlanStrategy plans req.Workload with req.Template through planner.Run, or,
 // for the marginals template under an objective other than sum (which the
 // portfolio and the dense comparison do not take), through that template
 // directly.
@@ -45,7 +46,7 @@ func PlanStrategy(ctx context.Context, req PlanRequest) (*plan.Result, error) {
 	if req.Template == marginals.TemplateName && req.Objective != "" && req.Objective != marginals.Sum {
 		return marginals.Template{Objective: req.Objective}.Plan(ctx, req.Workload, opt)
 	}
-	return plan.Run(ctx, req.Workload, req.Template, opt)
+	return planner.Run(ctx, req.Workload, req.Template, opt)
 }
 
 // Writable accepts the strategies WriteStrategy has a file format for:

@@ -10,6 +10,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -257,6 +258,10 @@ type PostProcess struct {
 	// NNLS tunes the non-negative estimator of histogram plans (zero
 	// value: the defaults).
 	NNLS NNLSOptions
+	// Progress, when non-nil, receives the post-processing's progress:
+	// the histogram estimator's (Stage "nonnegative", unless NNLS has its
+	// own Progress) and the marginals projection's (Stage "consistent").
+	Progress progress.Func
 }
 
 // Any reports whether any post-processing is selected.
@@ -377,7 +382,11 @@ func (r *Release) postProcessHistogram(ctx context.Context, h *histogramLS, res 
 	ls := res.Answers
 	res.Answers = make([][]float64, len(ls))
 	if pp.NonNegative {
-		nr, err := h.nnls(ctx, h.xhat[h.best], pp.NNLS)
+		opt := pp.NNLS
+		if opt.Progress == nil {
+			opt.Progress = pp.Progress
+		}
+		nr, err := h.nnls(ctx, h.xhat[h.best], opt)
 		if err != nil {
 			return nil, err
 		}
@@ -594,11 +603,12 @@ func (r *Release) MemoryEstimate(pp PostProcess) float64 {
 	if pp.NonNegative {
 		// The measurements are kept (MulVec instead of overwriting them);
 		// FISTA holds x, its predecessor, the momentum point, the gradient
-		// and the projection's scratch (5 vectors of n), and one gradient
-		// needs a residual and the transposed product's two buffers on top
-		// of the forward product's.
+		// step and the projection's scratch (5 vectors of n); the Gram
+		// gradient holds Σ AᵀY, the gradient and the product's two buffers
+		// (4 vectors of n), and forming Σ AᵀY once takes the transposed
+		// product's two buffers.
 		_, n := parts[0].Dims()
-		bytes += 8*float64(r.cal.Rows) + 5*8*float64(n) + 2*worst
+		bytes += 8*float64(r.cal.Rows) + 9*8*float64(n) + 2*worst
 	}
 	if pp.Integer {
 		// The marginals rounded (at most the answers' size) and one

@@ -12,38 +12,93 @@ import (
 // after a bounded number of passes, to the sort-based rule of Held, Wolfe
 // & Crowder (1974), O(n log n). work is scratch of len(v) (reused).
 func projectSimplex(dst, v []float64, total float64, work []float64) {
+	projectSimplexFrom(dst, v, total, work, math.Inf(-1))
+}
+
+// projectSimplexFrom is projectSimplex warm-started from hint, a threshold
+// τ of a nearby vector (the previous iterate's; −Inf for none), and
+// returns this projection's τ (NaN when total ≤ 0). Michelot's iteration
+// may start from any τ₀ ≤ τ*: the active set {v > τ₀} then holds every
+// cell that stays positive, and each step τ ← (Σ_{v>τ} v − total)/#{v>τ}
+// rises without passing τ*. A hint above τ* gives a start below it by one
+// Newton step back (see warmThreshold). An iterative solver's hint keeps
+// the active set to about the cells that stay positive from the first
+// pass on.
+func projectSimplexFrom(dst, v []float64, total float64, work []float64, hint float64) float64 {
 	if total <= 0 {
 		clear(dst)
-		return
+		return math.NaN()
 	}
-	tau := simplexThreshold(v, total, work)
+	tau := math.NaN()
+	if hint > math.Inf(-1) {
+		tau = warmThreshold(v, total, work, hint)
+	}
+	if math.IsNaN(tau) {
+		tau = simplexThreshold(v, total, work)
+	}
+	dst = dst[:len(v)]
 	for i, x := range v {
-		dst[i] = math.Max(x-tau, 0)
+		if d := x - tau; d > 0 {
+			dst[i] = d
+		} else {
+			dst[i] = 0
+		}
 	}
+	return tau
+}
+
+// warmThreshold is simplexThreshold started from hint (NaN when no v
+// exceeds hint: then the cold start).
+func warmThreshold(v []float64, total float64, work []float64, hint float64) float64 {
+	k, s := 0, 0.0
+	for _, x := range v {
+		if x > hint {
+			work[k] = x
+			s += x
+			k++
+		}
+	}
+	if k == 0 {
+		return math.NaN()
+	}
+	if s-float64(k)*hint < total {
+		// hint is above τ*. f(τ) = Σ max(v − τ, 0) − total is convex
+		// with slope −k just left of hint, so f(τ) ≥ f(hint) + k·(hint −
+		// τ) and τ₀ = (s − total)/k, where that line is 0, has f(τ₀) ≥ 0:
+		// a start below τ*, and close to it, on all of v.
+		return michelot(v, total, (s-total)/float64(k), v, work)
+	}
+	return michelot(work[:k], total, (s-total)/float64(k), v, work)
 }
 
 // simplexThreshold returns τ with Σ max(vᵢ − τ, 0) = total (total > 0).
 func simplexThreshold(v []float64, total float64, work []float64) float64 {
-	act := append(work[:0], v...)
 	sum := 0.0
-	for _, x := range act {
+	for _, x := range v {
 		sum += x
 	}
-	tau := (sum - total) / float64(len(act))
+	return michelot(v, total, (sum-total)/float64(len(v)), v, work)
+}
+
+// michelot runs Michelot's pivot iteration from τ = tau ≤ τ* on the
+// active candidates act (v itself or a prefix of work), compacting them
+// into work; after 64 passes it falls back to the sort rule on all of v.
+func michelot(act []float64, total, tau float64, v, work []float64) float64 {
+	n := len(act)
 	for pass := 0; pass < 64; pass++ {
 		k := 0
 		s := 0.0
 		for _, x := range act {
 			if x > tau {
-				act[k] = x
+				work[k] = x
 				s += x
 				k++
 			}
 		}
-		if k == len(act) {
+		if k == n {
 			return tau // no element left the active set: τ is exact
 		}
-		act = act[:k]
+		act, n = work[:k], k
 		tau = (s - total) / float64(k)
 	}
 	return sortThreshold(v, total, work)

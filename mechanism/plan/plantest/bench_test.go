@@ -13,6 +13,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/kronwork"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 )
 
 // benchWorkload is one workload of the plan benchmark.
@@ -67,7 +68,7 @@ func BenchmarkTemplates(b *testing.B) {
 			for _, tn := range benchTemplates {
 				name := fmt.Sprintf("%s/%s/%s", strings.Fields(bw.name)[0], pr, tn)
 				b.Run(name, func(b *testing.B) {
-					tp, err := plan.Lookup(tn)
+					tp, err := planner.Lookup(tn)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -113,7 +114,7 @@ func TestPlanTable(t *testing.T) {
 			var rows []row
 			bestObj := math.Inf(1)
 			for _, tn := range benchTemplates {
-				tp, _ := plan.Lookup(tn)
+				tp, _ := planner.Lookup(tn)
 				c0 := cpuNow()
 				w0 := time.Now()
 				res, err := tp.Plan(context.Background(), w, plan.Options{Privacy: pr})

@@ -13,6 +13,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
 
@@ -327,7 +328,7 @@ func TestTemplatesRescoredDense(t *testing.T) {
 		identity := mat.Trace(&v)
 		for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
 			for _, tn := range []string{"kron", "union", "marginals", "best"} {
-				tp, err := plan.Lookup(tn)
+				tp, err := planner.Lookup(tn)
 				require.NoError(t, err)
 				res, err := tp.Plan(context.Background(), w, plan.Options{Privacy: pr})
 				require.NoError(t, err, "%s %s %s", name, pr, tn)
@@ -419,13 +420,13 @@ func TestHybridBeatsEverySplit(t *testing.T) {
 
 func beatsEverySplit(t *testing.T, w *domain.Kron) {
 	for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
-		best, err := plan.Best{}.Plan(context.Background(), w, plan.Options{Privacy: pr})
+		best, err := planner.Best().Plan(context.Background(), w, plan.Options{Privacy: pr})
 		require.NoError(t, err)
 		es := make([]float64, len(w.Terms()))
 		for j, term := range w.Terms() {
 			sub, err := domain.NewKron(w.Attributes(), []*domain.Term{copyTerm(term)})
 			require.NoError(t, err)
-			r, err := plan.Best{}.Plan(context.Background(), sub, plan.Options{Privacy: pr})
+			r, err := planner.Best().Plan(context.Background(), sub, plan.Options{Privacy: pr})
 			require.NoError(t, err)
 			es[j] = r.Objective
 		}

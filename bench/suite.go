@@ -1,0 +1,267 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/dpsolve/dpsolve/internal/reference"
+	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
+	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/newton"
+)
+
+// SuiteRow is one comparison of the standing suite: dpsolve's figure
+// (Ours) against a peer's or a reference's (Peer) in one unit (Metric,
+// "s" for wall seconds or "error" for the objective), Ratio = Ours/Peer
+// (below 1: dpsolve is faster or more accurate). Err says why a row has no
+// ratio (NaN).
+type SuiteRow struct {
+	Area, Case, Versus, Metric string
+	Ours, Peer, Ratio          float64
+	Err                        string
+}
+
+// SuiteConfig configures Suite: Python is the peers' interpreter ("" skips
+// the Python peers, with a note in their rows), PeerSeconds each peer
+// run's budget (0: 120 s), Log receives one line per row.
+type SuiteConfig struct {
+	Python      string
+	PeerSeconds float64
+	Log         io.Writer
+}
+
+// Suite runs the comparisons the repository can run by itself, each once,
+// in a few minutes on a 2-core machine: the dense core (newton) against
+// its fixed-point and L-BFGS peers on Prefix and AllRange n = 512 (time to
+// equal certified gap); the DP-MF solver against its L-BFGS peer (n =
+// 256, 4 epochs, prefix; time to dpsolve's objective); the plan portfolio
+// against the marginals template alone (its time must stay ≤ 1.2×), the
+// marginals plan against the ResidualPlanner closed form
+// (reference.Marginals3Way4x5), and pure kron against HDMM's p-Identity
+// peer on Prefix n = 64 (error). A cancelled ctx stops it with the rows so
+// far.
+func Suite(ctx context.Context, cfg SuiteConfig) ([]SuiteRow, error) {
+	if cfg.PeerSeconds == 0 {
+		cfg.PeerSeconds = 120
+	}
+	var rows []SuiteRow
+	add := func(r SuiteRow) {
+		if r.Err == "" && r.Peer > 0 {
+			r.Ratio = r.Ours / r.Peer
+		} else {
+			r.Ratio = math.NaN()
+		}
+		rows = append(rows, r)
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "suite: %s %s vs %s: %.4g / %.4g %s = %.3g %s\n", r.Area, r.Case, r.Versus, r.Ours, r.Peer, r.Metric, r.Ratio, r.Err)
+		}
+	}
+	var peers *Peers
+	peerErr := "peers not run (no Python interpreter given)"
+	if cfg.Python != "" {
+		p, err := NewPeers(ctx, cfg.Python)
+		if err != nil {
+			peerErr = err.Error()
+		} else {
+			defer p.Close()
+			p.MaxSeconds, peers = cfg.PeerSeconds, p
+		}
+	}
+	if err := suiteDense(ctx, peers, peerErr, add); err != nil {
+		return rows, err
+	}
+	if err := suiteMF(ctx, cfg, peers != nil, peerErr, add); err != nil {
+		return rows, err
+	}
+	if err := suitePlans(ctx, peers, peerErr, add); err != nil {
+		return rows, err
+	}
+	return rows, ctx.Err()
+}
+
+// suiteDense compares newton with the dense peers at equal certified gap.
+func suiteDense(ctx context.Context, peers *Peers, peerErr string, add func(SuiteRow)) error {
+	solvers := []Solver{Newton{Method: newton.MethodNewton}}
+	if peers != nil {
+		for _, name := range PeerNames {
+			s, _ := peers.Solver(name)
+			solvers = append(solvers, s)
+		}
+	}
+	c, err := Compare(ctx, Config{Workloads: []string{"prefix", "allrange"}, Ns: []int{512}, Methods: solvers, Repeat: 1})
+	if c == nil {
+		return err
+	}
+	for _, w := range []string{"prefix", "allrange"} {
+		var ours float64
+		for _, r := range c.Summary {
+			if r.Workload == w && r.Method == "newton" {
+				ours = float64(r.Seconds)
+			}
+		}
+		for _, name := range PeerNames {
+			row := SuiteRow{Area: "dense core", Case: w + " n=512", Versus: name, Metric: "s", Ours: ours, Err: peerErr}
+			for _, r := range c.Summary {
+				if r.Workload == w && r.Method == name {
+					row.Err = ""
+					row.Peer = float64(r.Seconds)
+					if r.SpeedUp.Valid() && r.SpeedUp > 0 {
+						// Time to the same gap: T_peer/T_newton(g).
+						row.Peer = ours * float64(r.SpeedUp)
+					} else {
+						row.Err = "the peer did not reach newton's gap"
+					}
+				}
+			}
+			add(row)
+		}
+	}
+	return err
+}
+
+// suiteMF compares the DP-MF solver with its L-BFGS peer.
+func suiteMF(ctx context.Context, cfg SuiteConfig, withPeer bool, peerErr string, add func(SuiteRow)) error {
+	cases, err := ParseMFCases("n=256,k=4,workload=prefix")
+	if err != nil {
+		return err
+	}
+	b := &MFBench{MaxSeconds: cfg.PeerSeconds}
+	if withPeer {
+		b.Python = cfg.Python
+	}
+	rs, err := b.Run(ctx, cases)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		row := SuiteRow{Area: "DP-MF", Case: "prefix n=256 k=4", Versus: "L-BFGS peer to our objective", Metric: "s", Ours: r.Seconds, Err: peerErr}
+		switch {
+		case !withPeer:
+		case r.PeerTight != nil:
+			row.Err, row.Peer = "", r.PeerTight.Seconds
+			if r.PeerTight.Stop != "target" {
+				row.Err = "the peer stopped (" + r.PeerTight.Stop + ") before our objective"
+			}
+		default:
+			row.Err = "peer: " + r.PeerError + r.TightNote
+		}
+		add(row)
+	}
+	return nil
+}
+
+// suitePlans compares plans: the portfolio against the template it
+// returns, the marginals plan against the closed-form optimum, pure kron
+// against the p-Identity peer.
+func suitePlans(ctx context.Context, peers *Peers, peerErr string, add func(SuiteRow)) error {
+	// The portfolio's overhead on a certified marginals workload: all
+	// ≤3-way marginals of 60 binary attributes, best vs marginals alone
+	// (the fastest of five runs each, to damp a shared machine's noise).
+	var attrs []string
+	for i := 0; i < 60; i++ {
+		attrs = append(attrs, fmt.Sprintf(`{"name": "a%d", "size": 2}`, i))
+	}
+	w, err := domain.ParseSpec(strings.NewReader(`{"domain": [`+strings.Join(attrs, ",")+`], "workload": [{"name": "m", "marginals": {"upto": 3}}]}`), ".", workload.Blocks)
+	if err != nil {
+		return err
+	}
+	timeOf := func(name string) (float64, float64, error) {
+		best := math.Inf(1)
+		obj := 0.0
+		for rep := 0; rep < 5; rep++ {
+			t0 := time.Now()
+			r, err := planner.Run(ctx, w, name, plan.Options{})
+			if err != nil {
+				return 0, 0, err
+			}
+			best, obj = math.Min(best, time.Since(t0).Seconds()), r.Objective
+		}
+		return best, obj, nil
+	}
+	tb, ob, err := timeOf("best")
+	if err != nil {
+		return err
+	}
+	tm, om, err := timeOf("marginals")
+	if err != nil {
+		return err
+	}
+	row := SuiteRow{Area: "plan", Case: "≤3-way marginals, 60 binary attributes", Versus: "--template marginals", Metric: "s", Ours: tb, Peer: tm}
+	if math.Abs(ob-om) > 1e-9*om {
+		row.Err = fmt.Sprintf("the portfolio's plan (%.12g) is not the marginals plan (%.12g)", ob, om)
+	}
+	add(row)
+
+	// ResidualPlanner's closed form: all 3-way marginals of five size-4
+	// attributes.
+	w5, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}, {"name": "b", "size": 4}, {"name": "c", "size": 4}, {"name": "d", "size": 4}, {"name": "e", "size": 4}],
+	  "workload": [{"name": "m", "marginals": {"k": 3}}]}`), ".", workload.Blocks)
+	if err != nil {
+		return err
+	}
+	r5, err := planner.Run(ctx, w5, "best", plan.Options{})
+	if err != nil {
+		return err
+	}
+	add(SuiteRow{Area: "plan", Case: "3-way marginals, 5 attributes of 4", Versus: "ResidualPlanner closed form", Metric: "error", Ours: r5.Objective, Peer: reference.Marginals3Way4x5})
+
+	// HDMM's p-Identity (Laplace) against pure kron on Prefix n = 64.
+	prow := SuiteRow{Area: "plan", Case: "prefix n=64, pure ε", Versus: "HDMM p-Identity peer (p = 4)", Metric: "error", Err: peerErr}
+	wp, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 64}], "workload": [{"name": "p", "product": {"a": "prefix"}}]}`), ".", workload.Blocks)
+	if err != nil {
+		return err
+	}
+	rk, err := planner.Run(ctx, wp, "kron", plan.Options{Privacy: plan.Pure})
+	if err != nil {
+		return err
+	}
+	prow.Ours = rk.Objective
+	if peers != nil {
+		g, err := wp.DenseGram(64)
+		if err != nil {
+			return err
+		}
+		o, err := peers.PIdentity(ctx, g, 4, 1000, 1)
+		if err != nil {
+			prow.Err = err.Error()
+		} else {
+			// p-Identity reports tr(G (LᵀL)⁻¹) at L1 sensitivity 1, the
+			// unit of the pure plan's objective.
+			prow.Err, prow.Peer = "", o.Objective
+		}
+	}
+	add(prow)
+	return nil
+}
+
+// WriteSuiteTable writes the suite as one Markdown table headed by the
+// machine (CPU, cores, kernels with their OpenBLAS core).
+func WriteSuiteTable(w io.Writer, m Machine, rows []SuiteRow) error {
+	fmt.Fprintf(w, "dpsolve bench --suite: %s, %d cores, kernels %s, %s\n\n", m.CPU, m.Cores, m.Backend, m.Date)
+	fmt.Fprintln(w, "| area | case | versus | metric | dpsolve | peer | dpsolve / peer |")
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|")
+	for _, r := range rows {
+		ratio := "—"
+		if !math.IsNaN(r.Ratio) {
+			ratio = fmt.Sprintf("%.3g", r.Ratio)
+		}
+		peer := "—"
+		if r.Peer > 0 {
+			peer = fmt.Sprintf("%.4g", r.Peer)
+		}
+		note := ""
+		if r.Err != "" {
+			note = " (" + r.Err + ")"
+		}
+		if _, err := fmt.Fprintf(w, "| %s | %s | %s%s | %s | %.4g | %s | %s |\n", r.Area, r.Case, r.Versus, note, r.Metric, r.Ours, peer, ratio); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The suite's table: one row per comparison, the ratio with three digits,
+// a dash and the reason where a row has none.
+func TestWriteSuiteTable(t *testing.T) {
+	rows := []SuiteRow{
+		{Area: "dense core", Case: "prefix n=512", Versus: "fixedpoint", Metric: "s", Ours: 1.5, Peer: 6, Ratio: 0.25},
+		{Area: "plan", Case: "x", Versus: "p-Identity", Metric: "error", Ours: 2, Ratio: math.NaN(), Err: "peers not run"},
+	}
+	var b strings.Builder
+	require.NoError(t, WriteSuiteTable(&b, Machine{CPU: "cpu", Cores: 2, Backend: "openblas (core Zen)"}, rows))
+	out := b.String()
+	assert.Contains(t, out, "kernels openblas (core Zen)")
+	assert.Contains(t, out, "| dense core | prefix n=512 | fixedpoint | s | 1.5 | 6 | 0.25 |")
+	assert.Contains(t, out, "| plan | x | p-Identity (peers not run) | error | 2 | — | — |")
+}
