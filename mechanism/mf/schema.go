@@ -42,9 +42,13 @@ type Schema struct {
 }
 
 // Validate checks the schema against n steps.
-func (s Schema) Validate(n int) error {
-	if err := checkSteps(n); err != nil {
-		return err
+func (s Schema) Validate(n int) error { return s.validate(n, MaxSteps) }
+
+// validate checks the schema against n ≤ most steps (MaxSteps for the
+// dense and banded solvers, MaxToeplitzSteps for the structured families).
+func (s Schema) validate(n, most int) error {
+	if n < 1 || n > most {
+		return inputErr("number of steps n = %d outside [1, %d]", n, most)
 	}
 	switch s.Kind {
 	case Single:
