@@ -113,3 +113,23 @@ func finite(v ...float64) bool {
 	}
 	return true
 }
+
+// BLTParams is one BLT's parameters in jax_privacy's BufferedToeplitz
+// naming.
+type BLTParams struct {
+	BufDecay    []float64 `json:"buf_decay"`
+	OutputScale []float64 `json:"output_scale"`
+}
+
+// BLTFile is the blt.json layout: C's parameters at the top level and
+// C⁻¹'s under "inverse" (C's Toeplitz coefficients are c₀ = 1,
+// cⱼ = Σᵢ output_scaleᵢ·buf_decayᵢ^(j−1)).
+type BLTFile struct {
+	BLTParams
+	Inverse BLTParams `json:"inverse"`
+}
+
+// BLTJSON returns the BLT in the blt.json layout.
+func BLTJSON(b *BLT) BLTFile {
+	return BLTFile{BLTParams: BLTParams{b.Theta, b.Omega}, Inverse: BLTParams{b.InvTheta, b.InvOmega}}
+}
