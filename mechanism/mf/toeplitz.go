@@ -186,3 +186,24 @@ func InverseSeries(c []float64, n int) ([]float64, error) {
 	}
 	return r, nil
 }
+
+// SqrtBands returns the first min(b, n) Toeplitz coefficients of the
+// square root of the prefix workload, (1 − z)^(−1/2): c₀ = 1,
+// cⱼ = cⱼ₋₁·(2j − 1)/(2j) — a banded Toeplitz strategy with positive,
+// decreasing coefficients (so its min-separation sensitivity is exact),
+// not optimized for the schema: the "toeplitz" family's strategy.
+func SqrtBands(b, n int) []float64 {
+	c := make([]float64, min(b, n))
+	for j := range c {
+		if j == 0 {
+			c[j] = 1
+		} else {
+			c[j] = c[j-1] * float64(2*j-1) / float64(2*j)
+		}
+	}
+	return c
+}
+
+// ValidateStructured checks the schema against n steps for the structured
+// families (n up to MaxToeplitzSteps).
+func (s Schema) ValidateStructured(n int) error { return s.validate(n, MaxToeplitzSteps) }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad --epsilon/--delta/--sigma values exit 2 with a message (they used to
+// be ignored silently, exit 0).
+func TestMFPrivacyFlagsExit2(t *testing.T) {
+	base := []string{"mf", "--n", "16", "--workload", "prefix", "--quiet"}
+	for _, bad := range [][]string{
+		{"--epsilon", "-1", "--delta", "1e-6"},
+		{"--epsilon", "NaN", "--delta", "1e-6"},
+		{"--epsilon", "Inf", "--delta", "1e-6"},
+		{"--epsilon", "1e300", "--delta", "1e-6"},
+		{"--epsilon", "1", "--delta", "1"},
+		{"--epsilon", "1", "--delta", "2"},
+		{"--epsilon", "1", "--delta", "-1e-6"},
+		{"--epsilon", "1", "--delta", "NaN"},
+		{"--epsilon", "1"},
+		{"--delta", "1e-6"},
+		{"--sigma", "-1", "--delta", "1e-6"},
+		{"--sigma", "NaN", "--delta", "1e-6"},
+		{"--sigma", "1"},
+		{"--sigma", "1", "--epsilon", "1", "--delta", "1e-6"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(append(append([]string(nil), base...), bad...), &out, &errb); code != 2 || errb.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", bad, code, errb.String())
+		}
+	}
+}
+
+// --family blt at the first size: the loss is at most the
+// reference optimizer's 84.32, the bound is below it, --out writes
+// blt.json (jax_privacy's keys) and report.json and no n×n file, and
+// --sigma inverts --epsilon (ε to 1e-6 relative).
+func TestMFBLTFamily(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plan")
+	out, err := runMFArgs(t, "--family", "blt", "--n", "2052", "--min-sep", "342", "--epochs", "6", "--workload", "prefix",
+		"--json", "--quiet", "--out", dir, "--epsilon", "8", "--delta", "1e-6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	loss, bound := rep["loss"].(float64), rep["bound_mean_loss"].(float64)
+	if loss > 84.32 || !(bound > 0 && bound < loss) || rep["family"] != "blt" || rep["sigma_meaning"] == nil {
+		t.Fatalf("loss %v bound %v report %v", loss, bound, rep)
+	}
+	if g := rep["rmse_gain_vs_independent"].(float64); !(g > 1) {
+		t.Fatalf("RMSE gain %v", g)
+	}
+	var blt map[string]any
+	data, err := os.ReadFile(filepath.Join(dir, "blt.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &blt); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := blt["inverse"].(map[string]any)
+	if blt["buf_decay"] == nil || blt["output_scale"] == nil || inv["buf_decay"] == nil || inv["output_scale"] == nil {
+		t.Fatalf("blt.json lacks jax_privacy's keys: %s", data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "C.npy")); err == nil {
+		t.Fatal("a structured family wrote C.npy")
+	}
+	sigma := rep["sigma"].(float64)
+	out2, err := runMFArgs(t, "--family", "blt", "--n", "2052", "--min-sep", "342", "--epochs", "6", "--workload", "prefix",
+		"--json", "--quiet", "--sigma", strconvG(sigma), "--delta", "1e-6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep2 map[string]any
+	json.Unmarshal([]byte(out2), &rep2)
+	if e := rep2["epsilon"].(float64); math.Abs(e-8) > 1e-6*8 {
+		t.Fatalf("--sigma %v gave ε = %v, want 8", sigma, e)
+	}
+}
+
+func strconvG(v float64) string { b, _ := json.Marshal(v); return string(b) }
+
+// --family toeplitz writes toeplitz.json with --bands coefficients; a
+// cooldown workload is refused for a structured family; an n the epochs do
+// not divide gets the nearest valid n.
+func TestMFToeplitzFamilyAndRefusals(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plan")
+	if _, err := runMFArgs(t, "--family", "toeplitz", "--bands", "16", "--n", "4000", "--min-sep", "100", "--workload", "momentum:0.9", "--quiet", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	var tf struct{ Coefs []float64 }
+	data, _ := os.ReadFile(filepath.Join(dir, "toeplitz.json"))
+	if err := json.Unmarshal(data, &tf); err != nil || len(tf.Coefs) != 16 || tf.Coefs[0] != 1 {
+		t.Fatalf("toeplitz.json %s: %v", data, err)
+	}
+	if _, err := runMFArgs(t, "--family", "blt", "--n", "100", "--workload", "momentum:0.9,cooldown:10", "--quiet"); err == nil || !strings.Contains(err.Error(), "cooldown") {
+		t.Fatalf("cooldown: %v", err)
+	}
+	if _, err := runMFArgs(t, "--family", "blt", "--n", "1001", "--epochs", "10", "--workload", "prefix", "--quiet"); err == nil || !strings.Contains(err.Error(), "n = 1000 or 1010") {
+		t.Fatalf("indivisible n: %v", err)
+	}
+}
