@@ -143,8 +143,9 @@ Families:
   blt                     buffered linear Toeplitz, d ≤ --max-buffers buffers (default:
                           added while the loss falls ≥ 1%), any n to 10⁸, O(n) memory;
                           prefix and momentum:BETA only; --out writes blt.json
-  toeplitz                banded Toeplitz, --bands coefficients of (1 − z)^(−1/2)
-                          (not optimized); --out writes toeplitz.json
+  toeplitz                banded Toeplitz with --bands coefficients (default min(b, 64)),
+                          positive and non-increasing, optimized by L-BFGS; --out writes
+                          toeplitz.json
   auto                    blt for a prefix/momentum workload above n = 2048, else dense/banded
 sigma is the noise multiplier of the clipped gradients (σ·clip is the standard deviation of
 Z before correlation); --sigma S --delta D reports the ε it gives.

@@ -172,7 +172,13 @@ func runMFStructured(ctx context.Context, f structuredFlags, schema mf.Schema, s
 		if b == 0 {
 			b = min(schema.Period(f.n), 64)
 		}
-		c = mf.SqrtBands(b, f.n)
+		res, err := untilCancelled(ctx, func() (*mf.ToeplitzResult, error) {
+			return mf.OptimizeBandedToeplitz(ctx, tw, f.n, b, schema, false)
+		})
+		if err != nil {
+			return err
+		}
+		c, iters = res.Coefs, res.Iterations
 		if r, err = mf.InverseSeries(c, f.n); err != nil {
 			return err
 		}

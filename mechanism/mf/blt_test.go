@@ -292,3 +292,33 @@ func TestOptimizeBLTReference(t *testing.T) {
 		}
 	}
 }
+
+// OptimizeBandedToeplitz at the banded size (n = 2052, sep 342,
+// k = 6, b = 64; the reference optimizer's loss 160.6, quoted to 4
+// digits, so 160.65 is its upper end): its loss is the independent
+// evaluation of its coefficients (1e-9), below the (1 − z)^(−1/2) start's,
+// and its coefficients positive and non-increasing.
+func TestOptimizeBandedToeplitz(t *testing.T) {
+	const n, b = 2052, 64
+	s := Schema{Kind: MinSep, MinSep: 342, Epochs: 6}
+	r, err := OptimizeBandedToeplitz(context.Background(), ToeplitzWorkload{}, n, b, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(c []float64) float64 {
+		full := make([]float64, n)
+		copy(full, c)
+		inv, _ := InverseSeries(c, n)
+		ev, err := EvaluateToeplitz(ToeplitzWorkload{}, full, inv, s, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev.MeanLoss
+	}
+	if got := score(r.Coefs); !close(got, r.Loss, 1e-9) {
+		t.Fatalf("optimizer loss %v, evaluation %v", r.Loss, got)
+	}
+	if start := score(SqrtBands(b, n)); r.Loss >= start || r.Loss > 160.65 {
+		t.Fatalf("loss %v: start %v, reference 160.6", r.Loss, start)
+	}
+}

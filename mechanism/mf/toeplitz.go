@@ -191,7 +191,7 @@ func InverseSeries(c []float64, n int) ([]float64, error) {
 // square root of the prefix workload, (1 − z)^(−1/2): c₀ = 1,
 // cⱼ = cⱼ₋₁·(2j − 1)/(2j) — a banded Toeplitz strategy with positive,
 // decreasing coefficients (so its min-separation sensitivity is exact),
-// not optimized for the schema: the "toeplitz" family's strategy.
+// not optimized for the schema: OptimizeBandedToeplitz's start.
 func SqrtBands(b, n int) []float64 {
 	c := make([]float64, min(b, n))
 	for j := range c {
