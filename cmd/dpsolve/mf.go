@@ -501,6 +501,9 @@ func runMFBench(ctx context.Context, spec string, peers bool, python string, bud
 		return usageErrorf("--mf: %v", err)
 	}
 	for _, c := range cases {
+		if c.Structured() {
+			continue // O(n) memory
+		}
 		if err := checkSizeMemory("bench", c.N, 0, memMF, false); err != nil {
 			return err
 		}
