@@ -44,21 +44,35 @@ func NewBLT(theta, invTheta []float64) (*BLT, error) {
 			return nil, inputErr("BLT decays must be distinct (%v repeats)", s[i])
 		}
 	}
-	b := &BLT{Theta: append([]float64(nil), theta...), InvTheta: append([]float64(nil), invTheta...)}
-	b.Omega = residues(theta, invTheta)
-	b.InvOmega = residues(invTheta, theta)
+	mt, mi := make([]float64, d), make([]float64, d)
+	for i := range mt {
+		mt[i], mi[i] = 1-theta[i], 1-invTheta[i]
+	}
+	return newBLTComplement(mt, mi)
+}
+
+// newBLTComplement builds the BLT from the complements 1 − θ and 1 − θ̂,
+// whose differences (θᵢ − θ̂ₗ = (1 − θ̂ₗ) − (1 − θᵢ)) keep their relative
+// precision for decays near 1.
+func newBLTComplement(mTheta, mInv []float64) (*BLT, error) {
+	b := &BLT{Omega: residues(mTheta, mInv), InvOmega: residues(mInv, mTheta)}
+	for i := range mTheta {
+		b.Theta = append(b.Theta, 1-mTheta[i])
+		b.InvTheta = append(b.InvTheta, 1-mInv[i])
+	}
 	return b, nil
 }
 
-// residues returns ωᵢ = Πₗ(pᵢ − qₗ)/Π_{l≠i}(pᵢ − pₗ).
-func residues(p, q []float64) []float64 {
-	w := make([]float64, len(p))
-	for i, pi := range p {
+// residues returns ωᵢ = Πₗ(pᵢ − qₗ)/Π_{l≠i}(pᵢ − pₗ) for decays given by
+// their complements mp = 1 − p, mq = 1 − q.
+func residues(mp, mq []float64) []float64 {
+	w := make([]float64, len(mp))
+	for i, pi := range mp {
 		v := 1.0
-		for l := range p {
-			v *= pi - q[l]
+		for l := range mp {
+			v *= mq[l] - pi
 			if l != i {
-				v /= pi - p[l]
+				v /= mp[l] - pi
 			}
 		}
 		w[i] = v

@@ -108,8 +108,7 @@ func OptimizeBLT(ctx context.Context, w ToeplitzWorkload, n int, s Schema, opt *
 		}
 		bestA, res.Loss = dA, loss
 	}
-	theta, inv := decaysOf(bestA)
-	b, err := NewBLT(theta, inv)
+	b, err := newBLTComplement(decaysOf(bestA))
 	if err != nil {
 		return nil, err
 	}
@@ -134,17 +133,18 @@ func warmStart(a []float64) []float64 {
 	return append(append([]float64(nil), a...), last/2, last/4)
 }
 
-// decaysOf maps a (decreasing) to θ (even positions) and θ̂ (odd).
-func decaysOf(a []float64) (theta, inv []float64) {
+// decaysOf maps a (decreasing) to the complements 1 − θ (even positions)
+// and 1 − θ̂ (odd), after the cap ã = A·(1 − e^{−a/A}).
+func decaysOf(a []float64) (mTheta, mInv []float64) {
 	for j, aj := range a {
-		x := -math.Expm1(-aj)
+		m := math.Exp(aCap * math.Expm1(-aj/aCap))
 		if j%2 == 0 {
-			theta = append(theta, x)
+			mTheta = append(mTheta, m)
 		} else {
-			inv = append(inv, x)
+			mInv = append(mInv, m)
 		}
 	}
-	return theta, inv
+	return mTheta, mInv
 }
 
 func aToQ(a []float64) []float64 {
@@ -190,18 +190,22 @@ func zJets(q []float64) ([]jet, []jet) {
 	for j := p - 2; j >= 0; j-- {
 		a[j] = jadd(a[j+1], eq[j])
 	}
+	// The capped ã = A·(1 − e^{−a/A}) < A = aCap keeps 1 − θ ≥ e^{−A}
+	// (representable next to 1); m = 1 − x = e^{−ã}.
 	x := make([]jet, p)
 	m := make([]jet, p) // 1 − x
+	capped := make([]jet, p)
 	for j := range x {
-		m[j] = jexp(jneg(a[j]))
-		x[j] = jneg(jexpm1(jneg(a[j])))
+		capped[j] = jscale(jexpm1(jscale(a[j], -1/aCap)), -aCap)
+		m[j] = jexp(jneg(capped[j]))
+		x[j] = jneg(jexpm1(jneg(capped[j])))
 	}
 	// diff(i, l) = x_i − x_l.
 	diff := func(i, l int) jet {
 		if i > l {
-			return jneg(diffPos(eq, m, l, i))
+			return jneg(diffPos(eq, a, m, l, i))
 		}
-		return diffPos(eq, m, i, l)
+		return diffPos(eq, a, m, i, l)
 	}
 	z := make([]jet, 4*d)
 	for i := 0; i < d; i++ {
@@ -222,14 +226,20 @@ func zJets(q []float64) ([]jet, []jet) {
 	return z, m
 }
 
-// diffPos is x_i − x_l > 0 for i < l.
-func diffPos(eq, m []jet, i, l int) jet {
+// diffPos is x_i − x_l > 0 for i < l: with the raw gap a_i − a_l a sum of
+// e^{q}, the capped gap is ã_i − ã_l = A·e^{−a_l/A}·(1 − e^{−(a_i−a_l)/A})
+// and x_i − x_l = m_l·(1 − e^{−(ã_i − ã_l)}), all without cancellation.
+func diffPos(eq, a, m []jet, i, l int) jet {
 	gap := eq[i]
 	for j := i + 1; j < l; j++ {
 		gap = jadd(gap, eq[j])
 	}
-	return jneg(jmul(m[l], jexpm1(jneg(gap))))
+	cg := jscale(jmul(jexp(jscale(a[l], -1/aCap)), jexpm1(jscale(gap, -1/aCap))), -aCap)
+	return jneg(jmul(m[l], jexpm1(jneg(cg))))
 }
+
+// aCap caps −log(1 − θ): 1 − θ ≥ e^{−30} ≈ 9.4e-14.
+const aCap = 30.0
 
 // eval returns f = log(sens²) + log(error) at q with its gradient and
 // Hessian in q, or f = +Inf where the loss is not finite. The
@@ -263,8 +273,12 @@ func (l *bltLoss) eval(q []float64, derivs bool) (float64, []float64, *mat.SymDe
 		for i := range vals {
 			vals[i] = z[2*d+i].v
 		}
-		ev, eg, eh := errDerivs(vals[:d], vals[d:], l.n, l.w.Beta, weight)
-		E = chainJet(ev, eg, eh, z[2*d:])
+		if derivs {
+			ev, eg, eh := errDerivs(vals[:d], vals[d:], l.n, l.w.Beta, weight)
+			E = chainJet(ev, eg, eh, z[2*d:])
+		} else {
+			E = newJet(p, errValue(vals[:d], vals[d:], l.n, l.w.Beta, weight))
+		}
 	}
 	if !(S.v > 0) || !(E.v > 0) || !finite(S.v, E.v) {
 		return math.Inf(1), nil, nil
@@ -593,6 +607,29 @@ func errDerivs(theta, omega []float64, n int, beta float64, weight func(int) flo
 	return E, gE, hE
 }
 
+// errValue is errDerivs's value alone, O(n·d), for line-search trials.
+func errValue(theta, omega []float64, n int, beta float64, weight func(int) float64) float64 {
+	pw := make([]float64, len(theta))
+	for i := range pw {
+		pw[i] = 1
+	}
+	g, s, E := 0.0, 0.0, 0.0
+	for j := 0; j < n; j++ {
+		g *= beta
+		if j == 0 {
+			g++
+		} else {
+			for i, th := range theta {
+				g += omega[i] * pw[i]
+				pw[i] *= th
+			}
+		}
+		s += g
+		E += weight(j) * s * s
+	}
+	return E
+}
+
 // symmetrize copies the upper triangle of the p×p row-major h to the lower.
 func symmetrize(h []float64, p int) {
 	for i := 0; i < p; i++ {
@@ -649,7 +686,7 @@ func (l *bltLoss) newton(ctx context.Context, a0 []float64, maxIter int) ([]floa
 				dir[i] -= vecs.At(i, e) * c / den
 			}
 		}
-		if dec < 1e-13 {
+		if dec < 1e-12 {
 			break
 		}
 		// Cap the step: q are logarithms, a change of 3 is a factor e³.
@@ -679,7 +716,10 @@ func (l *bltLoss) newton(ctx context.Context, a0 []float64, maxIter int) ([]floa
 		}
 		copy(q, trial)
 		fNew, gNew, hNew := l.eval(q, true)
-		done := f-fNew < 1e-15
+		// f is the loss's logarithm: a decrease below 1e-11 is a relative
+		// loss change below 1e-11 (the iteration converges only linearly
+		// where a decay runs to the cap, θ → 1).
+		done := f-fNew < 1e-11
 		f, g, h = fNew, gNew, hNew
 		if done {
 			it++

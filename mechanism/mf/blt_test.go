@@ -178,6 +178,7 @@ func TestBLTClosedForms(t *testing.T) {
 	}{
 		{2052, coldStart(2052, 2), 342, 6, "cold"},
 		{1000, []float64{25, 21, 3, 0.2}, 100, 4, "near 1 and far"},
+		{100000, []float64{200, 150, 9, 4}, 10000, 10, "at the cap"},
 		{10000, []float64{9, 7, 5, 3, 1.5, 0.3}, 10000, 1, "single"},
 	}
 	for _, c := range cases {
@@ -212,8 +213,7 @@ func TestBLTClosedForms(t *testing.T) {
 				}
 			}
 		}
-		th, inv := decaysOf(c.a)
-		blt, err := NewBLT(th, inv)
+		blt, err := newBLTComplement(decaysOf(c.a))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,10 @@ func TestBLTDerivatives(t *testing.T) {
 		for _, max := range []bool{false, true} {
 			l := &bltLoss{w: ToeplitzWorkload{Beta: beta}, n: 600, s: Schema{Kind: MinSep, MinSep: 100, Epochs: 4}, max: max}
 			q := aToQ([]float64{6, 4.5, 2.2, 0.9, 0.5, 0.2})
-			_, g, h := l.eval(q, true)
+			f0, g, h := l.eval(q, true)
+			if fv, _, _ := l.eval(q, false); !close(fv, f0, 1e-13) {
+				t.Fatalf("β=%g: value-only loss %v, with derivatives %v", beta, fv, f0)
+			}
 			scale := 0.0
 			for i := range q {
 				scale = math.Max(scale, math.Abs(g[i]))
