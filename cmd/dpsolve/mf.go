@@ -174,6 +174,8 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	family := fs.String("family", "", "dense|banded|toeplitz|blt|auto (default: dense, or banded with --min-sep)")
 	maxBuffers := fs.Int("max-buffers", 0, "most BLT buffers (noise state: d model-sized vectors; default 8, fewer if a buffer gains < 1%)")
 	sigma := fs.Float64("sigma", 0, "with --delta: report the ε this noise multiplier gives")
+	lossKind := fs.String("loss", "mean", "structured families: optimize the mean or the max per-step error")
+	denseBound := fs.Bool("dense-bound", false, "structured families: also run the dense fixed-epoch certificate (n×n, n ≤ 16384) for a tighter bound")
 	fs.Usage = func() { fmt.Fprint(stderr, mfUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -202,7 +204,10 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *n <= 0 {
 			return usageErrorf("--family %s needs --n N > 0", fam)
 		}
-		return runMFStructured(ctx, structuredFlags{family: fam, maxBuffers: *maxBuffers, bands: *bands, n: *n, spec: *spec,
+		if *lossKind != "mean" && *lossKind != "max" {
+			return usageErrorf("--loss %q: want mean or max", *lossKind)
+		}
+		return runMFStructured(ctx, structuredFlags{maxLoss: *lossKind == "max", denseBound: *denseBound, family: fam, maxBuffers: *maxBuffers, bands: *bands, n: *n, spec: *spec,
 			eps: *eps, delta: *delta, sigma: *sigma, perStep: *perStep, asJSON: *asJSON, quiet: *quiet, outDir: *outDir}, schema, stdout, stderr)
 	}
 	if *maxBuffers != 0 {

@@ -112,3 +112,33 @@ func TestMFToeplitzFamilyAndRefusals(t *testing.T) {
 		t.Fatalf("indivisible n: %v", err)
 	}
 }
+
+// --dense-bound raises the bound to the dense fixed-epoch certificate
+// (still below the BLT's loss: it bounds every mechanism), and --loss max
+// optimizes the largest step's error: its max is at most the mean-optimized
+// plan's max (1e-9: both optimizers stop at a 1e-11 relative change).
+func TestMFDenseBoundAndMaxLoss(t *testing.T) {
+	args := []string{"--family", "blt", "--n", "64", "--min-sep", "16", "--epochs", "4", "--workload", "prefix", "--json", "--quiet"}
+	get := func(extra ...string) map[string]any {
+		out, err := runMFArgs(t, append(append([]string(nil), args...), extra...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	plain, dense, maxed := get(), get("--dense-bound"), get("--loss", "max")
+	pb, db := plain["bound_mean_loss"].(float64), dense["bound_mean_loss"].(float64)
+	if !(db > pb && db < dense["loss"].(float64)) || !strings.Contains(dense["bound_source"].(string), "dense fixed-epoch") {
+		t.Fatalf("dense bound %v (plain %v, loss %v, %v)", db, pb, dense["loss"], dense["bound_source"])
+	}
+	if maxed["max_loss"].(float64) > plain["max_loss"].(float64)*(1+1e-9) {
+		t.Fatalf("--loss max: max %v, mean-optimized plan's max %v", maxed["max_loss"], plain["max_loss"])
+	}
+	if _, err := runMFArgs(t, append(append([]string(nil), args...), "--loss", "median")...); err == nil {
+		t.Fatal("--loss median accepted")
+	}
+}
