@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpsolve/dpsolve/mechanism/mf"
 )
 
 // Bad --epsilon/--delta/--sigma values exit 2 with a message (they used to
@@ -140,5 +142,40 @@ func TestMFDenseBoundAndMaxLoss(t *testing.T) {
 	}
 	if _, err := runMFArgs(t, append(append([]string(nil), args...), "--loss", "median")...); err == nil {
 		t.Fatal("--loss median accepted")
+	}
+}
+
+// --family auto picks blt for a Toeplitz workload above n = 2048 and the
+// certified solvers otherwise; a long solve gets a time and memory
+// estimate first.
+func TestMFFamilyAutoAndEstimate(t *testing.T) {
+	for _, c := range []struct {
+		family, spec string
+		n            int
+		s            mf.Schema
+		want         string
+	}{
+		{"auto", "prefix", 10000, mf.Schema{Kind: mf.MinSep, MinSep: 100}, "blt"},
+		{"auto", "prefix", 512, mf.Schema{Kind: mf.MinSep, MinSep: 100}, "banded"},
+		{"auto", "momentum:0.9,cooldown:10", 10000, mf.Schema{Kind: mf.FixedEpoch, Epochs: 4}, "dense"},
+		{"", "prefix", 10000, mf.Schema{Kind: mf.Single}, "dense"},
+	} {
+		got, err := mfFamily(c.family, c.spec, c.n, c.s)
+		if err != nil || got != c.want {
+			t.Errorf("%+v: %q %v", c, got, err)
+		}
+	}
+	if _, err := mfFamily("banded", "prefix", 100, mf.Schema{Kind: mf.Single}); err == nil {
+		t.Error("banded without --min-sep accepted")
+	}
+	var buf bytes.Buffer
+	mfEstimate(&buf, "dense", 4096, mf.Schema{Kind: mf.FixedEpoch, Epochs: 4}, false)
+	if !strings.Contains(buf.String(), "estimate ~") || !strings.Contains(buf.String(), "MB") {
+		t.Errorf("no estimate for a dense n = 4096 solve: %q", buf.String())
+	}
+	buf.Reset()
+	mfEstimate(&buf, "blt", 2052, mf.Schema{Kind: mf.MinSep, MinSep: 342, Epochs: 6}, false)
+	if buf.Len() != 0 {
+		t.Errorf("estimate printed for a sub-second solve: %q", buf.String())
 	}
 }
