@@ -240,9 +240,9 @@ func runMFStructured(ctx context.Context, f structuredFlags, schema mf.Schema, s
 	if f.outDir != "" {
 		err := writeMFDir(ctx, f.outDir, nil, schema, out, func(tmp string) error {
 			if blt != nil {
-				return writeJSONFile(filepath.Join(tmp, "blt.json"), bltFile{BLTFile: mf.BLTJSON(blt), N: f.n, Schema: schema.String(), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
+				return writeJSONFile(filepath.Join(tmp, "blt.json"), bltFile{BLTFile: mf.BLTJSON(blt), N: f.n, Schema: structuredSchema(schema, f.n), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
 			}
-			return writeJSONFile(filepath.Join(tmp, "toeplitz.json"), toeplitzFile{Coefs: c[:out.Bands], N: f.n, Schema: schema.String(), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
+			return writeJSONFile(filepath.Join(tmp, "toeplitz.json"), toeplitzFile{Coefs: c[:out.Bands], N: f.n, Schema: structuredSchema(schema, f.n), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
 		})
 		if err != nil {
 			return err
@@ -338,4 +338,15 @@ func mfPrivacy(out *mfJSON, eps, delta, sigma float64) error {
 		out.ZCDP, _ = calibrate.ZCDP(out.SensitivitySquared / (2 * out.Sigma * out.Sigma))
 	}
 	return nil
+}
+
+// structuredSchema names the schema for blt.json and toeplitz.json.
+func structuredSchema(s mf.Schema, n int) string {
+	switch s.Kind {
+	case mf.MinSep:
+		return fmt.Sprintf("min-sep b=%d k=%d", s.MinSep, s.Participations(n))
+	case mf.FixedEpoch:
+		return fmt.Sprintf("fixed-epoch k=%d b=%d", s.Epochs, n/s.Epochs)
+	}
+	return string(s.Kind)
 }
