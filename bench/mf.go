@@ -33,19 +33,29 @@ var mfPeerScript []byte
 // MFCase is one DP-MF benchmark problem: n steps, a workload spec
 // (mf.ParseWorkload) and a schema (Epochs > 0 and MinSep = 0: fixed epoch;
 // MinSep > 0: banded).
+//
+// Family "blt" or "toeplitz" (key family=) makes it a structured case:
+// both b and k may be given (b-min-separation with at most k uses), and
+// Bands (key bands=) is the banded Toeplitz strategy's coefficient count.
 type MFCase struct {
 	N, Epochs, MinSep int
 	Workload          string
+	Family            string
+	Bands             int
 }
+
+// Structured reports a BLT or banded Toeplitz case.
+func (c MFCase) Structured() bool { return c.Family == "blt" || c.Family == "toeplitz" }
 
 func (c MFCase) schema() mf.Schema {
 	if c.MinSep > 0 {
-		return mf.Schema{Kind: mf.MinSep, MinSep: c.MinSep}
+		return mf.Schema{Kind: mf.MinSep, MinSep: c.MinSep, Epochs: c.Epochs}
 	}
 	return mf.Schema{Kind: mf.FixedEpoch, Epochs: c.Epochs}
 }
 
-// ParseMFCases reads "n=512,k=4,workload=prefix;n=512,b=64,workload=momentum:0.9".
+// ParseMFCases reads "n=512,k=4,workload=prefix;n=512,b=64,workload=momentum:0.9"
+// and structured cases such as "n=10000,b=1000,k=10,family=blt".
 func ParseMFCases(s string) ([]MFCase, error) {
 	var out []MFCase
 	for _, part := range strings.Split(s, ";") {
@@ -69,12 +79,23 @@ func ParseMFCases(s string) ([]MFCase, error) {
 				c.MinSep, err = strconv.Atoi(v)
 			case "workload":
 				c.Workload = v
+			case "family":
+				c.Family = v
+				if !c.Structured() {
+					err = fmt.Errorf("family %q: want blt or toeplitz (the dense and banded solvers are the default)", v)
+				}
+			case "bands":
+				c.Bands, err = strconv.Atoi(v)
 			default:
-				err = fmt.Errorf("unknown key %q (want n, k, b, workload)", k)
+				err = fmt.Errorf("unknown key %q (want n, k, b, workload, family, bands)", k)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("mf case %q: %w", part, err)
 			}
+		}
+		if c.Structured() && c.N > 0 && (c.Epochs > 0 || c.MinSep > 0) {
+			out = append(out, c)
+			continue
 		}
 		if c.N <= 0 || (c.Epochs <= 0) == (c.MinSep <= 0) {
 			return nil, fmt.Errorf("mf case %q: want n > 0 and exactly one of k, b", part)
@@ -115,6 +136,13 @@ type MFRow struct {
 	Phases                        map[string]float64
 	Peer, PeerTight               *MFPeerRun
 	PeerError, TightNote          string
+	// Structured cases: the loss (mean per-step error × sens²), the lower
+	// bound on it for every mechanism, the buffers or bands, and the
+	// reference optimizer's published loss and seconds for this case (issue
+	// #36, one thread; 0 where none), until its peer script runs here.
+	Loss, BoundMean     float64
+	Memory              int
+	RefLoss, RefSeconds float64
 }
 
 // MFBench runs DP-MF cases; Python is the peer's interpreter ("" skips the
@@ -154,6 +182,9 @@ func (b *MFBench) logf(format string, a ...any) {
 }
 
 func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MFRow, error) {
+	if c.Structured() {
+		return b.runStructured(ctx, c)
+	}
 	w, err := mf.ParseWorkload(c.Workload, c.N)
 	if err != nil {
 		return MFRow{}, err
@@ -257,9 +288,100 @@ func phaseShares(ph map[string]float64, total float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// WriteMFMarkdown writes the side-by-side table.
+// mfReference holds the reference optimizer's figures quoted in issue #36
+// (a port of jax_privacy's BLT / banded Toeplitz optimizers, one thread):
+// loss and seconds by case.
+var mfReference = map[string][2]float64{
+	"blt n=2052 b=342 k=6 prefix":         {84.32, 12},
+	"blt n=10000 b=1000 k=10 prefix":      {212.7, 31},
+	"blt n=100000 b=10000 k=10 prefix":    {284.7, 851},
+	"toeplitz n=2052 b=342 k=6 prefix 64": {160.6, 0},
+}
+
+func (c MFCase) refKey() string {
+	k := fmt.Sprintf("%s n=%d b=%d k=%d %s", c.Family, c.N, c.MinSep, c.Epochs, c.Workload)
+	if c.Family == "toeplitz" {
+		k += fmt.Sprintf(" %d", c.Bands)
+	}
+	return k
+}
+
+// runStructured optimizes a BLT or banded Toeplitz case and bounds it.
+func (b *MFBench) runStructured(ctx context.Context, c MFCase) (MFRow, error) {
+	tw, err := mf.ParseToeplitzWorkload(c.Workload)
+	if err != nil {
+		return MFRow{}, err
+	}
+	row := MFRow{Case: c}
+	s := c.schema()
+	cpu0 := processCPUSeconds()
+	if c.Family == "blt" {
+		res, err := mf.OptimizeBLT(ctx, tw, c.N, s, nil)
+		if err != nil {
+			return row, err
+		}
+		row.Seconds, row.Loss, row.Memory, row.Iterations = res.Seconds, res.Loss, res.BLT.Buffers(), res.Iterations
+	} else {
+		bands := c.Bands
+		if bands == 0 {
+			bands = min(s.Period(c.N), 64)
+		}
+		res, err := mf.OptimizeBandedToeplitz(ctx, tw, c.N, bands, s, false)
+		if err != nil {
+			return row, err
+		}
+		row.Seconds, row.Loss, row.Memory, row.Iterations = res.Seconds, res.Loss, bands, res.Iterations
+	}
+	row.CPUSeconds = processCPUSeconds() - cpu0
+	bd, err := mf.ToeplitzLowerBound(tw, c.N, s, 0)
+	if err != nil {
+		return row, err
+	}
+	row.BoundMean = bd.Mean
+	if ref, ok := mfReference[c.refKey()]; ok {
+		row.RefLoss, row.RefSeconds = ref[0], ref[1]
+	}
+	b.logf("mf %+v: loss %.6g (bound %.6g), memory %d, %.3f s (%.3f cpu s)", c, row.Loss, row.BoundMean, row.Memory, row.Seconds, row.CPUSeconds)
+	return row, nil
+}
+
+// writeStructuredMarkdown writes the structured rows' table.
+func writeStructuredMarkdown(w io.Writer, rows []MFRow) {
+	fmt.Fprintln(w, "| n | b | k | family | workload | buffers / bands | loss | bound | ratio | s (cpu s) | reference loss / s (issue #36) | speed-up (cpu) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		ref, su := "—", "—"
+		if r.RefLoss > 0 {
+			ref = fmt.Sprintf("%.4g / %.0f", r.RefLoss, r.RefSeconds)
+			if r.RefSeconds > 0 && r.CPUSeconds > 0 {
+				su = fmt.Sprintf("%.0f×", r.RefSeconds/r.CPUSeconds)
+			}
+		}
+		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %d | %.6g | %.6g | %.3f | %.3f (%.3f) | %s | %s |\n",
+			r.Case.N, r.Case.MinSep, r.Case.Epochs, r.Case.Family, r.Case.Workload, r.Memory, r.Loss, r.BoundMean, r.Loss/r.BoundMean, r.Seconds, r.CPUSeconds, ref, su)
+	}
+}
+
+// WriteMFMarkdown writes the side-by-side table (and the structured
+// families' table when there are structured rows).
 func WriteMFMarkdown(w io.Writer, rows []MFRow) error {
 	fmt.Fprintf(w, "DP-MF, backend %s\n\n", blas.Describe())
+	var dense, structured []MFRow
+	for _, r := range rows {
+		if r.Case.Structured() {
+			structured = append(structured, r)
+		} else {
+			dense = append(dense, r)
+		}
+	}
+	if len(structured) > 0 {
+		writeStructuredMarkdown(w, structured)
+		if len(dense) == 0 {
+			return nil
+		}
+		fmt.Fprintln(w)
+	}
+	rows = dense
 	fmt.Fprintln(w, "| n | k | b | workload | dpsolve s (cpu s) | DGEMM-eq (by cpu) | it / CG | objective | gap | peer 1e-3: s (cpu s) / steps / objective (status) | peer to 1e-8: s (cpu s) / steps / status | speed-up 1e-3 / 1e-8 (wall; cpu) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {

@@ -72,6 +72,7 @@ type mfJSON struct {
 	Checked string           `json:"checked,omitempty"`
 	Backend string           `json:"backend"`
 	Core    string           `json:"core,omitempty"`
+	mfStructured
 }
 
 // memMF is the peak of dpsolve mf in n×n float64 matrices for the single-
@@ -118,7 +119,8 @@ func mfMemory(s mf.Schema, user bool) float64 {
 
 const mfUsage = `usage: dpsolve mf --n N [--epochs K | --min-sep B [--bands B] [--epochs K]]
        (--workload prefix|momentum:BETA[,cooldown:S[:F]] | --w FILE | --gram FILE)
-       [--json] [--out DIR] [--check C.npy] [--epsilon E --delta D] [--ridge MU]
+       [--family dense|banded|toeplitz|blt|auto] [--max-buffers D] [--bands B]
+       [--json] [--out DIR] [--check C.npy] [--epsilon E --delta D | --sigma S --delta D] [--ridge MU]
 
 Workloads (the model after step t is row t of a lower-triangular A):
   prefix                  SGD: the sum of the first t gradients
@@ -135,6 +137,18 @@ Schemas:
   --epochs K              (k,b) fixed epoch, n = K·b, uses at r, r+b, …
   --min-sep B             b-min-separation with at most --epochs K uses (default:
                           as many as fit), b-banded strategy (--bands ≤ B)
+Families:
+  dense / banded          the certified n×n solvers (fixed epoch and single: dense;
+                          --min-sep: banded); the default, n ≤ 16384
+  blt                     buffered linear Toeplitz, d ≤ --max-buffers buffers (default:
+                          added while the loss falls ≥ 1%), any n to 10⁸, O(n) memory;
+                          prefix and momentum:BETA only; --out writes blt.json
+  toeplitz                banded Toeplitz with --bands coefficients (default min(b, 64)),
+                          positive and non-increasing, optimized by L-BFGS; --out writes
+                          toeplitz.json
+  auto                    blt for a prefix/momentum workload above n = 2048, else dense/banded
+sigma is the noise multiplier of the clipped gradients (σ·clip is the standard deviation of
+Z before correlation); --sigma S --delta D reports the ε it gives.
 Privacy amplification by sampling is not modelled.
 `
 
@@ -157,6 +171,11 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	perStep := fs.Bool("per-step", false, "include every step's squared error in --json")
 	ridge := fs.Float64("ridge", 0, "plan for V + μ·mean(diag V)·I: needed by a rank-deficient workload (fewer released quantities than steps), e.g. 1e-6")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	family := fs.String("family", "", "dense|banded|toeplitz|blt|auto (default: dense, or banded with --min-sep)")
+	maxBuffers := fs.Int("max-buffers", 0, "most BLT buffers (noise state: d model-sized vectors; default 8, fewer if a buffer gains < 1%)")
+	sigma := fs.Float64("sigma", 0, "with --delta: report the ε this noise multiplier gives")
+	lossKind := fs.String("loss", "mean", "structured families: optimize the mean or the max per-step error")
+	denseBound := fs.Bool("dense-bound", false, "structured families: also run the dense fixed-epoch certificate (n×n, n ≤ 16384) for a tighter bound")
 	fs.Usage = func() { fmt.Fprint(stderr, mfUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -168,8 +187,31 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *tol <= 0 || *tol >= 1 || math.IsNaN(*tol) {
 		return usageErrorf("--tol must be in (0, 1), got %g", *tol)
 	}
-	if (*eps != 0) != (*delta != 0) {
-		return usageErrorf("--epsilon and --delta go together")
+	if err := checkMFPrivacy(*eps, *delta, *sigma); err != nil {
+		return err
+	}
+	fam, err := mfFamily(*family, *spec, *n, schema)
+	if err != nil {
+		return err
+	}
+	if fam == "blt" || fam == "toeplitz" {
+		if *wfile != "" || *gram != "" || *check != "" || *ridge != 0 {
+			return usageErrorf("--family %s takes --workload prefix|momentum:BETA, not --w, --gram, --check or --ridge", fam)
+		}
+		if *maxBuffers < 0 || (*maxBuffers > 0 && fam != "blt") {
+			return usageErrorf("--max-buffers must be positive and goes with --family blt")
+		}
+		if *n <= 0 {
+			return usageErrorf("--family %s needs --n N > 0", fam)
+		}
+		if *lossKind != "mean" && *lossKind != "max" {
+			return usageErrorf("--loss %q: want mean or max", *lossKind)
+		}
+		return runMFStructured(ctx, structuredFlags{maxLoss: *lossKind == "max", denseBound: *denseBound, family: fam, maxBuffers: *maxBuffers, bands: *bands, n: *n, spec: *spec,
+			eps: *eps, delta: *delta, sigma: *sigma, perStep: *perStep, asJSON: *asJSON, quiet: *quiet, outDir: *outDir}, schema, stdout, stderr)
+	}
+	if *maxBuffers != 0 {
+		return usageErrorf("--max-buffers goes with --family blt")
 	}
 	if *n > 0 {
 		if err := checkSizeMemory("mf", *n, 0, mfMemory(schema, *spec == ""), false); err != nil {
@@ -192,11 +234,12 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *check != "" {
-		return mfCheck(w, schema, *check, *eps, *delta, *asJSON, *perStep, stdout)
+		return mfCheck(w, schema, *check, *eps, *delta, *sigma, *asJSON, *perStep, stdout)
 	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "dpsolve mf: %s, n = %d, %s, backend %s\n", w.Name, w.N(), schema, blas.Describe())
 	}
+	mfEstimate(stderr, fam, w.N(), schema, *spec == "")
 	opt := &mf.Options{Tol: *tol, MaxIter: *maxIter, Progress: progressTo(stderr, "mf", *quiet)}
 	res, err := untilCancelled(ctx, func() (*mf.Result, error) { return mf.Solve(ctx, w, schema, opt) })
 	if err != nil {
@@ -206,7 +249,11 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := mfReport(w, schema, ev, *eps, *delta, *perStep)
+	out := mfReport(w, schema, ev, *perStep)
+	out.Family = fam
+	if err := mfPrivacy(&out, *eps, *delta, *sigma); err != nil {
+		return err
+	}
 	if *ridge != 0 {
 		out.Ridge, out.ReleasedError = *ridge, ev.Error
 	}
@@ -217,7 +264,7 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *outDir != "" {
-		if err := writeMFDir(ctx, *outDir, res, schema, out); err != nil {
+		if err := writeMFDir(ctx, *outDir, res, schema, out, nil); err != nil {
 			return err
 		}
 	}
@@ -230,6 +277,31 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // so that no report calls such a bound certified.
 func mfCertified(out mfJSON) error {
 	return mf.CheckBound(out.Objective, out.LowerBound, out.N)
+}
+
+// mfFamily resolves --family: "" is dense (banded with --min-sep), auto
+// picks blt for a prefix/momentum workload above n = 2048.
+func mfFamily(family, spec string, n int, s mf.Schema) (string, error) {
+	switch family {
+	case "":
+		if s.Kind == mf.MinSep {
+			return "banded", nil
+		}
+		return "dense", nil
+	case "dense", "banded":
+		if (family == "banded") != (s.Kind == mf.MinSep) {
+			return "", usageErrorf("--family banded goes with --min-sep, dense with the other schemas")
+		}
+		return family, nil
+	case "blt", "toeplitz":
+		return family, nil
+	case "auto":
+		if _, err := mf.ParseToeplitzWorkload(spec); err == nil && n > 2048 {
+			return "blt", nil
+		}
+		return mfFamily("", spec, n, s)
+	}
+	return "", usageErrorf("--family %q: want dense, banded, toeplitz, blt or auto", family)
 }
 
 func mfSchema(epochs, minSep, bands int, fs *flag.FlagSet) (mf.Schema, error) {
@@ -289,7 +361,7 @@ func mfWorkload(spec, wfile, gram string, n int) (*mf.Workload, error) {
 	return mf.FromGram(filepath.Base(path), v)
 }
 
-func mfReport(w *mf.Workload, s mf.Schema, ev *mf.Evaluation, eps, delta float64, perStep bool) mfJSON {
+func mfReport(w *mf.Workload, s mf.Schema, ev *mf.Evaluation, perStep bool) mfJSON {
 	be := blas.Current()
 	out := mfJSON{N: w.N(), Schema: string(s.Kind), Workload: w.Name, Objective: ev.Error,
 		Sensitivity: math.Sqrt(ev.Sensitivity.Squared), SensitivitySquared: ev.Sensitivity.Squared,
@@ -309,18 +381,10 @@ func mfReport(w *mf.Workload, s mf.Schema, ev *mf.Evaluation, eps, delta float64
 	if perStep {
 		out.PerStep = ev.PerStep
 	}
-	if eps > 0 {
-		if sigma, err := calibrate.GaussianSigma(eps, delta, out.Sensitivity); err == nil {
-			out.Sigma = sigma
-			out.Budget, _ = calibrate.ApproxDP(eps, delta) // valid: GaussianSigma accepted them
-			// ρ is omitted, as before, if it is not a usable ρ (σ huge).
-			out.ZCDP, _ = calibrate.ZCDP(ev.Sensitivity.Squared / (2 * sigma * sigma))
-		}
-	}
 	return out
 }
 
-func mfCheck(w *mf.Workload, s mf.Schema, path string, eps, delta float64, asJSON, perStep bool, stdout io.Writer) error {
+func mfCheck(w *mf.Workload, s mf.Schema, path string, eps, delta, sigma float64, asJSON, perStep bool, stdout io.Writer) error {
 	c, err := matio.ReadMatrix(path)
 	if err != nil {
 		return err
@@ -329,8 +393,11 @@ func mfCheck(w *mf.Workload, s mf.Schema, path string, eps, delta float64, asJSO
 	if err != nil {
 		return err
 	}
-	out := mfReport(w, s, ev, eps, delta, perStep)
+	out := mfReport(w, s, ev, perStep)
 	out.Checked = path
+	if err := mfPrivacy(&out, eps, delta, sigma); err != nil {
+		return err
+	}
 	return printMF(stdout, out, asJSON)
 }
 
@@ -352,19 +419,34 @@ func printMF(stdout io.Writer, out mfJSON, asJSON bool) error {
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(stdout, "workload      %s (n = %d steps), schema %s\n", out.Workload, out.N, out.Schema)
-	if out.Checked != "" {
+	if out.Loss > 0 {
+		// structured: the lines below
+	} else if out.Checked != "" {
 		fmt.Fprintf(stdout, "strategy      %s (scored, not optimized)\n", out.Checked)
 	} else {
 		fmt.Fprintf(stdout, "status        %s after %d iterations (%d CG steps), %.3f s\n", out.Status, out.Iterations, out.CGSteps, out.Seconds)
 	}
 	fmt.Fprintf(stdout, "sensitivity   %.12g (sens² %.12g, exact %v)\n", out.Sensitivity, out.SensitivitySquared, out.SensitivityExact)
 	fmt.Fprintf(stdout, "objective     %.12g   total squared error per unit σ²: tr(V X⁻¹)·sens²\n", out.Objective)
-	if out.Checked == "" {
+	if out.Checked == "" && out.Loss == 0 {
 		fmt.Fprintf(stdout, "lower bound   %.12g   certified: no strategy in the schema's feasible set does better\n", out.LowerBound)
 		fmt.Fprintf(stdout, "gap           %.3g\n", out.Gap)
 	}
 	if out.MaxError > 0 {
 		fmt.Fprintf(stdout, "per step      mean %.6g, max %.6g, RMSE %.6g (per unit σ²)\n", out.MeanError, out.MaxError, out.RMSE)
+	}
+	if out.Loss > 0 {
+		fmt.Fprintf(stdout, "family        %s", out.Family)
+		if out.Buffers > 0 {
+			fmt.Fprintf(stdout, ", %d buffers", out.Buffers)
+		}
+		if out.Bands > 0 {
+			fmt.Fprintf(stdout, ", %d bands", out.Bands)
+		}
+		fmt.Fprintf(stdout, ", %.3f s\n", out.Seconds)
+		fmt.Fprintf(stdout, "loss          %.6g   mean per-step squared error × sens² (max %.6g)\n", out.Loss, out.MaxLoss)
+		fmt.Fprintf(stdout, "bound         %.6g   no mechanism under the schema does better (%s); ratio %.4f\n", out.BoundMean, out.BoundSource, out.Ratio)
+		fmt.Fprintf(stdout, "independent   %.6g   loss of independent noise (C = I); the plan's RMSE is %.2f× lower at the same privacy\n", out.IndependentLoss, out.RMSEGain)
 	}
 	if out.Sigma > 0 {
 		fmt.Fprintf(stdout, "noise         σ = %.6g for (ε, δ) = (%g, %g); ρ-zCDP ρ = %.6g\n", out.Sigma, out.Budget.Epsilon(), out.Budget.Delta(), out.ZCDP.Rho())
@@ -375,7 +457,10 @@ func printMF(stdout io.Writer, out mfJSON, asJSON bool) error {
 // writeMFDir writes C.npy, bands.npy (banded) and report.json into a
 // temporary directory beside dir and renames it into place, so an
 // interrupted run leaves either the old directory or the complete new one.
-func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, rep mfJSON) (err error) {
+//
+// A structured family has no res: extra writes its files (blt.json,
+// toeplitz.json) into the temporary directory instead of C.npy.
+func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, rep mfJSON, extra func(tmp string) error) (err error) {
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), "."+filepath.Base(dir)+".tmp*")
 	if err != nil {
 		return err
@@ -385,10 +470,17 @@ func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, re
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err = matio.WriteMatrix(filepath.Join(tmp, "C.npy"), res.C); err != nil {
-		return err
+	if extra != nil {
+		if err = extra(tmp); err != nil {
+			return err
+		}
 	}
-	if s.Kind == mf.MinSep {
+	if res != nil {
+		if err = matio.WriteMatrix(filepath.Join(tmp, "C.npy"), res.C); err != nil {
+			return err
+		}
+	}
+	if res != nil && s.Kind == mf.MinSep {
 		if err = matio.WriteMatrix(filepath.Join(tmp, "bands.npy"), mf.Bands(res.C, rep.Bands)); err != nil {
 			return err
 		}
@@ -414,6 +506,9 @@ func runMFBench(ctx context.Context, spec string, peers bool, python string, bud
 		return usageErrorf("--mf: %v", err)
 	}
 	for _, c := range cases {
+		if c.Structured() {
+			continue // O(n) memory
+		}
 		if err := checkSizeMemory("bench", c.N, 0, memMF, false); err != nil {
 			return err
 		}

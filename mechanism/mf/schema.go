@@ -42,9 +42,13 @@ type Schema struct {
 }
 
 // Validate checks the schema against n steps.
-func (s Schema) Validate(n int) error {
-	if err := checkSteps(n); err != nil {
-		return err
+func (s Schema) Validate(n int) error { return s.validate(n, MaxSteps) }
+
+// validate checks the schema against n ≤ most steps (MaxSteps for the
+// dense and banded solvers, MaxToeplitzSteps for the structured families).
+func (s Schema) validate(n, most int) error {
+	if n < 1 || n > most {
+		return inputErr("number of steps n = %d outside [1, %d]", n, most)
 	}
 	switch s.Kind {
 	case Single:
@@ -57,7 +61,12 @@ func (s Schema) Validate(n int) error {
 			return inputErr("epochs k = %d above %d: the fixed-epoch solver's per-pattern systems grow as k⁴", s.Epochs, MaxEpochs)
 		}
 		if n%s.Epochs != 0 {
-			return inputErr("fixed-epoch schema needs n = k·b: n = %d is not divisible by k = %d", n, s.Epochs)
+			lo := n / s.Epochs * s.Epochs
+			hint := fmt.Sprintf("n = %d", lo+s.Epochs)
+			if lo > 0 {
+				hint = fmt.Sprintf("n = %d or %d", lo, lo+s.Epochs)
+			}
+			return inputErr("fixed-epoch schema needs n = k·b: n = %d is not divisible by k = %d (nearest valid: %s)", n, s.Epochs, hint)
 		}
 		return nil
 	case MinSep:
