@@ -98,6 +98,9 @@ w1 = []
 for name, *blocks in sf1:
     w1.append({"name": name, "product": {a: b for (a, _), b in zip(dom, blocks) if b is not None}})
 write("census-w1", dom, w1)
+# sf1: HDMM's SF1_Persons itself, relationship (17) kept in the domain and
+# summed over in every product (500,480 cells): the SF1 timing case.
+write("sf1", dom[:3] + [("relationship", 17)] + dom[3:], w1)
 w2 = [{"name": t["name"], "product": dict(t["product"], state=IT)} for t in w1]
 write("census-w2", dom + [("state", 51)], w2)
 
