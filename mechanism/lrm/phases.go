@@ -196,7 +196,17 @@ func (s *solver) pIdentity(ctx context.Context) error {
 				Bound: math.NaN(), Gap: math.NaN(), Seconds: time.Since(s.start).Seconds()})
 		}
 	}
-	theta, its, err := pIdentityStart(ctx, &s.gram, p, o.Ball, o.PIdentityIters, s.rng, prog)
+	if w := o.PIdentityWarm; w != nil {
+		if r, c := w.Dims(); r != p || c != n {
+			return inputerr.Errorf("lrm", "the warm p-Identity start is %d×%d, want %d×%d", r, c, p, n)
+		}
+		for _, v := range w.RawMatrix().Data {
+			if !(v >= 0) || math.IsInf(v, 1) {
+				return inputerr.Errorf("lrm", "the warm p-Identity start has an entry %v (want finite and ≥ 0)", v)
+			}
+		}
+	}
+	theta, its, err := pIdentityBest(ctx, &s.gram, p, o.Ball, o.PIdentityIters, o.PIdentityRestarts, o.PIdentityWarm, s.rng, prog)
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -210,6 +220,9 @@ func (s *solver) pIdentity(ctx context.Context) error {
 	s.ra = n + p
 	s.phi0 = phiP
 	s.res.PIdentityRows, s.res.PIdentityIterations, s.res.PIdentityObjective = p, its, phiP*s.fro2
+	if s.cancelErr == nil {
+		s.res.PIdentityTheta = theta
+	}
 	return nil
 }
 

@@ -161,12 +161,25 @@ func scaleCols(dst, src *mat.Dense, d []float64) {
 // random start (Θᵢⱼ uniform in [0,1), HDMM's choice) for at most iters
 // iterations and returns the optimized Θ (p×n) with the iterations taken.
 func pIdentityStart(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, int, error) {
-	e := newPIdentity(g, p, ball)
-	x := make([]float64, p*e.n)
+	theta, its, _, err := pIdentityRun(ctx, g, p, ball, iters, rng, progress)
+	return theta, its, err
+}
+
+// pIdentityRun is pIdentityStart that also returns the final Φ(Θ) (in G's
+// scale).
+func pIdentityRun(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, int, float64, error) {
+	x := make([]float64, p*g.SymmetricDim())
 	for i := range x {
 		x[i] = rng.Float64()
 	}
-	opt := &nonnegLBFGS{mem: 10, maxIter: iters, relTol: 1e-5, window: 20}
+	return pIdentityFrom(ctx, g, p, ball, iters, 1e-5, x, progress)
+}
+
+// pIdentityFrom runs the projected L-BFGS method on Θ ≥ 0 from x (p·n,
+// row-major; overwritten) with relative stopping tolerance relTol.
+func pIdentityFrom(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, relTol float64, x []float64, progress func(int, float64)) (*mat.Dense, int, float64, error) {
+	e := newPIdentity(g, p, ball)
+	opt := &nonnegLBFGS{mem: 10, maxIter: iters, relTol: relTol, window: 20}
 	if progress != nil {
 		opt.progress = func(it int, f float64) {
 			if it%StepProgressEvery == 0 {
@@ -174,15 +187,15 @@ func pIdentityStart(ctx context.Context, g *mat.SymDense, p int, ball Ball, iter
 			}
 		}
 	}
-	_, its, err := opt.minimize(ctx, e.eval, x)
+	phi, its, err := opt.minimize(ctx, e.eval, x)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
-		return nil, 0, fmt.Errorf("lrm: p-Identity start failed: %w", err)
+		return nil, 0, 0, fmt.Errorf("lrm: p-Identity start failed: %w", err)
 	}
 	e.setTheta(x)
-	return mat.DenseCopyOf(e.theta), its, nil
+	return mat.DenseCopyOf(e.theta), its, phi, nil
 }
 
 // columnScales sets d to the ball norms of the columns of [I; Θ] (Θ ≥ 0):

@@ -108,6 +108,18 @@ type Options struct {
 	// > n, else ⌈n/16⌉, HDMM's choice). PIdentityIters caps its L-BFGS
 	// iterations (default 500).
 	PIdentityRows, PIdentityIters int
+	// PIdentityRestarts is the number of random starts of the p-Identity
+	// L-BFGS (default 1, or 0 when PIdentityWarm is set); the Θ of lowest
+	// Φ is kept, and the first random start is the one a single start
+	// uses, so more restarts never return a higher Φ. Φ is not convex in
+	// Θ: HDMM restarts its templates. PIdentityIterations reports the
+	// iterations of all starts.
+	PIdentityRestarts int
+	// PIdentityWarm, when set, is a p-Identity Θ (p×n, p the rows the start
+	// adds, entries finite and ≥ 0) to start from as well, typically a
+	// previous Result's PIdentityTheta for a nearby Gram; the result's Φ
+	// is then at most the Φ at PIdentityWarm.
+	PIdentityWarm *mat.Dense
 	// Refine runs the augmented-Lagrangian iteration from the p-Identity
 	// start (default: return the start). On WRange it improved Φ by 0.5% at
 	// n = 128 and not at all at n = 256 and 512 (the polished result was
@@ -183,8 +195,8 @@ func (o *Options) withDefaults() (Options, error) {
 	if d.Tol >= 1 {
 		return d, inputerr.Errorf("lrm", "the tolerance must be below 1, got %v", d.Tol)
 	}
-	if d.Rank < 0 || d.MaxOuter < 0 || d.MaxInner < 0 || d.FirstInner < 0 || d.PIdentityRows < 0 || d.PIdentityIters < 0 {
-		return d, inputerr.Errorf("lrm", "the rank, the iteration limits and the p-Identity rows and iterations must not be negative")
+	if d.Rank < 0 || d.MaxOuter < 0 || d.MaxInner < 0 || d.FirstInner < 0 || d.PIdentityRows < 0 || d.PIdentityIters < 0 || d.PIdentityRestarts < 0 {
+		return d, inputerr.Errorf("lrm", "the rank, the iteration limits and the p-Identity rows, iterations and restarts must not be negative")
 	}
 	if d.Start < StartAuto || d.Start > StartPIdentity {
 		return d, inputerr.Errorf("lrm", "unknown starting point %d", int(d.Start))
@@ -249,6 +261,9 @@ type Result struct {
 	// StartSVD.
 	PIdentityRows, PIdentityIterations int
 	PIdentityObjective                 float64
+	// PIdentityTheta is the p-Identity start's Θ (p×n), nil for other
+	// starts: pass it as Options.PIdentityWarm to continue from it.
+	PIdentityTheta *mat.Dense
 	// Fallback is true when the optimizer ended unconverged or above the
 	// scaled SVD decomposition, and that exact decomposition is returned.
 	Fallback bool

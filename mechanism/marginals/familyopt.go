@@ -336,6 +336,11 @@ func (f *family) optimizePure(extra []float64) pureResult {
 			res.value, res.theta, res.start = v, th, "homotopy"
 		}
 	}
+	v, th, it := f.randomStarts(o, 4*f.mmIterations())
+	res.iterations += it
+	if v < res.value {
+		res.value, res.theta, res.start = v, th, "random-spg"
+	}
 	full := make([]float64, f.n)
 	full[f.n-1] = 1
 	if v := o.eval(full, o.gx); v <= res.value {

@@ -421,7 +421,10 @@ func (d *kronDescent) run(ctx context.Context, cfg kronCfg, maxSweeps int) error
 		// others, and they never change, so one sweep is the optimum.
 		// Only a sweep solved at blockTol may end the descent, so the final
 		// sweep's blocks are certified at the stated tolerance.
-		done := (f-nf <= s.o.Tol*nf || d.free == 1) && sweepTol <= blockTol
+		// Under pure ε the blocks are p-Identity strategies (newton only
+		// supplies the L2 bound, valid at any tolerance), so the change
+		// alone decides.
+		done := (f-nf <= s.o.Tol*nf || d.free == 1) && (sweepTol <= blockTol || s.o.Privacy == Pure)
 		sol.finalTol = sweepTol
 		sol.sweepTols = append(sol.sweepTols, sweepTol)
 		prevRel = (f - nf) / nf
