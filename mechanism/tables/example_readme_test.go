@@ -49,7 +49,7 @@ func Example_readmeRelease() {
 	}
 
 	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks) // or domain.LoadSpec(path, workload.Blocks)
-	p, err := plan.Run(ctx, k, "best", plan.Options{})                      // kron, union or dense: p.Objective, p.LowerBound
+	p, err := plan.Run(ctx, k, "best", plan.Options{Accept: tables.Writable}) // only strategies tables.FromPlan takes (a hybrid union is not one: use package publish)
 	s, err := tables.FromPlan(p.Strategy, k)                                // tables.MarginalsStrategy{} for a workload of marginals
 	b, err := calibrate.ZCDP(0.5)                                           // or calibrate.PureDP(ε), calibrate.ApproxDP(ε, δ)
 	r, err := tables.Prepare(k, s, b)                                       // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
