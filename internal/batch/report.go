@@ -41,7 +41,7 @@ func ReadJob(out, id string) JobReport {
 		return rep
 	}
 	var att *Status
-	if b, err := os.ReadFile(filepath.Join(dir, LockFile)); err == nil && len(b) > 0 {
+	if b, err := readSmallFile(filepath.Join(dir, LockFile), maxSmallFile); err == nil && len(b) > 0 {
 		var a Status
 		if json.Unmarshal(b, &a) != nil {
 			// Caught mid-write: the attempt is starting right now.
@@ -123,7 +123,7 @@ func (r JobReport) Message() string {
 // Stdout parses the job's stdout as one JSON object (a job run with --json);
 // it returns nil when there is no stdout or it is not a JSON object.
 func (r JobReport) Stdout() map[string]any {
-	b, err := os.ReadFile(filepath.Join(r.Dir, StdoutFile))
+	b, err := readSmallFile(filepath.Join(r.Dir, StdoutFile), 64<<20)
 	if err != nil {
 		return nil
 	}
