@@ -303,6 +303,9 @@ func releaseCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 // outputUsage words the transaction's refusal of --out as a usage error
 // (exit 2); other errors pass unchanged.
 func outputUsage(out string, err error) error {
+	if errors.Is(err, publish.ErrPartsPostProcess) {
+		return usageErrorf("--nonnegative/--integer: %v", err)
+	}
 	if !errors.Is(err, publish.ErrOutput) {
 		return err
 	}

@@ -201,6 +201,11 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("internal error (panic): %v", e.Value) }
 
+// ErrPartsPostProcess refuses non-negative or integer tables for a release
+// measured in several parts (their tables could not share one grand
+// total), before anything is charged.
+var ErrPartsPostProcess = errors.New("non-negative or integer tables need one measurement of every term")
+
 // ErrOutput marks a refusal of the output directory (atomicdir's
 // ErrNotEmpty, ErrNotDir or ErrBusy are wrapped too).
 var ErrOutput = errors.New("output directory refused")
@@ -261,6 +266,9 @@ func Prepare(ctx context.Context, req Request) (p *Prepared, err error) {
 		return p, err
 	}
 	p.parts = parts
+	if n := len(parts.Parts()); n > 1 && req.PostProcess.Any() {
+		return p, fmt.Errorf("%w: this release is measured in %d parts (a union of marginals and Kronecker parts measured part by part, or a split over terms), each with its own least-squares total, so non-negative or integer tables would not share one grand total nor agree with one another; release the least-squares answers, or plan one measurement of every term (template kron or dense) for publishable tables", ErrPartsPostProcess, n)
+	}
 	if err := checkFinite(parts); err != nil {
 		return p, err
 	}

@@ -243,3 +243,45 @@ func TestEmptyOutputReplacedNonEmptyRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPartsPostProcessRefused: examples/adult/mixed.json's best plan is a
+// union of marginals and a Kronecker part measured part by part; with
+// non-negative integer tables each part had its own grand total (48839
+// and 48851 in one release). Such a release, and a split over terms, is
+// refused before the charge; the ledger is untouched.
+func TestPartsPostProcessRefused(t *testing.T) {
+	k, err := domain.LoadSpec(filepath.Join("..", "..", "examples", "adult", "mixed.json"), workload.Blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rho, _ := calibrate.ZCDP(0.5)
+	limit, _ := calibrate.ZCDP(1)
+	dir := t.TempDir()
+	led := filepath.Join(dir, "ledger.json")
+	ledger.Create(led, limit)
+	before, _ := os.ReadFile(led)
+	for _, req := range []Request{
+		{Workload: k, Budget: rho, Template: "best"},
+		{Workload: k, Budget: rho, Template: "kron", SplitTerms: true},
+	} {
+		req.Ledger, req.Out = led, filepath.Join(dir, "out")
+		req.PostProcess = tables.PostProcess{NonNegative: true, Integer: true}
+		req.Data = Data{Histogram: make([]float64, 85*5*2*2)}
+		res, err := Run(context.Background(), req)
+		if res.Outcome != Refused || !errors.Is(err, ErrPartsPostProcess) {
+			t.Fatalf("%+v: %v %v", req.SplitTerms, res.Outcome, err)
+		}
+		// Without post-processing the same release is published.
+		req.PostProcess = tables.PostProcess{}
+		req.Ledger = ""
+		res, err = Run(context.Background(), req)
+		if res.Outcome != Released {
+			t.Fatalf("without post-processing: %v %v", res.Outcome, err)
+		}
+		os.RemoveAll(req.Out)
+	}
+	after, _ := os.ReadFile(led)
+	if !bytes.Equal(before, after) {
+		t.Fatal("the ledger changed")
+	}
+}
