@@ -19,6 +19,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/bench"
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/atomicdir"
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/mf"
@@ -171,6 +172,20 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if (*eps != 0) != (*delta != 0) {
 		return usageErrorf("--epsilon and --delta go together")
 	}
+	// --out is checked and reserved before any work (exit 2 at once, not
+	// after the solve); an earlier mf output there is replaced at the end,
+	// anything else non-empty is refused and left as it is.
+	var outRes *atomicdir.Dir
+	if *outDir != "" && *check == "" {
+		d, err := atomicdir.ReserveReplacing(*outDir, isMFDir, func(path string) {
+			fmt.Fprintf(stderr, "dpsolve mf: removed %s, the unfinished output of an earlier run that was killed\n", path)
+		})
+		if err != nil {
+			return outDirError(*outDir, err, "an earlier dpsolve mf output (no report.json)")
+		}
+		defer d.Abort() // after Commit it does nothing
+		outRes = d
+	}
 	if *n > 0 {
 		if err := checkSizeMemory("mf", *n, 0, mfMemory(schema, *spec == ""), false); err != nil {
 			return err
@@ -216,8 +231,8 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := mfCertified(out); err != nil {
 		return err
 	}
-	if *outDir != "" {
-		if err := writeMFDir(ctx, *outDir, res, schema, out); err != nil {
+	if outRes != nil {
+		if err := writeMFDir(ctx, outRes, res, schema, out); err != nil {
 			return err
 		}
 	}
@@ -372,24 +387,17 @@ func printMF(stdout io.Writer, out mfJSON, asJSON bool) error {
 	return nil
 }
 
-// writeMFDir writes C.npy, bands.npy (banded) and report.json into a
-// temporary directory beside dir and renames it into place, so an
-// interrupted run leaves either the old directory or the complete new one.
-func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, rep mfJSON) (err error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), "."+filepath.Base(dir)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
-	if err = matio.WriteMatrix(filepath.Join(tmp, "C.npy"), res.C); err != nil {
+// writeMFDir writes C.npy, bands.npy (banded) and report.json into the
+// reserved output's temporary directory and commits it (internal/atomicdir),
+// so an interrupted run leaves either the old directory or the complete new
+// one.
+func writeMFDir(ctx context.Context, d *atomicdir.Dir, res *mf.Result, s mf.Schema, rep mfJSON) error {
+	tmp := d.Temp()
+	if err := matio.WriteMatrix(filepath.Join(tmp, "C.npy"), res.C); err != nil {
 		return err
 	}
 	if s.Kind == mf.MinSep {
-		if err = matio.WriteMatrix(filepath.Join(tmp, "bands.npy"), mf.Bands(res.C, rep.Bands)); err != nil {
+		if err := matio.WriteMatrix(filepath.Join(tmp, "bands.npy"), mf.Bands(res.C, rep.Bands)); err != nil {
 			return err
 		}
 	}
@@ -397,13 +405,22 @@ func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, re
 	if err != nil {
 		return err
 	}
-	if err = os.WriteFile(filepath.Join(tmp, "report.json"), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "report.json"), append(data, '\n'), 0o666); err != nil {
 		return err
 	}
-	if err = ctx.Err(); err != nil {
-		return fmt.Errorf("interrupted: nothing written: %w", err)
-	}
-	return swapDir(tmp, dir)
+	return d.Commit(func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: nothing written: %w", err)
+		}
+		return nil
+	})
+}
+
+// isMFDir recognizes an earlier dpsolve mf output, which mf --out may
+// replace.
+func isMFDir(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, "report.json"))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // runMFBench is dpsolve bench --mf: dpsolve's certified DP-MF solves and,

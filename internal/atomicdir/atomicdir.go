@@ -28,6 +28,9 @@ import (
 	"syscall"
 )
 
+// held records the targets this process has reserved.
+var held sync.Map
+
 var (
 	// ErrNotEmpty: the target exists and is a non-empty directory.
 	ErrNotEmpty = errors.New("exists and is not empty")
@@ -57,6 +60,9 @@ func (e *TargetError) Unwrap() error { return e.Err }
 // at any time, also after Commit (it then does nothing).
 type Dir struct {
 	target, parent, tmp string
+	// replace: the target held an earlier output of the same writer
+	// (ReserveReplacing), moved aside and removed at Commit.
+	replace bool
 
 	mu     sync.Mutex
 	done   bool
@@ -102,41 +108,71 @@ func Check(target string) error {
 	return nil
 }
 
-// Reserve checks target (Check), locks it against other writers (a lock
-// file .NAME.lock beside it, held until Commit or Abort), removes the
-// temporary directories of dead writers of the same target (telling stale
-// of each), and makes a fresh temporary directory to write into.
+// Reserve checks target (Check), refuses it while another live writer
+// holds it (ErrBusy: its temporary directory exists and its process runs,
+// or it is reserved in this process), removes the temporary directories of
+// dead writers of the same target (telling stale of each), and makes a
+// fresh temporary directory to write into, which reserves the target until
+// Commit or Abort.
 func Reserve(target string, stale Stale) (*Dir, error) {
+	return ReserveReplacing(target, nil, stale)
+}
+
+// ReserveReplacing is Reserve that also accepts a non-empty target
+// directory for which owned returns true (an earlier output of the same
+// command, recognized by its files): Commit then replaces it, moving it
+// aside, renaming the new directory into place and removing the old one.
+// Any other non-empty directory is refused as by Reserve.
+func ReserveReplacing(target string, owned func(dir string) bool, stale Stale) (*Dir, error) {
 	target = filepath.Clean(target)
-	if err := Check(target); err != nil {
-		return nil, err
+	check := func() (replace bool, err error) {
+		err = Check(target)
+		if errors.Is(err, ErrNotEmpty) && owned != nil && owned(target) {
+			return true, nil
+		}
+		return false, err
 	}
-	parent := filepath.Dir(target)
-	unlock, err := lockTarget(target)
+	replace, err := check()
 	if err != nil {
 		return nil, err
 	}
-	// Under the lock: check again (a writer may have committed between).
-	if err := Check(target); err != nil {
+	parent := filepath.Dir(target)
+	if _, loaded := held.LoadOrStore(target, true); loaded {
+		return nil, &TargetError{target, ErrBusy}
+	}
+	unlock := func() { held.Delete(target) }
+	var tmp string
+	// Under the parent directory's lock: check again (a writer may have
+	// committed meanwhile), refuse while another live process writes the
+	// target (its temporary directory is the reservation), remove dead
+	// writers' leftovers, and make ours. The lock is held for these few
+	// system calls only; a writer killed at any time leaves no lock.
+	err = withParentLock(parent, func() error {
+		var err error
+		if replace, err = check(); err != nil {
+			return err
+		}
+		if busy := cleanStale(target, stale); busy {
+			return &TargetError{target, ErrBusy}
+		}
+		for i := 0; ; i++ {
+			var r [6]byte
+			rand.Read(r[:])
+			tmp = filepath.Join(parent, TempPrefix(target)+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(r[:]))
+			err := os.Mkdir(tmp, 0o777)
+			if err == nil {
+				return nil
+			}
+			if !errors.Is(err, os.ErrExist) || i > 10 {
+				return &TargetError{target, fmt.Errorf("cannot write in %s: %w", parent, err)}
+			}
+		}
+	})
+	if err != nil {
 		unlock()
 		return nil, err
 	}
-	cleanStale(target, stale)
-	var tmp string
-	for i := 0; ; i++ {
-		var r [6]byte
-		rand.Read(r[:])
-		tmp = filepath.Join(parent, TempPrefix(target)+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(r[:]))
-		err = os.Mkdir(tmp, 0o777)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) || i > 10 {
-			unlock()
-			return nil, &TargetError{target, fmt.Errorf("cannot write in %s: %w", parent, err)}
-		}
-	}
-	return &Dir{target: target, parent: parent, tmp: tmp, unlock: unlock}, nil
+	return &Dir{target: target, parent: parent, tmp: tmp, unlock: unlock, replace: replace}, nil
 }
 
 // Target is the directory the files will appear in.
@@ -183,7 +219,7 @@ func (d *Dir) Commit(ready func() error) error {
 	if d.done {
 		return ErrClosed
 	}
-	if err := syncDir(d.tmp); err != nil {
+	if err := settle(d.tmp); err != nil {
 		return fmt.Errorf("syncing %s: %w", d.tmp, err)
 	}
 	if ready != nil {
@@ -191,11 +227,26 @@ func (d *Dir) Commit(ready func() error) error {
 			return err
 		}
 	}
+	var old string
+	if d.replace {
+		// rename(2) cannot replace a non-empty directory: the earlier
+		// output is moved aside first and put back if the rename fails.
+		old = d.tmp + ".old"
+		if err := os.Rename(d.target, old); err != nil {
+			return fmt.Errorf("moving the earlier output aside: %w", err)
+		}
+	}
 	if err := rename(d.tmp, d.target); err != nil {
+		if old != "" {
+			err = errors.Join(err, os.Rename(old, d.target))
+		}
 		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, os.ErrExist) {
 			return &TargetError{d.target, ErrNotEmpty}
 		}
 		return fmt.Errorf("moving the output into place: %w", err)
+	}
+	if old != "" {
+		os.RemoveAll(old)
 	}
 	d.done = true
 	syncDir(d.parent) // the rename is done; a failed fsync of the parent cannot undo it
@@ -216,6 +267,46 @@ func (d *Dir) Abort() {
 	d.unlock()
 }
 
+// settle gives every regular file in dir the mode 0666 less the umask
+// (the directory was made 0777 less the umask, so its mode tells the
+// umask; writers that create files 0600, as temporary-file helpers do,
+// are brought in line) and fsyncs the files and dir.
+func settle(dir string) error {
+	di, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	mode := di.Mode().Perm() & 0o666
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		fi, err := f.Stat()
+		if err == nil && fi.Mode().Perm() != mode {
+			err = f.Chmod(mode)
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return syncDir(dir)
+}
+
 func syncDir(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -229,14 +320,14 @@ func syncDir(path string) error {
 }
 
 // cleanStale removes PARENT/.NAME.tmp-PID-* directories whose process is
-// gone; the caller holds the target's lock, so no live writer of this
-// target in another process is mid-way (its process would be alive).
-func cleanStale(target string, stale Stale) {
+// gone and reports whether one of another live process exists (the target
+// is then busy). The caller holds the parent's lock.
+func cleanStale(target string, stale Stale) (busy bool) {
 	parent := filepath.Dir(target)
 	prefix := TempPrefix(target)
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return
+		return false
 	}
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), prefix)
@@ -245,7 +336,11 @@ func cleanStale(target string, stale Stale) {
 		}
 		pidText, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue // not ours to judge; this process's own are in held
+		}
+		if processAlive(pid) {
+			busy = true
 			continue
 		}
 		path := filepath.Join(parent, e.Name())
@@ -253,4 +348,5 @@ func cleanStale(target string, stale Stale) {
 			stale(path)
 		}
 	}
+	return busy
 }

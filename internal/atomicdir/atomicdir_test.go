@@ -84,8 +84,8 @@ func TestModesFollowUmask(t *testing.T) {
 	}
 }
 
-// TestOneWriterAtATime: while reserved, a second Reserve fails with
-// ErrBusy (in this process and, through the lock file, in another);
+// TestOneWriterAtATime: while reserved, a second Reserve in this process
+// fails with ErrBusy (another process: TestStaleTempOfDeadWriterRemoved);
 // after Commit the target is non-empty and refused; after Abort nothing
 // is left and the target can be reserved again.
 func TestOneWriterAtATime(t *testing.T) {
@@ -96,13 +96,6 @@ func TestOneWriterAtATime(t *testing.T) {
 	}
 	if _, err := Reserve(out, nil); !errors.Is(err, ErrBusy) {
 		t.Fatalf("second reserve: %v", err)
-	}
-	// Another process: flock from the shell's flock(1) if present.
-	if fl, err := exec.LookPath("flock"); err == nil {
-		lock := filepath.Join(filepath.Dir(out), ".out.lock")
-		if err := exec.Command(fl, "-n", lock, "true").Run(); err == nil {
-			t.Fatal("another process could take the lock")
-		}
 	}
 	d.Abort()
 	if _, err := os.Stat(d.Temp()); !os.IsNotExist(err) {
@@ -125,8 +118,9 @@ func TestOneWriterAtATime(t *testing.T) {
 }
 
 // TestStaleTempOfDeadWriterRemoved: a .NAME.tmp-PID-* of a process that
-// no longer runs (as kill -9 leaves it) is removed by the next Reserve; a
-// live process's is kept.
+// no longer runs (as kill -9 leaves it) is removed by the next Reserve; one
+// of a live process reserves the target (ErrBusy) and is kept; no lock file
+// is ever left beside the target.
 func TestStaleTempOfDeadWriterRemoved(t *testing.T) {
 	root := t.TempDir()
 	out := filepath.Join(root, "out")
@@ -135,21 +129,29 @@ func TestStaleTempOfDeadWriterRemoved(t *testing.T) {
 		t.Skip(err)
 	}
 	dead := filepath.Join(root, TempPrefix(out)+strconv.Itoa(cmd.Process.Pid)+"-abc")
-	live := filepath.Join(root, TempPrefix(out)+"1-abc") // pid 1 is alive
 	os.Mkdir(dead, 0o700)
 	os.WriteFile(filepath.Join(dead, "C.npy"), []byte("x"), 0o600)
-	os.Mkdir(live, 0o700)
 	var told []string
 	d, err := Reserve(out, func(p string) { told = append(told, p) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Abort()
+	d.Abort()
 	if _, err := os.Stat(dead); !os.IsNotExist(err) || len(told) != 1 || told[0] != dead {
 		t.Fatalf("dead writer's temp: %v, told %v", err, told)
 	}
+	live := filepath.Join(root, TempPrefix(out)+"1-abc") // pid 1 is alive
+	os.Mkdir(live, 0o700)
+	if _, err := Reserve(out, nil); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a live writer's target: %v", err)
+	}
 	if _, err := os.Stat(live); err != nil {
 		t.Fatalf("live writer's temp removed: %v", err)
+	}
+	os.Remove(live)
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 0 {
+		t.Fatalf("left beside the target: %v", entries)
 	}
 }
 
@@ -169,5 +171,47 @@ func TestCommitRefusedByReady(t *testing.T) {
 	d.Abort()
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("target: %v", err)
+	}
+}
+
+// TestReplaceOwnedOnly: ReserveReplacing replaces an earlier output that
+// owned recognizes (dpsolve plan's strategy.json) and refuses any other
+// non-empty directory; a file written 0600 into the temporary directory
+// (as temporary-file helpers do) is committed 0666 less the umask.
+func TestReplaceOwnedOnly(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	root := t.TempDir()
+	out := filepath.Join(root, "plan")
+	os.Mkdir(out, 0o755)
+	os.WriteFile(filepath.Join(out, "strategy.json"), []byte("old"), 0o644)
+	os.WriteFile(filepath.Join(out, "A.npy"), []byte("old"), 0o644)
+	owned := func(dir string) bool { _, err := os.Stat(filepath.Join(dir, "strategy.json")); return err == nil }
+	d, err := ReserveReplacing(out, owned, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.Temp(), "strategy.json"), []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "strategy.json"))
+	fi, _ := os.Stat(filepath.Join(out, "strategy.json"))
+	if string(b) != "new" || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("strategy.json %q %v", b, fi.Mode())
+	}
+	if _, err := os.Stat(filepath.Join(out, "A.npy")); !os.IsNotExist(err) {
+		t.Fatal("the old plan's file survived the replacement")
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, ".plan*")); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	other := filepath.Join(root, "other")
+	os.Mkdir(other, 0o755)
+	os.WriteFile(filepath.Join(other, "thesis.tex"), []byte("mine"), 0o644)
+	if _, err := ReserveReplacing(other, owned, nil); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("a foreign directory: %v", err)
 	}
 }

@@ -2,22 +2,14 @@
 
 package atomicdir
 
-import (
-	"os"
-	"sync"
-)
+import "os"
 
-var held sync.Map
+// withParentLock runs f (no directory lock here: writers are serialized
+// within this process only, by held).
+func withParentLock(parent string, f func() error) error { return f() }
 
-// lockTarget reserves target within this process only (no flock here).
-func lockTarget(target string) (func(), error) {
-	if _, loaded := held.LoadOrStore(target, true); loaded {
-		return nil, &TargetError{target, ErrBusy}
-	}
-	return func() { held.Delete(target) }, nil
-}
-
-// processAlive: unknown here, so every temporary directory is left alone.
+// processAlive: unknown here, so every temporary directory is left alone
+// and counts as a live writer's.
 func processAlive(pid int) bool { return true }
 
 // rename: os.Rename (an existing empty directory is not replaced here).

@@ -5,50 +5,29 @@ package atomicdir
 import (
 	"errors"
 	"os"
-	"path/filepath"
-	"sync"
 	"syscall"
 )
 
-// held records the targets this process has reserved: flock(2) locks are
-// per open file, so a second Reserve in the same process would otherwise
-// succeed on its own descriptor.
-var held sync.Map
-
-// lockTarget takes an exclusive, non-blocking flock on PARENT/.NAME.lock.
-// The lock file is removed on release; a writer that locked a file no
-// longer named by the path (removed by the previous owner meanwhile)
-// starts over.
-func lockTarget(target string) (func(), error) {
-	if _, loaded := held.LoadOrStore(target, true); loaded {
-		return nil, &TargetError{target, ErrBusy}
+// withParentLock runs f holding an exclusive flock on the parent
+// directory itself (no lock file: a killed writer leaves nothing, and the
+// kernel drops its lock).
+func withParentLock(parent string, f func() error) error {
+	d, err := os.Open(parent)
+	if err != nil {
+		return &TargetError{parent, err}
 	}
-	path := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".lock")
+	defer d.Close()
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
-		if err != nil {
-			held.Delete(target)
-			return nil, &TargetError{target, err}
+		err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX)
+		if err == nil {
+			break
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			f.Close()
-			held.Delete(target)
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, &TargetError{target, ErrBusy}
-			}
-			return nil, &TargetError{target, err}
+		if !errors.Is(err, syscall.EINTR) {
+			return &TargetError{parent, err}
 		}
-		a, err1 := f.Stat()
-		b, err2 := os.Stat(path)
-		if err1 == nil && err2 == nil && os.SameFile(a, b) {
-			return func() {
-				os.Remove(path)
-				f.Close()
-				held.Delete(target)
-			}, nil
-		}
-		f.Close()
 	}
+	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+	return f()
 }
 
 func processAlive(pid int) bool {
