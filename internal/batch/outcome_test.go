@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,55 @@ func TestBatchReadsOnlySmallRegularFiles(t *testing.T) {
 	fh.Close()
 	if _, err := ReadStatus(big); err == nil || !strings.Contains(err.Error(), "bytes") {
 		t.Errorf("an oversized status: %v", err)
+	}
+}
+
+// TestSymlinkedJobFolderNotFollowed: a job folder that is a symbolic link
+// out of --out is neither run into nor read; before, the batch wrote the
+// job's status, lock and outputs wherever the link pointed.
+func TestSymlinkedJobFolderNotFollowed(t *testing.T) {
+	f := newFixture(t)
+	elsewhere := filepath.Join(f.dir, "elsewhere")
+	os.MkdirAll(elsewhere, 0o755)
+	os.MkdirAll(f.out, 0o755)
+	if err := os.Symlink(elsewhere, filepath.Join(f.out, "a")); err != nil {
+		t.Fatal(err)
+	}
+	outs := f.run(context.Background(), []string{job("a", "solve", "--write", "{out}/x"), job("b", "release", "--write", "{out}/x", "--outcome", "released")}, 1)
+	if outs[0].Result != RanFailed || !strings.Contains(outs[0].Error, "not a directory") {
+		t.Fatalf("a: %+v", outs[0])
+	}
+	if outs[1].Result != Ran {
+		t.Fatalf("b: %+v", outs[1])
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Fatalf("the batch wrote through the link: %v", ents)
+	}
+	if rep := ReadJob(f.out, "a"); rep.Err == nil {
+		t.Fatal("ReadJob followed the link")
+	}
+}
+
+// TestCollectCSVNeverOverwrites: collect --csv refused nothing and
+// replaced any file, a job's status.json included.
+func TestCollectCSVNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "status.json")
+	os.WriteFile(path, []byte("keep"), 0o644)
+	if err := CollectCSV(path, nil); !errors.Is(err, ErrExists) {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "keep" {
+		t.Fatal("overwritten")
+	}
+	fresh := filepath.Join(dir, "jobs.csv")
+	if err := CollectCSV(fresh, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := CollectCSV(fresh, nil); !errors.Is(err, ErrExists) {
+		t.Fatalf("second collect: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(left) != 0 {
+		t.Fatalf("left: %v", left)
 	}
 }

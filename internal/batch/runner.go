@@ -231,7 +231,17 @@ func (r *Runner) runJob(ctx context.Context, j Job, dir, host string, env []stri
 		o.Result, o.Error = res, msg
 		return o
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := checkJobDir(dir); err != nil {
+		res := RanFailed
+		if Releases(j.Command) {
+			res = Review
+		}
+		return fail(res, err.Error())
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fail(RanFailed, err.Error())
+	}
+	if err := checkJobDir(dir); err != nil { // replaced meanwhile
 		return fail(RanFailed, err.Error())
 	}
 	lk, err := tryLock(filepath.Join(dir, LockFile))
