@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,4 +172,42 @@ func TestReleaseHybridNonNegativeRefused(t *testing.T) {
 		assert.Contains(t, stderr, "one grand total", extra)
 		assert.Equal(t, 0, ledgerEntries(t, led))
 	}
+}
+
+// A single SIGINT stops a release of a one-attribute prefix workload
+// planned in-process with kron within a second (the issue measured 75–80 s
+// on the kron release path of a 4096-value prefix workload): planning and
+// preparing run abandonable (mechanism/publish), and nothing is charged.
+func TestReleaseInterruptDuringKronPrepare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 1024-value kron plan")
+	}
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.json")
+	require.NoError(t, os.WriteFile(spec, []byte(`{"domain":[{"name":"a","size":1024}],"workload":[{"name":"p","product":{"a":"prefix"}}]}`), 0o644))
+	var sb strings.Builder
+	sb.WriteString("a\n")
+	for i := 0; i < 2000; i++ {
+		sb.WriteString(strconv.Itoa((i*389)%1024) + "\n")
+	}
+	data := filepath.Join(dir, "r.csv")
+	require.NoError(t, os.WriteFile(data, []byte(sb.String()), 0o644))
+	led := txnLedger(t, dir)
+	before, _ := os.ReadFile(led)
+	s := startBin(t, dir, "release", "--spec", spec, "--template", "kron", "--rho", "0.5", "--data", data,
+		"--budget-file", led, "--out", filepath.Join(dir, "out"))
+	time.Sleep(1500 * time.Millisecond)
+	sent := time.Now()
+	require.NoError(t, s.cmd.Process.Signal(os.Interrupt))
+	code, _ := s.wait(t)
+	took := time.Since(sent)
+	assert.Equal(t, exitInterrupted, code, s.errb.String())
+	// 1 s is the target; the limit allows for a loaded 2-core machine.
+	assert.Less(t, took, 3*time.Second, "stopped %v after SIGINT", took)
+	t.Logf("stopped %v after SIGINT", took)
+	after, _ := os.ReadFile(led)
+	assert.Equal(t, string(before), string(after), "nothing charged")
+	left, _ := filepath.Glob(filepath.Join(dir, ".out*"))
+	assert.Empty(t, left)
+	assert.NoDirExists(t, filepath.Join(dir, "out"))
 }

@@ -35,6 +35,7 @@ import (
 	"sync"
 
 	"github.com/dpsolve/dpsolve/internal/atomicdir"
+	"github.com/dpsolve/dpsolve/internal/ctxwait"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
@@ -259,18 +260,29 @@ func Prepare(ctx context.Context, req Request) (p *Prepared, err error) {
 	if err := p.step(ctx, "reserved"); err != nil {
 		return p, err
 	}
-	parts, err := tables.PrepareParts(ctx, tables.PartsRequest{Workload: req.Workload, Budget: req.Budget,
-		PlanDir: req.PlanDir, Template: req.Template, SplitTerms: req.SplitTerms, TermShares: req.TermShares,
-		Progress: req.Progress, Planned: req.Planned, CheckPart: req.CheckPart})
+	// Planning and preparing (factorizations, expected errors: O(n³) on a
+	// 4096-value attribute) do not all look at ctx; an interrupt returns
+	// at once and the abandoned work, which writes nothing, is dropped.
+	parts, err := ctxwait.Abandon(ctx, func() (parts *tables.Parts, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = &PanicError{Value: v, Stack: string(debug.Stack())}
+			}
+		}()
+		parts, err = tables.PrepareParts(ctx, tables.PartsRequest{Workload: req.Workload, Budget: req.Budget,
+			PlanDir: req.PlanDir, Template: req.Template, SplitTerms: req.SplitTerms, TermShares: req.TermShares,
+			Progress: req.Progress, Planned: req.Planned, CheckPart: req.CheckPart})
+		if err == nil {
+			err = checkFinite(parts)
+		}
+		return parts, err
+	})
 	if err != nil {
 		return p, err
 	}
 	p.parts = parts
 	if n := len(parts.Parts()); n > 1 && req.PostProcess.Any() {
 		return p, fmt.Errorf("%w: this release is measured in %d parts (a union of marginals and Kronecker parts measured part by part, or a split over terms), each with its own least-squares total, so non-negative or integer tables would not share one grand total nor agree with one another; release the least-squares answers, or plan one measurement of every term (template kron or dense) for publishable tables", ErrPartsPostProcess, n)
-	}
-	if err := checkFinite(parts); err != nil {
-		return p, err
 	}
 	if err := checkMemory(parts, req.PostProcess); err != nil {
 		return p, err
