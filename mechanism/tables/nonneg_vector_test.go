@@ -2,11 +2,13 @@ package tables
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/kron"
 )
 
@@ -43,5 +45,26 @@ func TestSpectralNormSqVectorFactors(t *testing.T) {
 	// to a few ulps; the SVD of the 2×2 factor to ~1e-15 relative.
 	if math.Abs(got-want) > 1e-12*want {
 		t.Fatalf("‖A‖₂² = %.17g, want %.17g", got, want)
+	}
+}
+
+// TestSplitTermsHugeShares: --split terms:1e308,1e308,1 summed the shares
+// to +Inf and reported "share … got 0". The shares are now scaled by the
+// largest: 1e308 and 1e308 get half the budget each (exactly, within one
+// rounding), and the third term's 5e-309 is refused naming the term.
+func TestSplitTermsHugeShares(t *testing.T) {
+	rho, _ := calibrate.ZCDP(1)
+	out, err := SplitTerms(rho, []float64{1e308, 1e308}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range out {
+		if math.Abs(b.Rho()-0.5) > 1e-15 {
+			t.Fatalf("rho %v, want 0.5", b.Rho())
+		}
+	}
+	_, err = SplitTerms(rho, []float64{1e308, 1e308, 1}, 3)
+	if err == nil || !strings.Contains(err.Error(), "term 3's share 1") || strings.Contains(err.Error(), "got 0") {
+		t.Fatalf("got %v", err)
 	}
 }
