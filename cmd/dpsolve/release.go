@@ -473,7 +473,7 @@ func (f *tblFlags) readData(ctx context.Context, histogram bool, sets [][]int, w
 		opt.Total = fi.Size()
 	}
 	opt.Progress = progressTo(stderr, "release", f.quiet)
-	in := ctxReader{ctx: ctx, r: file}
+	in := ctxReader{ctx: ctx, r: publish.LineLimit(file, publish.MaxLineBytes)}
 	if histogram {
 		x, st, err := records.ReadHistogram(in, w.Attributes(), opt)
 		if err != nil {

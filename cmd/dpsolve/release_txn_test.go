@@ -211,3 +211,23 @@ func TestReleaseInterruptDuringKronPrepare(t *testing.T) {
 	assert.Empty(t, left)
 	assert.NoDirExists(t, filepath.Join(dir, "out"))
 }
+
+// A records CSV with one huge line (no newline) is refused once the line
+// passes publish.MaxLineBytes, not after buffering it all (a 1 GB line
+// took 4.4 GB before the refusal). The file here is 64 MiB, sparse.
+func TestReleaseHugeCSVLineRefusedEarly(t *testing.T) {
+	dir, spec, _, planDir := relFixture(t)
+	data := filepath.Join(dir, "huge.csv")
+	fh, err := os.Create(data)
+	require.NoError(t, err)
+	_, err = fh.WriteString("id,c,b,a\n1,")
+	require.NoError(t, err)
+	require.NoError(t, fh.Truncate(64<<20)) // zero bytes: one 64 MiB line
+	require.NoError(t, fh.Close())
+	led := txnLedger(t, dir)
+	code, _, stderr := releaseCLI(t, "release", "--spec", spec, "--data", data, "--plan", planDir, "--rho", "0.25",
+		"--budget-file", led, "--out", filepath.Join(dir, "out"), "--quiet")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "line 2 of the records is longer than")
+	assert.Equal(t, 0, ledgerEntries(t, led))
+}

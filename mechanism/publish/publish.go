@@ -591,7 +591,7 @@ func (p *Prepared) readData(ctx context.Context) (tables.Data, int64, error) {
 	case d.Histogram != nil:
 		return tables.Data{Histogram: d.Histogram, Tables: records.Marginalize(d.Histogram, attrs, sets)}, 0, nil
 	case d.Records != nil:
-		in := ctxReader{ctx: ctx, r: d.Records}
+		in := ctxReader{ctx: ctx, r: LineLimit(d.Records, MaxLineBytes)}
 		if histogram {
 			x, st, err := records.ReadHistogram(in, attrs, d.RecordsOptions)
 			if err != nil {
