@@ -231,3 +231,22 @@ func TestReleaseHugeCSVLineRefusedEarly(t *testing.T) {
 	assert.Contains(t, stderr, "line 2 of the records is longer than")
 	assert.Equal(t, 0, ledgerEntries(t, led))
 }
+
+// TestCommandsDoNotChargeLedgers: the release transaction, which alone
+// orders the charge with the checks, the noise and the commit, lives in
+// mechanism/publish; no command calls the ledger's charge itself, and the
+// command's former gate (commitGate, writeReleaseDir) is gone.
+func TestCommandsDoNotChargeLedgers(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, banned := range []string{"ledger.Spend(", "ledger.SpendContext(", "commitGate", "writeReleaseDir", "swapDir("} {
+			assert.NotContains(t, string(b), banned, f)
+		}
+	}
+}
