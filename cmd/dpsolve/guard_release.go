@@ -8,12 +8,45 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sync"
+	"sync/atomic"
 
+	"github.com/dpsolve/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/release"
 )
+
+// noiseDrawn is set once a drawGuard has drawn noise in this process: it
+// is what dpsolve answer and run record for dpsolve batch (recordDraws).
+var noiseDrawn atomic.Bool
+
+// recordDraws writes, under dpsolve batch (internal/batch: OutcomeEnv),
+// the outcome record of an answer or run job: refused when no noise was
+// drawn, released when it succeeded, charged_not_released otherwise. The
+// release command writes its own (runRelease); a crash writes none, and the
+// batch then marks the job needs_review.
+func recordDraws(name string, err error, stderr io.Writer) {
+	path := os.Getenv(batch.OutcomeEnv)
+	if path == "" || (name != "answer" && name != "run") {
+		return
+	}
+	rec := batch.OutcomeRecord{Outcome: "refused"}
+	switch {
+	case !noiseDrawn.Load():
+	case err == nil:
+		rec.Outcome, rec.NoiseMayBeDrawn = "released", true
+	default:
+		rec.Outcome, rec.NoiseMayBeDrawn = "charged_not_released", true
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if werr := batch.WriteOutcome(path, rec); werr != nil {
+		fmt.Fprintf(stderr, "dpsolve %s: cannot write the outcome record %s: %v\n", name, path, werr)
+	}
+}
 
 // critical is held while a released result is being written: the second-
 // signal exit (signals.go) waits for it, so Ctrl-C twice never loses
@@ -63,6 +96,7 @@ func (g *drawGuard) before() {
 func (g *drawGuard) after() {
 	if !g.drawn {
 		g.drawn = true
+		noiseDrawn.Store(true)
 		g.unlock = enterCritical() // the budget is spent: the answers must reach the disk
 	}
 }

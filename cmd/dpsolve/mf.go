@@ -19,6 +19,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/bench"
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/atomicdir"
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/mf"
@@ -207,11 +208,26 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *lossKind != "mean" && *lossKind != "max" {
 			return usageErrorf("--loss %q: want mean or max", *lossKind)
 		}
-		return runMFStructured(ctx, structuredFlags{maxLoss: *lossKind == "max", denseBound: *denseBound, family: fam, maxBuffers: *maxBuffers, bands: *bands, n: *n, spec: *spec,
-			eps: *eps, delta: *delta, sigma: *sigma, perStep: *perStep, asJSON: *asJSON, quiet: *quiet, outDir: *outDir}, schema, stdout, stderr)
-	}
-	if *maxBuffers != 0 {
+	} else if *maxBuffers != 0 {
 		return usageErrorf("--max-buffers goes with --family blt")
+	}
+	// --out is checked and reserved before any work (exit 2 at once, not
+	// after the solve); an earlier mf output there is replaced at the end,
+	// anything else non-empty is refused and left as it is.
+	var outRes *atomicdir.Dir
+	if *outDir != "" && *check == "" {
+		d, err := atomicdir.ReserveReplacing(*outDir, isMFDir, func(path string) {
+			fmt.Fprintf(stderr, "dpsolve mf: removed %s, the unfinished output of an earlier run that was killed\n", path)
+		})
+		if err != nil {
+			return outDirError(*outDir, err, "an earlier dpsolve mf output (no report.json)")
+		}
+		defer d.Abort() // after Commit it does nothing
+		outRes = d
+	}
+	if fam == "blt" || fam == "toeplitz" {
+		return runMFStructured(ctx, structuredFlags{maxLoss: *lossKind == "max", denseBound: *denseBound, family: fam, maxBuffers: *maxBuffers, bands: *bands, n: *n, spec: *spec,
+			eps: *eps, delta: *delta, sigma: *sigma, perStep: *perStep, asJSON: *asJSON, quiet: *quiet, out: outRes}, schema, stdout, stderr)
 	}
 	if *n > 0 {
 		if err := checkSizeMemory("mf", *n, 0, mfMemory(schema, *spec == ""), false); err != nil {
@@ -263,8 +279,8 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := mfCertified(out); err != nil {
 		return err
 	}
-	if *outDir != "" {
-		if err := writeMFDir(ctx, *outDir, res, schema, out, nil); err != nil {
+	if outRes != nil {
+		if err := writeMFDir(ctx, outRes, res, schema, out, nil); err != nil {
 			return err
 		}
 	}
@@ -454,34 +470,27 @@ func printMF(stdout io.Writer, out mfJSON, asJSON bool) error {
 	return nil
 }
 
-// writeMFDir writes C.npy, bands.npy (banded) and report.json into a
-// temporary directory beside dir and renames it into place, so an
-// interrupted run leaves either the old directory or the complete new one.
+// writeMFDir writes C.npy, bands.npy (banded) and report.json into the
+// reserved output's temporary directory and commits it (internal/atomicdir),
+// so an interrupted run leaves either the old directory or the complete new
+// one.
 //
 // A structured family has no res: extra writes its files (blt.json,
 // toeplitz.json) into the temporary directory instead of C.npy.
-func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, rep mfJSON, extra func(tmp string) error) (err error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), "."+filepath.Base(dir)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
+func writeMFDir(ctx context.Context, d *atomicdir.Dir, res *mf.Result, s mf.Schema, rep mfJSON, extra func(tmp string) error) error {
+	tmp := d.Temp()
 	if extra != nil {
-		if err = extra(tmp); err != nil {
+		if err := extra(tmp); err != nil {
 			return err
 		}
 	}
 	if res != nil {
-		if err = matio.WriteMatrix(filepath.Join(tmp, "C.npy"), res.C); err != nil {
+		if err := matio.WriteMatrix(filepath.Join(tmp, "C.npy"), res.C); err != nil {
 			return err
 		}
 	}
 	if res != nil && s.Kind == mf.MinSep {
-		if err = matio.WriteMatrix(filepath.Join(tmp, "bands.npy"), mf.Bands(res.C, rep.Bands)); err != nil {
+		if err := matio.WriteMatrix(filepath.Join(tmp, "bands.npy"), mf.Bands(res.C, rep.Bands)); err != nil {
 			return err
 		}
 	}
@@ -489,13 +498,22 @@ func writeMFDir(ctx context.Context, dir string, res *mf.Result, s mf.Schema, re
 	if err != nil {
 		return err
 	}
-	if err = os.WriteFile(filepath.Join(tmp, "report.json"), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "report.json"), append(data, '\n'), 0o666); err != nil {
 		return err
 	}
-	if err = ctx.Err(); err != nil {
-		return fmt.Errorf("interrupted: nothing written: %w", err)
-	}
-	return swapDir(tmp, dir)
+	return d.Commit(func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: nothing written: %w", err)
+		}
+		return nil
+	})
+}
+
+// isMFDir recognizes an earlier dpsolve mf output, which mf --out may
+// replace.
+func isMFDir(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, "report.json"))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // runMFBench is dpsolve bench --mf: dpsolve's certified DP-MF solves and,

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dpsolve/dpsolve/internal/atomicdir"
 	"io"
 	"math"
 	"os"
@@ -133,7 +134,7 @@ type structuredFlags struct {
 	perStep    bool
 	asJSON     bool
 	quiet      bool
-	outDir     string
+	out        *atomicdir.Dir // the reserved --out, or nil
 	maxLoss    bool
 	denseBound bool
 }
@@ -237,8 +238,8 @@ func runMFStructured(ctx context.Context, f structuredFlags, schema mf.Schema, s
 		return err
 	}
 	out.Seconds = time.Since(start).Seconds()
-	if f.outDir != "" {
-		err := writeMFDir(ctx, f.outDir, nil, schema, out, func(tmp string) error {
+	if f.out != nil {
+		err := writeMFDir(ctx, f.out, nil, schema, out, func(tmp string) error {
 			if blt != nil {
 				return writeJSONFile(filepath.Join(tmp, "blt.json"), bltFile{BLTFile: mf.BLTJSON(blt), N: f.n, Schema: structuredSchema(schema, f.n), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
 			}

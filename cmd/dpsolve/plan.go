@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/atomicdir"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
@@ -383,62 +384,50 @@ func printMarginalSets(stdout io.Writer, sets []marginals.MarginalJSON) {
 }
 
 // writeStrategyDir writes dir/strategy.json and the factor .npy files into
-// a temporary directory next to dir and renames it into place, so dir is
-// never half-written. An existing dir is replaced only if it holds a
-// strategy.json (a previous plan); anything else is refused.
+// a temporary directory next to dir and renames it into place
+// (internal/atomicdir), so dir is never half-written. An existing dir is
+// replaced only if it holds a strategy.json (a previous plan); anything
+// else non-empty is refused, nothing of it deleted.
 func writeStrategyDir(ctx context.Context, dir string, w *domain.Kron, res *plan.Result) (err error) {
-	dir = filepath.Clean(dir)
-	if st, serr := os.Stat(dir); serr == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("--out %s exists and is not a directory", dir)
-		}
-		if _, serr := os.Stat(filepath.Join(dir, "strategy.json")); serr != nil {
-			entries, _ := os.ReadDir(dir)
-			if len(entries) > 0 {
-				return fmt.Errorf("--out %s exists and is not a plan directory (no strategy.json); choose a new directory", dir)
-			}
-		}
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")
+	d, err := atomicdir.ReserveReplacing(dir, isPlanDir, nil)
 	if err != nil {
+		return outDirError(dir, err, "a plan directory (no strategy.json)")
+	}
+	defer d.Abort() // after Commit it does nothing
+	if err := tables.WriteStrategy(d.Temp(), w, res); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
+	return d.Commit(func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted: nothing written: %w", err)
 		}
-	}()
-	if err := tables.WriteStrategy(tmp, w, res); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("interrupted: nothing written: %w", err)
-	}
-	return swapDir(tmp, dir)
+		return nil
+	})
 }
 
-// swapDir moves the complete directory tmp into place as dir. An old dir is
-// moved aside first (rename cannot replace a non-empty directory), put back
-// if the second rename fails, and removed after, so an interrupted run
-// leaves either the old directory or the new one.
-func swapDir(tmp, dir string) error {
-	var old string
-	if _, serr := os.Stat(dir); serr == nil {
-		old = tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
-			return err
-		}
+// isPlanDir recognizes an earlier dpsolve plan output, which plan --out
+// may replace.
+func isPlanDir(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, "strategy.json"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// outDirError words internal/atomicdir's refusal of --out dir as a usage
+// error (exit 2); what names what the command would have replaced.
+func outDirError(dir string, err error, what string) error {
+	switch {
+	case errors.Is(err, atomicdir.ErrNotEmpty):
+		return usageErrorf("--out %s exists and is not %s; choose a new directory", dir, what)
+	case errors.Is(err, atomicdir.ErrNotDir):
+		return usageErrorf("--out %s exists and is not a directory", dir)
+	case errors.Is(err, atomicdir.ErrBusy):
+		return usageErrorf("--out %s is being written by another dpsolve; choose a new directory", dir)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			err = errors.Join(err, os.Rename(old, dir))
-		}
-		return err
+	var te *atomicdir.TargetError
+	if errors.As(err, &te) {
+		return usageErrorf("--out %v", err)
 	}
-	if old != "" {
-		os.RemoveAll(old)
-	}
-	return nil
+	return err
 }
 
 // positive returns x, or NaN when it is not positive (a zero family bound

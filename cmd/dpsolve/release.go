@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,14 +16,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpsolve/dpsolve/internal/atomicdir"
+	"github.com/dpsolve/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/internal/resources"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
+	"github.com/dpsolve/dpsolve/mechanism/publish"
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -202,7 +205,31 @@ func (f *tblFlags) parseSplit() error {
 	return nil
 }
 
+// runRelease runs the release command and, under dpsolve batch, writes the
+// transaction's outcome record (internal/batch: OutcomeEnv) that decides
+// whether the job may be run again. A crash writes none: the batch then
+// marks the job needs_review.
 func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var outcome publish.Outcome
+	err := releaseCommand(ctx, args, stdout, stderr, &outcome)
+	if path := os.Getenv(batch.OutcomeEnv); path != "" {
+		if outcome == 0 { // returned before the transaction's charge could happen
+			outcome = publish.Refused
+		}
+		rec := batch.OutcomeRecord{Outcome: outcome.String(), NoiseMayBeDrawn: outcome != publish.Refused}
+		if err != nil {
+			rec.Error = err.Error()
+		}
+		if werr := batch.WriteOutcome(path, rec); werr != nil {
+			fmt.Fprintf(stderr, "dpsolve release: cannot write the outcome record %s: %v\n", path, werr)
+		}
+	}
+	return err
+}
+
+// releaseCommand is dpsolve release; it sets *outcome once the release
+// transaction has run (before that, nothing can have been charged).
+func releaseCommand(ctx context.Context, args []string, stdout, stderr io.Writer, outcome *publish.Outcome) error {
 	start := time.Now()
 	fs := newFlagSet("release", stderr)
 	withReleaseHelp(fs, stderr)
@@ -249,27 +276,90 @@ func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := f.feasible(k, stderr); err != nil {
 		return err
 	}
-	parts, err := f.prepareParts(ctx, k, b, stderr)
+	req, err := f.request(k, b, stderr)
 	if err != nil {
 		return err
 	}
-	if err := f.checkMemory(parts); err != nil {
-		return err
+	var rep *tblJSON // the report, made once the release is prepared
+	if !f.dryRun {
+		f.transaction(&req, &rep, start, b, stderr)
 	}
-	rep := f.newReport(parts, k, b, specBytes)
+	// The library's transaction (mechanism/publish) runs every refusing
+	// check, reserves --out, charges the ledger under its lock, draws the
+	// noise and commits the output; without --out it is the dry run.
+	prep, err := publish.Prepare(ctx, req)
+	if err != nil {
+		return outputUsage(f.out, err)
+	}
+	defer prep.Close()
+	rep = f.newReport(prep.Parts(), k, b, specBytes)
 	if f.budgetFile != "" {
 		rep.BudgetFile = f.budgetFile
-		st, err := ledger.Check(f.budgetFile, b)
-		if err != nil {
-			return err
+		if st := prep.Ledger(); st != nil {
+			rep.LedgerSpent, rep.LedgerLimit = &st.Spent, &st.Limit
 		}
-		rep.LedgerSpent, rep.LedgerLimit = &st.Spent, &st.Limit
 	}
 	if f.dryRun {
 		rep.Seconds = time.Since(start).Seconds()
 		return tblPrint(stdout, f.asJSON, rep)
 	}
-	return f.publish(ctx, start, k, parts, b, rep, stdout, stderr)
+	return f.publish(ctx, prep, k, b, rep, stdout, stderr, outcome)
+}
+
+// outputUsage words the transaction's refusal of --out as a usage error
+// (exit 2); other errors pass unchanged.
+func outputUsage(out string, err error) error {
+	if errors.Is(err, publish.ErrPartsPostProcess) {
+		return usageErrorf("--nonnegative/--integer: %v", err)
+	}
+	if !errors.Is(err, publish.ErrOutput) {
+		return err
+	}
+	switch {
+	case errors.Is(err, atomicdir.ErrBusy):
+		return usageErrorf("--out %s is being written by another release; choose a new directory", out)
+	case errors.Is(err, atomicdir.ErrNotEmpty):
+		return usageErrorf("--out %s exists and is not empty; choose a new directory", out)
+	case errors.Is(err, atomicdir.ErrNotDir):
+		return usageErrorf("--out %s exists and is not a directory", out)
+	}
+	return usageErrorf("--out %s: %v", out, err)
+}
+
+// request is the release's transaction request from the flags.
+func (f *tblFlags) request(k *domain.Kron, b calibrate.Budget, stderr io.Writer) (publish.Request, error) {
+	req := publish.Request{Workload: k, Budget: b, PlanDir: f.planDir, Template: f.template,
+		SplitTerms: f.splitTerms, TermShares: f.termShares, Progress: progressTo(stderr, "release", f.quiet),
+		CheckPart: checkPartBudget, PostProcess: tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer, Progress: progressTo(stderr, "release", f.quiet)},
+		Ledger: f.budgetFile, Label: f.label}
+	if f.splitTerms {
+		if _, err := tables.SplitTerms(b, f.termShares, len(k.Terms())); err != nil {
+			return req, usageErrorf("--split: %v", err)
+		}
+	}
+	// An unknown template is a usage error, refused before planning.
+	if f.planDir == "" && f.template != "marginals" {
+		name := f.template
+		if name == "" {
+			name = "best"
+		}
+		if _, err := planner.Lookup(name); err != nil {
+			return req, usageErrorf("%v", err)
+		}
+	}
+	if !f.quiet {
+		req.Planned = func(res *plan.Result) {
+			fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
+		}
+	}
+	if f.dryRun {
+		return req, nil // Prepare checks the ledger's room; it never charges
+	}
+	req.Out = f.out
+	req.Stale = func(path string) {
+		fmt.Fprintf(stderr, "dpsolve release: removed %s, the unfinished output of an earlier release to %s that was killed\n", path, f.out)
+	}
+	return req, nil
 }
 
 // newReport is the release's report before anything is measured: the
@@ -290,105 +380,68 @@ func (f *tblFlags) newReport(parts *tables.Parts, w *domain.Kron, b calibrate.Bu
 	return rep
 }
 
-// publish reads the data, charges the ledger as the last step before the
-// noise, measures, answers and writes the release.
-func (f *tblFlags) publish(ctx context.Context, start time.Time, w *domain.Kron, parts *tables.Parts, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer) error {
-	// The data: only what the strategies need, read once for all parts.
-	data, nrec, err := f.readData(ctx, parts, w, stderr)
-	if err != nil {
-		return err
-	}
-	rep.Data, rep.Records = f.data, nrec
-	src := noise.NewSecure()
+// transaction completes the request of a release (not a dry run): the
+// data's reader, the noise source, the charge's message and release.json,
+// which reads the report *rep made after Prepare.
+func (f *tblFlags) transaction(req *publish.Request, rep **tblJSON, start time.Time, b calibrate.Budget, stderr io.Writer) {
+	w := req.Workload
 	if f.seed != "" {
 		seed, _ := strconv.ParseUint(f.seed, 10, 64)
-		fmt.Fprintf(stderr, "WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private\n", seed)
-		src = noise.NewSeededInsecure(seed)
+		req.Noise = noise.NewSeededInsecure(seed)
 	}
-	// The whole budget b is charged once, as the last step before the first
-	// part draws any noise (the parts' budgets add up to b), and only if
-	// the command was not interrupted (SpendContext checks under the lock;
-	// the gate orders the charge with an interrupt's decision).
-	var gate commitGate
-	charge := func() error {
-		if f.budgetFile == "" {
-			return nil
+	req.Data = publish.Data{Load: func(ctx context.Context, histogram bool, sets [][]int) (tables.Data, int64, error) {
+		if f.seed != "" {
+			// After every check, before the charge: a refused release
+			// prints no warning.
+			fmt.Fprintf(stderr, "WARNING: --insecure-seed %s: noise comes from a seeded generator; the output is NOT differentially private\n", f.seed)
 		}
-		label := f.label
-		if label == "" {
-			label = f.out
-		}
-		return gate.spend(func() error {
-			st, err := ledger.SpendContext(ctx, f.budgetFile, b, label)
-			if err != nil {
-				return err
-			}
-			rep.LedgerSpent = &st.Spent
-			fmt.Fprintf(stderr, "dpsolve release: charged %s to %s: %s of %s spent\n", chargeInUnit(b, &st.Limit), f.budgetFile, st.Spent, st.Limit)
-			return nil
-		})
+		return f.readData(ctx, histogram, sets, w, stderr)
+	}}
+	req.Charged = func(st ledger.Status) {
+		(*rep).LedgerSpent = &st.Spent
+		fmt.Fprintf(stderr, "dpsolve release: charged %s to %s: %s of %s spent\n", chargeInUnit(b, &st.Limit), f.budgetFile, st.Spent, st.Limit)
 	}
-	// Noise, reconstruction and writing run aside, so that an interrupt
-	// stops the command at once, charged or not (awaitRelease).
-	done := make(chan error, 1)
-	var released *tables.Result // set before done is sent
-	go func() {
-		res, err := parts.Run(ctx, data, src, charge, tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer, Progress: progressTo(stderr, "release", f.quiet)})
+	req.Files = func(r *publish.Result) ([]publish.File, error) {
+		rp, tr := *rep, r.Tables
+		rp.Data, rp.Records = f.data, r.Records
+		rp.Consistency, rp.Estimator, rp.Estimators = tr.Consistency, tr.Estimator, tr.Estimators
+		rp.Out, rp.Created = f.out, time.Now().UTC().Format(time.RFC3339)
+		rp.Seconds = time.Since(start).Seconds()
+		body, err := json.MarshalIndent(rp, "", "  ")
 		if err != nil {
-			done <- err
-			return
+			return nil, err
 		}
-		rep.Consistency, rep.Estimator, rep.Estimators = res.Consistency, res.Estimator, res.Estimators
-		rep.Out, rep.Created = f.out, time.Now().UTC().Format(time.RFC3339)
-		rep.Seconds = time.Since(start).Seconds()
-		released = res
-		done <- writeReleaseDir(ctx, f.out, w, res, rep, &gate)
-	}()
-	if err := gate.await(ctx, done); err != nil {
-		// After the charge nothing may fail silently: the error then says
-		// that the budget was spent and nothing released.
-		if gate.charged {
-			return &spentError{err: err, cost: chargeInUnit(b, rep.LedgerLimit), ledger: f.budgetFile}
+		body = append(body, '\n')
+		return []publish.File{{Name: "release.json", Write: func(o io.Writer) error { _, err := o.Write(body); return err }}}, nil
+	}
+}
+
+// publish runs the prepared transaction: it reads the data, charges the
+// ledger as the last step before the noise, measures, answers and commits
+// answers.csv and release.json.
+func (f *tblFlags) publish(ctx context.Context, prep *publish.Prepared, w *domain.Kron, b calibrate.Budget, rep *tblJSON, stdout, stderr io.Writer, outcome *publish.Outcome) error {
+	res, err := prep.Release(ctx)
+	*outcome = res.Outcome
+	switch res.Outcome {
+	case publish.Released:
+	case publish.ChargedNotReleased:
+		// After the charge nothing may fail silently: the error says that
+		// the budget was spent and nothing released.
+		var se *publish.SpentError
+		if errors.As(err, &se) {
+			err = se.Err
 		}
-		return err
+		return &spentError{err: err, cost: chargeInUnit(b, rep.LedgerLimit), ledger: f.budgetFile}
+	default:
+		return outputUsage(f.out, err)
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "dpsolve release: released %d answers to %s (%s)\n", rep.Queries, f.out, b)
 	}
-	if err := writeTablesDir(f.tablesDir, f.out, w, released, f.quiet, stderr); err != nil {
+	if err := writeTablesDir(f.tablesDir, f.out, w, res.Tables, f.quiet, stderr); err != nil {
 		return err
 	}
 	return tblPrint(stdout, f.asJSON, rep)
-}
-
-// prepareParts plans (or loads the plan) and prepares the release
-// (tables.PrepareParts); with --split terms one release per term, each
-// planned for its term alone under its share of b.
-func (f *tblFlags) prepareParts(ctx context.Context, k *domain.Kron, b calibrate.Budget, stderr io.Writer) (*tables.Parts, error) {
-	req := tables.PartsRequest{Workload: k, Budget: b, PlanDir: f.planDir, Template: f.template,
-		SplitTerms: f.splitTerms, TermShares: f.termShares, Progress: progressTo(stderr, "release", f.quiet),
-		CheckPart: checkPartBudget}
-	if f.splitTerms {
-		if _, err := tables.SplitTerms(b, f.termShares, len(k.Terms())); err != nil {
-			return nil, usageErrorf("--split: %v", err)
-		}
-	}
-	// An unknown template is a usage error, refused before planning.
-	if f.planDir == "" && f.template != "marginals" {
-		name := f.template
-		if name == "" {
-			name = "best"
-		}
-		if _, err := planner.Lookup(name); err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-	}
-	if !f.quiet {
-		req.Planned = func(res *plan.Result) {
-			fmt.Fprintf(stderr, "dpsolve release: planned with template %s (objective %.6g per unit noise, %.3f s)\n", res.Template, res.Objective, res.Seconds)
-		}
-	}
-	return tables.PrepareParts(ctx, req)
 }
 
 // checkPartBudget refuses a part whose share of the budget falls below the
@@ -406,8 +459,7 @@ func checkPartBudget(c tables.PartCheck) error {
 
 // readData reads the histogram or the marginal tables the release needs,
 // with progress on stderr; an interrupt stops it between records.
-func (f *tblFlags) readData(ctx context.Context, parts *tables.Parts, w *domain.Kron, stderr io.Writer) (tables.Data, int64, error) {
-	histogram, sets := parts.Needs()
+func (f *tblFlags) readData(ctx context.Context, histogram bool, sets [][]int, w *domain.Kron, stderr io.Writer) (tables.Data, int64, error) {
 	if strings.EqualFold(filepath.Ext(f.data), ".npy") {
 		x, err := records.ReadHistogramNPY(f.data, w.Attributes())
 		if err != nil {
@@ -430,7 +482,7 @@ func (f *tblFlags) readData(ctx context.Context, parts *tables.Parts, w *domain.
 		opt.Total = fi.Size()
 	}
 	opt.Progress = progressTo(stderr, "release", f.quiet)
-	in := ctxReader{ctx: ctx, r: file}
+	in := ctxReader{ctx: ctx, r: publish.LineLimit(file, publish.MaxLineBytes), at: file}
 	if histogram {
 		x, st, err := records.ReadHistogram(in, w.Attributes(), opt)
 		if err != nil {
@@ -441,18 +493,6 @@ func (f *tblFlags) readData(ctx context.Context, parts *tables.Parts, w *domain.
 	}
 	tabs, st, err := records.ReadMarginals(in, w.Attributes(), sets, opt)
 	return tables.Data{Tables: tabs}, st.Records, wrapData(f.data, err)
-}
-
-// checkMemory refuses, before the data are read (and in a dry run), a
-// release whose data, measurements and answers do not fit in memory.
-func (f *tblFlags) checkMemory(parts *tables.Parts) error {
-	need := parts.MemoryEstimate(tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer})
-	mem, ok := records.AvailableMemory()
-	if ok && need > float64(mem.Bytes) {
-		return inputerr.Errorf("release", "%w", &resources.Refusal{What: "this release (data, measurements and answers)", Need: need,
-			Avail: resources.Memory{Bytes: float64(mem.Bytes), Source: mem.Source}, Hint: "use a marginals plan or fewer attributes"})
-	}
-	return nil
 }
 
 // formatBytesFloat formats a byte count that may exceed uint64.
@@ -468,6 +508,7 @@ func formatBytesFloat(b float64) string {
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
+	at  io.ReaderAt // the file itself, for Parquet (the line cap applies to CSV reads)
 }
 
 func (c ctxReader) Read(p []byte) (int, error) {
@@ -483,11 +524,10 @@ func (c ctxReader) ReadAt(p []byte, off int64) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, errCancelled(c.ctx)
 	}
-	ra, ok := c.r.(io.ReaderAt)
-	if !ok {
+	if c.at == nil {
 		return 0, errors.New("the input does not allow reading at offsets")
 	}
-	return ra.ReadAt(p, off)
+	return c.at.ReadAt(p, off)
 }
 
 func wrapData(path string, err error) error {

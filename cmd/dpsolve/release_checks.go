@@ -13,8 +13,6 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
@@ -25,11 +23,6 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
-
-// tmpPrefix is the name prefix of the temporary directory a release of
-// dir is written to; the process id follows, so that the next release on
-// the same output can tell a dead run's leftovers from a running one's.
-func tmpPrefix(dir string) string { return "." + filepath.Base(filepath.Clean(dir)) + ".tmp-" }
 
 // checkOutDir refuses, before anything is read, spent or drawn, an output
 // directory that is a symbolic link, exists and is not an empty directory,
@@ -56,52 +49,9 @@ func checkOutDir(dir string, stderr io.Writer) error {
 	if err != nil {
 		return usageErrorf("--out %s: cannot write in %s: %v", dir, parent, err)
 	}
-	if err := os.Remove(probe); err != nil {
-		return err
-	}
-	cleanStaleOutputs(dir, stderr)
-	return nil
-}
-
-// cleanStaleOutputs removes PARENT/.OUT.tmp-PID-* directories whose
-// process no longer runs, and names those of an unknown process.
-func cleanStaleOutputs(dir string, stderr io.Writer) {
-	parent := filepath.Dir(filepath.Clean(dir))
-	prefix := tmpPrefix(dir)
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !e.IsDir() {
-			continue
-		}
-		path := filepath.Join(parent, e.Name())
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 {
-			fmt.Fprintf(stderr, "dpsolve release: note: %s looks like the unfinished output of an earlier release to %s; remove it if no release is running\n", path, dir)
-			continue
-		}
-		if processAlive(pid) {
-			continue
-		}
-		if err := os.RemoveAll(path); err == nil {
-			fmt.Fprintf(stderr, "dpsolve release: removed %s, the unfinished output of an earlier release to %s that was killed (process %d)\n", path, dir, pid)
-		}
-	}
-}
-
-// processAlive reports whether process pid exists (an error other than
-// "no such process" counts as alive: the directory is then left alone).
-func processAlive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || !(errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH))
+	// The transaction (mechanism/publish, internal/atomicdir) reserves
+	// the output and removes a killed earlier release's leftovers.
+	return os.Remove(probe)
 }
 
 // checkInputFiles refuses a spec or data path that names something other

@@ -4,14 +4,11 @@ package main
 // summary, and the atomic write of the output directory.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
@@ -292,54 +289,4 @@ func tblBudgetString(p tblSplitJSON) string {
 		return fmt.Sprintf("epsilon=%.6g, delta=%.6g", b.Epsilon(), b.Delta())
 	}
 	return fmt.Sprintf("epsilon=%.6g", p.Budget.Epsilon())
-}
-
-// writeReleaseDir writes answers.csv and release.json into a temporary
-// directory beside dir and renames it into place: a failure or Ctrl-C
-// leaves no partial dir.
-func writeReleaseDir(ctx context.Context, dir string, w *domain.Kron, res *tables.Result, rep *tblJSON, gate *commitGate) (err error) {
-	parent := filepath.Dir(filepath.Clean(dir))
-	tmp, err := gate.mkdirTemp(parent, tmpPrefix(dir)+strconv.Itoa(os.Getpid())+"-")
-	if err != nil {
-		return fmt.Errorf("creating the output: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
-	write := func(name string, fill func(io.Writer) error) error {
-		fh, err := os.Create(filepath.Join(tmp, name))
-		if err != nil {
-			return err
-		}
-		if err := fill(fh); err != nil {
-			fh.Close()
-			return err
-		}
-		if err := fh.Sync(); err != nil {
-			fh.Close()
-			return err
-		}
-		return fh.Close()
-	}
-	if err := write("answers.csv", func(o io.Writer) error { return tables.WriteAnswersCSV(o, w, res) }); err != nil {
-		return fmt.Errorf("writing answers.csv: %w", err)
-	}
-	if err := write("release.json", func(o io.Writer) error {
-		enc := json.NewEncoder(o)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}); err != nil {
-		return fmt.Errorf("writing release.json: %w", err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	return gate.commit(ctx, func() error {
-		if err := os.Rename(tmp, dir); err != nil {
-			return fmt.Errorf("moving the output into place: %w", err)
-		}
-		return nil
-	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"math"
@@ -16,8 +15,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/tables"
 )
 
 // relFixture writes a small spec (a 3×4×2 domain: two marginals and a
@@ -496,22 +493,6 @@ func TestReleasePureEpsilon(t *testing.T) {
 	assert.InDelta(t, math.Sqrt2*b, j["sigma"].(float64), 1e-12)
 	_, ok := j["delta"]
 	assert.False(t, ok, "no delta under pure DP")
-}
-
-func TestWriteReleaseDirCancelledLeavesNothing(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	dom := []domain.Attribute{{Name: "a", Size: 1}}
-	term, err := domain.NewMarginalsTerm("t", 1, dom, [][]int{{0}})
-	require.NoError(t, err)
-	w, err := domain.NewKron(dom, []*domain.Term{term})
-	require.NoError(t, err)
-	err = writeReleaseDir(ctx, out, w, &tables.Result{Answers: [][]float64{{1}}, Std: [][]float64{{1}}}, &tblJSON{}, &commitGate{})
-	assert.ErrorIs(t, err, context.Canceled)
-	entries, _ := os.ReadDir(dir)
-	assert.Empty(t, entries, "neither the output nor a temporary directory remains")
 }
 
 func TestReleaseOutParentMissingRefusedFirst(t *testing.T) {

@@ -53,6 +53,16 @@ func fakeJob(args []string) int {
 		case "--env":
 			fmt.Printf("%s=%s\n", val, os.Getenv(val))
 			i++
+		case "--outcome":
+			// A release child's record: "refused", "released" or
+			// "charged_not_released".
+			if path := os.Getenv(OutcomeEnv); path != "" {
+				if err := WriteOutcome(path, OutcomeRecord{Outcome: val, NoiseMayBeDrawn: val != "refused"}); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
+			}
+			i++
 		case "--exit":
 			code, _ = strconv.Atoi(val)
 			i++

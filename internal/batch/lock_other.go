@@ -19,3 +19,8 @@ func (*jobLock) record([]byte) error { return nil }
 func (*jobLock) unlock() {}
 
 func processAlive(int) bool { return false }
+
+const (
+	oNoFollow = 0
+	oNonBlock = 0
+)

@@ -62,3 +62,10 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// Flags of readSmallFile's open: never through a link, never block on a
+// FIFO that slipped in between the check and the open.
+const (
+	oNoFollow = syscall.O_NOFOLLOW
+	oNonBlock = syscall.O_NONBLOCK
+)

@@ -56,14 +56,32 @@ type Manifest struct {
 	Jobs []Job
 }
 
+// maxManifest bounds a manifest's size (a million jobs of 256 bytes).
+const maxManifest = 256 << 20
+
 // ReadManifest reads and checks the manifest at path.
 func ReadManifest(path string) (*Manifest, error) {
-	f, err := os.Open(path)
+	// A regular file of bounded size only: /dev/zero would be read until
+	// memory runs out, a FIFO would block forever.
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, inputerr.Errorf("batch", "%s is not a regular file (%v); give a manifest file", path, fi.Mode().Type())
+	}
+	if fi.Size() > maxManifest {
+		return nil, inputerr.Errorf("batch", "%s is %d bytes, more than the %d a manifest may have", path, fi.Size(), maxManifest)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonBlock, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	jobs, bad, err := parseManifest(f)
+	if fi2, err := f.Stat(); err != nil || !fi2.Mode().IsRegular() {
+		return nil, inputerr.Errorf("batch", "%s is not a regular file; give a manifest file", path)
+	}
+	jobs, bad, err := parseManifest(io.LimitReader(f, maxManifest+1))
 	if bad {
 		return nil, inputerr.Errorf("batch", "%s: %w", path, err)
 	}

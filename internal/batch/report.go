@@ -35,13 +35,16 @@ type JobReport struct {
 func ReadJob(out, id string) JobReport {
 	host, _ := os.Hostname()
 	dir := filepath.Join(out, id)
+	if err := checkJobDir(dir); err != nil {
+		return JobReport{ID: id, Dir: dir, Err: err}
+	}
 	st, err := ReadStatus(dir)
 	rep := JobReport{ID: id, Dir: dir, Status: st, Err: err}
 	if err != nil {
 		return rep
 	}
 	var att *Status
-	if b, err := os.ReadFile(filepath.Join(dir, LockFile)); err == nil && len(b) > 0 {
+	if b, err := readSmallFile(filepath.Join(dir, LockFile), maxSmallFile); err == nil && len(b) > 0 {
 		var a Status
 		if json.Unmarshal(b, &a) != nil {
 			// Caught mid-write: the attempt is starting right now.
@@ -123,7 +126,7 @@ func (r JobReport) Message() string {
 // Stdout parses the job's stdout as one JSON object (a job run with --json);
 // it returns nil when there is no stdout or it is not a JSON object.
 func (r JobReport) Stdout() map[string]any {
-	b, err := os.ReadFile(filepath.Join(r.Dir, StdoutFile))
+	b, err := readSmallFile(filepath.Join(r.Dir, StdoutFile), 64<<20)
 	if err != nil {
 		return nil
 	}
@@ -210,7 +213,44 @@ func CollectCSV(path string, reps []JobReport) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot write %s: folder %s does not exist", path, dir)
 	}
-	return writeFileAtomic(path, buf.Bytes(), false)
+	return createFileAtomic(path, buf.Bytes())
+}
+
+// ErrExists: collect's CSV would replace an existing file (a job's
+// status.json, a previous table): it never does.
+var ErrExists = errors.New("exists; choose a new file name")
+
+// createFileAtomic writes data to a new file at path: complete or absent,
+// and never replacing anything already there (the temporary file is
+// hard-linked to path, which fails if path exists, even if it appeared
+// meanwhile).
+func createFileAtomic(path string, data []byte) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s %w", path, ErrExists)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s %w", path, ErrExists)
+		}
+		return err
+	}
+	return nil
 }
 
 // scalar formats a JSON scalar for a CSV cell.
@@ -231,4 +271,22 @@ func scalar(v any) (string, bool) {
 		return "", true
 	}
 	return "", false
+}
+
+// checkJobDir refuses a job folder that is not a plain directory inside
+// --out (a symbolic link would lead the batch out of --out: its status,
+// lock and the job's outputs would be read and written elsewhere). A
+// missing folder is fine.
+func checkJobDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("job folder %s is not a directory (%v); the batch does not follow it", dir, fi.Mode().Type())
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -230,7 +231,17 @@ func (r *Runner) runJob(ctx context.Context, j Job, dir, host string, env []stri
 		o.Result, o.Error = res, msg
 		return o
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := checkJobDir(dir); err != nil {
+		res := RanFailed
+		if Releases(j.Command) {
+			res = Review
+		}
+		return fail(res, err.Error())
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fail(RanFailed, err.Error())
+	}
+	if err := checkJobDir(dir); err != nil { // replaced meanwhile
 		return fail(RanFailed, err.Error())
 	}
 	lk, err := tryLock(filepath.Join(dir, LockFile))
@@ -300,16 +311,39 @@ func (r *Runner) launch(ctx context.Context, j Job, dir, host string, env []stri
 		o.Result, o.Error = RanFailed, "cannot record its start: "+err.Error()
 		return o
 	}
+	if releases {
+		// The child's outcome record (outcome.go): an old one must not
+		// speak for this run.
+		outcomePath := filepath.Join(dir, OutcomeFile)
+		if err := os.Remove(outcomePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			o.Result, o.Error = Review, "cannot remove the previous outcome record: "+err.Error()
+			return o
+		}
+		env = append(env[:len(env):len(env)], OutcomeEnv+"="+outcomePath)
+	}
 	exit, secs, runErr := r.runChild(ctx, j, dir, env)
 	st.Exit, st.Seconds = exit, secs
 	now := time.Now().UTC()
 	st.Finished = &now
-	// A release job's failure is safe to retry only when it provably came
-	// before any noise: exit status 2 (a bad command line, rejected before
-	// any data is read), or exit status 1 with one of the messages that
-	// only a failure before sampling produces (see preNoise).
-	noNoise := exit == 2 || exit == 1 && runErr == nil && ctx.Err() == nil &&
-		failedBeforeNoise(j, dir, r.Manifest.Dir, lastLine(filepath.Join(dir, StderrFile)))
+	// A release job's failure is safe to retry only when its own record
+	// says that nothing was charged and no noise drawn (outcome.go); dpsolve
+	// release writes one for every return, a bad command line included. No
+	// record after a start, a crash included, is needs_review.
+	noNoise := !releases
+	if releases {
+		rec, rerr := ReadOutcome(dir)
+		switch {
+		case rerr != nil:
+			noNoise = false
+		case rec != nil:
+			st.Outcome = rec.Outcome
+			noNoise = rec.provedNoNoise()
+		default:
+			// No record: even exit status 2 proves nothing, since a Go
+			// program that crashes in a panic exits with 2 as well.
+			noNoise = false
+		}
+	}
 	switch {
 	case runErr == nil && exit == 0:
 		st.State = Succeeded
@@ -319,8 +353,8 @@ func (r *Runner) launch(ctx context.Context, j Job, dir, host string, env []stri
 	default:
 		st.State = Failed
 		st.Error = failureMessage(dir, exit, runErr, ctx)
-		if releases && exit == 1 {
-			st.Error += "; it failed before drawing any noise, so a rerun runs it again"
+		if releases {
+			st.Error += "; it failed before drawing any noise (its outcome record says so), so a rerun runs it again"
 		}
 	}
 	durable := releases || r.Durable

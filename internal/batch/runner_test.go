@@ -234,7 +234,7 @@ func TestRunnerReleaseJobsAreNeverRepeated(t *testing.T) {
 	lines := []string{
 		job("interrupted", "answer", "--write", "{out}/noise"),
 		job("crashed", "run", "--stderr", "dpsolve run: cannot write out.npy", "--exit", "1"),
-		job("usage", "release", "--stderr", "dpsolve release: --eps is required", "--exit", "2"),
+		job("usage", "release", "--stderr", "dpsolve release: --eps is required", "--outcome", "refused", "--exit", "2"),
 		job("ok", "answer", "--write", "{out}/answers"),
 		job("plain", "solve", "--write", "{out}/x"),
 	}

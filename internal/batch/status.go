@@ -59,6 +59,10 @@ type Status struct {
 	// Error says why the job did not succeed: its last line on stderr, a
 	// signal, or why it was not retried.
 	Error string `json:"error,omitempty"`
+	// Outcome is a release job's own record of its transaction
+	// (OutcomeRecord.Outcome: refused, released, charged_not_released);
+	// empty when it left none.
+	Outcome string `json:"outcome,omitempty"`
 	// Hash is the hash of the manifest line the status belongs to.
 	Hash string `json:"hash"`
 	// Releases is true for jobs whose command draws noise from private data.
@@ -74,7 +78,7 @@ type Status struct {
 // ReadStatus reads OUT/<id>/status.json from jobDir; it returns (nil, nil)
 // when there is none.
 func ReadStatus(jobDir string) (*Status, error) {
-	b, err := os.ReadFile(filepath.Join(jobDir, StatusFile))
+	b, err := readSmallFile(filepath.Join(jobDir, StatusFile), maxSmallFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

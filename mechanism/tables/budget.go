@@ -72,18 +72,28 @@ func SplitTerms(b Budget, shares []float64, terms int) ([]Budget, error) {
 	if len(shares) != terms {
 		return nil, errorf("%d budget shares for the %d terms of the spec (give one per term, in the spec's order)", len(shares), terms)
 	}
-	total := 0.0
+	// Shares are scaled by the largest first, so that their sum cannot
+	// overflow (1e308 + 1e308 is +Inf, which made every share 0).
+	largest := 0.0
 	for i, s := range shares {
 		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
 			return nil, errorf("budget share %d is %v; every term's share must be positive and finite", i+1, s)
 		}
-		total += s
+		largest = math.Max(largest, s)
+	}
+	total := 0.0
+	for _, s := range shares {
+		total += s / largest
 	}
 	out := make([]Budget, terms)
 	for i, s := range shares {
+		frac := s / largest / total
 		var err error
-		if out[i], err = b.Share(s / total); err != nil {
-			return nil, errorf("term %d's share of the budget: %v", i+1, err)
+		if out[i], err = b.Share(frac); err != nil || frac < 1e-15 {
+			if err == nil {
+				err = fmt.Errorf("below the 1e-15 a term can usefully be given")
+			}
+			return nil, errorf("term %d's share %g is %.3g of the whole budget (the shares add up to %.6g times the largest, %g): %v; give shares of comparable size", i+1, s, frac, total, largest, err)
 		}
 	}
 	return out, nil

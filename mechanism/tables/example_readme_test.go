@@ -48,12 +48,12 @@ func Example_readmeRelease() {
 		panic(err)
 	}
 
-	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks) // or domain.LoadSpec(path, workload.Blocks)
-	p, err := plan.Run(ctx, k, plan.Best{}, plan.Options{})                 // kron, union or dense: p.Objective, p.LowerBound
-	s, err := tables.FromPlan(p.Strategy, k)                                // tables.MarginalsStrategy{} for a workload of marginals
-	b, err := calibrate.ZCDP(0.5)                                           // or calibrate.PureDP(ε), calibrate.ApproxDP(ε, δ)
-	r, err := tables.Prepare(k, s, b)                                       // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
-	x, _, err := records.ReadHistogram(csvFile, k.Attributes(), nil)        // records.ReadMarginals when r.Needs() asks for tables
+	k, _ := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)        // or domain.LoadSpec(path, workload.Blocks)
+	p, err := plan.Run(ctx, k, plan.Best{}, plan.Options{Accept: tables.Writable}) // only strategies tables.FromPlan takes (a hybrid union is not one: use package publish)
+	s, err := tables.FromPlan(p.Strategy, k)                                       // tables.MarginalsStrategy{} for a workload of marginals
+	b, err := calibrate.ZCDP(0.5)                                                  // or calibrate.PureDP(ε), calibrate.ApproxDP(ε, δ)
+	r, err := tables.Prepare(k, s, b)                                              // the dry run: r.Sigma(), r.ExpectedTotalSquaredError(), r.TermErrors()
+	x, _, err := records.ReadHistogram(csvFile, k.Attributes(), nil)               // records.ReadMarginals when r.Needs() asks for tables
 	charge := func() error { _, err := ledger.Spend(ledgerPath, r.Budget(), "my release"); return err }
 	res, err := r.Run(ctx, tables.Data{Histogram: x}, noise.NewSecure(), charge, tables.PostProcess{})
 	// res.Answers[t][i] ± res.Std[t][i] answers query i of term t; tables.WriteAnswersCSV writes answers.csv

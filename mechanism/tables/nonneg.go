@@ -100,8 +100,24 @@ type nnlsResult struct {
 func spectralNormSq(a *kron.Product) (float64, error) {
 	out := 1.0
 	for i := 0; i < a.Len(); i++ {
+		f := a.Factor(i)
+		if r, c := f.Dims(); r == 1 || c == 1 {
+			// A one-row or one-column factor (a "total" block) has one
+			// singular value, its Euclidean norm. It is computed directly:
+			// LAPACK's dgesvd with jobu = jobvt = 'N' on a vector panics in
+			// the cgo backend ("insufficient declared workspace length").
+			var sq float64
+			for i := 0; i < r; i++ {
+				for j := 0; j < c; j++ {
+					v := f.At(i, j)
+					sq += v * v
+				}
+			}
+			out *= sq
+			continue
+		}
 		var svd mat.SVD
-		if !svd.Factorize(a.Factor(i), mat.SVDNone) {
+		if !svd.Factorize(f, mat.SVDNone) {
 			return 0, fmt.Errorf("tables: the SVD of the strategy's factor %d did not converge", i+1)
 		}
 		s := svd.Values(nil)
