@@ -66,6 +66,9 @@ type FitOptions struct {
 	Tol float64
 	// MaxCells caps the model size; 0 means DefaultMaxCells.
 	MaxCells float64
+	// Sweeps is the number of iterative-proportional-fitting sweeps that
+	// start the fit (0 means 10, negative none).
+	Sweeps int
 	// Warm, if non-nil, is a model whose distribution starts the fit.
 	Warm *Model
 	// Progress, if non-nil, receives a "fit" event every 50 steps and a
@@ -197,6 +200,29 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 	}
 	eta := 1 / (2 * total * total * invVar)
 	loss := lossGrad(true)
+	if o.Sweeps >= 0 {
+		// Start from iterative proportional fitting to the clipped
+		// least-squares tables of the maximal measured sets, kept only if
+		// it lowers the loss.
+		saved := make([][]float64, n)
+		for i := range saved {
+			saved[i] = slices.Clone(model.theta[i])
+		}
+		sweeps := o.Sweeps
+		if sweeps == 0 {
+			sweeps = 10
+		}
+		model.ipf(ms, total, sweeps)
+		if l := lossGrad(true); l < loss {
+			loss = l
+		} else {
+			for i := range saved {
+				copy(model.theta[i], saved[i])
+			}
+			model.calibrate()
+			loss = lossGrad(true)
+		}
+	}
 	history := []float64{loss}
 	report := func(done bool) {
 		if o.Progress != nil {
@@ -254,7 +280,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 		loss = lossGrad(true)
 		res.Iterations = it
 		history = append(history, loss)
-		if k := len(history); k > 20 && history[k-21]-loss <= o.Tol*loss {
+		if k := len(history); k > 20 && history[k-21]-loss <= o.Tol*loss*1e-2 {
 			break
 		}
 		if it%50 == 0 {
@@ -324,4 +350,83 @@ func (m *Model) warmStart(w *Model, maxCells float64) {
 		}
 	}
 	m.calibrate()
+}
+
+// ipf runs sweeps of iterative proportional fitting: for every maximal
+// measured set S (in no other measured set), the least-squares table
+// t_S = N̂/|S| + Σ_{T⊆S measured} b_T/Π_{a∈S∖T} d_a (consistent across sets,
+// since every set uses the same residuals), clipped at 0 and rescaled to
+// N̂, is matched by θ_C += log(t_S/μ_S) on a clique C ⊇ S. Where the
+// clipped tables are consistent this converges to the model with exactly
+// those marginals (exact in one sweep on a junction tree of the sets);
+// otherwise it is only a starting point for mirror descent.
+func (m *Model) ipf(ms []Measurement, total float64, sweeps int) {
+	sizes := m.Tree.Sizes
+	var maximal [][]int
+	for i, a := range ms {
+		max := len(a.Attrs) > 0
+		for j, b := range ms {
+			if i != j && len(b.Attrs) > len(a.Attrs) && subset(a.Attrs, b.Attrs) {
+				max = false
+				break
+			}
+		}
+		if max {
+			maximal = append(maximal, a.Attrs)
+		}
+	}
+	type target struct {
+		attrs  []int
+		clique int
+		idx    []int32
+		t      []float64
+	}
+	var ts []target
+	for _, s := range maximal {
+		nc := cells(sizes, s)
+		t := make([]float64, nc)
+		for i := range t {
+			t[i] = total / float64(nc)
+		}
+		for _, mm := range ms {
+			if len(mm.Attrs) == 0 || !subset(mm.Attrs, s) {
+				continue
+			}
+			f := float64(nc) / float64(len(mm.Values))
+			addFrom(t, mm.Values, m.idx.get(s, mm.Attrs), 1/f)
+		}
+		sum := 0.0
+		for i := range t {
+			t[i] = math.Max(t[i], 0)
+			sum += t[i]
+		}
+		if sum <= 0 {
+			continue
+		}
+		floor := 1e-9 * total / float64(nc)
+		for i := range t {
+			t[i] = math.Max(t[i]*total/sum, floor)
+		}
+		c := m.clique(s)
+		ts = append(ts, target{s, c, m.idx.get(m.Tree.Cliques[c], s), t})
+	}
+	mu := []float64{}
+	for sw := 0; sw < sweeps; sw++ {
+		worst := 0.0
+		for _, t := range ts {
+			p := m.CliqueMarginal(t.clique)
+			mu = append(mu[:0], make([]float64, len(t.t))...)
+			sumInto(mu, p, t.idx)
+			upd := make([]float64, len(mu))
+			for i := range mu {
+				upd[i] = math.Log(t.t[i] / math.Max(mu[i]*total, 1e-300))
+				worst = math.Max(worst, math.Abs(t.t[i]-mu[i]*total))
+			}
+			addFrom(m.theta[t.clique], upd, t.idx, 1)
+			m.calibrate()
+		}
+		if worst < 1e-6*total {
+			break
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -83,6 +84,9 @@ type Report struct {
 	FitIterations int       `json:"fit_iterations"`
 	// Cliques are the final model's junction-tree cliques.
 	Cliques [][]int `json:"cliques"`
+	// CompressedSizes are the attribute sizes after MST's merging of rare
+	// values (nil for AIM).
+	CompressedSizes []int `json:"compressed_sizes,omitempty"`
 	// Total is the model's (noisy) number of records.
 	Total float64 `json:"total"`
 	// Private is false when the noise or the selection came from a seeded
@@ -93,9 +97,22 @@ type Report struct {
 
 // Result is a fitted model and how it was made.
 type Result struct {
+	// Model is the fitted model, over the compressed domain when the
+	// mechanism compressed it (MST): use Result.Sample for records.
 	Model        *Model
 	Report       Report
 	Measurements []Measurement
+	compress     *compression
+}
+
+// Sample draws n records from the model with controlled rounding (see
+// Model.Sample), in the original domain.
+func (r *Result) Sample(n int, rng *rand.Rand) *Data {
+	d := r.Model.Sample(n, rng)
+	if r.compress != nil {
+		d = r.compress.expand(d, rng)
+	}
+	return d
 }
 
 // checkOptions validates everything that does not depend on the data's
@@ -262,9 +279,10 @@ func Synthesize(ctx context.Context, d *Data, o Options) (*Result, error) {
 	m := &measurer{d: d, o: &o, rep: rep}
 	var model *Model
 	var err error
+	var comp *compression
 	switch o.Mechanism {
 	case MST:
-		model, err = runMST(ctx, m)
+		model, comp, err = runMST(ctx, m)
 	case AIM:
 		model, err = runAIM(ctx, m)
 	}
@@ -277,7 +295,7 @@ func Synthesize(ctx context.Context, d *Data, o Options) (*Result, error) {
 	rep.Cliques = model.Tree.Cliques
 	rep.Total = model.Total
 	rep.Seconds = time.Since(start).Seconds()
-	return &Result{Model: model, Report: *rep, Measurements: m.ms}, nil
+	return &Result{Model: model, Report: *rep, Measurements: m.ms, compress: comp}, nil
 }
 
 func oneWays(k int) [][]int {
@@ -298,25 +316,52 @@ func (m *measurer) fit(ctx context.Context, warm *Model, iters int) (*Model, err
 	return model, nil
 }
 
-// runMST: ρ/3 on the one-way marginals, ρ/3 on k−1 exponential-mechanism
-// selections of a maximum spanning tree of pairs (score: L1 distance of the
-// pair's counts from the one-way model's, sensitivity 1), ρ/3 on the
-// selected pairs, measured together by the residual plan.
-func runMST(ctx context.Context, m *measurer) (*Model, error) {
+// runMST: ρ/3 on the one-way marginals; their rare values (estimated
+// count below 3 standard deviations) merged into one code per attribute;
+// ρ/3 on k−1 exponential-mechanism selections of a maximum spanning tree
+// of pairs (score: L1 distance of the pair's counts from the independent
+// model of the one-way estimates, sensitivity 1); ρ/3 on the selected pairs,
+// measured together by the residual plan. The model is fitted to the pair
+// measurements (which include the compressed one-way residuals and the
+// total) over the compressed domain.
+func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 	k := len(m.d.Sizes)
 	rho := m.o.Rho
 	if k == 1 {
 		if _, err := m.measure(oneWays(1), rho); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return m.fit(ctx, nil, 10*m.o.FitIter)
+		model, err := m.fit(ctx, nil, 10*m.o.FitIter)
+		return model, nil, err
 	}
-	if _, err := m.measure(oneWays(k), rho/3); err != nil {
-		return nil, err
+	std, err := m.measure(oneWays(k), rho/3)
+	if err != nil {
+		return nil, nil, err
 	}
 	one, err := m.fit(ctx, nil, m.o.FitIter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	est := make([][]float64, k)
+	for a := range est {
+		p, err := one.Marginal([]int{a}, m.o.MaxCells)
+		if err != nil {
+			return nil, nil, err
+		}
+		for v := range p {
+			p[v] *= one.Total
+		}
+		est[a] = p
+	}
+	comp := newCompression(m.d.Sizes, est, std)
+	cd := comp.apply(m.d)
+	// The independent model's one-ways over the compressed domain.
+	cest := make([][]float64, k)
+	for a := range cest {
+		cest[a] = make([]float64, comp.sizes[a])
+		for v, nv := range comp.code[a] {
+			cest[a][nv] += est[a][v] / one.Total
+		}
 	}
 	type pair struct {
 		i, j  int
@@ -325,42 +370,39 @@ func runMST(ctx context.Context, m *measurer) (*Model, error) {
 	var pairs []pair
 	for i := 0; i < k; i++ {
 		for j := i + 1; j < k; j++ {
-			est, err := one.Marginal([]int{i, j}, m.o.MaxCells)
-			if err != nil {
-				return nil, err
-			}
-			x := m.d.Marginal([]int{i, j})
+			x := cd.Marginal([]int{i, j})
+			dj := comp.sizes[j]
 			s := 0.0
 			for c := range x {
-				s += math.Abs(x[c] - one.Total*est[c])
+				s += math.Abs(x[c] - one.Total*cest[i][c/dj]*cest[j][c%dj])
 			}
 			pairs = append(pairs, pair{i, j, s})
 		}
 	}
 	eps := math.Sqrt(8 * (rho / 3) / float64(k-1))
-	comp := make([]int, k)
-	for i := range comp {
-		comp[i] = i
+	group := make([]int, k)
+	for i := range group {
+		group[i] = i
 	}
 	var chosen [][]int
 	for r := 0; r < k-1; r++ {
 		var cand []pair
 		var q []float64
 		for _, p := range pairs {
-			if comp[p.i] != comp[p.j] {
+			if group[p.i] != group[p.j] {
 				cand = append(cand, p)
 				q = append(q, p.score)
 			}
 		}
 		c, err := exponential(m.o.Bits, q, eps, 1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p := cand[c]
-		old := comp[p.j]
-		for a := range comp {
-			if comp[a] == old {
-				comp[a] = comp[p.i]
+		old := group[p.j]
+		for a := range group {
+			if group[a] == old {
+				group[a] = group[p.i]
 			}
 		}
 		chosen = append(chosen, []int{p.i, p.j})
@@ -371,10 +413,18 @@ func runMST(ctx context.Context, m *measurer) (*Model, error) {
 		}
 	}
 	slices.SortFunc(chosen, slices.Compare)
-	if _, err := m.measure(chosen, rho/3); err != nil {
-		return nil, err
+	// Measure the pairs over the compressed domain; fit to those alone.
+	pm := &measurer{d: cd, o: m.o, rep: m.rep}
+	if _, err := pm.measure(chosen, rho/3); err != nil {
+		return nil, nil, err
 	}
-	return m.fit(ctx, one, 10*m.o.FitIter)
+	m.ms = append(m.ms, pm.ms...)
+	model, err := pm.fit(ctx, nil, 10*m.o.FitIter)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.rep.CompressedSizes = comp.sizes
+	return model, comp, nil
 }
 
 // runAIM: the one-way marginals first (the budget of k rounds' measurements),

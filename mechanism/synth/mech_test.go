@@ -169,7 +169,7 @@ func TestMechanismsBeatIndependence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		syn := res.Model.Sample(d.Len(), rand.New(rand.NewPCG(1, 1)))
+		syn := res.Sample(d.Len(), rand.New(rand.NewPCG(1, 1)))
 		errSyn, errInd := 0.0, 0.0
 		for i := 0; i < len(sizes); i++ {
 			for j := i + 1; j < len(sizes); j++ {

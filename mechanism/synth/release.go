@@ -279,7 +279,7 @@ func Release(ctx context.Context, data io.Reader, o ReleaseOptions) (*ReleaseRep
 		}
 		rng = mrand.New(mrand.NewPCG(leUint64(b[:8]), leUint64(b[8:])))
 	}
-	syn := res.Model.Sample(n, rng)
+	syn := res.Sample(n, rng)
 	var sb strings.Builder
 	if err := WriteCSV(&sb, o.Attrs, syn, o.Labels); err != nil {
 		return nil, err
