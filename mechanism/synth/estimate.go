@@ -226,7 +226,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 	history := []float64{loss}
 	report := func(done bool) {
 		if o.Progress != nil {
-			o.Progress(progress.Event{Stage: "fit", Step: res.Iterations, Objective: loss, Seconds: time.Since(start).Seconds(), Done: done})
+			o.Progress(event(progress.Event{Stage: "fit", Step: res.Iterations, Objective: loss, Bound: math.Max(0, loss-res.Gap), Gap: math.Min(1, res.Gap/loss), Seconds: time.Since(start).Seconds(), Done: done}))
 		}
 	}
 	oldTheta := make([][]float64, n)
@@ -429,4 +429,15 @@ func (m *Model) ipf(ms []Measurement, total float64, sweeps int) {
 			break
 		}
 	}
+}
+
+// event fills the fields an event does not know with NaN (the progress
+// convention) unless set.
+func event(e progress.Event) progress.Event {
+	if e.Objective == 0 && e.Bound == 0 && e.Gap == 0 {
+		e.Objective, e.Bound, e.Gap = math.NaN(), math.NaN(), math.NaN()
+	} else if e.Bound == 0 && e.Gap == 0 {
+		e.Bound, e.Gap = math.NaN(), math.NaN()
+	}
+	return e
 }

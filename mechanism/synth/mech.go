@@ -259,7 +259,7 @@ func (m *measurer) measure(sets [][]int, rho float64) ([]float64, error) {
 	m.rep.Steps = append(m.rep.Steps, Step{Kind: "measure", Sets: sets, Rho: rho, Sigma: sigma, CellStd: std})
 	m.rep.Measured = append(m.rep.Measured, sets...)
 	if m.o.Progress != nil {
-		m.o.Progress(progress.Event{Stage: "measure", Step: len(m.rep.Steps), Count: int64(len(m.rep.Measured)), Unit: "marginals"})
+		m.o.Progress(event(progress.Event{Stage: "measure", Step: len(m.rep.Steps), Count: int64(len(m.rep.Measured)), Unit: "marginals"}))
 	}
 	return std, nil
 }
@@ -409,7 +409,7 @@ func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 		m.rep.Steps = append(m.rep.Steps, Step{Kind: "select", Sets: [][]int{{p.i, p.j}}, Rho: eps * eps / 8, Epsilon: eps})
 		m.rep.Rounds++
 		if m.o.Progress != nil {
-			m.o.Progress(progress.Event{Stage: "select", Step: r + 1, Count: int64(k - 1)})
+			m.o.Progress(event(progress.Event{Stage: "select", Step: r + 1, Count: int64(k - 1)}))
 		}
 	}
 	slices.SortFunc(chosen, slices.Compare)
@@ -583,7 +583,7 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 			eps *= 2
 		}
 		if m.o.Progress != nil {
-			m.o.Progress(progress.Event{Stage: "select", Step: m.rep.Rounds, Objective: rhoUsed / rho})
+			m.o.Progress(event(progress.Event{Stage: "select", Step: m.rep.Rounds, Note: fmt.Sprintf("ρ spent %.4g of %.4g", rhoUsed, rho)}))
 		}
 		if final {
 			break

@@ -267,7 +267,7 @@ func Release(ctx context.Context, data io.Reader, o ReleaseOptions) (*ReleaseRep
 	}
 	rep.Records = n
 	if o.Progress != nil {
-		o.Progress(progress.Event{Stage: "sample", Count: int64(n), Unit: "records"})
+		o.Progress(event(progress.Event{Stage: "sample", Count: int64(n), Unit: "records"}))
 	}
 	var rng *mrand.Rand
 	if o.InsecureSeed != nil {
