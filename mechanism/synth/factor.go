@@ -60,7 +60,12 @@ func subIndex(sizes, big, small []int) []int32 {
 type indexCache struct {
 	sizes []int
 	m     map[string][]int32
+	held  int // entries cached
 }
+
+// maxCached bounds the entries a cache holds (64 MiB of int32); maps beyond
+// it are computed on every use.
+const maxCached = 1 << 24
 
 func newIndexCache(sizes []int) *indexCache {
 	return &indexCache{sizes: sizes, m: map[string][]int32{}}
@@ -83,7 +88,10 @@ func (c *indexCache) get(big, small []int) []int32 {
 		return v
 	}
 	v := subIndex(c.sizes, big, small)
-	c.m[k] = v
+	if c.held+len(v) <= maxCached {
+		c.m[k] = v
+		c.held += len(v)
+	}
 	return v
 }
 

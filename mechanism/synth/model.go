@@ -173,8 +173,8 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		}
 		return false
 	}
-	// Post-order over the Steiner subtree: msgs[i] over dom[i]. The index
-	// maps over dom are not cached: every queried set has its own.
+	// Post-order over the Steiner subtree: msgs[i] over dom[i] (index maps
+	// cached up to maxCached entries per model).
 	msgs := make([][]float64, n)
 	doms := make([][]int, n)
 	for k := n - 1; k >= 0; k-- {
@@ -198,7 +198,7 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		}
 		f := make([]float64, cells(t.Sizes, dom))
 		// p(C_i) / p(S_i) (the conditional; the joint at the top).
-		ci := subIndex(t.Sizes, dom, t.Cliques[i])
+		ci := m.idx.get(dom, t.Cliques[i])
 		pc := m.CliqueMarginal(i)
 		for j := range f {
 			f[j] = pc[ci[j]]
@@ -206,7 +206,7 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		if i != top {
 			ps := make([]float64, cells(t.Sizes, t.Sep[i]))
 			sumInto(ps, pc, m.idx.get(t.Cliques[i], t.Sep[i]))
-			si := subIndex(t.Sizes, dom, t.Sep[i])
+			si := m.idx.get(dom, t.Sep[i])
 			for j := range f {
 				if s := ps[si[j]]; s > 0 {
 					f[j] /= s
@@ -219,7 +219,7 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 			if !in(c) {
 				continue
 			}
-			mi := subIndex(t.Sizes, dom, doms[c])
+			mi := m.idx.get(dom, doms[c])
 			for j := range f {
 				f[j] *= msgs[c][mi[j]]
 			}
@@ -232,7 +232,7 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 			}
 		}
 		msg := make([]float64, cells(t.Sizes, keep))
-		sumInto(msg, f, subIndex(t.Sizes, dom, keep))
+		sumInto(msg, f, m.idx.get(dom, keep))
 		msgs[i], doms[i] = msg, keep
 		if i == top {
 			return msg, nil
