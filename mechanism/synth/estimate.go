@@ -335,7 +335,12 @@ func (m *Model) warmStart(w *Model, maxCells float64) {
 	for i, c := range t.Cliques {
 		pc, err := w.Marginal(c, maxCells)
 		if err != nil {
-			return // keep what was set; a warm start is only a start
+			// A warm start is only a start: fall back to the uniform model.
+			for _, th := range m.theta {
+				clear(th)
+			}
+			m.calibrate()
+			return
 		}
 		for j, v := range pc {
 			m.theta[i][j] = math.Log(math.Max(v, 1e-300))
