@@ -65,6 +65,9 @@ var ErrUnsupported = errors.New("strategy does not support the workload")
 
 // Mechanism names the noise distribution: calibrate's NoiseKind, the one
 // vocabulary (Gaussian for (ε,δ)-DP and zCDP, Laplace for pure ε-DP).
+//
+// Deprecated: use calibrate.NoiseKind; this alias goes when its last users
+// (mechanism/compare, the compare command) name calibrate's type.
 type Mechanism = calibrate.NoiseKind
 
 const (
