@@ -6,7 +6,8 @@
 #   2. rewrites every import path and every path mention (Go, Markdown,
 #      scripts/, Dockerfile, .ci/, examples/, bench/), the package clause and
 #      qualified identifiers where a directory's last element changes, and
-#      relative paths in Go string literals that a move broke,
+#      relative paths in Go string literals that a move broke, and domain's
+#      error prefix ("workload" -> "domain"),
 #   3. renames the types of RENAMES with gopls (type-aware),
 #   4. installs the layer test, docs/architecture.md and the README's
 #      packages table grouped by layer,
@@ -189,6 +190,18 @@ for f in filter(wanted, files):
 print("   %d files rewritten" % changed)
 PY
 rm -f "${TMPDIR:-/tmp}/house-moves.$$" "${TMPDIR:-/tmp}/house-pkgnames.$$"
+# domain's bad-input errors name their package ("domain: invalid input: …",
+# they said "workload"); spec.go's stripPkg then strips either prefix from
+# a nested message, so messages still read once.
+echo "== domain's error prefix"
+for f in model/domain/*.go; do
+	case $f in *_test.go) continue ;; esac
+	sed -i 's/inputerr\.Errorf("workload",/inputerr.Errorf("domain",/' "$f"
+done
+sed -i 's/\[\]string{"workload: invalid input: ", "workload: "}/[]string{"domain: invalid input: ", "domain: ", "workload: invalid input: ", "workload: "}/' model/domain/spec.go
+sed -i 's|^// stripPkg removes a leading "workload: invalid input: " so nested messages$|// stripPkg removes a leading "domain: invalid input: " (or workload'"'"'s) so nested messages|' model/domain/spec.go
+sed -i 's|^// Errors about bad input wrap ErrInput and read "workload: invalid input:$|// Errors about bad input wrap ErrInput and read "domain: invalid input:|' model/domain/doc.go
+echo "   $(grep -c 'Errorf("domain"' model/domain/*.go | awk -F: '{s+=$2} END {print s}') messages say domain, $(grep -c 'Errorf("workload"' model/domain/*.go | awk -F: '{s+=$2} END {print s}') workload"
 gofmt -l -w $(git ls-files --cached --others --exclude-standard '*.go') >/dev/null
 go build ./... || die "the build fails after the moves (before the renames)"
 
