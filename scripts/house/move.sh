@@ -79,6 +79,8 @@ CLASSIFIED=(
 GOPLS_VERSION=v0.21.0 # the newest gopls that builds with Go 1.26
 
 die() { echo "move.sh: $*" >&2; exit 1; }
+# gofiles lists the Go files of the work tree (tracked or not, not ignored).
+gofiles() { git ls-files --cached --others --exclude-standard '*.go' | while read -r f; do [ -f "$f" ] && echo "$f"; done; }
 trap 'echo "move.sh: failed at line $LINENO" >&2' ERR
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -202,7 +204,7 @@ sed -i 's/\[\]string{"workload: invalid input: ", "workload: "}/[]string{"domain
 sed -i 's|^// stripPkg removes a leading "workload: invalid input: " so nested messages$|// stripPkg removes a leading "domain: invalid input: " (or workload'"'"'s) so nested messages|' model/domain/spec.go
 sed -i 's|^// Errors about bad input wrap ErrInput and read "workload: invalid input:$|// Errors about bad input wrap ErrInput and read "domain: invalid input:|' model/domain/doc.go
 echo "   $(grep -c 'Errorf("domain"' model/domain/*.go | awk -F: '{s+=$2} END {print s}') messages say domain, $(grep -c 'Errorf("workload"' model/domain/*.go | awk -F: '{s+=$2} END {print s}') workload"
-gofmt -l -w $(git ls-files --cached --others --exclude-standard '*.go') >/dev/null
+gofmt -l -w $(gofiles) >/dev/null
 go build ./... || die "the build fails after the moves (before the renames)"
 
 # --- 3. type renames ----------------------------------------------------
@@ -274,7 +276,7 @@ python3 "$HERE/readme_table.py" README.md "$HERE/files/layers.txt"
 
 # --- 5. format, build, vet ----------------------------------------------
 echo "== gofmt, build, vet (default and purego)"
-bad=$(gofmt -l $(git ls-files --cached --others --exclude-standard '*.go'))
+bad=$(gofmt -l $(gofiles))
 [ -z "$bad" ] || die "gofmt: $bad"
 go build ./... && go vet ./...
 go build -tags purego ./... && go vet -tags purego ./...
