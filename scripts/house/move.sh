@@ -67,7 +67,7 @@ CLASSIFIED=(
 	internal/reference internal/expsum internal/symdense native blas cg kron newton
 	model/domain model/workload
 	privacy/calibrate privacy/noise privacy/ledger privacy/accounting
-	mechanism/strategy mechanism/lrm mechanism/plan mechanism/plan/plantest mechanism/marginals
+	mechanism/strategy mechanism/lrm mechanism/plan mechanism/plan/plantest mechanism/plan/planner mechanism/marginals
 	mechanism/mf mechanism/functional mechanism/functional/basis mechanism/functional/project
 	mechanism/distributed mechanism/compare mechanism/sdp
 	pipeline/release pipeline/records pipeline/tables
