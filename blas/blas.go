@@ -4,15 +4,18 @@
 // LAPACK under the build tag purego or with CGO_ENABLED=0. The choice can be changed at run
 // time with Use, in the manner of gonum's blas64.Use.
 //
-// There is one kernel layer: importing this package installs the default
-// backend as gonum's global BLAS and LAPACK too (blas64.Use, lapack64.Use),
-// so every gonum/mat product and factorization in dpsolve (EigenSym,
-// Cholesky, SVD, QR, LU, Dense.Solve, ...) runs on OpenBLAS in the cgo build
-// and through the same kernel-thread policy (see Reserve). Without it,
-// gonum/mat runs gonum's pure-Go LAPACK whatever BLAS is chosen. The host
-// program shares gonum's globals: one that wants its own implementations
-// calls blas64.Use or lapack64.Use after the package initializers ran (in
-// main); Use changes both again.
+// Nothing is installed behind the caller's back: dpsolve's own kernel calls
+// (this package's functions) run on the build's default backend (Default)
+// from the start, and gonum's global BLAS and LAPACK (blas64, lapack64) are
+// left as the program set them. A program that wants every gonum/mat
+// product and factorization inside dpsolve (EigenSym, Cholesky, SVD, QR,
+// LU, Dense.Solve, ...) on the same kernels and the same thread policy (see
+// Reserve) calls Use once, in main, before any kernel runs — the dpsolve
+// command does, with Use(Default()). Use installs the backend for dpsolve
+// and as gonum's global BLAS and LAPACK; a library user that also uses gonum
+// and never calls Use keeps gonum's own implementations, with dpsolve's
+// kernels still on OpenBLAS in the cgo build and gonum/mat inside dpsolve
+// on gonum's pure-Go LAPACK (correct, slower for large factorizations).
 //
 // All matrices are row-major blas64.General values. Symmetric matrices are
 // read from and written to their upper triangle unless a function says
@@ -73,18 +76,17 @@ type Backend interface {
 }
 
 var (
-	mu      sync.RWMutex
-	current Backend
+	mu sync.RWMutex
+	// current starts as the build's default for dpsolve's own kernels;
+	// gonum's globals are not touched until Use (see the package doc).
+	current = Default()
 )
-
-// init selects the default backend, for dpsolve's kernels and gonum's
-// (see the package doc).
-func init() { Use(Default()) }
 
 // Use makes b the backend for all subsequent kernel calls and for gonum's
 // global dispatch (blas64.Use(b.BLAS()), lapack64.Use(b.GonumLAPACK())), so
-// gonum/mat code in the whole program runs on b too. It must not be called
-// while kernels are running.
+// gonum/mat code in the whole program runs on b too. It is the one explicit
+// install call (the dpsolve command's main makes it with Default()); it must
+// not be called while kernels are running.
 func Use(b Backend) {
 	mu.Lock()
 	defer mu.Unlock()

@@ -7,21 +7,28 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
 )
 
 // gonumAtInit is gonum's global BLAS right after package blas initialized
-// (package variables of a test initialize after its imports, before any
-// test can call Use).
+// (package variables of a test initialize after its imports, before
+// TestMain calls Use).
 var gonumAtInit = blas64.Implementation()
 
-// Importing blas installs the default backend's BLAS as gonum's (one
-// kernel layer; the LAPACK half is checked by TestMatFactorizationsRunOnBackend).
-func TestImportInstallsBackendForGonum(t *testing.T) {
-	if got, want := fmt.Sprintf("%T", gonumAtInit), fmt.Sprintf("%T", blas.Default().BLAS()); got != want {
-		t.Fatalf("after importing blas, gonum's blas64 is %s, want the default backend's %s", got, want)
+// Importing blas leaves gonum's globals alone (no init rewires them: a
+// program that also uses gonum is not surprised); the explicit Use that
+// TestMain makes, as the dpsolve command's main does, installs the default
+// backend's BLAS as gonum's (the LAPACK half is checked by
+// TestMatFactorizationsRunOnBackend).
+func TestImportLeavesGonumAndUseInstalls(t *testing.T) {
+	if got, want := fmt.Sprintf("%T", gonumAtInit), fmt.Sprintf("%T", gonum.Implementation{}); got != want {
+		t.Fatalf("after importing blas, gonum's blas64 is %s, want gonum's own %s", got, want)
+	}
+	if got, want := fmt.Sprintf("%T", blas64.Implementation()), fmt.Sprintf("%T", blas.Default().BLAS()); got != want {
+		t.Fatalf("after Use(Default()), gonum's blas64 is %s, want the default backend's %s", got, want)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/testkit"
 )
 
 // BenchmarkMatFactorizations times gonum/mat's factorizations as dpsolve
@@ -70,6 +71,8 @@ func BenchmarkMatFactorizations(b *testing.B) {
 // cpuPerOp starts measuring the process's CPU time; the returned function
 // reports it per operation.
 func cpuPerOp(b *testing.B) func() {
-	c0 := processCPU()
-	return func() { b.ReportMetric(float64((processCPU()-c0).Microseconds())/1e3/float64(b.N), "cpu-ms/op") }
+	c0 := testkit.ProcessCPU()
+	return func() {
+		b.ReportMetric(float64((testkit.ProcessCPU()-c0).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+	}
 }

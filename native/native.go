@@ -432,8 +432,9 @@ const transposeTile = 32
 // (e.g. "Prescott", "SkylakeX", "Haswell").
 func CoreName() string { return C.GoString(C.openblas_get_corename()) }
 
-// Config returns OpenBLAS's build configuration string.
-func Config() string { return C.GoString(C.openblas_get_config()) }
+// config returns OpenBLAS's build configuration string (tests only: blas
+// reports the core name, not the configuration).
+func config() string { return C.GoString(C.openblas_get_config()) }
 
 // eigWorkspace keeps the eigensolvers' work arrays (dstedc's n², dsyevr's
 // O(n)) between calls, so that a solver that decomposes many matrices of

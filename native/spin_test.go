@@ -3,18 +3,13 @@
 package native
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/blas"
-)
 
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/dpsolve/dpsolve/internal/testkit"
+)
 
 // TestPoolSleepsWhenIdle checks that OpenBLAS's pool threads stop spinning
 // soon after a threaded call (spinLog2): over 200 ms of idle time after a
@@ -32,9 +27,9 @@ func TestPoolSleepsWhenIdle(t *testing.T) {
 		a[i] = float64(i%7) - 3
 	}
 	BLAS.Dgemm(blas.NoTrans, blas.Trans, n, n, n, 1, a, n, a, n, 0, c, n)
-	c0 := processCPU()
+	c0 := testkit.ProcessCPU()
 	time.Sleep(200 * time.Millisecond)
-	idle := processCPU() - c0
+	idle := testkit.ProcessCPU() - c0
 	t.Logf("CPU over 200 ms idle after a pooled DGEMM: %v", idle)
 	if idle > 10*time.Millisecond {
 		t.Errorf("the pool kept spinning: %v of CPU over 200 ms idle", idle)

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/newton"
 )
 
@@ -64,7 +65,7 @@ func solveAll(vs []*mat.SymDense, g int) ([]float64, error) {
 
 // now returns the wall clock and the process's CPU times.
 func now() (time.Time, time.Duration, time.Duration) {
-	u, s := cpuTime()
+	u, s := testkit.CPUTime()
 	return time.Now(), u, s
 }
 

@@ -14,6 +14,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/dpsolve/dpsolve/blas"
 )
 
 // command is one dpsolve subcommand.
@@ -128,5 +130,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func main() {
+	// The one explicit kernel install: dpsolve's kernels and gonum's
+	// global BLAS and LAPACK on the build's backend (see package blas).
+	blas.Use(blas.Default())
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/dpsolve/dpsolve/blas"
 )
 
 // dpsolveBin is the dpsolve binary the subprocess tests (faults_test.go,
@@ -21,6 +23,9 @@ var (
 var buildTags []string
 
 func TestMain(m *testing.M) {
+	// As main does: the in-process tests run the commands on the kernels
+	// the binary installs.
+	blas.Use(blas.Default())
 	if bin := os.Getenv("DPSOLVE_TEST_BIN"); bin != "" {
 		// Run the subprocess suites against another build (e.g. an older
 		// commit's, to see which cases it fails).

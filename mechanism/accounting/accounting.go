@@ -37,8 +37,27 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/strategy"
 )
+
+// Matrix is what accounting reads of a matrix-mechanism strategy A (p×n):
+// its size, its Gram X = AᵀA and its sensitivities. Package strategy's
+// baselines satisfy it; accounting declares it itself so that the error
+// formulas do not import a solver (strategy's optimized baseline links
+// newton and its kernels).
+type Matrix interface {
+	// Name is a short description, e.g. "h2(n=1024)".
+	Name() string
+	// Domain is n, the number of histogram cells (columns of A).
+	Domain() int
+	// Rows is p, the number of measurements (rows of A).
+	Rows() int
+	// Gram returns X = AᵀA (n×n).
+	Gram() *mat.SymDense
+	// L2Sensitivity is Δ₂(A) = max_j ‖A_{:,j}‖₂.
+	L2Sensitivity() float64
+	// L1Sensitivity is Δ₁(A) = max_j ‖A_{:,j}‖₁.
+	L1Sensitivity() float64
+}
 
 // ErrUnsupported reports a strategy whose row space does not contain the
 // workload: some query cannot be reconstructed from its measurements.
@@ -46,6 +65,9 @@ var ErrUnsupported = errors.New("strategy does not support the workload")
 
 // Mechanism names the noise distribution: calibrate's NoiseKind, the one
 // vocabulary (Gaussian for (ε,δ)-DP and zCDP, Laplace for pure ε-DP).
+//
+// Deprecated: use calibrate.NoiseKind; this alias goes when its last users
+// (mechanism/compare, the compare command) name calibrate's type.
 type Mechanism = calibrate.NoiseKind
 
 const (
@@ -145,7 +167,7 @@ func (nz Noise) UnitVariance() float64 {
 
 // Sensitivity returns the sensitivity of s that this noise is calibrated to:
 // Δ₂ (Gaussian) or Δ₁ (Laplace).
-func (nz Noise) Sensitivity(s strategy.Strategy) float64 {
+func (nz Noise) Sensitivity(s Matrix) float64 {
 	if nz.Mechanism == Laplace {
 		return s.L1Sensitivity()
 	}
@@ -201,7 +223,7 @@ func NewReport(name string, n, m int, totalError float64) (*Report, error) {
 
 // Evaluate computes the expected error of answering a workload with Gram v
 // and m queries through strategy s under noise nz.
-func Evaluate(v *mat.SymDense, m int, s strategy.Strategy, nz Noise) (*Report, error) {
+func Evaluate(v *mat.SymDense, m int, s Matrix, nz Noise) (*Report, error) {
 	if err := nz.valid(); err != nil {
 		return nil, err
 	}

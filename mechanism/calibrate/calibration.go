@@ -7,7 +7,12 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/noise"
 )
 
-// NoiseKind names an additive noise distribution.
+// NoiseKind is dpsolve's one noise model: the additive distribution and so
+// the sensitivity norm a strategy is normalized to (Norm). It is distinct
+// from Kind, the privacy definition of a budget; Budget.Noise maps one to
+// the other. Every package and flag that chooses between Laplace and
+// Gaussian noise takes a NoiseKind (docs/architecture.md, "One noise
+// model").
 type NoiseKind string
 
 const (
@@ -16,6 +21,28 @@ const (
 	// Gaussian noise, calibrated to L2 sensitivity ((ε,δ)-DP or ρ-zCDP).
 	Gaussian NoiseKind = "gaussian"
 )
+
+// ParseNoiseKind maps "laplace" or "gaussian" (any case) to its NoiseKind;
+// any other name is bad input.
+func ParseNoiseKind(s string) (NoiseKind, error) {
+	switch k := NoiseKind(lower(s)); k {
+	case Laplace, Gaussian:
+		return k, nil
+	}
+	return "", inputerr.Errorf("calibrate", "unknown noise %q (want laplace or gaussian)", s)
+}
+
+// Norm returns the sensitivity norm the noise is calibrated to: 1 for
+// Laplace, 2 for Gaussian, 0 for an unknown kind.
+func (k NoiseKind) Norm() int {
+	switch k {
+	case Laplace:
+		return 1
+	case Gaussian:
+		return 2
+	}
+	return 0
+}
 
 // Scale returns the continuous noise scale that makes a query of the given
 // sensitivity meet b: the Laplace b = Δ₁/ε (LaplaceScale), the analytic

@@ -12,26 +12,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
 )
-
-// explicitGram is the reference WᵀW, computed from the explicit matrix by a
-// plain triple loop (independent of the structured code under test).
-func explicitGram(w *mat.Dense) *mat.SymDense {
-	m, n := w.Dims()
-	v := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			s := 0.0
-			for r := 0; r < m; r++ {
-				s += w.At(r, i) * w.At(r, j)
-			}
-			v.SetSym(i, j, s)
-		}
-	}
-	return v
-}
 
 // randomUnitDiagPD returns a random positive definite d×d matrix with unit
 // diagonal: BᵀB + I/2 rescaled, B Gaussian.
@@ -126,7 +110,7 @@ func TestKronErrorMatchesDense(t *testing.T) {
 	m, n := w.Dims()
 	require.Equal(t, k.Queries(), m)
 	require.Equal(t, 192, n)
-	v := explicitGram(w)
+	v := testkit.ExplicitGram(w)
 	vg, err := k.DenseGram(1024)
 	require.NoError(t, err)
 	assert.True(t, mat.EqualApprox(v, vg, 1e-12), "DenseGram equals WᵀW of DenseMatrix")

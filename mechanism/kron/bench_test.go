@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/internal/testkit"
 )
 
 // peakRSS returns the process's peak resident set (VmHWM) in bytes, or 0.
@@ -68,9 +70,9 @@ func BenchmarkLeastSquares270M(b *testing.B) {
 	b.ResetTimer()
 	cpu := 0.0
 	for b.Loop() {
-		c0 := cpuSeconds()
+		c0 := testkit.CPUSeconds()
 		x, err := pi.MulVecOverwrite(y)
-		cpu += cpuSeconds() - c0
+		cpu += testkit.CPUSeconds() - c0
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,7 +99,7 @@ func BenchmarkMulVec64x4(b *testing.B) {
 	p, _ := New(fs...)
 	_, n := p.Dims()
 	x := randVec(rng, n)
-	c0 := cpuSeconds()
+	c0 := testkit.CPUSeconds()
 	for b.Loop() {
 		y, err := p.MulVecOverwrite(x)
 		if err != nil {
@@ -106,7 +108,7 @@ func BenchmarkMulVec64x4(b *testing.B) {
 		x = y
 	}
 	b.ReportMetric(2*float64(n)*4*64*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-	b.ReportMetric((cpuSeconds()-c0)/float64(b.N), "cpu-s/op")
+	b.ReportMetric((testkit.CPUSeconds()-c0)/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkSquareGemm is a plain 1024² GEMM through package blas (the

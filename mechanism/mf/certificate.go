@@ -106,26 +106,6 @@ func lowerChol(a []float64, k int) bool {
 	return true
 }
 
-// lowerCholSolve overwrites x with the solution of L·Lᵀ·x = x for the k×k
-// row-major lower factor l that lowerChol leaves (forward then backward
-// substitution; the strict upper triangle is not read).
-func lowerCholSolve(l []float64, k int, x []float64) {
-	for i := 0; i < k; i++ {
-		s := x[i]
-		for j := 0; j < i; j++ {
-			s -= l[i*k+j] * x[j]
-		}
-		x[i] = s / l[i*k+i]
-	}
-	for i := k - 1; i >= 0; i-- {
-		s := x[i]
-		for j := i + 1; j < k; j++ {
-			s -= l[j*k+i] * x[j]
-		}
-		x[i] = s / l[i*k+i]
-	}
-}
-
 // epochBoundIn is T(Λ)²/Σy for the block-diagonal (in the pattern basis) Λ
 // whose blocks' Cholesky factors are chol and diagonal multipliers y; f is
 // an upper factor of V.

@@ -85,23 +85,6 @@ func objective(f, x, u, t blas.General) (float64, bool) {
 	return s, true
 }
 
-// sumSqrtEig returns Σ √μᵢ over the eigenvalues μ of the positive
-// semidefinite a (destroyed), negative rounding-level values counted as 0.
-func sumSqrtEig(a blas.General) (float64, bool) {
-	n := a.Rows
-	mu := make([]float64, n)
-	if !blas.SymEig(a, mu, false) {
-		return 0, false
-	}
-	s := 0.0
-	for _, m := range mu {
-		if m > 0 {
-			s += math.Sqrt(m)
-		}
-	}
-	return s, true
-}
-
 func dot(a, b []float64) float64 {
 	s := 0.0
 	for i, x := range a {

@@ -195,16 +195,6 @@ func (e *epochSolver) whiten() bool {
 	return true
 }
 
-// kInto writes K, K_ij = 1/(λi+λj), into a.
-func (e *epochSolver) kInto(a blas.General) {
-	n := e.n
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			a.Data[i*n+j] = 1 / (e.lam[i] + e.lam[j])
-		}
-	}
-}
-
 // zNz writes K∘(ZᵀN Z) into e.s for the pattern matrix N of ν (e.w is
 // scratch). N·Z is one k×k by k×n product per pattern (its rows r + p·b
 // are a strided view of Z).

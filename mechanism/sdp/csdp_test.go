@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/reference"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/mechanism/workload"
@@ -220,7 +221,7 @@ func TestExactForms(t *testing.T) {
 		require.NoError(t, err)
 		var j1 []float64
 		for _, s := range []strategy.Strategy{id, h2, wav, lrmStrategy} {
-			j, err := StrategyObjective(v, s, 1)
+			j, err := StrategyObjective(v, s, calibrate.Laplace)
 			require.NoError(t, err)
 			j1 = append(j1, j)
 		}
@@ -415,32 +416,32 @@ func TestStrategyObjective(t *testing.T) {
 	v := w.Gram()
 	id, _ := strategy.NewIdentity(8)
 	// Identity: Δ₁ = Δ₂ = 1 and X = I, so J = tr(V) = Σ_i (n − i) = 36.
-	for _, p := range []int{1, 2} {
+	for _, p := range []calibrate.NoiseKind{calibrate.Laplace, calibrate.Gaussian} {
 		j, err := StrategyObjective(v, id, p)
 		require.NoError(t, err)
 		assert.InDelta(t, 36, j, 1e-12)
 	}
 	// H2 on n = 8 has depth 4 (Δ₁ = 4, Δ₂ = 2): J₁ = 4·J₂ exactly.
 	h2, _ := strategy.NewH2(8)
-	j1, err := StrategyObjective(v, h2, 1)
+	j1, err := StrategyObjective(v, h2, calibrate.Laplace)
 	require.NoError(t, err)
-	j2, err := StrategyObjective(v, h2, 2)
+	j2, err := StrategyObjective(v, h2, calibrate.Gaussian)
 	require.NoError(t, err)
 	assert.InEpsilon(t, 4*j2, j1, 1e-12)
 	// The Newton strategy's J₂ is its certified objective.
 	opt, err := strategy.Optimize(context.Background(), v, nil)
 	require.NoError(t, err)
-	j, err := StrategyObjective(v, opt, 2)
+	j, err := StrategyObjective(v, opt, calibrate.Gaussian)
 	require.NoError(t, err)
 	assert.InEpsilon(t, newtonOptimum(t, w.Name(), v), j, 1e-9)
 
 	sing, err := strategy.FromMatrix("rank1", mat.NewDense(1, 8, []float64{1, 1, 1, 1, 1, 1, 1, 1}))
 	require.NoError(t, err)
-	_, err = StrategyObjective(v, sing, 1)
+	_, err = StrategyObjective(v, sing, calibrate.Laplace)
 	assert.ErrorIs(t, err, ErrUnsupported)
-	_, err = StrategyObjective(v, id, 3)
-	assert.ErrorContains(t, err, "p must be 1 or 2")
+	_, err = StrategyObjective(v, id, "l3")
+	assert.ErrorContains(t, err, `unknown noise "l3"`)
 	id4, _ := strategy.NewIdentity(4)
-	_, err = StrategyObjective(v, id4, 1)
+	_, err = StrategyObjective(v, id4, calibrate.Laplace)
 	assert.ErrorContains(t, err, "4 columns, workload 8 cells")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/mechanism/accounting"
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 )
 
@@ -17,13 +18,14 @@ import (
 var ErrUnsupported = errors.New("sdp: strategy does not support the workload (AᵀA is singular)")
 
 // StrategyObjective returns the objective of Yuan et al. (KDD 2016), J_p(A) = ‖A‖²_{p,∞} ·
-// tr(V (AᵀA)⁻¹) of strategy s for the workload Gram V: p = 1 is exact
-// ε-DP (Laplace noise, Δ₁ the largest column 1-norm), p = 2 approximate DP
-// (Gaussian noise, Δ₂ the largest column 2-norm). The expected total squared
+// tr(V (AᵀA)⁻¹) of strategy s for the workload Gram V, with p the noise
+// model's norm (calibrate.NoiseKind.Norm): Laplace noise is p = 1, exact
+// ε-DP with Δ₁ the largest column 1-norm; Gaussian noise is p = 2,
+// approximate DP with Δ₂ the largest column 2-norm. The expected total squared
 // error is J₁·2/ε² for Laplace noise and J₂·σ² for Gaussian noise; J is
 // invariant under scaling A, so it compares strategies directly. X = AᵀA
 // must be positive definite (else ErrUnsupported).
-func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, error) {
+func StrategyObjective(v *mat.SymDense, s strategy.Strategy, noise calibrate.NoiseKind) (float64, error) {
 	if v == nil || s == nil {
 		return 0, inputerr.Errorf("sdp", "nil Gram or strategy")
 	}
@@ -31,13 +33,13 @@ func StrategyObjective(v *mat.SymDense, s strategy.Strategy, p int) (float64, er
 		return 0, inputerr.Errorf("sdp", "strategy has %d columns, workload %d cells", s.Domain(), v.SymmetricDim())
 	}
 	var sens float64
-	switch p {
-	case 1:
+	switch noise {
+	case calibrate.Laplace:
 		sens = s.L1Sensitivity()
-	case 2:
+	case calibrate.Gaussian:
 		sens = s.L2Sensitivity()
 	default:
-		return 0, inputerr.Errorf("sdp", "p must be 1 or 2, got %d", p)
+		return 0, inputerr.Errorf("sdp", "unknown noise %q (want laplace or gaussian)", noise)
 	}
 	t, err := traceVXinv(v, s.Gram())
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/newton"
@@ -98,7 +99,7 @@ func exactReport(ctx context.Context, v *mat.SymDense, pt *Point) *ExactReport {
 		if err != nil {
 			return nil, err.Error()
 		}
-		j, err := StrategyObjective(v, st, 1)
+		j, err := StrategyObjective(v, st, calibrate.Laplace)
 		if err != nil {
 			return nil, err.Error()
 		}
@@ -118,7 +119,7 @@ func exactReport(ctx context.Context, v *mat.SymDense, pt *Point) *ExactReport {
 			continue
 		}
 		if s, err := b.Build(ctx, n, v, nil); err == nil {
-			if j, err := StrategyObjective(v, s, 1); err == nil {
+			if j, err := StrategyObjective(v, s, calibrate.Laplace); err == nil {
 				rep.Baselines[b.Name] = j
 			}
 		}

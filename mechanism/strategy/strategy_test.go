@@ -11,24 +11,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/reference"
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/newton"
 )
-
-// refGram is AᵀA by a plain triple loop, independent of the structured code.
-func refGram(a *mat.Dense) *mat.SymDense {
-	p, n := a.Dims()
-	x := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			s := 0.0
-			for r := 0; r < p; r++ {
-				s += a.At(r, i) * a.At(r, j)
-			}
-			x.SetSym(i, j, s)
-		}
-	}
-	return x
-}
 
 // refSens returns the largest column 1- and 2-norms by direct loops.
 func refSens(a *mat.Dense) (l1, l2 float64) {
@@ -65,7 +50,7 @@ func TestStructuredGramsAndSensitivities(t *testing.T) {
 		p, n := a.Dims()
 		require.Equal(t, s.Rows(), p, s.Name())
 		require.Equal(t, s.Domain(), n, s.Name())
-		want := refGram(a)
+		want := testkit.ExplicitGram(a)
 		got := s.Gram()
 		for i := 0; i < n; i++ {
 			for j := i; j < n; j++ {
@@ -145,7 +130,7 @@ func TestNewOptimizedWrapsResult(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, s.L2Sensitivity())
 	assert.InDelta(t, 1.4, s.L1Sensitivity(), 1e-15) // column 2: |0.6|+|0.8|
-	assert.True(t, mat.EqualApprox(refGram(s.Matrix()), s.Gram(), 1e-15))
+	assert.True(t, mat.EqualApprox(testkit.ExplicitGram(s.Matrix()), s.Gram(), 1e-15))
 }
 
 // TestOptimizePrefix32 runs the real solver (package newton) on Prefix n=32
@@ -164,7 +149,7 @@ func TestOptimizePrefix32(t *testing.T) {
 	s, err := Optimize(context.Background(), v, nil)
 	require.NoError(t, err)
 	assert.InDelta(t, 1, s.L2Sensitivity(), 1e-12)
-	assert.True(t, mat.EqualApprox(refGram(s.Matrix()), s.Gram(), 1e-12))
+	assert.True(t, mat.EqualApprox(testkit.ExplicitGram(s.Matrix()), s.Gram(), 1e-12))
 	var chol mat.Cholesky
 	require.True(t, chol.Factorize(s.X))
 	var y mat.Dense

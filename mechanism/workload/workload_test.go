@@ -11,25 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/mechanism/domain"
 )
-
-// explicitGram is the reference WᵀW, computed from the explicit matrix by a
-// plain triple loop (independent of the structured code under test).
-func explicitGram(w *mat.Dense) *mat.SymDense {
-	m, n := w.Dims()
-	v := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			s := 0.0
-			for r := 0; r < m; r++ {
-				s += w.At(r, i) * w.At(r, j)
-			}
-			v.SetSym(i, j, s)
-		}
-	}
-	return v
-}
 
 // requireSymEqual checks a == b entrywise to tol·max(1, max|b|).
 func requireSymEqual(t *testing.T, a, b *mat.SymDense, tol float64, msg string) {
@@ -97,7 +81,7 @@ func TestStructuredGramsMatchExplicit(t *testing.T) {
 		m, n := w.Dims()
 		require.Equal(t, c.w.Queries(), m, c.w.Name())
 		require.Equal(t, c.w.Domain(), n, c.w.Name())
-		requireSymEqual(t, c.w.Gram(), explicitGram(w), c.tol, c.w.Name())
+		requireSymEqual(t, c.w.Gram(), testkit.ExplicitGram(w), c.tol, c.w.Name())
 	}
 }
 
@@ -230,7 +214,7 @@ func TestUserSupplied(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, u.Queries())
 	assert.Equal(t, 3, u.Domain())
-	requireSymEqual(t, u.Gram(), explicitGram(w), 0, "user matrix")
+	requireSymEqual(t, u.Gram(), testkit.ExplicitGram(w), 0, "user matrix")
 	w.Set(0, 0, 99) // copied, not aliased
 	assert.Equal(t, 1.0, u.Matrix().At(0, 0))
 

@@ -272,19 +272,6 @@ func (p *Projector) assembleTensor(B, N []float64, scr *scratch) {
 	}
 }
 
-// applyN writes N v = v + Gᵀ W⁻² G v into out, using scratch (length R).
-func (st *ipmState) applyN(v, scratch, out []float64) {
-	st.applyG(v, scratch)
-	st.eachCone3(scratch, scratch, nil, func(c int, a, b, _ []float64) {
-		st.sc[c].apply(a, b, true)
-		st.sc[c].apply(b, b, true)
-	})
-	st.applyGt(scratch, out)
-	for k := range out {
-		out[k] += v[k]
-	}
-}
-
 func (st *ipmState) cholSolve(rhs, out []float64) {
 	var v mat.VecDense
 	if err := st.chol.SolveVecTo(&v, mat.NewVecDense(len(rhs), rhs)); err != nil {

@@ -1,14 +1,15 @@
 //go:build unix
 
-package newton_test
+package testkit
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime returns the process's user and system CPU time so far.
-func cpuTime() (user, sys time.Duration) {
+// CPUTime returns the process's user and system CPU time so far (OpenBLAS's
+// pool threads included); zero when getrusage fails.
+func CPUTime() (user, sys time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, 0

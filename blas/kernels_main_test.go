@@ -1,0 +1,14 @@
+package blas
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain installs the build's kernels as gonum's global BLAS and LAPACK
+// too, as the dpsolve command's main does (package blas no longer does it
+// from init), so these tests run gonum/mat on the same kernels as before.
+func TestMain(m *testing.M) {
+	Use(Default())
+	os.Exit(m.Run())
+}

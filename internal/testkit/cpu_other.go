@@ -1,0 +1,8 @@
+//go:build !unix
+
+package testkit
+
+import "time"
+
+// CPUTime is not measured on this platform: it returns zeros.
+func CPUTime() (user, sys time.Duration) { return 0, 0 }
