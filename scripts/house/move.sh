@@ -32,6 +32,7 @@ MOVES=(
 	"mechanism/release pipeline/release"
 	"mechanism/records pipeline/records"
 	"mechanism/tables pipeline/tables"
+	"mechanism/publish pipeline/publish"
 	"internal/batch cmd/dpsolve/internal/batch"
 	"internal/kronwork internal/testkit/kronwork"
 	"internal/budgettest internal/testkit/budgettest"
@@ -70,7 +71,8 @@ CLASSIFIED=(
 	mechanism/strategy mechanism/lrm mechanism/plan mechanism/plan/plantest mechanism/plan/planner mechanism/marginals
 	mechanism/mf mechanism/functional mechanism/functional/basis mechanism/functional/project
 	mechanism/distributed mechanism/compare mechanism/sdp
-	pipeline/release pipeline/records pipeline/tables
+	pipeline/release pipeline/records pipeline/tables pipeline/publish
+	mechanism/synth internal/atomicdir
 	bench bench/funcpert cmd/dpsolve cmd/dpsolve/internal/batch cmd/dpsolve/internal/progresstest
 	internal/testkit internal/testkit/kronwork internal/testkit/budgettest
 	internal/readme internal/vocabulary internal/layers
