@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // GapSource names the code every reported gap comes from.

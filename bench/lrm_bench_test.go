@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // explicitPIdentityPhi is tr(G (LᵀL)⁻¹) for L = [I; Θ]·D⁻¹, D = diag(1 +

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 

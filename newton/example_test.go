@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
 )
 

@@ -12,10 +12,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/release"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/pipeline/release"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 func init() {
@@ -212,7 +212,7 @@ func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.M
 	defer src.leave()
 	res, err := release.Run(ctx, release.Request{
 		Strategy: a, Budget: b, Data: x, Workload: w, Noise: src,
-		PostProcess: release.PostProcess{Clamp: f.clamp, Round: f.round},
+		PostProcess: release.Cleanup{Clamp: f.clamp, Round: f.round},
 	})
 	if err != nil {
 		return preReleaseError(b, err)

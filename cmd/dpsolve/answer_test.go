@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/release"
+	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/pipeline/release"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // releaseCLI runs dpsolve in-process and returns its exit code and output.

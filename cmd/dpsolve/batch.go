@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/internal/batch"
+	"github.com/dpsolve/dpsolve/cmd/dpsolve/internal/batch"
 )
 
 func init() {
@@ -273,7 +273,7 @@ func batchCores() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// batchPkgErr is an error from internal/batch without its leading
+// batchPkgErr is an error from cmd/dpsolve/internal/batch without its leading
 // "batch: ": the command line prints "dpsolve batch: " before every error
 // already, so the user reads "dpsolve batch: invalid input: m.jsonl: line
 // 3: …" rather than "dpsolve batch: batch: invalid input: …". It wraps the

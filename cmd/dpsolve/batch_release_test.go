@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/internal/batch"
-	"github.com/dpsolve/dpsolve/internal/budgettest"
-	"github.com/dpsolve/dpsolve/mechanism/ledger"
+	"github.com/dpsolve/dpsolve/cmd/dpsolve/internal/batch"
+	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
 )
 
 // TestBatchReleasesShareOneLedger runs eight dpsolve release jobs (seeded

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/internal/batch"
+	"github.com/dpsolve/dpsolve/cmd/dpsolve/internal/batch"
 )
 
 // TestBatchSlurm runs the 24-job manifest as a 4-task Slurm array on a

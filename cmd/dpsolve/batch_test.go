@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/internal/batch"
+	"github.com/dpsolve/dpsolve/cmd/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/internal/matio"
 )
 

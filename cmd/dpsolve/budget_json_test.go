@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/internal/budgettest"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // The reports write their budgets with calibrate's encoding at the place

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/compare"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/accounting"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 func init() {
@@ -197,11 +197,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // selectCompareRows resolves --strategies (empty: the registered defaults);
 // a name given twice yields one row.
-func selectCompareRows(list string) ([]compare.Strategy, error) {
+func selectCompareRows(list string) ([]compare.Candidate, error) {
 	if strings.TrimSpace(list) == "" {
 		return compare.Defaults(), nil
 	}
-	var rows []compare.Strategy
+	var rows []compare.Candidate
 	seen := map[string]bool{}
 	for _, name := range strings.Split(list, ",") {
 		name = strings.ToLower(strings.TrimSpace(name))

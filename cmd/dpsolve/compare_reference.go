@@ -1,6 +1,6 @@
 package main
 
-import "github.com/dpsolve/dpsolve/mechanism/accounting"
+import "github.com/dpsolve/dpsolve/privacy/accounting"
 
 // compareReferenceHeader names the ratio column: the reference is the
 // optimized row under Gaussian noise and the best ε-DP row under Laplace

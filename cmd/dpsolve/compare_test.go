@@ -16,10 +16,10 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/internal/reference"
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/compare"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/accounting"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 func compareCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -197,17 +197,17 @@ func TestCompareFromFiles(t *testing.T) {
 // The extension point: rows registered by other files. These test rows are
 // not defaults, so they only appear when asked for.
 func init() {
-	compare.Register(compare.Strategy{Name: "test-report", Build: func(env *compare.Env) (*compare.Outcome, error) {
+	compare.Register(compare.Candidate{Name: "test-report", Build: func(env *compare.Env) (*compare.Outcome, error) {
 		rep, err := accounting.NewReport("test-report", env.Workload.Domain(), env.Workload.Queries(), 4*float64(env.Workload.Queries()))
 		return &compare.Outcome{Report: rep, Note: "fixed"}, err
 	}})
-	compare.Register(compare.Strategy{Name: "test-skip", Build: func(env *compare.Env) (*compare.Outcome, error) {
+	compare.Register(compare.Candidate{Name: "test-skip", Build: func(env *compare.Env) (*compare.Outcome, error) {
 		return nil, compare.ErrSkip
 	}})
-	compare.Register(compare.Strategy{Name: "test-fail", Build: func(env *compare.Env) (*compare.Outcome, error) {
+	compare.Register(compare.Candidate{Name: "test-fail", Build: func(env *compare.Env) (*compare.Outcome, error) {
 		return nil, errors.New("boom")
 	}})
-	compare.Register(compare.Strategy{Name: "test-empty", Build: func(env *compare.Env) (*compare.Outcome, error) {
+	compare.Register(compare.Candidate{Name: "test-empty", Build: func(env *compare.Env) (*compare.Outcome, error) {
 		return &compare.Outcome{}, nil
 	}})
 }

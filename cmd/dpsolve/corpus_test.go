@@ -27,10 +27,10 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/records"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/pipeline/records"
 )
 
 // fuzzSeeds returns the string literals in fuzz function fn of file: those
@@ -144,7 +144,7 @@ func TestCorpusSpecs(t *testing.T) {
 	var tally [2]int // entries that parse, entries refused
 	defer checkTally(t, &tally)
 	dir := t.TempDir()
-	for i, s := range fuzzSeeds(t, "../../mechanism/domain/spec_fuzz_test.go", "FuzzParseSpec") {
+	for i, s := range fuzzSeeds(t, "../../model/domain/spec_fuzz_test.go", "FuzzParseSpec") {
 		name := fmt.Sprintf("spec seed %d", i)
 		path := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
 		require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
@@ -166,7 +166,7 @@ func TestCorpusRecords(t *testing.T) {
 	require.NoError(t, os.WriteFile(spec, []byte(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 4}],
 	  "workload": [{"name": "ac", "product": {"a": "identity", "c": "identity"}}]}`), 0o644))
 	dom := []domain.Attribute{{Name: "a", Size: 2}, {Name: "b", Size: 3}, {Name: "c", Size: 4}}
-	for i, s := range fuzzSeeds(t, "../../mechanism/records/fuzz_test.go", "FuzzReadMarginals") {
+	for i, s := range fuzzSeeds(t, "../../pipeline/records/fuzz_test.go", "FuzzReadMarginals") {
 		name := fmt.Sprintf("records seed %d %q", i, s)
 		data := filepath.Join(dir, fmt.Sprintf("r%d.csv", i))
 		require.NoError(t, os.WriteFile(data, []byte(s), 0o644))

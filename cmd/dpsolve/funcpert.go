@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
+	"github.com/dpsolve/dpsolve/bench/funcpert"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
 )
 
@@ -77,7 +77,7 @@ type funcpertFlags struct {
 }
 
 // register binds the flags to cfg (the experiment's defaults) and f.
-func (f *funcpertFlags) register(fs *flag.FlagSet, cfg *experiment.Config) {
+func (f *funcpertFlags) register(fs *flag.FlagSet, cfg *funcpert.Config) {
 	fs.StringVar(&f.out, "out", "", "write the results to this CSV file (columns eps,coeffs,method,rep,error; method functional or message, whose rows have coeffs 0)")
 	fs.StringVar(&f.plotPath, "plot", "", "draw the figure into this PNG file")
 	fs.BoolVar(&f.quick, "quick", false, "small configuration for a fast check: 3 repetitions, 6 ε points, 15 and 28 coefficients, short baseline tuning")
@@ -103,7 +103,7 @@ func (f *funcpertFlags) register(fs *flag.FlagSet, cfg *experiment.Config) {
 
 // applyQuick shrinks the flags --quick names, unless given explicitly, and
 // shortens the baseline's tuning.
-func (f *funcpertFlags) applyQuick(cfg *experiment.Config) {
+func (f *funcpertFlags) applyQuick(cfg *funcpert.Config) {
 	if !f.quick {
 		return
 	}
@@ -124,7 +124,7 @@ func (f *funcpertFlags) applyQuick(cfg *experiment.Config) {
 // config finishes cfg from the flags: the log-spaced ε grid, the degrees of
 // the coefficient counts, the set S and the seeds; cfg.Validate has the
 // last word.
-func (f *funcpertFlags) config(cfg *experiment.Config) error {
+func (f *funcpertFlags) config(cfg *funcpert.Config) error {
 	if cfg.Reps <= 0 {
 		return usageErrorf("--reps must be positive, got %d", cfg.Reps)
 	}
@@ -192,7 +192,7 @@ func parseCoeffs(list string) ([]int, error) {
 }
 
 func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg := experiment.DefaultConfig()
+	cfg := funcpert.DefaultConfig()
 	fs := newFlagSet("funcpert", stderr)
 	var f funcpertFlags
 	f.register(fs, &cfg)
@@ -212,7 +212,7 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := checkOutputs(nil, fileOut("--out", f.out), fileOut("--plot", f.plotPath)); err != nil {
 		return err
 	}
-	res, err := experiment.Run(ctx, cfg, progressTo(stderr, "funcpert", f.quiet))
+	res, err := funcpert.Run(ctx, cfg, progressTo(stderr, "funcpert", f.quiet))
 	if err == nil && ctx.Err() != nil {
 		err = errCancelled(ctx) // an interrupted experiment writes nothing
 	}
@@ -220,12 +220,12 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if f.out != "" {
-		if err := writeFileAtomic(f.out, func(w io.Writer) error { return experiment.WriteCSV(w, res.Rows) }); err != nil {
+		if err := writeFileAtomic(f.out, func(w io.Writer) error { return funcpert.WriteCSV(w, res.Rows) }); err != nil {
 			return err
 		}
 	}
 	if f.plotPath != "" {
-		if err := experiment.Plot(res, f.plotPath); err != nil {
+		if err := funcpert.Plot(res, f.plotPath); err != nil {
 			return fmt.Errorf("plot: %w", err)
 		}
 	}
@@ -235,7 +235,7 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // newFuncpertResult is the one result of dpsolve funcpert that both the
 // text and the --json renderings read.
-func newFuncpertResult(cfg *experiment.Config, res *experiment.Result, out, plot string) *funcpertJSON {
+func newFuncpertResult(cfg *funcpert.Config, res *funcpert.Result, out, plot string) *funcpertJSON {
 	j := &funcpertJSON{
 		Rows: len(res.Rows), Out: out, Plot: plot, XStar: res.XStar,
 		Smoothing:             map[string]float64{},

@@ -12,17 +12,17 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/dpsolve/dpsolve/internal/batch"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/release"
+	"github.com/dpsolve/dpsolve/cmd/dpsolve/internal/batch"
+	"github.com/dpsolve/dpsolve/pipeline/release"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // noiseDrawn is set once a drawGuard has drawn noise in this process: it
 // is what dpsolve answer and run record for dpsolve batch (recordDraws).
 var noiseDrawn atomic.Bool
 
-// recordDraws writes, under dpsolve batch (internal/batch: OutcomeEnv),
+// recordDraws writes, under dpsolve batch (cmd/dpsolve/internal/batch: OutcomeEnv),
 // the outcome record of an answer or run job: refused when no noise was
 // drawn, released when it succeeded, charged_not_released otherwise. The
 // release command writes its own (runRelease); a crash writes none, and the

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 func lrmCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

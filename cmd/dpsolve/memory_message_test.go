@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/resources"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/mf"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // mfStructured is the part of mfJSON the structured families add.

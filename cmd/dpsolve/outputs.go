@@ -15,7 +15,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/internal/resources"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // registerOutW adds the --out-w flag to fs.

@@ -13,12 +13,12 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/atomicdir"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
-	"github.com/dpsolve/dpsolve/mechanism/tables"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/pipeline/tables"
 )
 
 func init() {

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/tables"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/pipeline/tables"
 )
 
 const marginalsSpec = `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 10}, {"name": "race", "size": 4}],
@@ -133,7 +133,7 @@ func TestPlanMarginals(t *testing.T) {
 }
 
 // A marginals plan directory written by dpsolve plan is read back by the
-// release (mechanism/tables), which re-plans and checks every residual's
+// release (pipeline/tables), which re-plans and checks every residual's
 // variance against the file.
 func TestPlanMarginalsReleaseReadsIt(t *testing.T) {
 	spec := writeSpec(t, `{"domain": [{"name": "sex", "size": 2}, {"name": "age", "size": 10}, {"name": "race", "size": 4}],

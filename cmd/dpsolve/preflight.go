@@ -17,7 +17,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/internal/resources"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // outPath is one output flag and its value ("" when not requested). matrix

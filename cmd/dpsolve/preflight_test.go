@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/resources"
-	"github.com/dpsolve/dpsolve/mechanism/release"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/pipeline/release"
 )
 
 // TestCheckOutputsAliases: an output that reaches an input by another

@@ -16,19 +16,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpsolve/dpsolve/cmd/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/internal/atomicdir"
-	"github.com/dpsolve/dpsolve/internal/batch"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/ledger"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
-	"github.com/dpsolve/dpsolve/mechanism/publish"
-	"github.com/dpsolve/dpsolve/mechanism/records"
-	"github.com/dpsolve/dpsolve/mechanism/tables"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/pipeline/publish"
+	"github.com/dpsolve/dpsolve/pipeline/records"
+	"github.com/dpsolve/dpsolve/pipeline/tables"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 func init() {
@@ -206,7 +206,7 @@ func (f *tblFlags) parseSplit() error {
 }
 
 // runRelease runs the release command and, under dpsolve batch, writes the
-// transaction's outcome record (internal/batch: OutcomeEnv) that decides
+// transaction's outcome record (cmd/dpsolve/internal/batch: OutcomeEnv) that decides
 // whether the job may be run again. A crash writes none: the batch then
 // marks the job needs_review.
 func runRelease(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -284,7 +284,7 @@ func releaseCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !f.dryRun {
 		f.transaction(&req, &rep, start, b, stderr)
 	}
-	// The library's transaction (mechanism/publish) runs every refusing
+	// The library's transaction (pipeline/publish) runs every refusing
 	// check, reserves --out, charges the ledger under its lock, draws the
 	// noise and commits the output; without --out it is the dry run.
 	prep, err := publish.Prepare(ctx, req)
@@ -330,7 +330,7 @@ func outputUsage(out string, err error) error {
 func (f *tblFlags) request(k *domain.Kron, b calibrate.Budget, stderr io.Writer) (publish.Request, error) {
 	req := publish.Request{Workload: k, Budget: b, PlanDir: f.planDir, Template: f.template,
 		SplitTerms: f.splitTerms, TermShares: f.termShares, Progress: progressTo(stderr, "release", f.quiet),
-		CheckPart: checkPartBudget, PostProcess: tables.PostProcess{NonNegative: f.nonneg, Integer: f.integer, Progress: progressTo(stderr, "release", f.quiet)},
+		CheckPart: checkPartBudget, PostProcess: tables.Publishable{NonNegative: f.nonneg, Integer: f.integer, Progress: progressTo(stderr, "release", f.quiet)},
 		Ledger: f.budgetFile, Label: f.label}
 	if f.splitTerms {
 		if _, err := tables.SplitTerms(b, f.termShares, len(k.Terms())); err != nil {

@@ -17,11 +17,11 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/resources"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/ledger"
-	"github.com/dpsolve/dpsolve/mechanism/records"
-	"github.com/dpsolve/dpsolve/mechanism/tables"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/pipeline/records"
+	"github.com/dpsolve/dpsolve/pipeline/tables"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
 )
 
 // checkOutDir refuses, before anything is read, spent or drawn, an output
@@ -49,7 +49,7 @@ func checkOutDir(dir string, stderr io.Writer) error {
 	if err != nil {
 		return usageErrorf("--out %s: cannot write in %s: %v", dir, parent, err)
 	}
-	// The transaction (mechanism/publish, internal/atomicdir) reserves
+	// The transaction (pipeline/publish, internal/atomicdir) reserves
 	// the output and removes a killed earlier release's leftovers.
 	return os.Remove(probe)
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/dpsolve/dpsolve/mechanism/tables"
+	"github.com/dpsolve/dpsolve/pipeline/tables"
 )
 
 // printEstimators prints, for each estimator report, the released total

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/tables"
+	"github.com/dpsolve/dpsolve/pipeline/tables"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // A union measured part by part (tables.PrepareParts) reports its parts

@@ -260,7 +260,7 @@ func TestReleaseMarginalsOnHistogram(t *testing.T) {
 	code, _, stderr = releaseCLI(t, "release", "--spec", spec, "--data", h, "--plan", gplan, "--eps", "1", "--out", filepath.Join(dir, "o3"))
 	assert.Equal(t, 1, code)
 	// Refused before planning, naming both models and the right command
-	// (before: mechanism/tables' own refusal, "this marginals plan adds
+	// (before: pipeline/tables' own refusal, "this marginals plan adds
 	// Gaussian noise", after the plan was read).
 	assert.Contains(t, stderr, "was planned for --privacy gaussian, but a pure ε-DP budget")
 	assert.Contains(t, stderr, "--template marginals --privacy pure --out NEWPLAN")

@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/mechanism/ledger"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
 )
 
 // The rows of issue #34's table that dpsolve release itself answers for;
 // each failed on main before the release transaction moved into
-// mechanism/publish.
+// pipeline/publish.
 
 func txnLedger(t *testing.T, dir string) string {
 	t.Helper()
@@ -177,7 +177,7 @@ func TestReleaseHybridNonNegativeRefused(t *testing.T) {
 // A single SIGINT stops a release of a one-attribute prefix workload
 // planned in-process with kron within a second (the issue measured 75–80 s
 // on the kron release path of a 4096-value prefix workload): planning and
-// preparing run abandonable (mechanism/publish), and nothing is charged.
+// preparing run abandonable (pipeline/publish), and nothing is charged.
 func TestReleaseInterruptDuringKronPrepare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 1024-value kron plan")
@@ -234,7 +234,7 @@ func TestReleaseHugeCSVLineRefusedEarly(t *testing.T) {
 
 // TestCommandsDoNotChargeLedgers: the release transaction, which alone
 // orders the charge with the checks, the noise and the commit, lives in
-// mechanism/publish; no command calls the ledger's charge itself, and the
+// pipeline/publish; no command calls the ledger's charge itself, and the
 // command's former gate (commitGate, writeReleaseDir) is gone.
 func TestCommandsDoNotChargeLedgers(t *testing.T) {
 	files, err := filepath.Glob("*.go")

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/internal/reference"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // loadWorkload is the one way every command turns its workload flags into a

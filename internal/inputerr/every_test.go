@@ -10,33 +10,33 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/bench/funcpert"
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/cg"
-	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/internal/matio"
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
+	"github.com/dpsolve/dpsolve/kron"
 	"github.com/dpsolve/dpsolve/mechanism/distributed"
-	"github.com/dpsolve/dpsolve/mechanism/distributed/experiment"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
 	"github.com/dpsolve/dpsolve/mechanism/functional/project"
-	"github.com/dpsolve/dpsolve/mechanism/kron"
-	"github.com/dpsolve/dpsolve/mechanism/ledger"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
-	"github.com/dpsolve/dpsolve/mechanism/records"
-	"github.com/dpsolve/dpsolve/mechanism/release"
 	"github.com/dpsolve/dpsolve/mechanism/sdp"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"github.com/dpsolve/dpsolve/mechanism/tables"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/pipeline/records"
+	"github.com/dpsolve/dpsolve/pipeline/release"
+	"github.com/dpsolve/dpsolve/pipeline/tables"
+	"github.com/dpsolve/dpsolve/privacy/accounting"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // second discards a constructor's value, keeping its error.
@@ -54,7 +54,7 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"accounting": accounting.ErrInput, "calibrate": calibrate.ErrInput, "noise": noise.ErrInput,
 		"release": release.ErrInput, "lrm": lrm.ErrInput, "sdp": sdp.ErrInput, "cg": cg.ErrInput,
 		"matio": matio.ErrInput, "functional": functional.ErrInput, "basis": basis.ErrInput,
-		"project": project.ErrInput, "experiment": experiment.ErrInput, "distributed": distributed.ErrInput,
+		"project": project.ErrInput, "experiment": funcpert.ErrInput, "distributed": distributed.ErrInput,
 		"records": records.ErrInput, "kron": kron.ErrInput, "ledger": ledger.ErrInput, "tables": tables.ErrInput,
 		"marginals": marginals.ErrInput, "plan": plan.ErrInput, "domain": domain.ErrInput,
 	} {
@@ -97,7 +97,7 @@ func TestEveryPackageWrapsErrInput(t *testing.T) {
 		"functional.Params":             functional.Params{Budget: budgettest.PureDP(1)}.Validate(),
 		"basis.NewBox":                  second(basis.NewBox([]float64{1}, []float64{0})),
 		"project.Set":                   project.Set{}.Validate(),
-		"experiment.Run bad config":     second(experiment.Run(ctx, experiment.Config{}, nil)),
+		"funcpert.Run bad config":       second(funcpert.Run(ctx, funcpert.Config{}, nil)),
 		"distributed.NewGraph":          second(distributed.NewGraph(0, nil)),
 		"distributed.Harmonic":          second(distributed.Harmonic(-1, 1, 1)),
 		"distributed.Run no objectives": second(distributed.Run(ctx, nil, distributed.Config{})),

@@ -12,15 +12,15 @@ import (
 // domainHome is where the multi-attribute domain is spelled: domain.Attribute
 // (a name and a number of values), domain.Term (a named, weighted list of
 // Kronecker products) and domain.Kron (a domain and its terms).
-const domainHome = "mechanism/domain"
+const domainHome = "model/domain"
 
 // domainExceptions are the struct types outside domainHome that have the
 // shape of a domain type and are not a second one, each with why.
 var domainExceptions = map[string]string{
-	"mechanism/tables.explicitWorkload": "unexported: a domain.Kron's terms as the release computes with them, each block " +
+	"pipeline/tables.explicitWorkload": "unexported: a domain.Kron's terms as the release computes with them, each block " +
 		"as an explicit matrix converted once, and (flatten) a dense strategy's one-attribute view of n cells, which no " +
 		"Kron holds (attributes have at most domain.MaxAttributeSize values); built only from a *domain.Kron",
-	"mechanism/tables.explicitTerm": "unexported: one term of tables.explicitWorkload",
+	"pipeline/tables.explicitTerm": "unexported: one term of tables.explicitWorkload",
 }
 
 // secondDomainTypes returns "dir.Type" for every struct type of src (a
@@ -133,15 +133,15 @@ type file struct {
 	Mode uint32
 }
 `)
-	got, err := secondDomainTypes("mechanism/tables", "mechanism/tables/workload.go", src)
+	got, err := secondDomainTypes("pipeline/tables", "pipeline/tables/workload.go", src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "mechanism/tables.Attribute,mechanism/tables.Term,mechanism/tables.Workload"
+	want := "pipeline/tables.Attribute,pipeline/tables.Term,pipeline/tables.Workload"
 	if strings.Join(got, ",") != want {
 		t.Errorf("got %q, want %q", strings.Join(got, ","), want)
 	}
-	if got, _ := secondDomainTypes(domainHome, "mechanism/domain/kron.go", src); len(got) != 0 {
+	if got, _ := secondDomainTypes(domainHome, "model/domain/kron.go", src); len(got) != 0 {
 		t.Errorf("the home package was flagged: %v", got)
 	}
 }

@@ -12,13 +12,13 @@ import (
 
 // noiseHome is where the noise model is spelled: calibrate.NoiseKind
 // (Laplace, Gaussian), docs/architecture.md "One noise model".
-const noiseHome = "mechanism/calibrate"
+const noiseHome = "privacy/calibrate"
 
 // noiseExceptions are the second spellings of the noise model that remain,
 // each with who removes it; the test fails on any other, and on an
 // exception that is gone (so this list only shrinks).
 var noiseExceptions = map[string]string{
-	"mechanism/accounting.Mechanism": "a deprecated alias of calibrate.NoiseKind, kept while mechanism/compare " +
+	"privacy/accounting.Mechanism": "a deprecated alias of calibrate.NoiseKind, kept while mechanism/compare " +
 		"and cmd/dpsolve/compare*.go still name it",
 	"mechanism/plan.Privacy": "plan's sensitivity (gaussian, pure), to become calibrate.NoiseKind with the plan " +
 		"portfolio's change (plan files keep reading \"pure\")",

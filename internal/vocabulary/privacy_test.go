@@ -15,13 +15,13 @@ import (
 
 // budgetHome is where a privacy budget is spelled: calibrate.Budget (ρ-zCDP,
 // pure ε-DP or (ε,δ)-DP).
-const budgetHome = "mechanism/calibrate"
+const budgetHome = "privacy/calibrate"
 
 // budgetExceptions are the structs outside budgetHome that hold ρ or
 // (ε, δ) fields or JSON keys and are not a second budget type, each with
 // why.
 var budgetExceptions = map[string]string{
-	"mechanism/ledger.Limit": "an amount in a ledger's unit, not a release's budget: the limit as the ledger " +
+	"privacy/ledger.Limit": "an amount in a ledger's unit, not a release's budget: the limit as the ledger " +
 		"file stores it ({\"rho\": R} or {\"epsilon\": E, \"delta\": D}, where δ = 0 is pure ε-DP, which " +
 		"calibrate.Budget's encoding does not accept) and the running sums Spent and Remaining, which may be " +
 		"zero; the limit a ledger is created with and what a release costs enter as calibrate.Budget",

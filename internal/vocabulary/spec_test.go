@@ -22,7 +22,7 @@ const root = "../.."
 // mechanism/mf holds the other family: training workloads indexed by step
 // (prefix sums of gradients, momentum:β with learning-rate cooldowns) that
 // DP matrix factorization factors, with no histogram domain.
-var specHome = map[string]bool{"mechanism/workload": true, "mechanism/domain": true, "mechanism/mf": true}
+var specHome = map[string]bool{"model/workload": true, "model/domain": true, "mechanism/mf": true}
 
 // specParser matches the names of exported functions and methods that
 // would read a workload spec: Parse…/Load…/Read… ending in Workload(s),
@@ -75,7 +75,7 @@ func TestSecondDialectIsCaught(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Errorf("got %q, want %q", strings.Join(got, ","), want)
 	}
-	if got, _ := secondDialects("mechanism/domain", "mechanism/domain/spec.go", src); len(got) != 0 {
+	if got, _ := secondDialects("model/domain", "model/domain/spec.go", src); len(got) != 0 {
 		t.Errorf("the home package was flagged: %v", got)
 	}
 }

@@ -1,5 +1,5 @@
 // Package compare sets strategies side by side on one workload under one
-// calibrated noise: every row's expected error (mechanism/accounting), its
+// calibrated noise: every row's expected error (privacy/accounting), its
 // ratio to the SVD lower bound every strategy obeys, and its ratio to a
 // reference row. It is the library behind dpsolve compare.
 //
@@ -9,7 +9,7 @@
 // mechanism/strategy's registry and the Low-Rank Mechanism (lrm.go) are
 // its explicit built-in list; a program adds its own with Register:
 //
-//	compare.Register(compare.Strategy{
+//	compare.Register(compare.Candidate{
 //		Name:    "mine",
 //		Summary: "my strategy",
 //		Build: func(env *compare.Env) (*compare.Outcome, error) {
@@ -38,10 +38,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/accounting"
 	"github.com/dpsolve/dpsolve/progress"
 )
 
@@ -49,10 +49,10 @@ import (
 // matrix-mechanism baselines (mechanism/strategy's list; this package only
 // adds the optimizer's note), then the Low-Rank Mechanism (lrm.go). No row
 // registers itself from an init function.
-func builtinRows() []Strategy {
-	var rows []Strategy
+func builtinRows() []Candidate {
+	var rows []Candidate
 	for _, b := range strategy.Baselines() {
-		rows = append(rows, Strategy{Name: b.Name, Summary: b.Summary, Default: b.Default, Build: baselineBuilder(b)})
+		rows = append(rows, Candidate{Name: b.Name, Summary: b.Summary, Default: b.Default, Build: baselineBuilder(b)})
 	}
 	return append(rows, lrmRow())
 }
@@ -94,15 +94,15 @@ type Env struct {
 // Outcome is a builder's result: exactly one of Strategy and Report.
 type Outcome struct {
 	// Strategy is a matrix-mechanism strategy; Run evaluates it.
-	Strategy strategy.Strategy
+	Strategy strategy.Matrix
 	// Report is an error report the builder computed itself.
 	Report *accounting.Report
 	// Note is an optional remark on the row.
 	Note string
 }
 
-// Strategy is one registered row.
-type Strategy struct {
+// Candidate is one registered row.
+type Candidate struct {
 	// Name is the row label and the key Lookup finds it by.
 	Name string
 	// Summary is a one-line description for help texts.
@@ -121,7 +121,7 @@ var registry = builtinRows()
 
 // Register adds a row builder after the built-in rows. A missing
 // name or builder, or a duplicate name, panics (a programming error).
-func Register(s Strategy) {
+func Register(s Candidate) {
 	if s.Name == "" || s.Build == nil {
 		panic("compare: a strategy needs a name and a builder")
 	}
@@ -134,11 +134,11 @@ func Register(s Strategy) {
 }
 
 // Registered returns the registered rows in registration order.
-func Registered() []Strategy { return append([]Strategy(nil), registry...) }
+func Registered() []Candidate { return append([]Candidate(nil), registry...) }
 
 // Defaults returns the registered rows with Default set.
-func Defaults() []Strategy {
-	var rows []Strategy
+func Defaults() []Candidate {
+	var rows []Candidate
 	for _, c := range registry {
 		if c.Default {
 			rows = append(rows, c)
@@ -149,7 +149,7 @@ func Defaults() []Strategy {
 
 // Lookup resolves a row name: a registered row, or any name strategy.Lookup
 // knows (hB for the B-ary tree).
-func Lookup(name string) (Strategy, bool) {
+func Lookup(name string) (Candidate, bool) {
 	for _, c := range registry {
 		if c.Name == name {
 			return c, true
@@ -157,9 +157,9 @@ func Lookup(name string) (Strategy, bool) {
 	}
 	b, err := strategy.Lookup(name)
 	if err != nil {
-		return Strategy{}, false
+		return Candidate{}, false
 	}
-	return Strategy{Name: b.Name, Summary: b.Summary, Build: baselineBuilder(b)}, true
+	return Candidate{Name: b.Name, Summary: b.Summary, Build: baselineBuilder(b)}, true
 }
 
 // Row is one strategy's line of the comparison.
@@ -188,7 +188,7 @@ type Result struct {
 // worked are still reported (Result.Err joins the failures); a skipped row
 // is left out. Run sets env.Gram. Its own error is a failed bound or a
 // cancelled env.Ctx.
-func Run(env *Env, rows []Strategy) (*Result, error) {
+func Run(env *Env, rows []Candidate) (*Result, error) {
 	w, log := env.Workload, env.Log
 	t0 := time.Now()
 	env.Gram = w.Gram()
@@ -222,7 +222,7 @@ func Run(env *Env, rows []Strategy) (*Result, error) {
 
 // runRow builds and evaluates one row; nil (and no error) when the builder
 // skips it. The only error is a cancelled context.
-func runRow(env *Env, c Strategy, bound *accounting.Bound) (*Row, error) {
+func runRow(env *Env, c Candidate, bound *accounting.Bound) (*Row, error) {
 	ctx, log := env.Ctx, env.Log
 	row := Row{Strategy: c.Name, RatioSVD: math.NaN(), RatioReference: math.NaN()}
 	start := time.Now()

@@ -11,14 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
 	"github.com/dpsolve/dpsolve/mechanism/compare"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/accounting"
 )
 
-func lookup(t *testing.T, names ...string) []compare.Strategy {
+func lookup(t *testing.T, names ...string) []compare.Candidate {
 	t.Helper()
-	var rows []compare.Strategy
+	var rows []compare.Candidate
 	for _, n := range names {
 		s, ok := compare.Lookup(n)
 		require.True(t, ok, n)
@@ -81,9 +81,9 @@ func TestRunFailedRows(t *testing.T) {
 	nz, err := accounting.LaplaceNoise(1)
 	require.NoError(t, err)
 	rows := append(lookup(t, "identity"),
-		compare.Strategy{Name: "boom", Build: func(*compare.Env) (*compare.Outcome, error) { return nil, errors.New("boom") }},
-		compare.Strategy{Name: "empty", Build: func(*compare.Env) (*compare.Outcome, error) { return &compare.Outcome{}, nil }},
-		compare.Strategy{Name: "skip", Build: func(*compare.Env) (*compare.Outcome, error) { return nil, compare.ErrSkip }})
+		compare.Candidate{Name: "boom", Build: func(*compare.Env) (*compare.Outcome, error) { return nil, errors.New("boom") }},
+		compare.Candidate{Name: "empty", Build: func(*compare.Env) (*compare.Outcome, error) { return &compare.Outcome{}, nil }},
+		compare.Candidate{Name: "skip", Build: func(*compare.Env) (*compare.Outcome, error) { return nil, compare.ErrSkip }})
 	res, err := compare.Run(&compare.Env{Ctx: context.Background(), Workload: w, Noise: nz, Log: io.Discard}, rows)
 	require.NoError(t, err)
 	require.Len(t, res.Rows, 3)
@@ -108,7 +108,7 @@ func TestRunCancelled(t *testing.T) {
 func ExampleRun() {
 	w, _ := workload.Parse("prefix", 16)
 	nz, _ := accounting.LaplaceNoise(1)
-	rows := []compare.Strategy{}
+	rows := []compare.Candidate{}
 	for _, name := range []string{"identity", "h2"} {
 		s, _ := compare.Lookup(name)
 		rows = append(rows, s)

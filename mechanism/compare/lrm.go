@@ -10,14 +10,14 @@ package compare
 import (
 	"fmt"
 
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
+	"github.com/dpsolve/dpsolve/privacy/accounting"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // lrmRow is the Low-Rank Mechanism's row (see builtinRows).
-func lrmRow() Strategy {
-	return Strategy{
+func lrmRow() Candidate {
+	return Candidate{
 		Name:    "lrm",
 		Summary: "Low-Rank Mechanism W ≈ B·L, ε-DP (--mechanism laplace only)",
 		Default: true,

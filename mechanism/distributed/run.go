@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // StepSize returns the step s_k of iteration k = 0, 1, ….

@@ -13,7 +13,7 @@ import (
 // TestArrowsPointDown keeps the order of the functional-perturbation
 // packages: functional and its subpackages (basis, project) sit below
 // mechanism/distributed, which may import the basis, and the experiment
-// combining both lives above them (mechanism/distributed/experiment). No
+// combining both lives above them (bench/funcpert). No
 // file here, tests included, may import distributed or anything under it.
 func TestArrowsPointDown(t *testing.T) {
 	const forbidden = "github.com/dpsolve/dpsolve/mechanism/distributed"

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/functional"
 	"github.com/dpsolve/dpsolve/mechanism/functional/basis"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // Release f(x, y) = x² + y² on [−1, 1]² through the functional Laplace mechanism

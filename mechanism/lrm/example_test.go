@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // Plan the Low-Rank Mechanism for all 32 prefix sums of a 32-cell histogram

@@ -2,7 +2,7 @@ package lrm
 
 import (
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // BallFor returns the ball whose norm the noise model is calibrated to:

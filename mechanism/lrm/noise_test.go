@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // BallFor and Ball.Noise are inverse on the two noise models, and the

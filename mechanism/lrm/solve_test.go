@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/internal/budgettest"
 	"github.com/dpsolve/dpsolve/internal/reference"
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
+	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/accounting"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -293,7 +293,7 @@ func wrelatedErrors(t *testing.T, n, s int, ball Ball) (lrm, identity, h2, wavel
 	lrm, err = res.ExpectedNoiseError(bud)
 	require.NoError(t, err)
 	v := wl.Gram()
-	eval := func(st strategy.Strategy, err error) float64 {
+	eval := func(st strategy.Matrix, err error) float64 {
 		require.NoError(t, err)
 		rep, err := accounting.Evaluate(v, n, st, nz)
 		require.NoError(t, err)

@@ -8,8 +8,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/internal/budgettest"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 	"github.com/dpsolve/dpsolve/status"
 )
 

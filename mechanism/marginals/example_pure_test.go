@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 	"github.com/dpsolve/dpsolve/status"
 )
 

@@ -5,10 +5,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
-	"github.com/dpsolve/dpsolve/mechanism/records"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/pipeline/records"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // The snippet of docs/marginals.md, end to end on a small data

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // Plan all 3-way marginals over five attributes of four values (1024

@@ -7,8 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/internal/kronwork"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
+	"github.com/dpsolve/dpsolve/model/domain"
 )
 
 // Dense re-scoring of family plans: the strategy matrix is formed from its

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/model/domain"
 )
 
 // WeightedTable is one marginal table of a pure family plan: the table on

@@ -3,8 +3,8 @@ package marginals
 import (
 	"testing"
 
-	"github.com/dpsolve/dpsolve/internal/kronwork"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
+	"github.com/dpsolve/dpsolve/model/domain"
 )
 
 // optmReferencePy is an independent HDMM-style OPT_M (McKenna et al. 2018,

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // MaxTableValues bounds the total number of values (8 bytes each) that

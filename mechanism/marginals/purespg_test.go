@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // The random-start search's weights, re-scored densely: on every small

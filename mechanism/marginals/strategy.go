@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/model/domain"
 )
 
 // StrategyFile is the JSON form of a plan for `dpsolve plan --out DIR`

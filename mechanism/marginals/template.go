@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -142,7 +142,7 @@ func (tp Template) Plan(ctx context.Context, w *domain.Kron, opt plan.Options) (
 	}
 	res := &plan.Result{
 		Template:         TemplateName,
-		Strategy:         &plan.Strategy{Template: TemplateName, Privacy: plan.Gaussian, Other: p},
+		Strategy:         &plan.Plan{Template: TemplateName, Privacy: plan.Gaussian, Other: p},
 		Objective:        p.TotalSquaredError,
 		LowerBound:       svdBound(p.Sizes, p.Sets, p.lat),
 		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n, attained by the residual plan",
@@ -175,7 +175,7 @@ func (tp Template) planPure(w *domain.Kron, sizes []int, sets []Set, terms []int
 	}
 	res := &plan.Result{
 		Template:         TemplateName,
-		Strategy:         &plan.Strategy{Template: TemplateName, Privacy: plan.Pure, Other: pp},
+		Strategy:         &plan.Plan{Template: TemplateName, Privacy: plan.Pure, Other: pp},
 		Objective:        pp.TotalSquaredError,
 		LowerBound:       svdBound(pp.base.Sizes, pp.base.Sets, pp.base.lat) * (1 - 1e-12),
 		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n: the Gaussian optimum, below every pure strategy",
@@ -195,7 +195,7 @@ func (tp Template) planPure(w *domain.Kron, sizes []int, sets []Set, terms []int
 			return nil, err
 		}
 		res.FamilyBound, res.FamilySource = fp.FamilyBound, pureFamilySource
-		fs := &plan.Strategy{Template: TemplateName, Privacy: plan.Pure, Other: fp}
+		fs := &plan.Plan{Template: TemplateName, Privacy: plan.Pure, Other: fp}
 		if fp.TotalSquaredError < pp.TotalSquaredError*(1-1e-9) && opt.Accepts(fs) == nil {
 			res.Strategy, res.Objective = fs, fp.TotalSquaredError
 			res.Sweeps = fp.Iterations
@@ -230,7 +230,7 @@ func (tp Template) planFamily(w *domain.Kron, opt plan.Options, start time.Time)
 	}
 	res := &plan.Result{
 		Template:       TemplateName,
-		Strategy:       &plan.Strategy{Template: TemplateName, Privacy: privacy, Other: fp},
+		Strategy:       &plan.Plan{Template: TemplateName, Privacy: privacy, Other: fp},
 		Objective:      fp.TotalSquaredError,
 		LowerBound:     math.NaN(),
 		FamilyBound:    fp.FamilyBound,
@@ -255,9 +255,9 @@ func finishTerms(res *plan.Result, w *domain.Kron, errs []float64, opt plan.Opti
 // finish fills res's per-term errors (marginal i, of error errs[i],
 // belongs to term terms[i]) and its time, and reports it done.
 func finish(res *plan.Result, w *domain.Kron, terms []int, errs []float64, opt plan.Options, start time.Time) *plan.Result {
-	res.TermErrors = make([]plan.TermError, len(w.Terms()))
+	res.TermErrors = make([]plan.TermUnitError, len(w.Terms()))
 	for j, t := range w.Terms() {
-		res.TermErrors[j] = plan.TermError{Term: t.Name, Queries: t.Queries()}
+		res.TermErrors[j] = plan.TermUnitError{Term: t.Name, Queries: t.Queries()}
 	}
 	for i, e := range errs {
 		res.TermErrors[terms[i]].Error += e

@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/internal/budgettest"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // The reported stddev of the least-squares grand total is the empirical

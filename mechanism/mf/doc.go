@@ -83,5 +83,5 @@
 //
 // The package plans strategies and generates their noise (Generator); the
 // guarantee is that of the Gaussian mechanism at sens(C)·σ with the noise
-// from mechanism/noise. Privacy amplification by sampling is out of scope.
+// from privacy/noise. Privacy amplification by sampling is out of scope.
 package mf

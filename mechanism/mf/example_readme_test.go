@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/mf"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // From step counts to a noise multiplier: 64 steps of SGD in 4 epochs,

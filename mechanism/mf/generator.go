@@ -5,7 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // Generator produces the correlated noise of DP-FTRL one training step at a
@@ -18,7 +18,7 @@ import (
 // b-banded C only the last b−1 (O(b·d)). The Gaussian rows come from the
 // Source: noise.NewSecure for training, noise.NewSeededInsecure only for
 // simulations (it is not private). Each Zₜ is the discrete Gaussian of
-// mechanism/noise on its grid, of scale σ' ≥ σ (Scale reports it).
+// privacy/noise on its grid, of scale σ' ≥ σ (Scale reports it).
 type Generator struct {
 	c      *mat.TriDense
 	bands  int // 0: dense

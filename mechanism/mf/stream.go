@@ -3,7 +3,7 @@ package mf
 import (
 	"math"
 
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // StreamGenerator produces a Toeplitz strategy's correlated noise one

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // The census-style person table of examples/census: 5 attributes, 500,480

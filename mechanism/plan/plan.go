@@ -37,8 +37,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -93,11 +93,11 @@ type Options struct {
 	// passes the check of its own formats. The portfolio skips a template
 	// whose strategy it rejects (saying why in Tried), union falls back to
 	// Kronecker parts only, and the marginals template to its table plan.
-	Accept func(*Strategy) error
+	Accept func(*Plan) error
 }
 
 // Accepts reports whether o.Accept accepts s (always, when Accept is nil).
-func (o Options) Accepts(s *Strategy) error {
+func (o Options) Accepts(s *Plan) error {
 	if o.Accept == nil || s == nil {
 		return nil
 	}
@@ -154,14 +154,14 @@ type Part struct {
 	Weight   float64
 	Terms    []string
 	Factors  []Factor
-	Strategy *Strategy
+	Strategy *Plan
 }
 
-// Strategy is a planned measurement strategy with sensitivity 1. Exactly one
+// Plan is a planned measurement strategy with sensitivity 1. Exactly one
 // of Factors (a Kronecker product, template kron), Parts (a union of
 // Kronecker products, template union), Matrix (an explicit n×n strategy
 // over the flattened domain, template dense) or Other is set.
-type Strategy struct {
+type Plan struct {
 	// Template names the template that made it.
 	Template string
 	// Privacy is the sensitivity it is normalized to.
@@ -178,7 +178,7 @@ type Strategy struct {
 }
 
 // Kind returns "kron", "union", "dense" or "other".
-func (s *Strategy) Kind() string {
+func (s *Plan) Kind() string {
 	switch {
 	case s.Factors != nil:
 		return "kron"
@@ -190,8 +190,8 @@ func (s *Strategy) Kind() string {
 	return "other"
 }
 
-// TermError is the expected error of one workload term.
-type TermError struct {
+// TermUnitError is the expected error of one workload term.
+type TermUnitError struct {
 	Term    string
 	Queries int
 	Error   float64 // expected total squared error of the term's queries per unit noise
@@ -209,7 +209,7 @@ type Tried struct {
 type Result struct {
 	// Template is the name of the template whose strategy this is.
 	Template string
-	Strategy *Strategy
+	Strategy *Plan
 	// Objective is the expected total squared error per unit noise at
 	// sensitivity 1, Σⱼ (error of term j).
 	Objective float64
@@ -227,7 +227,7 @@ type Result struct {
 	FamilyBound  float64
 	FamilySource string
 	// TermErrors has one entry per workload term, in spec order.
-	TermErrors []TermError
+	TermErrors []TermUnitError
 	// Sweeps is the number of block-coordinate-descent sweeps (0 when none
 	// ran); History the objective after each.
 	Sweeps  int

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -442,7 +442,7 @@ func withoutNaN(e progress.Event) progress.Event {
 // never returned.
 func TestBestNotAccepted(t *testing.T) {
 	w := spec(t, unionSpec)
-	noUnion := func(s *Strategy) error {
+	noUnion := func(s *Plan) error {
 		if s.Kind() == "union" {
 			return fmt.Errorf("no unions here")
 		}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/dpsolve/dpsolve/internal/budgettest"
+	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
 )
 
 // TestPrivacyFor: pure ε-DP is met by Laplace noise (L1 sensitivity, Pure);

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/internal/kronwork"
+	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
 )
 
 // TestProfileUnionPairs is a profiling aid (skipped unless DPSOLVE_PROFILE is set).

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -557,10 +557,10 @@ func (s *solver) factors(blocks []*block) []Factor {
 }
 
 // termErrors sums per-product errors into per-term ones.
-func (s *solver) termErrors(perProd map[*domain.Product]float64) []TermError {
-	out := make([]TermError, len(s.w.Terms()))
+func (s *solver) termErrors(perProd map[*domain.Product]float64) []TermUnitError {
+	out := make([]TermUnitError, len(s.w.Terms()))
 	for j, t := range s.w.Terms() {
-		out[j] = TermError{Term: t.Name, Queries: t.Queries()}
+		out[j] = TermUnitError{Term: t.Name, Queries: t.Queries()}
 		for _, p := range t.Products {
 			out[j].Error += perProd[p]
 		}

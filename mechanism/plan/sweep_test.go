@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/status"
 )
 

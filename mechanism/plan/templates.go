@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/progress"
 )
@@ -48,7 +48,7 @@ func planKron(ctx context.Context, s *solver) (*Result, error) {
 	}
 	res := &Result{
 		Template:       "kron",
-		Strategy:       &Strategy{Template: "kron", Privacy: s.o.Privacy, Factors: s.factors(sol.blocks)},
+		Strategy:       &Plan{Template: "kron", Privacy: s.o.Privacy, Factors: s.factors(sol.blocks)},
 		Objective:      sol.obj,
 		TermErrors:     s.termErrors(per),
 		Sweeps:         sol.sweeps,
@@ -136,9 +136,9 @@ func planDense(ctx context.Context, w *domain.Kron, o Options) (*Result, error) 
 		return nil, err
 	}
 	xinv := mat.NewSymDense(n, xp)
-	tes := make([]TermError, len(w.Terms()))
+	tes := make([]TermUnitError, len(w.Terms()))
 	for j, t := range w.Terms() {
-		tes[j] = TermError{Term: t.Name, Queries: t.Queries()}
+		tes[j] = TermUnitError{Term: t.Name, Queries: t.Queries()}
 		for _, p := range t.Products {
 			fs := make([]*mat.SymDense, len(p.Blocks))
 			for i, b := range p.Blocks {
@@ -155,7 +155,7 @@ func planDense(ctx context.Context, w *domain.Kron, o Options) (*Result, error) 
 		}
 	}
 	res := &Result{
-		Template: "dense", Strategy: &Strategy{Template: "dense", Privacy: Gaussian, Matrix: a},
+		Template: "dense", Strategy: &Plan{Template: "dense", Privacy: Gaussian, Matrix: a},
 		Objective: nr.Objective, LowerBound: nr.LowerBound, LowerBoundSource: "dense newton certificate",
 		TermErrors: tes, Status: nr.Status, Regularization: nr.Regularization,
 		DenseObjective: nr.Objective, AboveDense: 0,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -623,7 +623,7 @@ func (u *unionRun) result(ctx context.Context, parts []*partSol) (*Result, error
 	weights := partWeights(es, s.o.Privacy)
 	per := map[*domain.Product]float64{}
 	termErr := make([]float64, len(terms))
-	strat := &Strategy{Template: "union", Privacy: s.o.Privacy}
+	strat := &Plan{Template: "union", Privacy: s.o.Privacy}
 	theta, sweeps := 0.0, 0
 	for gi, p := range parts {
 		scale := 1 / (weights[gi] * weights[gi])

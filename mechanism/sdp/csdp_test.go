@@ -17,11 +17,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/reference"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -220,7 +220,7 @@ func TestExactForms(t *testing.T) {
 		lrmStrategy, err := strategy.FromMatrix("lrm", lr.L)
 		require.NoError(t, err)
 		var j1 []float64
-		for _, s := range []strategy.Strategy{id, h2, wav, lrmStrategy} {
+		for _, s := range []strategy.Matrix{id, h2, wav, lrmStrategy} {
 			j, err := StrategyObjective(v, s, calibrate.Laplace)
 			require.NoError(t, err)
 			j1 = append(j1, j)

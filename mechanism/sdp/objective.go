@@ -8,9 +8,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/accounting"
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
+	"github.com/dpsolve/dpsolve/privacy/accounting"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // ErrUnsupported is returned by StrategyObjective when AᵀA is singular, so
@@ -25,7 +25,7 @@ var ErrUnsupported = errors.New("sdp: strategy does not support the workload (A�
 // error is J₁·2/ε² for Laplace noise and J₂·σ² for Gaussian noise; J is
 // invariant under scaling A, so it compares strategies directly. X = AᵀA
 // must be positive definite (else ErrUnsupported).
-func StrategyObjective(v *mat.SymDense, s strategy.Strategy, noise calibrate.NoiseKind) (float64, error) {
+func StrategyObjective(v *mat.SymDense, s strategy.Matrix, noise calibrate.NoiseKind) (float64, error) {
 	if v == nil || s == nil {
 		return 0, inputerr.Errorf("sdp", "nil Gram or strategy")
 	}

@@ -26,7 +26,7 @@ type Baseline struct {
 	// Build returns the strategy for a workload with Gram v on n cells; opt
 	// (nil: the defaults) configures an optimizer (its Tol, the certified
 	// relative gap asked; its Progress) and is ignored by the others.
-	Build func(ctx context.Context, n int, v *mat.SymDense, opt *newton.Options) (Strategy, error)
+	Build func(ctx context.Context, n int, v *mat.SymDense, opt *newton.Options) (Matrix, error)
 }
 
 // Baselines returns the registered strategies in their display order:
@@ -34,17 +34,17 @@ type Baseline struct {
 func Baselines() []Baseline {
 	return []Baseline{
 		{Name: "identity", Summary: "measure every cell", Default: true,
-			Build: func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Strategy, error) {
+			Build: func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Matrix, error) {
 				return nilIfErr(NewIdentity(n))
 			}},
 		{Name: "h2", Summary: "binary hierarchical tree with root, unit weights (hB for branching B)", Default: true,
 			Build: hierarchical(2)},
 		{Name: "wavelet", Summary: "Haar wavelet (Privelet), unweighted", Default: true,
-			Build: func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Strategy, error) {
+			Build: func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Matrix, error) {
 				return nilIfErr(NewWavelet(n))
 			}},
 		{Name: "optimized", Summary: "Newton-optimized Gaussian strategy (certified)", Default: true, NeedsGram: true,
-			Build: func(ctx context.Context, _ int, v *mat.SymDense, opt *newton.Options) (Strategy, error) {
+			Build: func(ctx context.Context, _ int, v *mat.SymDense, opt *newton.Options) (Matrix, error) {
 				return nilIfErr(Optimize(ctx, v, opt))
 			}},
 	}
@@ -52,15 +52,15 @@ func Baselines() []Baseline {
 
 // nilIfErr converts a typed constructor result to a Strategy that is a true
 // nil on error (a nil *T in an interface is not == nil).
-func nilIfErr[T Strategy](s T, err error) (Strategy, error) {
+func nilIfErr[T Matrix](s T, err error) (Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func hierarchical(b int) func(context.Context, int, *mat.SymDense, *newton.Options) (Strategy, error) {
-	return func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Strategy, error) {
+func hierarchical(b int) func(context.Context, int, *mat.SymDense, *newton.Options) (Matrix, error) {
+	return func(_ context.Context, n int, _ *mat.SymDense, _ *newton.Options) (Matrix, error) {
 		return nilIfErr(NewHierarchical(n, b))
 	}
 }
@@ -88,7 +88,7 @@ func Lookup(name string) (Baseline, error) {
 // Parse builds the named strategy (see Lookup) for a workload with Gram v on
 // n cells; v may be nil for the strategies that do not need it, and opt
 // (nil: the defaults) configures the optimizer as in Baseline.Build.
-func Parse(ctx context.Context, name string, n int, v *mat.SymDense, opt *newton.Options) (Strategy, error) {
+func Parse(ctx context.Context, name string, n int, v *mat.SymDense, opt *newton.Options) (Matrix, error) {
 	b, err := Lookup(name)
 	if err != nil {
 		return nil, err

@@ -29,8 +29,8 @@ import (
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 )
 
-// Strategy is a measurement matrix A (p×n) for the matrix mechanism.
-type Strategy interface {
+// Matrix is a measurement matrix A (p×n) for the matrix mechanism.
+type Matrix interface {
 	// Name is a short description, e.g. "h2(n=1024)".
 	Name() string
 	// Domain is n, the number of histogram cells (columns of A).

@@ -34,7 +34,7 @@ func refSens(a *mat.Dense) (l1, l2 float64) {
 // are small integers (or their square roots), exact in float64, so the
 // comparison is exact except for the square roots (1e-15 relative).
 func TestStructuredGramsAndSensitivities(t *testing.T) {
-	var all []Strategy
+	var all []Matrix
 	for _, n := range []int{1, 2, 3, 5, 8, 13, 32, 64} {
 		id, _ := NewIdentity(n)
 		wv, _ := NewWavelet(n)

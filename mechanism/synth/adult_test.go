@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/model/domain"
 )
 
 // adultData reads ../shared/data/adult; skipped when absent (fails under

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // randomData returns n records over sizes with some dependence between

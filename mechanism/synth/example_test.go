@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/dpsolve/dpsolve/mechanism/noise"
 	"github.com/dpsolve/dpsolve/mechanism/synth"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // Synthetic records from an MST run under ρ = 0.3 zCDP. The seeded noise

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 	"github.com/dpsolve/dpsolve/progress"
 )
 

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/ledger"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 func seeded(o Options, seed uint64) Options {

@@ -16,10 +16,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpsolve/dpsolve/mechanism/calibrate"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
-	"github.com/dpsolve/dpsolve/mechanism/ledger"
-	"github.com/dpsolve/dpsolve/mechanism/noise"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
+	"github.com/dpsolve/dpsolve/privacy/noise"
 	"github.com/dpsolve/dpsolve/progress"
 )
 

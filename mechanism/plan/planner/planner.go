@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
+	"github.com/dpsolve/dpsolve/model/domain"
 )
 
 // hybrid lists the templates union may use for a part of its stack.

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/blas"
-	"github.com/dpsolve/dpsolve/internal/kronwork"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
+	"github.com/dpsolve/dpsolve/model/domain"
 )
 
 // benchWorkload is one workload of the plan benchmark.
@@ -22,7 +22,7 @@ type benchWorkload struct {
 	make func() (*domain.Kron, error)
 }
 
-// benchWorkloads are HDMM-style workloads (internal/kronwork): 5–14
+// benchWorkloads are HDMM-style workloads (internal/testkit/kronwork): 5–14
 // attributes, every block kind, unions of 1–500 terms.
 var benchWorkloads = []benchWorkload{
 	{"identitytotal-5 (1 term, 2.8e5 cells)", func() (*domain.Kron, error) {

@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/internal/kronwork"
-	"github.com/dpsolve/dpsolve/mechanism/domain"
+	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
-	"github.com/dpsolve/dpsolve/mechanism/workload"
+	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // Dense re-scoring of the templates' strategies (this file registers the
@@ -141,7 +141,7 @@ func tableRows(sizes []int, attrs [][]int, weights []float64) []*mat.Dense {
 }
 
 // strategyDense forms a (non-union) strategy's matrix.
-func strategyDense(t *testing.T, s *plan.Strategy, sizes []int) *mat.Dense {
+func strategyDense(t *testing.T, s *plan.Plan, sizes []int) *mat.Dense {
 	t.Helper()
 	switch s.Kind() {
 	case "kron":
@@ -282,7 +282,7 @@ func rescore(t *testing.T, w *domain.Kron, res *plan.Result) (errTotal, sens flo
 	for _, p := range res.Strategy.Parts {
 		s := p.Strategy
 		if s == nil {
-			s = &plan.Strategy{Factors: p.Factors, Privacy: res.Strategy.Privacy}
+			s = &plan.Plan{Factors: p.Factors, Privacy: res.Strategy.Privacy}
 		}
 		a := strategyDense(t, s, sizes)
 		a.Scale(p.Weight, a)

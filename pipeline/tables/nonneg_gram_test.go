@@ -1,0 +1,139 @@
+package tables
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/kron"
+	"github.com/dpsolve/dpsolve/progress"
+)
+
+// The warm-started projection equals the bisection reference whatever the
+// hint: below τ*, above it (the Newton step back), far off, and −Inf.
+func TestProjectSimplexFromAnyHint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(300)
+		v := make([]float64, n)
+		scale := 0.0
+		for i := range v {
+			v[i] = rng.NormFloat64() * 10
+			if trial%3 == 0 {
+				v[i] = math.Exp(rng.NormFloat64() * 8)
+			}
+			scale = math.Max(scale, math.Abs(v[i]))
+		}
+		total := rng.Float64() * 100
+		want := simplexByBisection(v, total)
+		tau := projectSimplexFrom(make([]float64, n), v, total, make([]float64, n), math.Inf(-1))
+		for _, hint := range []float64{math.Inf(-1), tau - 1, tau, tau + 1e-9, tau + 3, tau + 1e6, -1e6, math.NaN()} {
+			got := make([]float64, n)
+			projectSimplexFrom(got, v, total, make([]float64, n), hint)
+			for i := range got {
+				// As TestProjectSimplexAgainstBisection: a few ulps of the
+				// largest |v|.
+				require.InDelta(t, want[i], got[i], 1e-13*(1+math.Max(scale, total)), "trial %d hint %g cell %d", trial, hint, i)
+			}
+		}
+	}
+}
+
+// The Gram form of the gradient, Σ w²AᵀA x − Σ w Aᵀy, equals the
+// strategy's own Σ w Aᵀ(w A x − y) (1e-12 relative to the gradient's
+// scale: both are a few products of small factors), and its one-pass step
+// agrees with it.
+func TestGramGradientMatchesStrategyGradient(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		h, _ := nnlsInstance(t, seed)
+		gg := newGramGradient(h)
+		require.NoError(t, gg.init())
+		rng := rand.New(rand.NewPCG(seed, 9))
+		x := make([]float64, len(h.xhat[0]))
+		for i := range x {
+			x[i] = rng.Float64() * 5
+		}
+		want := make([]float64, len(x))
+		at := make([]*kron.Product, len(h.a))
+		for k, a := range h.a {
+			at[k] = a.Transpose()
+		}
+		require.NoError(t, h.gradient(at, x, want))
+		got, err := gg.at(x)
+		require.NoError(t, err)
+		scale := 0.0
+		for _, v := range want {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		for i := range want {
+			assert.InDelta(t, want[i], got[i], 1e-12*scale, "seed %d cell %d", seed, i)
+		}
+		v := make([]float64, len(x))
+		require.NoError(t, gg.step(x, v, 0.01))
+		for i := range v {
+			assert.InDelta(t, x[i]-0.01*want[i], v[i], 1e-12*(scale+5))
+		}
+	}
+}
+
+// The power estimate of the Lipschitz constant on 1⊥ lies in [λ, 1.05λ·
+// (1+1e-4)] of the dense λ_max(P G P), G = Σ w²AᵀA: an upper bound (FISTA
+// needs one) with the stated margin.
+func TestPowerLipschitzAgainstDense(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		h, dense := nnlsInstance(t, seed)
+		gg := newGramGradient(h)
+		require.NoError(t, gg.init())
+		n := len(h.xhat[0])
+		got, err := gg.powerLipschitz(context.Background(), make([]float64, n), make([]float64, n))
+		require.NoError(t, err)
+		g := mat.NewDense(n, n, nil)
+		for k, d := range dense {
+			var gk mat.Dense
+			gk.Mul(d.T(), d)
+			gk.Scale(h.w[k]*h.w[k], &gk)
+			g.Add(g, &gk)
+		}
+		p := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				v := -1 / float64(n)
+				if i == j {
+					v++
+				}
+				p.Set(i, j, v)
+			}
+		}
+		var pg, pgp mat.Dense
+		pg.Mul(p, g)
+		pgp.Mul(&pg, p)
+		var eig mat.EigenSym
+		require.True(t, eig.Factorize(mat.NewSymDense(n, pgp.RawMatrix().Data), false))
+		vals := eig.Values(nil)
+		want := vals[len(vals)-1]
+		t.Logf("seed %d: power estimate %.8g, dense λ_max on 1⊥ %.8g", seed, got, want)
+		assert.GreaterOrEqual(t, got, want*(1-1e-12))
+		assert.LessOrEqual(t, got, 1.05*want*(1+1e-4))
+	}
+}
+
+// The estimator reports progress: its last event is Done, with the
+// iteration count as Step.
+func TestNNLSProgress(t *testing.T) {
+	h, _ := nnlsInstance(t, 1)
+	var events []progress.Event
+	nr, err := h.nnls(context.Background(), h.xhat[h.best], NNLSOptions{Tol: 1e-11, MaxIter: 1000000,
+		Progress: func(e progress.Event) { events = append(events, e) }})
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	last := events[len(events)-1]
+	assert.True(t, last.Done)
+	assert.Equal(t, "nonnegative", last.Stage)
+	assert.Equal(t, nr.iterations, last.Step)
+	assert.Len(t, events, nr.iterations/progressEvery+1)
+}
