@@ -261,7 +261,7 @@ func (p *MFStructuredPeerRun) rescoredText() string {
 	if p.RescoreError != "" {
 		return "refused: " + p.RescoreError
 	}
-	return fmt.Sprintf("%.6g, rel. diff %.0e", p.Rescored, math.Abs(p.Rescored-p.Loss)/p.Loss)
+	return fmt.Sprintf("%.8g, rel. diff %.0e", p.Rescored, math.Abs(p.Rescored-p.Loss)/p.Loss)
 }
 
 // structuredSpeedup is the peer's time over dpsolve's, wall and CPU,
@@ -312,14 +312,14 @@ func writeStructuredMarkdown(w io.Writer, rows []MFRow) {
 		}
 		pl, pm, ps, stop := "—", "—", "—", "—"
 		if p := r.StructuredPeer; p != nil {
-			pl = fmt.Sprintf("%.6g (%s)", p.Loss, p.rescoredText())
+			pl = fmt.Sprintf("%.8g (%s)", p.Loss, p.rescoredText())
 			pm = strconv.Itoa(p.memory())
 			ps = fmt.Sprintf("%.2f (%.2f)", p.Seconds, p.CPUSeconds)
 			stop = p.Stop
 		} else if r.PeerError != "" {
 			pl = "error: " + strings.ReplaceAll(r.PeerError, "|", "/")
 		}
-		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %s | %d | %.6g | %.6g | %.3f | %.3f (%.3f) | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %s | %d | %.8g | %.6g | %.3f | %.3f (%.3f) | %s | %s | %s | %s | %s | %s |\n",
 			r.Case.N, r.Case.schema().Period(r.Case.N), r.Case.Epochs, r.Case.Family, r.Case.Workload, r.Case.errorKind(), r.Memory,
 			r.Loss, r.BoundMean, r.Loss/r.BoundMean, r.Seconds, r.CPUSeconds, pl, pm, ps, stop, structuredSpeedup(r), ref)
 	}
