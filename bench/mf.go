@@ -35,13 +35,18 @@ var mfPeerScript []byte
 // MinSep > 0: banded).
 //
 // Family "blt" or "toeplitz" (key family=) makes it a structured case:
-// both b and k may be given (b-min-separation with at most k uses), and
-// Bands (key bands=) is the banded Toeplitz strategy's coefficient count.
+// both b and k may be given (b-min-separation with at most k uses), Bands
+// (key bands=) is the banded Toeplitz strategy's coefficient count,
+// MaxBuffers (key buffers=) caps a BLT's buffers on both sides (0: each
+// optimizer's default), and Error (key error=) is the loss: "mean" (the
+// default, "" too) or "max" per-step squared error × sens².
 type MFCase struct {
 	N, Epochs, MinSep int
 	Workload          string
 	Family            string
 	Bands             int
+	MaxBuffers        int
+	Error             string
 }
 
 // Structured reports a BLT or banded Toeplitz case.
@@ -86,14 +91,27 @@ func ParseMFCases(s string) ([]MFCase, error) {
 				}
 			case "bands":
 				c.Bands, err = strconv.Atoi(v)
+			case "buffers":
+				c.MaxBuffers, err = strconv.Atoi(v)
+			case "error":
+				c.Error = v
+				if v != "mean" && v != "max" {
+					err = fmt.Errorf("error %q: want mean or max", v)
+				}
 			default:
-				err = fmt.Errorf("unknown key %q (want n, k, b, workload, family, bands)", k)
+				err = fmt.Errorf("unknown key %q (want n, k, b, workload, family, bands, buffers, error)", k)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("mf case %q: %w", part, err)
 			}
 		}
+		if !c.Structured() && (c.Bands != 0 || c.MaxBuffers != 0 || c.Error != "") {
+			return nil, fmt.Errorf("mf case %q: bands, buffers and error are keys of the structured cases (family=blt or toeplitz)", part)
+		}
 		if c.Structured() && c.N > 0 && (c.Epochs > 0 || c.MinSep > 0) {
+			if c.Bands < 0 || c.MaxBuffers < 0 {
+				return nil, fmt.Errorf("mf case %q: bands and buffers must be positive", part)
+			}
 			out = append(out, c)
 			continue
 		}
@@ -136,13 +154,17 @@ type MFRow struct {
 	Phases                        map[string]float64
 	Peer, PeerTight               *MFPeerRun
 	PeerError, TightNote          string
-	// Structured cases: the loss (mean per-step error × sens²), the lower
-	// bound on it for every mechanism, the buffers or bands, and the
-	// reference optimizer's published loss and seconds for this case (issue
-	// #36, one thread; 0 where none), until its peer script runs here.
+	// Structured cases: the loss (mean or max per-step error × sens², as
+	// Case.Error says), the lower bound on it for every mechanism, the
+	// buffers or bands, and the reference optimizer's loss and seconds
+	// quoted in issue #36 for this case (one thread; 0 where none).
 	Loss, BoundMean     float64
 	Memory              int
 	RefLoss, RefSeconds float64
+	// StructuredPeer is the reference peer's run on a structured case
+	// (bench/peers/blt_ref.py), nil when it did not run (PeerError then
+	// says why, if it failed).
+	StructuredPeer *MFStructuredPeerRun
 }
 
 // MFBench runs DP-MF cases; Python is the peer's interpreter ("" skips the
@@ -164,6 +186,9 @@ func (b *MFBench) Run(ctx context.Context, cases []MFCase) ([]MFRow, error) {
 	if err := os.WriteFile(script, mfPeerScript, 0o644); err != nil {
 		return nil, err
 	}
+	if err := os.WriteFile(filepath.Join(dir, "blt_ref.py"), bltPeerScript, 0o644); err != nil {
+		return nil, err
+	}
 	var rows []MFRow
 	for _, c := range cases {
 		row, err := b.runCase(ctx, c, dir, script)
@@ -183,7 +208,7 @@ func (b *MFBench) logf(format string, a ...any) {
 
 func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MFRow, error) {
 	if c.Structured() {
-		return b.runStructured(ctx, c)
+		return b.runStructured(ctx, c, filepath.Join(dir, "blt_ref.py"))
 	}
 	w, err := mf.ParseWorkload(c.Workload, c.N)
 	if err != nil {
@@ -286,80 +311,6 @@ func phaseShares(ph map[string]float64, total float64) string {
 		parts[i] = fmt.Sprintf("%s %.0f%%", k, 100*ph[k]/total)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// mfReference holds the reference optimizer's figures quoted in issue #36
-// (a port of jax_privacy's BLT / banded Toeplitz optimizers, one thread):
-// loss and seconds by case.
-var mfReference = map[string][2]float64{
-	"blt n=2052 b=342 k=6 prefix":         {84.32, 12},
-	"blt n=10000 b=1000 k=10 prefix":      {212.7, 31},
-	"blt n=100000 b=10000 k=10 prefix":    {284.7, 851},
-	"toeplitz n=2052 b=342 k=6 prefix 64": {160.6, 0},
-}
-
-func (c MFCase) refKey() string {
-	k := fmt.Sprintf("%s n=%d b=%d k=%d %s", c.Family, c.N, c.MinSep, c.Epochs, c.Workload)
-	if c.Family == "toeplitz" {
-		k += fmt.Sprintf(" %d", c.Bands)
-	}
-	return k
-}
-
-// runStructured optimizes a BLT or banded Toeplitz case and bounds it.
-func (b *MFBench) runStructured(ctx context.Context, c MFCase) (MFRow, error) {
-	tw, err := mf.ParseToeplitzWorkload(c.Workload)
-	if err != nil {
-		return MFRow{}, err
-	}
-	row := MFRow{Case: c}
-	s := c.schema()
-	cpu0 := processCPUSeconds()
-	if c.Family == "blt" {
-		res, err := mf.OptimizeBLT(ctx, tw, c.N, s, nil)
-		if err != nil {
-			return row, err
-		}
-		row.Seconds, row.Loss, row.Memory, row.Iterations = res.Seconds, res.Loss, res.BLT.Buffers(), res.Iterations
-	} else {
-		bands := c.Bands
-		if bands == 0 {
-			bands = min(s.Period(c.N), 64)
-		}
-		res, err := mf.OptimizeBandedToeplitz(ctx, tw, c.N, bands, s, false)
-		if err != nil {
-			return row, err
-		}
-		row.Seconds, row.Loss, row.Memory, row.Iterations = res.Seconds, res.Loss, bands, res.Iterations
-	}
-	row.CPUSeconds = processCPUSeconds() - cpu0
-	bd, err := mf.ToeplitzLowerBound(tw, c.N, s, 0)
-	if err != nil {
-		return row, err
-	}
-	row.BoundMean = bd.Mean
-	if ref, ok := mfReference[c.refKey()]; ok {
-		row.RefLoss, row.RefSeconds = ref[0], ref[1]
-	}
-	b.logf("mf %+v: loss %.6g (bound %.6g), memory %d, %.3f s (%.3f cpu s)", c, row.Loss, row.BoundMean, row.Memory, row.Seconds, row.CPUSeconds)
-	return row, nil
-}
-
-// writeStructuredMarkdown writes the structured rows' table.
-func writeStructuredMarkdown(w io.Writer, rows []MFRow) {
-	fmt.Fprintln(w, "| n | b | k | family | workload | buffers / bands | loss | bound | ratio | s (cpu s) | reference loss / s (issue #36) | speed-up (cpu) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, r := range rows {
-		ref, su := "—", "—"
-		if r.RefLoss > 0 {
-			ref = fmt.Sprintf("%.4g / %.0f", r.RefLoss, r.RefSeconds)
-			if r.RefSeconds > 0 && r.CPUSeconds > 0 {
-				su = fmt.Sprintf("%.0f×", r.RefSeconds/r.CPUSeconds)
-			}
-		}
-		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %d | %.6g | %.6g | %.3f | %.3f (%.3f) | %s | %s |\n",
-			r.Case.N, r.Case.MinSep, r.Case.Epochs, r.Case.Family, r.Case.Workload, r.Memory, r.Loss, r.BoundMean, r.Loss/r.BoundMean, r.Seconds, r.CPUSeconds, ref, su)
-	}
 }
 
 // WriteMFMarkdown writes the side-by-side table (and the structured
