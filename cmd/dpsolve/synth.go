@@ -116,8 +116,8 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	o := synth.ReleaseOptions{Budget: b, BudgetFile: *budgetFile, Label: *label, Records: *records, OutDir: *out}
-	o.Mechanism, o.MaxCells = *mech, *maxCells
+	o := synth.ReleaseOptions{BudgetFile: *budgetFile, Label: *label, Records: *records, OutDir: *out}
+	o.Budget, o.Mechanism, o.MaxCells = b, *mech, *maxCells
 	if *seed != "" {
 		s, err := strconv.ParseUint(*seed, 10, 64)
 		if err != nil {
@@ -149,7 +149,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(stdout, "mechanism   %s, ρ = %.6g (%s)\n", rep.Mechanism, rep.Rho, describeBudget(rep.Budget))
+	fmt.Fprintf(stdout, "mechanism   %s, ρ = %.6g (%s)\n", rep.Mechanism, rep.ZCDP.Rho(), describeBudget(rep.Budget))
 	fmt.Fprintf(stdout, "measured    %d marginals in %d steps, %d selection rounds\n", len(rep.Measured), len(rep.Steps), rep.Rounds)
 	fmt.Fprintf(stdout, "model       %.4g cells, %d cliques, %d fit steps (final loss %.6g, certified gap %.3g)\n", rep.Fit.Cells, len(rep.Cliques), rep.FitIterations, rep.Fit.Loss, rep.Fit.Gap)
 	fmt.Fprintf(stdout, "records     %d written to %s/synthetic.csv (report: synth.json), %.2f s\n", rep.Records, *out, rep.Seconds)

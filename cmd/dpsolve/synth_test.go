@@ -36,16 +36,18 @@ func TestSynthCommand(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", mech, code, stderr.String())
 		}
 		var rep struct {
-			Mechanism string  `json:"mechanism"`
-			Rho       float64 `json:"rho"`
-			SpentRho  float64 `json:"spent_rho"`
-			Records   int     `json:"records"`
-			Private   bool    `json:"private"`
+			Mechanism string `json:"mechanism"`
+			ZCDP      struct {
+				Rho float64 `json:"rho"`
+			} `json:"zcdp"`
+			SpentRho float64 `json:"spent_rho"`
+			Records  int     `json:"records"`
+			Private  bool    `json:"private"`
 		}
 		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 			t.Fatal(err)
 		}
-		if rep.Mechanism != mech || rep.Records != 250 || rep.Private || rep.Rho != 0.2 || rep.SpentRho < 0.2*(1-1e-12) || rep.SpentRho > 0.2*(1+1e-12) {
+		if rep.Mechanism != mech || rep.Records != 250 || rep.Private || rep.ZCDP.Rho != 0.2 || rep.SpentRho < 0.2*(1-1e-12) || rep.SpentRho > 0.2*(1+1e-12) {
 			t.Fatalf("%s: report %+v", mech, rep)
 		}
 		csv, _ := os.ReadFile(filepath.Join(out, "synthetic.csv"))

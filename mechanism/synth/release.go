@@ -152,15 +152,14 @@ func cdpDelta(rho, eps float64) float64 {
 
 // ReleaseOptions configures Release.
 type ReleaseOptions struct {
-	// Options are the mechanism's; Rho, Noise and Bits are set from Budget
-	// and InsecureSeed.
+	// Options are the mechanism's (Budget is the release's: ρ-zCDP, or
+	// (ε, δ) converted to ρ by RhoFromApprox); Noise and Bits are set from
+	// InsecureSeed.
 	Options
 	// Attrs is the domain (names = CSV columns).
 	Attrs []domain.Attribute
 	// Labels, optional, are per-attribute value labels for the output CSV.
 	Labels [][]string
-	// Budget is ρ-zCDP, or (ε, δ) converted to ρ by RhoFromApprox.
-	Budget calibrate.Budget
 	// BudgetFile, if set, is the ledger charged before any noise is drawn.
 	BudgetFile, Label string
 	// Records is the number of synthetic records; 0 means the model's
@@ -215,7 +214,6 @@ func Release(ctx context.Context, data io.Reader, o ReleaseOptions) (*ReleaseRep
 	if err != nil {
 		return nil, err
 	}
-	o.Rho = rho
 	sizes := make([]int, len(o.Attrs))
 	for a, at := range o.Attrs {
 		sizes[a] = at.Size
