@@ -12,7 +12,7 @@ import (
 
 // Synthetic records from an MST run under ρ = 0.3 zCDP. The seeded noise
 // and selection make it reproducible and NOT private: a release uses
-// noise.NewSecure() and crypto/rand.Reader (synth.Release does).
+// noise.NewSecure() and crypto/rand.Reader (pipeline/synthetic.Release does).
 func ExampleSynthesize() {
 	sizes := []int{3, 4, 2}
 	d := &synth.Data{Sizes: sizes, Cols: make([][]int32, 3)}

@@ -281,7 +281,7 @@ func (m *measurer) measure(sets [][]int, rho float64) ([]float64, error) {
 
 // Synthesize runs the mechanism on the data and returns the fitted model.
 // It spends exactly o.Budget's ρ (zCDP); the caller charges it before calling (see
-// Release for the whole check → charge → measure → write order).
+// pipeline/synthetic.Release for the whole check → charge → measure → write order).
 func Synthesize(ctx context.Context, d *Data, o Options) (*Result, error) {
 	start := time.Now()
 	rho, err := checkedRho(d.Sizes, &o)

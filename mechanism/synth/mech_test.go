@@ -1,19 +1,11 @@
 package synth
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/model/domain"
-	"github.com/dpsolve/dpsolve/privacy/calibrate"
-	"github.com/dpsolve/dpsolve/privacy/ledger"
 	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
@@ -188,68 +180,6 @@ func TestMechanismsBeatIndependence(t *testing.T) {
 		if errSyn > errInd/3 {
 			t.Fatalf("%s: synthetic pair error %v, not well below independence %v", mech, errSyn, errInd)
 		}
-	}
-}
-
-// Bad input is refused before the ledger is charged: unknown values, no
-// records, a budget too small for one round, a model above the cap.
-func TestReleaseRefusesBeforeCharge(t *testing.T) {
-	dir := t.TempDir()
-	led := filepath.Join(dir, "ledger.json")
-	lim, _ := calibrate.ZCDP(1)
-	if err := ledger.Create(led, lim); err != nil {
-		t.Fatal(err)
-	}
-	attrs := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 2}}
-	good := "a,b\n0,1\n2,0\n1,1\n"
-	rho, _ := calibrate.ZCDP(0.1)
-	tiny, _ := calibrate.ZCDP(1e-14)
-	seed := uint64(1)
-	base := ReleaseOptions{Attrs: attrs, Options: Options{Budget: rho}, BudgetFile: led, OutDir: filepath.Join(dir, "out"), InsecureSeed: &seed}
-	cases := []struct {
-		name, data string
-		edit       func(*ReleaseOptions)
-	}{
-		{"unknown value", "a,b\n0,1\n3,0\n", nil},
-		{"empty data", "a,b\n", nil},
-		{"no header", "", nil},
-		{"missing column", "a\n0\n", nil},
-		{"budget too small", good, func(o *ReleaseOptions) { o.Budget = tiny }},
-		{"model too large", good, func(o *ReleaseOptions) { o.MaxCells = 4 }},
-		{"model too large (MST)", good, func(o *ReleaseOptions) { o.Mechanism = MST; o.MaxCells = 5.5 }},
-		{"unknown mechanism", good, func(o *ReleaseOptions) { o.Mechanism = "pgm" }},
-	}
-	before, _ := os.ReadFile(led)
-	for _, c := range cases {
-		o := base
-		if c.edit != nil {
-			c.edit(&o)
-		}
-		_, err := Release(context.Background(), strings.NewReader(c.data), o)
-		if !errors.Is(err, ErrInput) {
-			t.Fatalf("%s: got %v, want an input error", c.name, err)
-		}
-		after, _ := os.ReadFile(led)
-		if !bytes.Equal(before, after) {
-			t.Fatalf("%s: the ledger changed", c.name)
-		}
-		t.Logf("%s: %v", c.name, err)
-	}
-	// A good release charges ρ once and writes both files.
-	rep, err := Release(context.Background(), strings.NewReader(good), base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := ledger.Read(led)
-	if err != nil || len(f.Spent) != 1 || math.Abs(f.Total().Rho-0.1) > 1e-15 {
-		t.Fatalf("ledger %+v, %v", f, err)
-	}
-	csv, err := os.ReadFile(filepath.Join(base.OutDir, "synthetic.csv"))
-	if err != nil || !strings.HasPrefix(string(csv), "a,b\n") || strings.Count(string(csv), "\n") != rep.Records+1 {
-		t.Fatalf("synthetic.csv %q, %v", csv, err)
-	}
-	if _, err := os.Stat(filepath.Join(base.OutDir, "synth.json")); err != nil {
-		t.Fatal(err)
 	}
 }
 
