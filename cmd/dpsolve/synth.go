@@ -34,6 +34,7 @@ func init() {
 
 const synthUsage = `usage: dpsolve synth --spec S --data D (--rho R | --epsilon E --delta DL) [--mechanism aim|mst]
                      [--records N] [--budget-file L] [--insecure-seed S] [--max-cells C] [--json] --out DIR
+       dpsolve synth --from-release DIR [--spec S] [--records N] [--insecure-seed S] [--max-cells C] [--json] --out DIR
 
 Measures marginals of the records in D (CSV, gzipped CSV or Parquet, with a
 header naming the spec's attributes; labels where the spec has a codebook,
@@ -103,9 +104,16 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "output directory")
 	asJSON := fs.Bool("json", false, "print synth.json on stdout")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	fromRelease := fs.String("from-release", "", "fit to this release's published marginal tables (answers.csv) instead of measuring data: no budget spent")
 	fs.Usage = func() { fmt.Fprint(stderr, synthUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *fromRelease != "" {
+		if *data != "" || *rho != 0 || *eps != 0 || *delta != 0 || *budgetFile != "" || *mech != "aim" {
+			return usageErrorf("--from-release reads no data and spends no budget: drop --data, --rho, --epsilon, --delta, --budget-file and --mechanism")
+		}
+		return synthFromRelease(ctx, *fromRelease, *spec, *out, *records, *maxCells, *seed, *asJSON, stdout)
 	}
 	if *spec == "" || *data == "" || *out == "" {
 		return usageErrorf("--spec, --data and --out are required")
@@ -168,6 +176,58 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "records     %d written to %s/synthetic.csv (report: synth.json), %.2f s\n", rep.Records, *out, rep.Seconds)
 	if !rep.Private {
 		fmt.Fprintln(stdout, "NOT PRIVATE: seeded noise (--insecure-seed)")
+	}
+	return nil
+}
+
+// synthFromRelease is dpsolve synth --from-release: a model fitted to a
+// release's published marginal tables, sampled; no data, no budget.
+func synthFromRelease(ctx context.Context, dir, spec, out string, records int, maxCells float64, seed string, asJSON bool, stdout io.Writer) error {
+	if out == "" {
+		return usageErrorf("--out is required")
+	}
+	if spec == "" {
+		var meta struct {
+			Spec string `json:"spec"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "release.json"))
+		if err != nil {
+			return usageErrorf("--from-release: %v", err)
+		}
+		if err := json.Unmarshal(b, &meta); err != nil || meta.Spec == "" {
+			return usageErrorf("--from-release: %s names no spec; give --spec", filepath.Join(dir, "release.json"))
+		}
+		spec = meta.Spec
+	}
+	attrs, _, err := synthSpec(spec)
+	if err != nil {
+		return err
+	}
+	req := synthetic.FromReleaseRequest{Dir: dir, Attrs: attrs, Records: records, MaxCells: maxCells, Out: out}
+	if seed != "" {
+		s, err := strconv.ParseUint(seed, 10, 64)
+		if err != nil {
+			return usageErrorf("--insecure-seed must be a non-negative integer, got %q", seed)
+		}
+		req.Seed = &s
+	}
+	rep, err := synthetic.FromRelease(ctx, req)
+	if err != nil {
+		if errors.Is(err, synth.ErrInput) {
+			return usageErrorf("%v", err)
+		}
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(stdout, "fitted to    %d published tables of %s (%d skipped), no budget spent\n", len(rep.Tables), dir, len(rep.Skipped))
+	fmt.Fprintf(stdout, "model        %.4g cells, %d cliques, %d fit steps (final loss %.6g, certified gap %.3g)\n", rep.Fit.Cells, len(rep.Cliques), rep.Fit.Iterations, rep.Fit.Loss, rep.Fit.Gap)
+	fmt.Fprintf(stdout, "records      %d written to %s/synthetic.csv (report: synth.json)\n", rep.Records, out)
+	if !rep.Private {
+		fmt.Fprintln(stdout, "NOT PRIVATE: the release was made with seeded noise")
 	}
 	return nil
 }
