@@ -76,7 +76,7 @@ func TestAdultSynthetic(t *testing.T) {
 	for _, mech := range mechs {
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			start := time.Now()
-			res, err := Synthesize(context.Background(), d, seeded(Options{Mechanism: mech, Rho: rho, FitIter: fitIter()}, seed))
+			res, err := Synthesize(context.Background(), d, seeded(Options{Mechanism: mech, Budget: zcdp(rho), FitIter: fitIter()}, seed))
 			if err != nil {
 				t.Fatal(err)
 			}

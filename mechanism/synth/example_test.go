@@ -6,12 +6,13 @@ import (
 	"math/rand/v2"
 
 	"github.com/dpsolve/dpsolve/mechanism/synth"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
 // Synthetic records from an MST run under ρ = 0.3 zCDP. The seeded noise
 // and selection make it reproducible and NOT private: a release uses
-// noise.NewSecure() and crypto/rand.Reader (synth.Release does).
+// noise.NewSecure() and crypto/rand.Reader (pipeline/synthetic.Release does).
 func ExampleSynthesize() {
 	sizes := []int{3, 4, 2}
 	d := &synth.Data{Sizes: sizes, Cols: make([][]int32, 3)}
@@ -20,9 +21,13 @@ func ExampleSynthesize() {
 		d.Cols[1] = append(d.Cols[1], int32(i%3+i/3%2))
 		d.Cols[2] = append(d.Cols[2], int32(i%2))
 	}
+	budget, err := calibrate.ZCDP(0.3)
+	if err != nil {
+		panic(err)
+	}
 	res, err := synth.Synthesize(context.Background(), d, synth.Options{
 		Mechanism: synth.MST,
-		Rho:       0.3,
+		Budget:    budget,
 		Noise:     noise.NewSeededInsecure(1),   // noise.NewSecure() for a release
 		Bits:      rand.NewChaCha8([32]byte{1}), // crypto/rand.Reader for a release
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/privacy/noise"
 	"github.com/dpsolve/dpsolve/progress"
 )
@@ -29,8 +30,9 @@ const DefaultMaxSigma = 1e5
 type Options struct {
 	// Mechanism is MST or AIM (default AIM).
 	Mechanism string
-	// Rho is the zCDP budget, > 0.
-	Rho float64
+	// Budget is the whole run's budget: ρ-zCDP, or (ε, δ) converted to
+	// the largest ρ that implies it (RhoFromApprox, as AIM and MST do).
+	Budget calibrate.Budget
 	// Workload is AIM's workload (attribute sets); nil means all pairs.
 	Workload [][]int
 	// Rounds is AIM's nominal number of rounds; 0 means 16 × attributes.
@@ -54,15 +56,16 @@ type Options struct {
 	Progress progress.Func
 }
 
-// Step is one private step: a selection (exponential mechanism, ε) or a
-// measurement (the residual plan of Sets at Gaussian scale Sigma), with the
-// ρ it spends.
+// Step is one private step: a selection (the exponential mechanism,
+// ε-DP: Selection) or a measurement (the residual plan of Sets at Gaussian
+// scale Sigma), with the ρ-zCDP budget it spends (Cost; ε²/8 for a
+// selection).
 type Step struct {
-	Kind    string  `json:"kind"`
-	Sets    [][]int `json:"sets"`
-	Rho     float64 `json:"rho"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	Sigma   float64 `json:"sigma,omitempty"`
+	Kind      string            `json:"kind"`
+	Sets      [][]int           `json:"sets"`
+	Cost      calibrate.Budget  `json:"cost"`
+	Selection *calibrate.Budget `json:"selection,omitempty"`
+	Sigma     float64           `json:"sigma,omitempty"`
 	// CellStd is, for a measurement, each measured marginal's per-cell
 	// standard deviation from that measurement alone (same order as Sets).
 	CellStd []float64 `json:"cell_std,omitempty"`
@@ -70,9 +73,10 @@ type Step struct {
 
 // Report describes a run.
 type Report struct {
-	Mechanism string  `json:"mechanism"`
-	Rho       float64 `json:"rho"`
-	// SpentRho is Σ Steps[i].Rho, equal to Rho up to rounding.
+	Mechanism string `json:"mechanism"`
+	// ZCDP is the ρ-zCDP budget the run spends (Options.Budget's ρ).
+	ZCDP calibrate.Budget `json:"zcdp"`
+	// SpentRho is Σ ρ of Steps[i].Cost, equal to ZCDP's ρ up to rounding.
 	SpentRho float64 `json:"spent_rho"`
 	Steps    []Step  `json:"steps"`
 	// Measured lists the measured marginals in order.
@@ -118,20 +122,30 @@ func (r *Result) Sample(n int, rng *rand.Rand) *Data {
 // checkOptions validates everything that does not depend on the data's
 // values, before any budget is charged.
 func checkOptions(sizes []int, o *Options) error {
+	_, err := checkedRho(sizes, o)
+	return err
+}
+
+// checkedRho is checkOptions that also returns the budget's ρ.
+func checkedRho(sizes []int, o *Options) (float64, error) {
 	if o.Mechanism == "" {
 		o.Mechanism = AIM
 	}
 	if o.Mechanism != MST && o.Mechanism != AIM {
-		return inputf("unknown mechanism %q (want %q or %q)", o.Mechanism, MST, AIM)
+		return 0, inputf("unknown mechanism %q (want %q or %q)", o.Mechanism, MST, AIM)
 	}
-	if !(o.Rho > 0) || math.IsInf(o.Rho, 0) {
-		return inputf("the budget ρ must be positive and finite, got %v", o.Rho)
+	rho, err := rhoOf(o.Budget)
+	if err != nil {
+		return 0, err
+	}
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		return 0, inputf("the budget ρ must be positive and finite, got %v", rho)
 	}
 	if len(sizes) == 0 {
-		return inputf("the domain has no attributes")
+		return 0, inputf("the domain has no attributes")
 	}
 	if o.Noise == nil || o.Bits == nil {
-		return inputf("no noise sampler or selection bits given")
+		return 0, inputf("no noise sampler or selection bits given")
 	}
 	if o.MaxCells <= 0 {
 		o.MaxCells = DefaultMaxCells
@@ -159,13 +173,13 @@ func checkOptions(sizes []int, o *Options) error {
 	for _, s := range o.Workload {
 		for i, a := range s {
 			if a < 0 || a >= k || (i > 0 && a <= s[i-1]) {
-				return inputf("workload set %v: positions must increase within [0, %d)", s, k)
+				return 0, inputf("workload set %v: positions must increase within [0, %d)", s, k)
 			}
 		}
 	}
 	// The one-way marginals alone must fit the model cap.
 	if c, _ := TreeCells(sizes, nil); c > o.MaxCells {
-		return inputf("even the one-way model has %.4g cells, above the cap %.4g", c, o.MaxCells)
+		return 0, inputf("even the one-way model has %.4g cells, above the cap %.4g", c, o.MaxCells)
 	}
 	if o.Mechanism == MST && k > 1 {
 		// Any spanning tree of pairs: at most k−1 cliques of a pair each.
@@ -176,21 +190,21 @@ func checkOptions(sizes []int, o *Options) error {
 			}
 		}
 		if c := float64(k-1) * big; c > o.MaxCells {
-			return inputf("an MST model may have up to %.4g cells, above the cap %.4g", c, o.MaxCells)
+			return 0, inputf("an MST model may have up to %.4g cells, above the cap %.4g", c, o.MaxCells)
 		}
 	}
 	// The smallest per-measurement budget the mechanism will use.
 	var rhoMeas float64
 	switch o.Mechanism {
 	case MST:
-		rhoMeas = o.Rho / 3
+		rhoMeas = rho / 3
 	case AIM:
-		rhoMeas = 0.9 * o.Rho / float64(o.Rounds)
+		rhoMeas = 0.9 * rho / float64(o.Rounds)
 	}
 	if s := 1 / math.Sqrt(2*rhoMeas); s > o.MaxSigma {
-		return inputf("the budget ρ = %g is too small for one round: its measurements would add Gaussian noise of scale %.4g per count (the cap is %.4g); give a larger budget or fewer rounds", o.Rho, s, o.MaxSigma)
+		return 0, inputf("the budget ρ = %g is too small for one round: its measurements would add Gaussian noise of scale %.4g per count (the cap is %.4g); give a larger budget or fewer rounds", rho, s, o.MaxSigma)
 	}
-	return nil
+	return rho, nil
 }
 
 // CheckOptions reports, without touching any data or budget, whether
@@ -230,6 +244,7 @@ func exponential(r io.Reader, q []float64, eps, delta float64) (int, error) {
 type measurer struct {
 	d   *Data
 	o   *Options
+	rho float64 // the budget's ρ
 	rep *Report
 	ms  []Measurement
 }
@@ -256,7 +271,7 @@ func (m *measurer) measure(sets [][]int, rho float64) ([]float64, error) {
 	for i := range sets {
 		std[i] = sigma * math.Sqrt(p.Marginals[i].CellVariance)
 	}
-	m.rep.Steps = append(m.rep.Steps, Step{Kind: "measure", Sets: sets, Rho: rho, Sigma: sigma, CellStd: std})
+	m.rep.Steps = append(m.rep.Steps, Step{Kind: "measure", Sets: sets, Cost: zcdp(rho), Sigma: sigma, CellStd: std})
 	m.rep.Measured = append(m.rep.Measured, sets...)
 	if m.o.Progress != nil {
 		m.o.Progress(event(progress.Event{Stage: "measure", Step: len(m.rep.Steps), Count: int64(len(m.rep.Measured)), Unit: "marginals"}))
@@ -265,20 +280,20 @@ func (m *measurer) measure(sets [][]int, rho float64) ([]float64, error) {
 }
 
 // Synthesize runs the mechanism on the data and returns the fitted model.
-// It spends exactly o.Rho (zCDP); the caller charges it before calling (see
-// Release for the whole check → charge → measure → write order).
+// It spends exactly o.Budget's ρ (zCDP); the caller charges it before calling (see
+// pipeline/synthetic.Release for the whole check → charge → measure → write order).
 func Synthesize(ctx context.Context, d *Data, o Options) (*Result, error) {
 	start := time.Now()
-	if err := checkOptions(d.Sizes, &o); err != nil {
+	rho, err := checkedRho(d.Sizes, &o)
+	if err != nil {
 		return nil, err
 	}
 	if d.Len() == 0 {
 		return nil, inputf("no records")
 	}
-	rep := &Report{Mechanism: o.Mechanism, Rho: o.Rho, Private: o.Noise.Private()}
-	m := &measurer{d: d, o: &o, rep: rep}
+	rep := &Report{Mechanism: o.Mechanism, ZCDP: zcdp(rho), Private: o.Noise.Private()}
+	m := &measurer{d: d, o: &o, rho: rho, rep: rep}
 	var model *Model
-	var err error
 	var comp *compression
 	switch o.Mechanism {
 	case MST:
@@ -290,7 +305,7 @@ func Synthesize(ctx context.Context, d *Data, o Options) (*Result, error) {
 		return nil, err
 	}
 	for _, s := range rep.Steps {
-		rep.SpentRho += s.Rho
+		rep.SpentRho += s.Cost.Rho()
 	}
 	rep.Cliques = model.Tree.Cliques
 	rep.Total = model.Total
@@ -326,7 +341,7 @@ func (m *measurer) fit(ctx context.Context, warm *Model, iters int) (*Model, err
 // total) over the compressed domain.
 func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 	k := len(m.d.Sizes)
-	rho := m.o.Rho
+	rho := m.rho
 	if k == 1 {
 		if _, err := m.measure(oneWays(1), rho); err != nil {
 			return nil, nil, err
@@ -406,7 +421,7 @@ func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 			}
 		}
 		chosen = append(chosen, []int{p.i, p.j})
-		m.rep.Steps = append(m.rep.Steps, Step{Kind: "select", Sets: [][]int{{p.i, p.j}}, Rho: eps * eps / 8, Epsilon: eps})
+		m.rep.Steps = append(m.rep.Steps, selectStep([][]int{{p.i, p.j}}, eps))
 		m.rep.Rounds++
 		if m.o.Progress != nil {
 			m.o.Progress(event(progress.Event{Stage: "select", Step: r + 1, Count: int64(k - 1)}))
@@ -414,7 +429,7 @@ func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 	}
 	slices.SortFunc(chosen, slices.Compare)
 	// Measure the pairs over the compressed domain; fit to those alone.
-	pm := &measurer{d: cd, o: m.o, rep: m.rep}
+	pm := &measurer{d: cd, o: m.o, rho: m.rho, rep: m.rep}
 	if _, err := pm.measure(chosen, rho/3); err != nil {
 		return nil, nil, err
 	}
@@ -436,7 +451,7 @@ func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 // barely moved the model doubles the next rounds' scales (AIM's annealing).
 func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 	k := len(m.d.Sizes)
-	rho, T := m.o.Rho, float64(m.o.Rounds)
+	rho, T := m.rho, float64(m.o.Rounds)
 	sigma := math.Sqrt(T / (2 * 0.9 * rho))
 	eps := math.Sqrt(8 * 0.1 * rho / T)
 	// Candidates: the downward closure of the workload, weighted by
@@ -545,7 +560,7 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 			return nil, err
 		}
 		r := cands[idx[c]]
-		m.rep.Steps = append(m.rep.Steps, Step{Kind: "select", Sets: [][]int{r}, Rho: eps * eps / 8, Epsilon: eps})
+		m.rep.Steps = append(m.rep.Steps, selectStep([][]int{r}, eps))
 		m.rep.Rounds++
 		rhoMeas := 1 / (2 * sigma * sigma)
 		if final {
@@ -590,4 +605,19 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 		}
 	}
 	return model, nil
+}
+
+// zcdp is the ρ-zCDP budget ρ; ρ comes from a validated budget, so it is
+// positive and finite (a zero Budget otherwise, which the report shows as
+// null).
+func zcdp(rho float64) calibrate.Budget {
+	b, _ := calibrate.ZCDP(rho)
+	return b
+}
+
+// selectStep is a selection by the exponential mechanism at ε: ε-DP and
+// ε²/8-zCDP.
+func selectStep(sets [][]int, eps float64) Step {
+	sel, _ := calibrate.PureDP(eps)
+	return Step{Kind: "select", Sets: sets, Cost: zcdp(eps * eps / 8), Selection: &sel}
 }

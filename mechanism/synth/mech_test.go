@@ -1,19 +1,11 @@
 package synth
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/dpsolve/dpsolve/model/domain"
-	"github.com/dpsolve/dpsolve/privacy/calibrate"
-	"github.com/dpsolve/dpsolve/privacy/ledger"
 	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
@@ -52,7 +44,7 @@ func TestMSTAccountingByHand(t *testing.T) {
 	sizes := []int{3, 4, 2, 3, 2}
 	d := randomData(sizes, 3000, 11)
 	const rho = 0.3
-	res, err := Synthesize(context.Background(), d, seeded(Options{Mechanism: MST, Rho: rho}, 1))
+	res, err := Synthesize(context.Background(), d, seeded(Options{Mechanism: MST, Budget: zcdp(rho)}, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +64,13 @@ func TestMSTAccountingByHand(t *testing.T) {
 			}
 			want = 1 / (2 * s.Sigma * s.Sigma)
 		default:
-			if s.Kind != "select" || math.Abs(s.Epsilon-eps) > 1e-15 {
+			if s.Kind != "select" || math.Abs(selEps(s)-eps) > 1e-15 {
 				t.Fatalf("step %d: %+v", i, s)
 			}
 			want = eps * eps / 8
 		}
-		if math.Abs(s.Rho-want) > 1e-15 {
-			t.Fatalf("step %d charges %v, want %v", i, s.Rho, want)
+		if math.Abs(s.Cost.Rho()-want) > 1e-15 {
+			t.Fatalf("step %d charges %v, want %v", i, s.Cost.Rho(), want)
 		}
 		sum += want
 	}
@@ -97,17 +89,17 @@ func TestAIMAccountingByHand(t *testing.T) {
 	sizes := []int{3, 4, 2, 3}
 	d := randomData(sizes, 3000, 12)
 	const rho = 0.5
-	res, err := Synthesize(context.Background(), d, seeded(Options{Mechanism: AIM, Rho: rho, Rounds: 8}, 2))
+	res, err := Synthesize(context.Background(), d, seeded(Options{Mechanism: AIM, Budget: zcdp(rho), Rounds: 8}, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	T := 8.0
 	s0 := math.Sqrt(T / (2 * 0.9 * rho))
 	steps := res.Report.Steps
-	if steps[0].Kind != "measure" || math.Abs(steps[0].Rho-4/(2*s0*s0)) > 1e-15 {
+	if steps[0].Kind != "measure" || math.Abs(steps[0].Cost.Rho()-4/(2*s0*s0)) > 1e-15 {
 		t.Fatalf("initial step %+v", steps[0])
 	}
-	if steps[1].Kind != "select" || math.Abs(steps[1].Epsilon-math.Sqrt(0.8*rho/T)) > 1e-15 {
+	if steps[1].Kind != "select" || math.Abs(selEps(steps[1])-math.Sqrt(0.8*rho/T)) > 1e-15 {
 		t.Fatalf("first selection %+v", steps[1])
 	}
 	sum := 0.0
@@ -116,10 +108,10 @@ func TestAIMAccountingByHand(t *testing.T) {
 		if s.Kind == "measure" {
 			want = 1 / (2 * s.Sigma * s.Sigma)
 		} else {
-			want = s.Epsilon * s.Epsilon / 8
+			want = selEps(s) * selEps(s) / 8
 		}
-		if math.Abs(s.Rho-want) > 1e-12*want {
-			t.Fatalf("step %d charges %v, by hand %v", i, s.Rho, want)
+		if math.Abs(s.Cost.Rho()-want) > 1e-12*want {
+			t.Fatalf("step %d charges %v, by hand %v", i, s.Cost.Rho(), want)
 		}
 		sum += want
 	}
@@ -165,7 +157,7 @@ func TestMechanismsBeatIndependence(t *testing.T) {
 	sizes := []int{3, 4, 3, 3, 2}
 	d := randomData(sizes, 5000, 13)
 	for _, mech := range []string{MST, AIM} {
-		res, err := Synthesize(context.Background(), d, seeded(Options{Mechanism: mech, Rho: 5}, 3))
+		res, err := Synthesize(context.Background(), d, seeded(Options{Mechanism: mech, Budget: zcdp(5)}, 3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,64 +183,10 @@ func TestMechanismsBeatIndependence(t *testing.T) {
 	}
 }
 
-// Bad input is refused before the ledger is charged: unknown values, no
-// records, a budget too small for one round, a model above the cap.
-func TestReleaseRefusesBeforeCharge(t *testing.T) {
-	dir := t.TempDir()
-	led := filepath.Join(dir, "ledger.json")
-	lim, _ := calibrate.ZCDP(1)
-	if err := ledger.Create(led, lim); err != nil {
-		t.Fatal(err)
+// selEps is a selection step's ε (0 for a measurement).
+func selEps(s Step) float64 {
+	if s.Selection == nil {
+		return 0
 	}
-	attrs := []domain.Attribute{{Name: "a", Size: 3}, {Name: "b", Size: 2}}
-	good := "a,b\n0,1\n2,0\n1,1\n"
-	rho, _ := calibrate.ZCDP(0.1)
-	tiny, _ := calibrate.ZCDP(1e-14)
-	seed := uint64(1)
-	base := ReleaseOptions{Attrs: attrs, Budget: rho, BudgetFile: led, OutDir: filepath.Join(dir, "out"), InsecureSeed: &seed}
-	cases := []struct {
-		name, data string
-		edit       func(*ReleaseOptions)
-	}{
-		{"unknown value", "a,b\n0,1\n3,0\n", nil},
-		{"empty data", "a,b\n", nil},
-		{"no header", "", nil},
-		{"missing column", "a\n0\n", nil},
-		{"budget too small", good, func(o *ReleaseOptions) { o.Budget = tiny }},
-		{"model too large", good, func(o *ReleaseOptions) { o.MaxCells = 4 }},
-		{"model too large (MST)", good, func(o *ReleaseOptions) { o.Mechanism = MST; o.MaxCells = 5.5 }},
-		{"unknown mechanism", good, func(o *ReleaseOptions) { o.Mechanism = "pgm" }},
-	}
-	before, _ := os.ReadFile(led)
-	for _, c := range cases {
-		o := base
-		if c.edit != nil {
-			c.edit(&o)
-		}
-		_, err := Release(context.Background(), strings.NewReader(c.data), o)
-		if !errors.Is(err, ErrInput) {
-			t.Fatalf("%s: got %v, want an input error", c.name, err)
-		}
-		after, _ := os.ReadFile(led)
-		if !bytes.Equal(before, after) {
-			t.Fatalf("%s: the ledger changed", c.name)
-		}
-		t.Logf("%s: %v", c.name, err)
-	}
-	// A good release charges ρ once and writes both files.
-	rep, err := Release(context.Background(), strings.NewReader(good), base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := ledger.Read(led)
-	if err != nil || len(f.Spent) != 1 || math.Abs(f.Total().Rho-0.1) > 1e-15 {
-		t.Fatalf("ledger %+v, %v", f, err)
-	}
-	csv, err := os.ReadFile(filepath.Join(base.OutDir, "synthetic.csv"))
-	if err != nil || !strings.HasPrefix(string(csv), "a,b\n") || strings.Count(string(csv), "\n") != rep.Records+1 {
-		t.Fatalf("synthetic.csv %q, %v", csv, err)
-	}
-	if _, err := os.Stat(filepath.Join(base.OutDir, "synth.json")); err != nil {
-		t.Fatal(err)
-	}
+	return s.Selection.Epsilon()
 }
