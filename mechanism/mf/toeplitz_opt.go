@@ -33,13 +33,19 @@ type ToeplitzResult struct {
 // (1 − z)^(−1/2) (SqrtBands) and stops when the Newton decrement λ²/2 —
 // the predicted decrease of F, i.e. the loss's relative distance to the
 // local optimum — is below bandedDecrementTol (1e-14), or a step no longer
-// lowers F. Each iteration costs O(n·bands + bands³).
+// lowers F. Each iteration costs O(n·bands + bands³) time and O(n + bands²)
+// memory; above newtonMaxBands (1024) coefficients the previous method,
+// L-BFGS on log-ratios of consecutive coefficients to a 1e-10 gradient
+// with the exact O(n·bands) gradient, runs instead.
 func OptimizeBandedToeplitz(ctx context.Context, w ToeplitzWorkload, n, bands int, s Schema, max bool) (*ToeplitzResult, error) {
 	if err := s.validate(n, MaxToeplitzSteps); err != nil {
 		return nil, err
 	}
 	if bands < 1 || bands > n {
 		return nil, inputErr("bands %d outside [1, n = %d]", bands, n)
+	}
+	if bands > newtonMaxBands {
+		return optimizeBandedToeplitzLBFGS(ctx, w, n, bands, s, max)
 	}
 	start := time.Now()
 	l := newBandedLoss(w, n, bands, s, max)
@@ -61,6 +67,12 @@ func OptimizeBandedToeplitz(ctx context.Context, w ToeplitzWorkload, n, bands in
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
+
+// newtonMaxBands is the most coefficients OptimizeBandedToeplitz gives
+// the Newton method: its Hessian and Gram take a few bands² floats (32 MB
+// at 1024) and each iteration O(bands³) flops. Above it, the L-BFGS method
+// (O(n + bands) memory, O(n·bands) per iteration) runs instead.
+var newtonMaxBands = 1024 // a variable so that a test can lower it
 
 // bandedDecrementTol is the stopping threshold on the Newton decrement
 // λ²/2 of F = log(loss): near the optimum F − F* ≈ λ²/2, so the returned

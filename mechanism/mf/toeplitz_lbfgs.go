@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-// optimizeBandedToeplitzLBFGS is the previous OptimizeBandedToeplitz (kept
-// as the tests' reference): it finds a banded Toeplitz strategy with the given
+// optimizeBandedToeplitzLBFGS is the previous OptimizeBandedToeplitz, kept
+// for more than newtonMaxBands coefficients (where the Newton method's
+// bands² Hessian would cost too much memory: this one holds O(n + bands))
+// and as the tests' reference. It finds a banded Toeplitz strategy with the given
 // number of coefficients for n steps of the workload under the schema:
 // L-BFGS on log(sens²) + log(error) with the exact gradient, over
 // cⱼ = cⱼ₋₁·ρⱼ with ρⱼ = 1/(1 + e^{−pⱼ}) ∈ (0, 1), so every iterate is
