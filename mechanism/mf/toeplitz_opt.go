@@ -69,7 +69,7 @@ func OptimizeBandedToeplitz(ctx context.Context, w ToeplitzWorkload, n, bands in
 }
 
 // newtonMaxBands is the most coefficients OptimizeBandedToeplitz gives
-// the Newton method: its Hessian and Gram take a few bands² floats (32 MB
+// the Newton method: its Hessian and Gram take ~8 bands² floats (64 MB
 // at 1024) and each iteration O(bands³) flops. Above it, the L-BFGS method
 // (O(n + bands) memory, O(n·bands) per iteration) runs instead.
 var newtonMaxBands = 1024 // a variable so that a test can lower it
