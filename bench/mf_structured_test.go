@@ -31,7 +31,9 @@ func TestMFStructuredRows(t *testing.T) {
 			t.Fatalf("%+v: bound %v loss %v", r.Case, r.BoundMean, r.Loss)
 		}
 	}
-	if rows[0].Loss > 84.32 || rows[0].RefLoss != 84.32 {
+	// RefLoss is the 84.32, quoted to 4 digits (the peer's 84.322932):
+	// dpsolve's loss at most half a unit above it.
+	if rows[0].Loss > 84.32+0.005 || rows[0].RefLoss != 84.32 {
 		t.Fatalf("blt row %+v", rows[0])
 	}
 	var buf bytes.Buffer

@@ -55,7 +55,9 @@ func TestMFBLTFamily(t *testing.T) {
 		t.Fatal(err)
 	}
 	loss, bound := rep["loss"].(float64), rep["bound_mean_loss"].(float64)
-	if loss > 84.32 || !(bound > 0 && bound < loss) || rep["family"] != "blt" || rep["sigma_meaning"] == nil {
+	// 84.32 is the reference's loss quoted to 4 digits (84.322932 to 8,
+	// bench/results/mf-structured-2026-12-03.md): at most half a unit above.
+	if loss > 84.32+0.005 || !(bound > 0 && bound < loss) || rep["family"] != "blt" || rep["sigma_meaning"] == nil {
 		t.Fatalf("loss %v bound %v report %v", loss, bound, rep)
 	}
 	if g := rep["rmse_gain_vs_independent"].(float64); !(g > 1) {

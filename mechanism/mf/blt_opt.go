@@ -13,7 +13,8 @@ type BLTOptions struct {
 	// MaxBuffers caps d (0: 8). Buffers are added one at a time while the
 	// loss falls by at least MinGain (relative) per buffer, as jax_privacy
 	// does, and never beyond MaxBuffers: the noise state is d model-sized
-	// vectors.
+	// vectors. A buffer that gains less than MinGain is not kept
+	// (BLTResult.Losses still lists the loss it reached).
 	MaxBuffers int
 	// MinGain is the relative loss decrease a further buffer must bring
 	// (0: 0.01).
@@ -100,10 +101,10 @@ func OptimizeBLT(ctx context.Context, w ToeplitzWorkload, n int, s Schema, opt *
 		if opt.Progress != nil {
 			opt.Progress("BLT d = %d: loss %.6g (%.2f s)", d, loss, time.Since(start).Seconds())
 		}
+		// The documented rule: a further buffer is kept only if it lowers
+		// the loss by at least MinGain; one that gains less (or nothing)
+		// is dropped, since it would cost a model-sized noise buffer.
 		if bestA != nil && loss > res.Loss*(1-gain) {
-			if loss < res.Loss {
-				bestA, res.Loss = dA, loss
-			}
 			break
 		}
 		bestA, res.Loss = dA, loss

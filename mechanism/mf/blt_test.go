@@ -269,15 +269,18 @@ func TestBLTDerivatives(t *testing.T) {
 	}
 }
 
-// OptimizeBLT reaches the reference optimizer's losses from issue #36
-// (jax_privacy's algorithm, ported: n = 2052, sep 342, k = 6: 84.32;
-// n = 10⁴, sep 1000, k = 10: 212.7), and its reported loss is the
-// independent O(n) evaluation of the BLT it returns (1e-9).
+// OptimizeBLT reaches the reference optimizer's losses (jax_privacy's
+// algorithm, ported as bench/peers/blt_ref.py, both stopping at 2 buffers
+// by the 1% rule; bench/results/mf-structured-2026-12-03.md: n = 2052,
+// sep 342, k = 6: 84.322932; n = 10⁴, sep 1000, k = 10: 212.68159, the
+// issue's 84.32 and 212.7) up to half a unit in the last quoted digit
+// (ulp), and its reported loss is the independent O(n) evaluation of the
+// BLT it returns (1e-9).
 func TestOptimizeBLTReference(t *testing.T) {
 	for _, c := range []struct {
-		n, b, k int
-		ref     float64
-	}{{2052, 342, 6, 84.32}, {10000, 1000, 10, 212.7}} {
+		n, b, k  int
+		ref, ulp float64
+	}{{2052, 342, 6, 84.322932, 1e-6}, {10000, 1000, 10, 212.68159, 1e-5}} {
 		s := Schema{Kind: MinSep, MinSep: c.b, Epochs: c.k}
 		r, err := OptimizeBLT(context.Background(), ToeplitzWorkload{Name: "prefix"}, c.n, s, nil)
 		if err != nil {
@@ -290,7 +293,7 @@ func TestOptimizeBLTReference(t *testing.T) {
 		if !close(ev.MeanLoss, r.Loss, 1e-9) {
 			t.Fatalf("n = %d: optimizer loss %v, evaluation %v", c.n, r.Loss, ev.MeanLoss)
 		}
-		if r.Loss > c.ref {
+		if r.Loss > c.ref+c.ulp/2 {
 			t.Fatalf("n = %d: loss %v above the reference's %v", c.n, r.Loss, c.ref)
 		}
 	}
@@ -323,5 +326,52 @@ func TestOptimizeBandedToeplitz(t *testing.T) {
 	}
 	if start := score(SqrtBands(b, n)); r.Loss >= start || r.Loss > 160.65 {
 		t.Fatalf("loss %v: start %v, reference 160.6", r.Loss, start)
+	}
+}
+
+// OptimizeBLT's buffer rule is the documented one: each kept buffer after
+// the first lowered the loss by at least MinGain (relative), the buffer
+// tried after the last kept one (if any, below MaxBuffers) gained less and
+// is not in the result, and the result's loss is the kept count's. On
+// momentum 0.9 at n = 2052 (sep 342, k = 6) a third buffer gains nothing
+// to 8 digits (bench/results/mf-structured-2026-12-03.md), so 2 are kept;
+// at a 50% threshold the prefix case keeps 1.
+func TestOptimizeBLTBufferRule(t *testing.T) {
+	s := Schema{Kind: MinSep, MinSep: 342, Epochs: 6}
+	for _, c := range []struct {
+		w    ToeplitzWorkload
+		gain float64
+		want int
+	}{
+		{ToeplitzWorkload{Name: "momentum:0.9", Beta: 0.9}, 0, 2},
+		{ToeplitzWorkload{Name: "prefix"}, 0.5, 1},
+		{ToeplitzWorkload{Name: "prefix"}, 0, 0},
+	} {
+		r, err := OptimizeBLT(context.Background(), c.w, 2052, s, &BLTOptions{MinGain: c.gain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gain := c.gain
+		if gain == 0 {
+			gain = 0.01
+		}
+		d := r.BLT.Buffers()
+		if c.want != 0 && d != c.want {
+			t.Fatalf("%s, gain %v: %d buffers kept, want %d (losses %v)", c.w.Name, gain, d, c.want, r.Losses)
+		}
+		if r.Loss != r.Losses[d-1] {
+			t.Fatalf("%s: loss %v is not the %d-buffer loss %v", c.w.Name, r.Loss, d, r.Losses[d-1])
+		}
+		for i := 1; i < d; i++ {
+			if r.Losses[i] > r.Losses[i-1]*(1-gain) {
+				t.Fatalf("%s: buffer %d kept with gain %.3g%% < %v%%", c.w.Name, i+1, 100*(1-r.Losses[i]/r.Losses[i-1]), 100*gain)
+			}
+		}
+		if len(r.Losses) > d && r.Losses[d] <= r.Losses[d-1]*(1-gain) {
+			t.Fatalf("%s: buffer %d gained %.3g%% ≥ %v%% but was dropped", c.w.Name, d+1, 100*(1-r.Losses[d]/r.Losses[d-1]), 100*gain)
+		}
+		if len(r.Losses) > d+1 {
+			t.Fatalf("%s: %d buffer counts tried, %d kept: the search went on past a rejected buffer", c.w.Name, len(r.Losses), d)
+		}
 	}
 }

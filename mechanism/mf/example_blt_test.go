@@ -49,6 +49,6 @@ func ExampleOptimizeBLT() {
 	}
 	fmt.Println("step 0 noise has", len(z), "coordinates; private:", gen.Private())
 	// Output:
-	// 3 buffers, loss 84.1, bound 24.6
+	// 2 buffers, loss 84.3, bound 24.6
 	// step 0 noise has 10 coordinates; private: false
 }
