@@ -121,16 +121,17 @@ func (f *lrmFlags) register(fs *flag.FlagSet) {
 // else by lrm.Solve (its errors wrap ErrInput and exit 1): no second copy
 // of the checks here.
 func (f *lrmFlags) check() (calibrate.Budget, error) {
-	var kind calibrate.Kind
-	switch f.mech {
-	case "laplace":
-		f.opt.Ball = lrm.L1
+	mech, err := noiseFlag(f.mech)
+	if err != nil {
+		return calibrate.Budget{}, err
+	}
+	f.mech = string(mech)
+	kind := calibrate.Approx
+	if mech == calibrate.Laplace {
 		kind = calibrate.Pure
-	case "gaussian":
-		f.opt.Ball = lrm.L2
-		kind = calibrate.Approx
-	default:
-		return calibrate.Budget{}, usageErrorf("--mechanism must be laplace or gaussian, got %q", f.mech)
+	}
+	if f.opt.Ball, err = lrm.BallFor(mech); err != nil {
+		return calibrate.Budget{}, err
 	}
 	bud, err := calibrate.New(kind, f.eps, f.delta, 0)
 	if err != nil {

@@ -18,8 +18,6 @@ const noiseHome = "privacy/calibrate"
 // each with who removes it; the test fails on any other, and on an
 // exception that is gone (so this list only shrinks).
 var noiseExceptions = map[string]string{
-	"privacy/accounting.Mechanism": "a deprecated alias of calibrate.NoiseKind, kept while mechanism/compare " +
-		"and cmd/dpsolve/compare*.go still name it",
 	"mechanism/plan.Privacy": "plan's sensitivity (gaussian, pure), to become calibrate.NoiseKind with the plan " +
 		"portfolio's change (plan files keep reading \"pure\")",
 	"mechanism/lrm.Ball": "the constraint ball (L1, L2); lrm.BallFor and Ball.Noise bridge it to " +

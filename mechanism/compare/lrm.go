@@ -26,7 +26,7 @@ func lrmRow() Candidate {
 }
 
 func buildCompareLRM(env *Env) (*Outcome, error) {
-	if env.Noise.Mechanism != accounting.Laplace {
+	if env.Noise.Mechanism != calibrate.Laplace {
 		return nil, fmt.Errorf("%w: the LRM row is for --mechanism laplace (ε-DP); under Gaussian noise see the optimized row", ErrSkip)
 	}
 	// LRM's optimum depends on W only through V = WᵀW, so a factor of the
