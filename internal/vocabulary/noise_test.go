@@ -22,7 +22,6 @@ var noiseExceptions = map[string]string{
 		"portfolio's change (plan files keep reading \"pure\")",
 	"mechanism/lrm.Ball": "the constraint ball (L1, L2); lrm.BallFor and Ball.Noise bridge it to " +
 		"calibrate.NoiseKind until plan, compare and the lrm command pass a NoiseKind",
-	"mechanism/marginals.NewFamilyPlan": "takes pure bool; to take a calibrate.NoiseKind with the portfolio's change",
 }
 
 // secondNoiseModels returns "dir.Name" for each spelling of the noise model

@@ -219,7 +219,7 @@ const pureFamilySource = "weighted marginal tables (every attribute subset): L2 
 // prefixes or ranges may be answered better outside it.
 func (tp Template) planFamily(w *domain.Kron, opt plan.Options, start time.Time) (*plan.Result, error) {
 	pure := opt.Privacy == plan.Pure
-	fp, err := NewFamilyPlan(w, pure)
+	fp, err := newFamilyPlan(w, pure, nil)
 	if err != nil {
 		return nil, err
 	}
