@@ -20,8 +20,6 @@ const noiseHome = "privacy/calibrate"
 var noiseExceptions = map[string]string{
 	"mechanism/plan.Privacy": "plan's sensitivity (gaussian, pure), to become calibrate.NoiseKind with the plan " +
 		"portfolio's change (plan files keep reading \"pure\")",
-	"mechanism/lrm.Ball": "the constraint ball (L1, L2); lrm.BallFor and Ball.Noise bridge it to " +
-		"calibrate.NoiseKind until plan, compare and the lrm command pass a NoiseKind",
 }
 
 // secondNoiseModels returns "dir.Name" for each spelling of the noise model

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // blockTol is the certified relative gap asked of every per-attribute newton
@@ -457,7 +458,7 @@ func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result, iters in
 	if err != nil {
 		return nil, err
 	}
-	o := &lrm.Options{Ball: lrm.L1, Start: lrm.StartPIdentity, PIdentityIters: iters, PIdentityRestarts: 4}
+	o := &lrm.Options{Noise: calibrate.Laplace, Start: lrm.StartPIdentity, PIdentityIters: iters, PIdentityRestarts: 4}
 	if ws != nil && ws.theta != nil {
 		if _, c := ws.theta.Dims(); c == g.SymmetricDim() {
 			o.PIdentityWarm, o.PIdentityRestarts = ws.theta, 1
