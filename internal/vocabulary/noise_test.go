@@ -17,10 +17,7 @@ const noiseHome = "privacy/calibrate"
 // noiseExceptions are the second spellings of the noise model that remain,
 // each with who removes it; the test fails on any other, and on an
 // exception that is gone (so this list only shrinks).
-var noiseExceptions = map[string]string{
-	"mechanism/plan.Privacy": "plan's sensitivity (gaussian, pure), to become calibrate.NoiseKind with the plan " +
-		"portfolio's change (plan files keep reading \"pure\")",
-}
+var noiseExceptions = map[string]string{}
 
 // secondNoiseModels returns "dir.Name" for each spelling of the noise model
 // in src (a non-test file of package directory dir) outside noiseHome: an

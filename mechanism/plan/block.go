@@ -247,11 +247,11 @@ func groupsBlock(d int, classes [][]int, c []float64) *block {
 // certified optimum of groupsBlock, singular or not. Otherwise newton.Solve
 // (Gaussian) certifies the optimum, exactly also for a singular G (then X
 // is singular with range(G) ⊆ range(X), and the factor keeps only the
-// Rank rows that measure something). For Pure privacy the
+// Rank rows that measure something). For Laplace noise the
 // block is HDMM's p-Identity strategy optimized by lrm, and its lower bound
 // is newton's L2 certificate (the L1 unit ball lies inside the L2 one, so no
 // L1 strategy beats the L2 optimum).
-func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, error) {
+func solveBlock(ctx context.Context, g *mat.SymDense, privacy calibrate.NoiseKind) (*block, error) {
 	return solveBlockWith(ctx, g, privacy, nil)
 }
 
@@ -296,7 +296,7 @@ func (w *warmSolver) solve(ctx context.Context, g *mat.SymDense, tol float64) (*
 
 // solveBlockWith is solveBlock with the attribute's warm solver (nil: a
 // one-shot newton.Solve).
-func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy Privacy, ws *warmSolver) (*block, error) {
+func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy calibrate.NoiseKind, ws *warmSolver) (*block, error) {
 	d := g.SymmetricDim()
 	var support []int
 	for i := 0; i < d; i++ {
@@ -323,7 +323,7 @@ func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy Privacy, ws *w
 	if err != nil {
 		return nil, err
 	}
-	if privacy == Pure {
+	if privacy == calibrate.Laplace {
 		iters := 0 // lrm's default
 		if tol > blockTol {
 			// A loose early sweep of a descent: its block is a waypoint
@@ -389,7 +389,7 @@ func maxDiag(a *mat.Dense) float64 {
 // tr(V X⁻¹) ≥ tr(V_S X_SS⁻¹), while X = diag(X_S, I) attains it. The
 // factor is diag(A_S, I): unit column norms, full rank, certified by the
 // support's certificate.
-func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy Privacy, ws *warmSolver) (*block, error) {
+func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy calibrate.NoiseKind, ws *warmSolver) (*block, error) {
 	d := g.SymmetricDim()
 	if len(support) == 0 { // a zero block: its products contribute nothing
 		return identityBlock(d), nil

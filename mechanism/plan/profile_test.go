@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // TestProfileUnionPairs is a profiling aid (skipped unless DPSOLVE_PROFILE is set).
@@ -18,13 +19,13 @@ func TestProfileUnionPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := Gaussian
+	pr := calibrate.Gaussian
 	if os.Getenv("DPSOLVE_PROFILE") == "pure" {
-		pr = Pure
+		pr = calibrate.Laplace
 	}
 	blas.Current().SetThreads(1)
 	c0 := cpuTime()
-	r, err := Union{}.Plan(context.Background(), w, Options{Privacy: pr})
+	r, err := Union{}.Plan(context.Background(), w, Options{Noise: pr})
 	if err != nil {
 		t.Fatal(err)
 	}

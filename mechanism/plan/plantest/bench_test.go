@@ -14,6 +14,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // benchWorkload is one workload of the plan benchmark.
@@ -64,7 +65,7 @@ func BenchmarkTemplates(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
+		for _, pr := range []calibrate.NoiseKind{calibrate.Gaussian, calibrate.Laplace} {
 			for _, tn := range benchTemplates {
 				name := fmt.Sprintf("%s/%s/%s", strings.Fields(bw.name)[0], pr, tn)
 				b.Run(name, func(b *testing.B) {
@@ -75,7 +76,7 @@ func BenchmarkTemplates(b *testing.B) {
 					var res *plan.Result
 					c0 := cpuNow()
 					for i := 0; i < b.N; i++ {
-						if res, err = tp.Plan(context.Background(), w, plan.Options{Privacy: pr}); err != nil {
+						if res, err = tp.Plan(context.Background(), w, plan.Options{Noise: pr}); err != nil {
 							b.Skip(err) // the template does not apply
 						}
 					}
@@ -102,7 +103,7 @@ func TestPlanTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
+		for _, pr := range []calibrate.NoiseKind{calibrate.Gaussian, calibrate.Laplace} {
 			type row struct {
 				tn        string
 				obj, cpu  float64
@@ -117,7 +118,7 @@ func TestPlanTable(t *testing.T) {
 				tp, _ := planner.Lookup(tn)
 				c0 := cpuNow()
 				w0 := time.Now()
-				res, err := tp.Plan(context.Background(), w, plan.Options{Privacy: pr})
+				res, err := tp.Plan(context.Background(), w, plan.Options{Noise: pr})
 				r := row{tn: tn, cpu: (cpuNow() - c0).Seconds(), err: err, wallShare: time.Since(w0).Seconds()}
 				if err == nil {
 					r.obj, r.lb, r.fb, r.templ = res.Objective, res.LowerBound, res.FamilyBound, res.Template
