@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
@@ -24,10 +25,10 @@ func TestProfileUnionPairs(t *testing.T) {
 		pr = calibrate.Laplace
 	}
 	blas.Current().SetThreads(1)
-	c0 := cpuTime()
+	c0 := testkit.ProcessCPU()
 	r, err := Union{}.Plan(context.Background(), w, Options{Noise: pr})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: %.6g in %.2fs cpu, %d parts", pr, r.Objective, (cpuTime() - c0).Seconds(), len(r.Strategy.Parts))
+	t.Logf("%s: %.6g in %.2fs cpu, %d parts", pr, r.Objective, (testkit.ProcessCPU() - c0).Seconds(), len(r.Strategy.Parts))
 }

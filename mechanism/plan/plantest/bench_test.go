@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
@@ -74,13 +75,13 @@ func BenchmarkTemplates(b *testing.B) {
 						b.Fatal(err)
 					}
 					var res *plan.Result
-					c0 := cpuNow()
+					c0 := testkit.ProcessCPU()
 					for i := 0; i < b.N; i++ {
 						if res, err = tp.Plan(context.Background(), w, plan.Options{Noise: pr}); err != nil {
 							b.Skip(err) // the template does not apply
 						}
 					}
-					b.ReportMetric(float64((cpuNow()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+					b.ReportMetric(float64((testkit.ProcessCPU()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
 					b.ReportMetric(res.Objective, "objective")
 				})
 			}
@@ -116,10 +117,10 @@ func TestPlanTable(t *testing.T) {
 			bestObj := math.Inf(1)
 			for _, tn := range benchTemplates {
 				tp, _ := planner.Lookup(tn)
-				c0 := cpuNow()
+				c0 := testkit.ProcessCPU()
 				w0 := time.Now()
 				res, err := tp.Plan(context.Background(), w, plan.Options{Noise: pr})
-				r := row{tn: tn, cpu: (cpuNow() - c0).Seconds(), err: err, wallShare: time.Since(w0).Seconds()}
+				r := row{tn: tn, cpu: (testkit.ProcessCPU() - c0).Seconds(), err: err, wallShare: time.Since(w0).Seconds()}
 				if err == nil {
 					r.obj, r.lb, r.fb, r.templ = res.Objective, res.LowerBound, res.FamilyBound, res.Template
 					if tn != "best" {
