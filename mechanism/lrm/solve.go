@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/rank"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -582,7 +583,7 @@ func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 	if vals[n-1] < -1e-10*top {
 		return nil, inputerr.Errorf("lrm", "the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[n-1])
 	}
-	tol := float64(n) * 0x1p-52 * top
+	tol := rank.Cutoff(n, top)
 	var keep []int
 	for i := 0; i < n; i++ {
 		if vals[i] > tol {

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/rank"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
@@ -553,7 +554,7 @@ func pseudoInverse(x *mat.SymDense, dst *mat.SymDense) error {
 	if !(lmax > 0) {
 		return fmt.Errorf("plan: a strategy Gram is zero")
 	}
-	tol := float64(d) * 0x1p-52 * lmax
+	tol := rank.Cutoff(d, lmax)
 	*dst = *mat.NewSymDense(d, nil)
 	for k, l := range vals {
 		if l <= tol {
