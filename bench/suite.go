@@ -14,6 +14,7 @@ import (
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // SuiteRow is one comparison of the standing suite: dpsolve's figure
@@ -217,7 +218,7 @@ func suitePlans(ctx context.Context, peers *Peers, peerErr string, add func(Suit
 	if err != nil {
 		return err
 	}
-	rk, err := planner.Run(ctx, wp, "kron", plan.Options{Privacy: plan.Pure})
+	rk, err := planner.Run(ctx, wp, "kron", plan.Options{Noise: calibrate.Laplace})
 	if err != nil {
 		return err
 	}

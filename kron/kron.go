@@ -46,6 +46,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/rank"
 )
 
 // ErrInput is wrapped by every error returned for bad input.
@@ -275,7 +276,7 @@ func pinv(a *mat.Dense) (*mat.Dense, error) {
 	var u, v mat.Dense
 	svd.UTo(&u)
 	svd.VTo(&v)
-	tol := float64(max(m, n)) * 0x1p-52 * s[0]
+	tol := rank.Cutoff(max(m, n), s[0])
 	// A⁺ = V Σ⁺ Uᵀ: scale V's columns, then multiply by Uᵀ.
 	k := len(s)
 	vs := mat.NewDense(n, k, nil)

@@ -6,6 +6,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/rank"
 )
 
 // dualBound evaluates the weak-duality bound
@@ -93,7 +94,7 @@ func sqrtSum(mu []float64) float64 {
 	if n == 0 {
 		return 0
 	}
-	e := float64(n) * 0x1p-52 * math.Abs(mu[n-1])
+	e := rank.Cutoff(n, math.Abs(mu[n-1]))
 	s := 0.0
 	for _, x := range mu {
 		s += math.Sqrt(math.Max(x-e, 0))

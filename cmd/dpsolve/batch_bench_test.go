@@ -13,9 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dpsolve/dpsolve/internal/testkit"
 )
 
 // BenchmarkBatchSolves times the benchmark: 1000 solves of n = 64
@@ -121,11 +122,11 @@ func BenchmarkBatchSolves(b *testing.B) {
 		cpu := map[string][]float64{}
 		for range rounds {
 			for _, w := range ways {
-				c0 := childrenCPU()
+				c0 := testkit.ChildrenCPU()
 				t0 := time.Now()
 				w.run()
 				ms[w.name] = append(ms[w.name], time.Since(t0).Seconds()*1e3/float64(jobs))
-				cpu[w.name] = append(cpu[w.name], (childrenCPU()-c0).Seconds()*1e3/float64(jobs))
+				cpu[w.name] = append(cpu[w.name], (testkit.ChildrenCPU()-c0).Seconds()*1e3/float64(jobs))
 			}
 		}
 		med := map[string]float64{}
@@ -149,16 +150,6 @@ func BenchmarkBatchSolves(b *testing.B) {
 func median(s []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-// childrenCPU is the user and system time of every finished child of this
-// process, and of their waited-for descendants (a batch's jobs included).
-func childrenCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // loadAverage returns the 1-minute load average (-1 where /proc/loadavg is

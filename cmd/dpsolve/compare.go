@@ -104,23 +104,25 @@ func (f *compareFlags) check() (accounting.Noise, error) {
 	if !(f.tol > 0) {
 		return accounting.Noise{}, usageErrorf("--tol must be positive, got %g", f.tol)
 	}
+	mech, err := noiseFlag(f.mech)
+	if err != nil {
+		return accounting.Noise{}, err
+	}
+	f.mech = string(mech)
 	if err := checkPrivacyFlags(f.mech, f.eps, f.delta, 0); err != nil {
 		return accounting.Noise{}, err
 	}
-	return compareNoise(f.mech, f.eps, f.delta, f.cal)
+	return compareNoise(mech, f.eps, f.delta, f.cal)
 }
 
 // compareNoise calibrates the noise of --mechanism at unit sensitivity.
-func compareNoise(mech string, eps, delta float64, cal string) (accounting.Noise, error) {
+func compareNoise(mech calibrate.NoiseKind, eps, delta float64, cal string) (accounting.Noise, error) {
 	var noise accounting.Noise
 	var err error
-	switch mech {
-	case "gaussian":
+	if mech == calibrate.Gaussian {
 		noise, err = accounting.GaussianNoise(eps, delta, accounting.Calibration(cal))
-	case "laplace":
+	} else {
 		noise, err = accounting.LaplaceNoise(eps)
-	default:
-		return noise, usageErrorf("--mechanism must be gaussian or laplace, got %q", mech)
 	}
 	if err != nil {
 		return noise, usageErrorf("%v", err)
@@ -271,7 +273,7 @@ func newCompareResult(res *compare.Result) *compareJSON {
 
 // noiseText is the table's noise line, as compare.DescribeNoise words it.
 func (o *compareJSON) noiseText() string {
-	return compare.DescribeNoise(accounting.Noise{Budget: o.Budget, Mechanism: accounting.Mechanism(o.Mechanism),
+	return compare.DescribeNoise(accounting.Noise{Budget: o.Budget, Mechanism: calibrate.NoiseKind(o.Mechanism),
 		Calibration: accounting.Calibration(o.Calibration), Scale: o.NoiseScale})
 }
 
@@ -304,7 +306,7 @@ func (o *compareJSON) writeTable(stdout io.Writer) error {
 	fmt.Fprintf(stdout, "workload  %s: n = %d, m = %d\n", o.Workload, o.N, o.M)
 	fmt.Fprintf(stdout, "noise     %s\n\n", o.noiseText())
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "strategy\tRMSE\ttotal error\t× SVD bound\t%s\tunit RMSE\tseconds\t\n", compareReferenceHeader(accounting.Mechanism(o.Mechanism)))
+	fmt.Fprintf(tw, "strategy\tRMSE\ttotal error\t× SVD bound\t%s\tunit RMSE\tseconds\t\n", compareReferenceHeader(calibrate.NoiseKind(o.Mechanism)))
 	for _, r := range o.Rows {
 		if r.Error != "" {
 			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%.2f\t\n", r.Strategy, "error", r.Seconds)

@@ -9,7 +9,19 @@ import (
 	"math"
 
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
+
+// noiseFlag parses the value of a --mechanism flag that chooses the noise
+// model through calibrate.ParseNoiseKind, the one parser, with one usage
+// error for every command.
+func noiseFlag(s string) (calibrate.NoiseKind, error) {
+	k, err := calibrate.ParseNoiseKind(s)
+	if err != nil {
+		return "", usageErrorf("--mechanism must be laplace or gaussian, got %q", s)
+	}
+	return k, nil
+}
 
 // The privacy parameters the commands accept. Inside these ranges every
 // calibration round-trips (the σ it returns reaches the requested δ to a

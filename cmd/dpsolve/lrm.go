@@ -84,7 +84,7 @@ type lrmFlags struct {
 	startFlag             string
 	seed                  uint64
 	asJSON, quiet         bool
-	// opt holds the optimizer's settings; Ball, Start and Progress are
+	// opt holds the optimizer's settings; Noise, Start and Progress are
 	// filled in by check and runLRM.
 	opt lrm.Options
 }
@@ -121,17 +121,16 @@ func (f *lrmFlags) register(fs *flag.FlagSet) {
 // else by lrm.Solve (its errors wrap ErrInput and exit 1): no second copy
 // of the checks here.
 func (f *lrmFlags) check() (calibrate.Budget, error) {
-	var kind calibrate.Kind
-	switch f.mech {
-	case "laplace":
-		f.opt.Ball = lrm.L1
-		kind = calibrate.Pure
-	case "gaussian":
-		f.opt.Ball = lrm.L2
-		kind = calibrate.Approx
-	default:
-		return calibrate.Budget{}, usageErrorf("--mechanism must be laplace or gaussian, got %q", f.mech)
+	mech, err := noiseFlag(f.mech)
+	if err != nil {
+		return calibrate.Budget{}, err
 	}
+	f.mech = string(mech)
+	kind := calibrate.Approx
+	if mech == calibrate.Laplace {
+		kind = calibrate.Pure
+	}
+	f.opt.Noise = mech
 	bud, err := calibrate.New(kind, f.eps, f.delta, 0)
 	if err != nil {
 		return bud, usageErrorf("--mechanism %s --eps %g --delta %g: %v", f.mech, f.eps, f.delta, err)
@@ -189,7 +188,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	opt := f.opt
 	opt.Progress = progressTo(stderr, "lrm", f.quiet)
 	if !f.quiet {
-		fmt.Fprintf(stderr, "dpsolve lrm: %s, m = %d, n = %d, %s noise, columns of L in the %v ball\n", label, m, n, f.mech, opt.Ball)
+		fmt.Fprintf(stderr, "dpsolve lrm: %s, m = %d, n = %d, %s noise, columns of L in the %s ball\n", label, m, n, f.mech, lrmBall(opt.Noise))
 	}
 	// An interrupted solve returns at once and writes nothing.
 	res, err := untilCancelled(ctx, func() (*lrm.Result, error) { return lrm.Solve(ctx, w, &opt) })
@@ -241,7 +240,7 @@ func newLRMResult(label string, m, n int, f *lrmFlags, bud calibrate.Budget, res
 		return nil, err
 	}
 	out := &lrmJSON{
-		Workload: label, N: n, M: m, Mechanism: f.mech, Ball: f.opt.Ball.String(), Budget: bud,
+		Workload: label, N: n, M: m, Mechanism: f.mech, Ball: lrmBall(f.opt.Noise), Budget: bud,
 		Objective: res.Objective, Residual: res.Residual, Rank: res.Rank, WorkloadRank: res.WorkloadRank,
 		Iterations: res.Iterations, InnerIters: res.InnerIterations, Seconds: res.Seconds,
 		ExpectedError: noiseErr, NoiseError: noiseErr, StructuralBound: sb,
@@ -327,3 +326,7 @@ func loadLRMWorkload(src workload.Source) (*mat.Dense, string, error) {
 func lrmSource(wfile, spec, specFile string, n int) workload.Source {
 	return workload.Source{Spec: spec, N: n, WFile: wfile, SpecFile: specFile}
 }
+
+// lrmBall names the ball the columns of L lie in, as the report spells it:
+// "l1" for Laplace noise, "l2" for Gaussian (the noise model's norm).
+func lrmBall(k calibrate.NoiseKind) string { return fmt.Sprintf("l%d", k.Norm()) }

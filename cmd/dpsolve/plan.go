@@ -19,6 +19,7 @@ import (
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/pipeline/tables"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 func init() {
@@ -211,7 +212,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (planFlags, error) {
 	if !known {
 		return f, usageErrorf("--template must be one of %s, got %q", strings.Join(names, ", "), f.template)
 	}
-	if f.privacy != string(plan.Gaussian) && f.privacy != string(plan.Pure) {
+	if _, ok := planNoise(f.privacy); !ok {
 		return f, usageErrorf("--privacy must be gaussian or pure, got %q", f.privacy)
 	}
 	mobj, err := marginals.ParseObjective(*objective)
@@ -232,9 +233,10 @@ func solvePlan(ctx context.Context, f planFlags, w *domain.Kron, stderr io.Write
 		fmt.Fprintf(stderr, "dpsolve plan: %s: %d attributes, %s cells, %d terms, %d queries; template %s, privacy %s\n",
 			f.spec, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), f.template, f.privacy)
 	}
+	noise, _ := planNoise(f.privacy)
 	res, err := tables.PlanStrategy(ctx, tables.PlanRequest{
 		Workload: w, Template: f.template, Objective: f.objective, Writable: f.outDir != "",
-		Options: plan.Options{Privacy: plan.Privacy(f.privacy), Progress: progressTo(stderr, "plan", f.quiet)},
+		Options: plan.Options{Noise: noise, Progress: progressTo(stderr, "plan", f.quiet)},
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -463,4 +465,18 @@ func attributeNames(w *domain.Kron) []string {
 		names = append(names, a.Name)
 	}
 	return names
+}
+
+// planNoise maps --privacy to the noise model a plan is normalized for:
+// "gaussian" ((ε,δ)-DP or zCDP, L2 sensitivity) to calibrate.Gaussian and
+// "pure" (pure ε-DP, L1 sensitivity) to calibrate.Laplace. The flag names
+// the privacy definition, as plan files do; ok is false for any other value.
+func planNoise(privacy string) (noise calibrate.NoiseKind, ok bool) {
+	switch privacy {
+	case "gaussian":
+		return calibrate.Gaussian, true
+	case "pure":
+		return calibrate.Laplace, true
+	}
+	return "", false
 }

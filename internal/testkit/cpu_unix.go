@@ -16,3 +16,14 @@ func CPUTime() (user, sys time.Duration) {
 	}
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
+
+// ChildrenCPU returns the user + system CPU time of every finished child of
+// this process and of their waited-for descendants (a command run by a
+// test, a batch's jobs); zero when getrusage fails.
+func ChildrenCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

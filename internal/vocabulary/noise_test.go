@@ -17,15 +17,7 @@ const noiseHome = "privacy/calibrate"
 // noiseExceptions are the second spellings of the noise model that remain,
 // each with who removes it; the test fails on any other, and on an
 // exception that is gone (so this list only shrinks).
-var noiseExceptions = map[string]string{
-	"privacy/accounting.Mechanism": "a deprecated alias of calibrate.NoiseKind, kept while mechanism/compare " +
-		"and cmd/dpsolve/compare*.go still name it",
-	"mechanism/plan.Privacy": "plan's sensitivity (gaussian, pure), to become calibrate.NoiseKind with the plan " +
-		"portfolio's change (plan files keep reading \"pure\")",
-	"mechanism/lrm.Ball": "the constraint ball (L1, L2); lrm.BallFor and Ball.Noise bridge it to " +
-		"calibrate.NoiseKind until plan, compare and the lrm command pass a NoiseKind",
-	"mechanism/marginals.NewFamilyPlan": "takes pure bool; to take a calibrate.NoiseKind with the portfolio's change",
-}
+var noiseExceptions = map[string]string{}
 
 // secondNoiseModels returns "dir.Name" for each spelling of the noise model
 // in src (a non-test file of package directory dir) outside noiseHome: an

@@ -13,7 +13,7 @@
 //		Name:    "mine",
 //		Summary: "my strategy",
 //		Build: func(env *compare.Env) (*compare.Outcome, error) {
-//			if env.Noise.Mechanism != accounting.Laplace {
+//			if env.Noise.Mechanism != calibrate.Laplace {
 //				return nil, compare.ErrSkip // not applicable: no row
 //			}
 //			...
@@ -42,6 +42,7 @@ import (
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/privacy/accounting"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 )
 
@@ -80,7 +81,7 @@ type Env struct {
 	// Gram is V = WᵀW, computed once for all rows (Run sets it).
 	Gram *mat.SymDense
 	// Noise is the calibrated noise at unit sensitivity: Mechanism
-	// (accounting.Gaussian or accounting.Laplace), Epsilon, Delta, Scale.
+	// (calibrate.Gaussian or calibrate.Laplace), Epsilon, Delta, Scale.
 	Noise accounting.Noise
 	// Tol is the certified relative gap asked of optimizers.
 	Tol float64
@@ -260,7 +261,7 @@ func runRow(env *Env, c Candidate, bound *accounting.Bound) (*Row, error) {
 
 // DescribeNoise words calibrated noise at unit sensitivity.
 func DescribeNoise(nz accounting.Noise) string {
-	if nz.Mechanism == accounting.Laplace {
+	if nz.Mechanism == calibrate.Laplace {
 		return fmt.Sprintf("Laplace, ε = %g (ε-DP), scale %.6g per unit L1 sensitivity", nz.Budget.Epsilon(), nz.Scale)
 	}
 	return fmt.Sprintf("Gaussian, ε = %g, δ = %g (%s), σ = %.6g per unit L2 sensitivity", nz.Budget.Epsilon(), nz.Budget.Delta(), nz.Calibration, nz.Scale)

@@ -26,7 +26,7 @@ func lrmRow() Candidate {
 }
 
 func buildCompareLRM(env *Env) (*Outcome, error) {
-	if env.Noise.Mechanism != accounting.Laplace {
+	if env.Noise.Mechanism != calibrate.Laplace {
 		return nil, fmt.Errorf("%w: the LRM row is for --mechanism laplace (ε-DP); under Gaussian noise see the optimized row", ErrSkip)
 	}
 	// LRM's optimum depends on W only through V = WᵀW, so a factor of the
@@ -37,7 +37,7 @@ func buildCompareLRM(env *Env) (*Outcome, error) {
 	}
 	n, m := env.Workload.Domain(), env.Workload.Queries()
 	fmt.Fprintf(env.Log, "  lrm: rank(W) = %d, solving …\n", func() int { k, _ := f.Dims(); return k }())
-	res, err := lrm.Solve(env.Ctx, f, &lrm.Options{Ball: lrm.L1, Progress: env.Progress})
+	res, err := lrm.Solve(env.Ctx, f, &lrm.Options{Noise: calibrate.Laplace, Progress: env.Progress})
 	if err != nil {
 		return nil, err
 	}

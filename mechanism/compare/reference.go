@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dpsolve/dpsolve/privacy/accounting"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // setReference fills RatioReference of every successful row.
@@ -21,7 +22,7 @@ func setReference(rows []Row, nz accounting.Noise) {
 		if r.Err != nil {
 			continue
 		}
-		if nz.Mechanism == accounting.Laplace {
+		if nz.Mechanism == calibrate.Laplace {
 			if r.Strategy != "optimized" && (ref < 0 || r.Report.RMSE < rows[ref].Report.RMSE) {
 				ref = i
 			}

@@ -17,17 +17,17 @@ func (r *Result) checkBudget(b calibrate.Budget) error {
 	if b.IsZero() {
 		return calibrate.ErrNoBudget
 	}
-	switch r.Ball {
-	case L1:
+	switch r.ball {
+	case l1:
 		if b.Kind() != calibrate.Pure {
 			return inputerr.Errorf("lrm", "the ℓ1 (Laplace) decomposition needs a pure ε-DP budget, got %v", b)
 		}
-	case L2:
+	case l2:
 		if b.Kind() == calibrate.Pure {
 			return inputerr.Errorf("lrm", "the ℓ2 (Gaussian) decomposition needs an (ε,δ)-DP or zCDP budget, got %v", b)
 		}
 	default:
-		return inputerr.Errorf("lrm", "unknown ball %d", int(r.Ball))
+		return inputerr.Errorf("lrm", "unknown ball %d", int(r.ball))
 	}
 	return nil
 }
@@ -46,7 +46,7 @@ func (r *Result) NoiseVariance(b calibrate.Budget) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if r.Ball == L1 {
+	if r.ball == l1 {
 		return 2 * s * s, nil
 	}
 	return s * s, nil

@@ -91,20 +91,20 @@ func TestEmpiricalErrorMatchesExpected(t *testing.T) {
 	w := wr.Matrix()
 	cases := []struct {
 		data string
-		ball Ball
+		ball ball
 		bud  calibrate.Budget
 		kurt float64 // fourth moment / variance²: Laplace 6, Gaussian 3
 		// relaxed keeps the iteration's W ≈ BL, whose answers carry the
 		// structural error; otherwise the pair is exact.
 		relaxed bool
 	}{
-		{"SEARCHLOGS", L1, budgettest.PureDP(0.5), 6, false},
-		{"NETTRACE", L1, budgettest.PureDP(2), 6, true},
-		{"NETTRACE", L2, budgettest.ApproxDP(1, 1e-6), 3, false},
+		{"SEARCHLOGS", l1, budgettest.PureDP(0.5), 6, false},
+		{"NETTRACE", l1, budgettest.PureDP(2), 6, true},
+		{"NETTRACE", l2, budgettest.ApproxDP(1, 1e-6), 3, false},
 	}
 	for ci, c := range cases {
 		x := dpbench(t, c.data, n)
-		res, err := Solve(context.Background(), w, &Options{Ball: c.ball, Relaxed: c.relaxed})
+		res, err := Solve(context.Background(), w, &Options{Noise: c.ball.noise(), Relaxed: c.relaxed})
 		require.NoError(t, err)
 		require.Equal(t, status.Converged, res.Status)
 		require.Equal(t, !c.relaxed, res.Polished)
@@ -204,7 +204,7 @@ func TestAnswerBadInput(t *testing.T) {
 	require.NoError(t, err)
 	l1, err := Solve(context.Background(), pf.Matrix(), nil)
 	require.NoError(t, err)
-	l2, err := Solve(context.Background(), pf.Matrix(), &Options{Ball: L2})
+	l2, err := Solve(context.Background(), pf.Matrix(), &Options{Noise: calibrate.Gaussian})
 	require.NoError(t, err)
 	x := []float64{1, 2, 3, 4, 5, 6, 7, 8}
 	s := noise.NewSeededInsecure(1)
@@ -243,6 +243,6 @@ func TestAnswerBadInput(t *testing.T) {
 	_, err = l1.ExpectedError(budgettest.PureDP(1), x[:3])
 	assert.ErrorIs(t, err, ErrInput)
 	// A Result not built by Solve has no workload to measure bias against.
-	_, err = (&Result{Ball: L1, L: l1.L, B: l1.B}).StructuralError(x)
+	_, err = (&Result{Noise: calibrate.Laplace, ball: l1.ball, L: l1.L, B: l1.B}).StructuralError(x)
 	assert.ErrorIs(t, err, ErrInput)
 }

@@ -14,7 +14,7 @@ import (
 // restart (momentum is dropped whenever a step would increase g, as g is not
 // convex in L).
 type lStep struct {
-	ball    Ball
+	ball    ball
 	lip     float64    // current inverse-step estimate, carried across calls
 	x, y    *mat.Dense // iterate and extrapolated point (n×r, L transposed)
 	xn      *mat.Dense // trial point
@@ -25,7 +25,7 @@ type lStep struct {
 	onStep  func(done int) // if set, called before every L-step but the first with the steps done
 }
 
-func newLStep(n, r int, ball Ball) *lStep {
+func newLStep(n, r int, ball ball) *lStep {
 	return &lStep{
 		ball:    ball,
 		x:       mat.NewDense(n, r, nil),
@@ -43,7 +43,7 @@ func (s *lStep) project(a *mat.Dense) {
 	n, _ := a.Dims()
 	for j := 0; j < n; j++ {
 		row := a.RawRowView(j)
-		if s.ball == L1 {
+		if s.ball == l1 {
 			projectL1(row, s.idx)
 		} else {
 			ProjectL2(row)

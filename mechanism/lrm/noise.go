@@ -5,26 +5,26 @@ import (
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
-// BallFor returns the ball whose norm the noise model is calibrated to:
-// L1 for calibrate.Laplace, L2 for calibrate.Gaussian. It is the bridge
-// from dpsolve's one noise model to Options.Ball.
-func BallFor(noise calibrate.NoiseKind) (Ball, error) {
-	switch noise.Norm() {
-	case 1:
-		return L1, nil
-	case 2:
-		return L2, nil
+// ballFor returns the ball whose norm the noise model is calibrated to:
+// l1 for calibrate.Laplace, l2 for calibrate.Gaussian; another kind is bad
+// input.
+func ballFor(noise calibrate.NoiseKind) (ball, error) {
+	switch noise {
+	case calibrate.Laplace:
+		return l1, nil
+	case calibrate.Gaussian:
+		return l2, nil
 	}
 	return 0, inputerr.Errorf("lrm", "unknown noise %q (want laplace or gaussian)", noise)
 }
 
-// Noise returns the noise model the ball serves: calibrate.Laplace for L1,
-// calibrate.Gaussian for L2 ("" for an unknown ball).
-func (b Ball) Noise() calibrate.NoiseKind {
+// noise returns the noise model the ball serves: calibrate.Laplace for l1,
+// calibrate.Gaussian for l2 ("" for an unknown ball).
+func (b ball) noise() calibrate.NoiseKind {
 	switch b {
-	case L1:
+	case l1:
 		return calibrate.Laplace
-	case L2:
+	case l2:
 		return calibrate.Gaussian
 	}
 	return ""

@@ -124,8 +124,8 @@ func (s *solver) reduced() {
 	}
 	s.uk = &wv
 
-	s.res = &Result{Ball: s.o.Ball, WorkloadRank: k, Rank: s.r, FrobeniusW2: s.fro2, w: s.w}
-	s.res.Bounds = seedBounds(s.lam, n, s.o.Ball)
+	s.res = &Result{Noise: s.o.Noise, ball: s.o.ball, WorkloadRank: k, Rank: s.r, FrobeniusW2: s.fro2, w: s.w}
+	s.res.Bounds = seedBounds(s.lam, n, s.o.ball)
 
 	// Scaled, reduced problem: W/‖W‖_F = U_k·Wr with Wr = Σ_k V_kᵀ/‖W‖_F
 	// (k×n). Every B iterate keeps its columns in span(U_k) (B-steps,
@@ -139,7 +139,7 @@ func (s *solver) reduced() {
 	}
 
 	// Exact fallback: the scaled SVD decomposition.
-	s.svdLt, s.svdScale, s.svdPhi = svdStart(s.vk, s.lam, s.r, s.o.Ball, nil, s.fro)
+	s.svdLt, s.svdScale, s.svdPhi = svdStart(s.vk, s.lam, s.r, s.o.ball, nil, s.fro)
 	s.res.SVDObjective = s.svdPhi * s.fro2
 }
 
@@ -153,7 +153,7 @@ func (s *solver) startPoint(ctx context.Context) error {
 	if s.strt == StartAuto {
 		// An explicit Rank is honoured: the p-Identity start has n + p rows.
 		s.strt = StartSVD
-		if o.Ball == L1 && (o.Rank == 0 && r >= n || o.Rank > n) {
+		if o.ball == l1 && (o.Rank == 0 && r >= n || o.Rank > n) {
 			s.strt = StartPIdentity
 		}
 	}
@@ -170,7 +170,7 @@ func (s *solver) startPoint(ctx context.Context) error {
 		// orthonormal columns (Lt = V_k Qᵀ/s), so all r rows of L carry
 		// mass; the seed pads with tiny constant rows instead, which leaves
 		// the extra rows nearly dead.
-		s.lt, _, s.phi0 = svdStart(s.vk, s.lam, r, o.Ball, randomOrthonormal(r, s.k, s.rng), s.fro)
+		s.lt, _, s.phi0 = svdStart(s.vk, s.lam, r, o.ball, randomOrthonormal(r, s.k, s.rng), s.fro)
 		s.pi = mat.NewDense(s.k, n, nil)
 	}
 	s.res.Start = s.strt
@@ -206,7 +206,7 @@ func (s *solver) pIdentity(ctx context.Context) error {
 			}
 		}
 	}
-	theta, its, err := pIdentityBest(ctx, &s.gram, p, o.Ball, o.PIdentityIters, o.PIdentityRestarts, o.PIdentityWarm, s.rng, prog)
+	theta, its, err := pIdentityBest(ctx, &s.gram, p, o.ball, o.PIdentityIters, o.PIdentityRestarts, o.PIdentityWarm, s.rng, prog)
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (s *solver) pIdentity(ctx context.Context) error {
 		theta = mat.NewDense(p, n, nil) // Θ = 0: the pair below is Identity, only a placeholder
 	}
 	var phiP float64
-	s.lt, s.pidB, s.pi, phiP = pIdentityPair(s.wr, theta, o.Ball)
+	s.lt, s.pidB, s.pi, phiP = pIdentityPair(s.wr, theta, o.ball)
 	s.pidLt = mat.DenseCopyOf(s.lt)
 	s.ra = n + p
 	s.phi0 = phiP
@@ -257,7 +257,7 @@ func (s *solver) setup(ctx context.Context) {
 		s.c.Scale(1/s.vp.beta, s.pi)
 		s.c.Add(s.c, s.wr)
 		s.vp.setC(s.c)
-		s.st = newLStep(s.n, s.ra, o.Ball)
+		s.st = newLStep(s.n, s.ra, o.ball)
 		s.st.lip = 1 / s.vp.beta
 		s.resid = mat.NewDense(s.k, s.n, nil)
 	}
@@ -352,7 +352,7 @@ func (s *solver) update() {
 		// rank-deficient points are invariant under them), so mix in a
 		// random full-rank L: a convex combination of columns in the ball
 		// stays in the ball.
-		mixRandom(s.lt, perturb, s.rng, s.o.Ball, s.st.scratch)
+		mixRandom(s.lt, perturb, s.rng, s.o.ball, s.st.scratch)
 		s.res.Perturbations++
 	}
 	s.prev = s.rel
@@ -378,7 +378,7 @@ func (s *solver) polishAndChoose() (converged bool) {
 	if converged && !o.Relaxed && res.Iterations > 0 {
 		// Make the decomposition exact so the answers carry no structural
 		// (data-dependent) error (see polish).
-		if plt, pb, pphi, ok := polish(s.lt, s.b, s.wr, o.Ball); ok {
+		if plt, pb, pphi, ok := polish(s.lt, s.b, s.wr, o.ball); ok {
 			s.lt, s.b, s.phi, s.rel = plt, pb, pphi, 0
 			res.Polished = true
 		}
@@ -437,7 +437,7 @@ func (s *solver) finish(converged bool) {
 		res.Objective = s.phi * s.fro2
 	}
 	res.Rank, _ = res.L.Dims()
-	res.Sensitivity = sensitivity(res.L, s.o.Ball)
+	res.Sensitivity = sensitivity(res.L, s.o.ball)
 	// Report the residual of the returned pair in the original coordinates.
 	var bl mat.Dense
 	bl.Mul(res.B, res.L)

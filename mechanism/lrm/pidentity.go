@@ -36,7 +36,7 @@ import (
 // smooth), minimized by nonnegLBFGS.
 type pIdentity struct {
 	n, p  int
-	ball  Ball
+	ball  ball
 	g     kernel.General // G (n×n, both triangles: GEMM took a fifth less time than SYMM at p = n/16)
 	gdiag []float64
 
@@ -48,7 +48,7 @@ type pIdentity struct {
 	pq       *mat.Dense    // Z·Qᵀ (p×p)
 }
 
-func newPIdentity(g *mat.SymDense, p int, ball Ball) *pIdentity {
+func newPIdentity(g *mat.SymDense, p int, ball ball) *pIdentity {
 	n := g.SymmetricDim()
 	e := &pIdentity{
 		n: n, p: p, ball: ball, g: mat.DenseCopyOf(g).RawMatrix(),
@@ -137,7 +137,7 @@ func (e *pIdentity) eval(x, grad []float64) float64 {
 		gr := grad[i*n : (i+1)*n]
 		for j := range qr {
 			dd := 1.0 // ∂dⱼ/∂Θᵢⱼ (L1, Θ ≥ 0)
-			if e.ball == L2 {
+			if e.ball == l2 {
 				dd = tr[j] / e.d[j]
 			}
 			gr[j] = -2*qr[j] + 2*dg[j]*dd
@@ -160,14 +160,14 @@ func scaleCols(dst, src *mat.Dense, d []float64) {
 // pIdentityStart runs the projected L-BFGS method on Θ ≥ 0 from a seeded
 // random start (Θᵢⱼ uniform in [0,1), HDMM's choice) for at most iters
 // iterations and returns the optimized Θ (p×n) with the iterations taken.
-func pIdentityStart(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, int, error) {
+func pIdentityStart(ctx context.Context, g *mat.SymDense, p int, ball ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, int, error) {
 	theta, its, _, err := pIdentityRun(ctx, g, p, ball, iters, rng, progress)
 	return theta, its, err
 }
 
 // pIdentityRun is pIdentityStart that also returns the final Φ(Θ) (in G's
 // scale).
-func pIdentityRun(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, int, float64, error) {
+func pIdentityRun(ctx context.Context, g *mat.SymDense, p int, ball ball, iters int, rng *rand.Rand, progress func(int, float64)) (*mat.Dense, int, float64, error) {
 	x := make([]float64, p*g.SymmetricDim())
 	for i := range x {
 		x[i] = rng.Float64()
@@ -177,7 +177,7 @@ func pIdentityRun(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters 
 
 // pIdentityFrom runs the projected L-BFGS method on Θ ≥ 0 from x (p·n,
 // row-major; overwritten) with relative stopping tolerance relTol.
-func pIdentityFrom(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters int, relTol float64, x []float64, progress func(int, float64)) (*mat.Dense, int, float64, error) {
+func pIdentityFrom(ctx context.Context, g *mat.SymDense, p int, ball ball, iters int, relTol float64, x []float64, progress func(int, float64)) (*mat.Dense, int, float64, error) {
 	e := newPIdentity(g, p, ball)
 	opt := &nonnegLBFGS{mem: 10, maxIter: iters, relTol: relTol, window: 20}
 	if progress != nil {
@@ -201,14 +201,14 @@ func pIdentityFrom(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters
 // columnScales sets d to the ball norms of the columns of [I; Θ] (Θ ≥ 0):
 // dⱼ = 1 + Σᵢ Θᵢⱼ (L1) or (1 + Σᵢ Θᵢⱼ²)^{1/2} (L2). It reports whether all
 // are finite.
-func columnScales(theta *mat.Dense, ball Ball, d []float64) bool {
+func columnScales(theta *mat.Dense, ball ball, d []float64) bool {
 	for j := range d {
 		d[j] = 0
 	}
 	p, _ := theta.Dims()
 	for i := 0; i < p; i++ {
 		for j, t := range theta.RawRowView(i) {
-			if ball == L1 {
+			if ball == l1 {
 				d[j] += t
 			} else {
 				d[j] += t * t
@@ -216,7 +216,7 @@ func columnScales(theta *mat.Dense, ball Ball, d []float64) bool {
 		}
 	}
 	for j := range d {
-		if ball == L1 {
+		if ball == l1 {
 			d[j]++
 		} else {
 			d[j] = math.Sqrt(1 + d[j])
@@ -237,7 +237,7 @@ func columnScales(theta *mat.Dense, ball Ball, d []float64) bool {
 // cancellation when Θ has large entries (the optimizer merges cells that no
 // query separates by driving their identity rows towards zero; Θᵢⱼ ≈ 2e4
 // has been seen), so Br is refined until W̃ = Br·L holds to rounding.
-func pIdentityPair(wr, theta *mat.Dense, ball Ball) (lt, br, pi *mat.Dense, phi float64) {
+func pIdentityPair(wr, theta *mat.Dense, ball ball) (lt, br, pi *mat.Dense, phi float64) {
 	k, n := wr.Dims()
 	p, _ := theta.Dims()
 	d := make([]float64, n)

@@ -11,11 +11,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 )
 
 // explicitPIdentity forms L = [I; Θ]D⁻¹ (r×n) entry by entry.
-func explicitPIdentity(theta *mat.Dense, ball Ball) *mat.Dense {
+func explicitPIdentity(theta *mat.Dense, ball ball) *mat.Dense {
 	p, n := theta.Dims()
 	l := mat.NewDense(n+p, n, nil)
 	for j := 0; j < n; j++ {
@@ -59,7 +60,7 @@ func TestPIdentityValueAndGradient(t *testing.T) {
 	require.NoError(t, err)
 	_, g := scaledGram(rg.Matrix())
 	rng := rand.New(rand.NewPCG(7, 7))
-	for _, ball := range []Ball{L1, L2} {
+	for _, ball := range []ball{l1, l2} {
 		const p = 3
 		e := newPIdentity(g, p, ball)
 		x := make([]float64, p*20)
@@ -98,7 +99,7 @@ func TestPIdentityPair(t *testing.T) {
 	require.NoError(t, err)
 	ws, g := scaledGram(pf.Matrix())
 	rng := rand.New(rand.NewPCG(3, 9))
-	for _, ball := range []Ball{L1, L2} {
+	for _, ball := range []ball{l1, l2} {
 		theta := mat.NewDense(4, 24, nil)
 		for i := 0; i < 4; i++ {
 			for j := 0; j < 24; j++ {
@@ -141,7 +142,7 @@ func TestPIdentityStartOnWRange(t *testing.T) {
 		}
 	}})
 	require.NoError(t, err)
-	checkResult(t, "p-Identity", w, pid, L1)
+	checkResult(t, "p-Identity", w, pid, l1)
 	require.Equal(t, StartPIdentity, pid.Start)
 	assert.True(t, pid.PIdentity)
 	assert.Equal(t, 8, pid.PIdentityRows)
@@ -152,7 +153,7 @@ func TestPIdentityStartOnWRange(t *testing.T) {
 
 	svd, err := Solve(ctx, w, &Options{Start: StartSVD})
 	require.NoError(t, err)
-	checkResult(t, "SVD start", w, svd, L1)
+	checkResult(t, "SVD start", w, svd, l1)
 	assert.Equal(t, StartSVD, svd.Start)
 	assert.Less(t, pid.Objective, 0.95*svd.Objective, "p-Identity vs the SVD start")
 	t.Logf("gain over Identity: p-Identity %.3f (%d L-BFGS iterations, %.2f s), SVD start %.3f (%.2f s)",
@@ -164,7 +165,7 @@ func TestPIdentityStartOnWRange(t *testing.T) {
 	// or an iterate strictly better than it.
 	ref, err := Solve(ctx, w, &Options{Refine: true, MaxOuter: 3})
 	require.NoError(t, err)
-	checkResult(t, "refined", w, ref, L1)
+	checkResult(t, "refined", w, ref, l1)
 	assert.Positive(t, ref.Iterations)
 	if ref.PIdentity {
 		assert.Equal(t, pid.Objective, ref.Objective, "Refine reports the start but returns another pair")
@@ -179,12 +180,12 @@ func TestPIdentityStartOnWRange(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 12, r.PIdentityRows)
 	assert.Equal(t, 140, r.Rank)
-	g, err := Solve(ctx, w, &Options{Ball: L2})
+	g, err := Solve(ctx, w, &Options{Noise: calibrate.Gaussian})
 	require.NoError(t, err)
 	assert.Equal(t, StartSVD, g.Start)
-	g, err = Solve(ctx, w, &Options{Ball: L2, Start: StartPIdentity, PIdentityRows: 5})
+	g, err = Solve(ctx, w, &Options{Noise: calibrate.Gaussian, Start: StartPIdentity, PIdentityRows: 5})
 	require.NoError(t, err)
-	checkResult(t, "p-Identity, ℓ2", w, g, L2)
+	checkResult(t, "p-Identity, ℓ2", w, g, l2)
 	assert.Equal(t, 133, g.Rank)
 
 	_, err = Solve(ctx, w, &Options{Start: StartPIdentity, Rank: 128})

@@ -17,7 +17,7 @@ import (
 // sum of the runs' iterations. A warm Θ (nil: none) is one more start,
 // descended first. With more than one start the kept Θ is
 // polished by a further run from it at relative tolerance 1e-9. A cancelled run returns ctx's error.
-func pIdentityBest(ctx context.Context, g *mat.SymDense, p int, ball Ball, iters, restarts int, warm *mat.Dense, rng *rand.Rand, progress func(int, float64)) (theta *mat.Dense, its int, err error) {
+func pIdentityBest(ctx context.Context, g *mat.SymDense, p int, ball ball, iters, restarts int, warm *mat.Dense, rng *rand.Rand, progress func(int, float64)) (theta *mat.Dense, its int, err error) {
 	if restarts < 1 && warm == nil {
 		restarts = 1
 	}

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // Restarts of the p-Identity start on AllRange n = 50 (p = 4), where
@@ -26,7 +27,7 @@ func TestPIdentityRestartsLower(t *testing.T) {
 	var g mat.SymDense
 	g.SymOuterK(1, w.T())
 	solve := func(restarts int) *Result {
-		res, err := Solve(context.Background(), w, &Options{Ball: L1, Start: StartPIdentity, PIdentityRestarts: restarts})
+		res, err := Solve(context.Background(), w, &Options{Noise: calibrate.Laplace, Start: StartPIdentity, PIdentityRestarts: restarts})
 		require.NoError(t, err)
 		return res
 	}
@@ -62,7 +63,7 @@ func TestPIdentityRestartsNegative(t *testing.T) {
 func TestPIdentityWarmStart(t *testing.T) {
 	ar, err := workload.NewAllRange(40)
 	require.NoError(t, err)
-	first, err := Solve(context.Background(), ar.Matrix(), &Options{Ball: L1, Start: StartPIdentity})
+	first, err := Solve(context.Background(), ar.Matrix(), &Options{Noise: calibrate.Laplace, Start: StartPIdentity})
 	require.NoError(t, err)
 	require.NotNil(t, first.PIdentityTheta)
 	pre, err := workload.NewPrefix(40)
@@ -71,17 +72,17 @@ func TestPIdentityWarmStart(t *testing.T) {
 	w.Stack(ar.Matrix(), pre.Matrix())
 	var g mat.SymDense
 	g.SymOuterK(1, w.T())
-	atWarm := directPhi(t, &g, explicitPIdentity(first.PIdentityTheta, L1))
-	res, err := Solve(context.Background(), &w, &Options{Ball: L1, Start: StartPIdentity, PIdentityWarm: first.PIdentityTheta})
+	atWarm := directPhi(t, &g, explicitPIdentity(first.PIdentityTheta, l1))
+	res, err := Solve(context.Background(), &w, &Options{Noise: calibrate.Laplace, Start: StartPIdentity, PIdentityWarm: first.PIdentityTheta})
 	require.NoError(t, err)
 	require.LessOrEqual(t, res.Objective, atWarm*(1+1e-9))
 	t.Logf("Φ at the warm Θ %.8g, after %d iterations %.8g", atWarm, res.PIdentityIterations, res.Objective)
 
 	p, n := first.PIdentityTheta.Dims()
-	_, err = Solve(context.Background(), &w, &Options{Ball: L1, Start: StartPIdentity, PIdentityWarm: mat.NewDense(p+1, n, nil)})
+	_, err = Solve(context.Background(), &w, &Options{Noise: calibrate.Laplace, Start: StartPIdentity, PIdentityWarm: mat.NewDense(p+1, n, nil)})
 	require.Error(t, err)
 	bad := mat.DenseCopyOf(first.PIdentityTheta)
 	bad.Set(0, 0, -1)
-	_, err = Solve(context.Background(), &w, &Options{Ball: L1, Start: StartPIdentity, PIdentityWarm: bad})
+	_, err = Solve(context.Background(), &w, &Options{Noise: calibrate.Laplace, Start: StartPIdentity, PIdentityWarm: bad})
 	require.Error(t, err)
 }

@@ -12,32 +12,35 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/rank"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
 
-// Ball is the unit ball the columns of L are constrained to; it fixes the
-// sensitivity notion and with it the noise.
-type Ball int
+// ball is the unit ball the columns of L are constrained to: the ball of
+// the norm (calibrate.NoiseKind.Norm) the noise model is calibrated to.
+// It is internal; callers choose the noise model (Options.Noise).
+type ball int
 
 const (
-	// L1 constrains every column of L to the unit ℓ1 ball: Δ₁(L) ≤ 1, for
+	// l1 constrains every column of L to the unit ℓ1 ball: Δ₁(L) ≤ 1, for
 	// Laplace noise and pure ε-differential privacy (the seed's setting).
-	L1 Ball = 1
-	// L2 constrains every column of L to the unit ℓ2 ball: Δ₂(L) ≤ 1, for
+	l1 ball = 1
+	// l2 constrains every column of L to the unit ℓ2 ball: Δ₂(L) ≤ 1, for
 	// Gaussian noise and (ε,δ)-differential privacy.
-	L2 Ball = 2
+	l2 ball = 2
 )
 
 // String returns "l1" or "l2".
-func (b Ball) String() string {
+func (b ball) String() string {
 	switch b {
-	case L1:
+	case l1:
 		return "l1"
-	case L2:
+	case l2:
 		return "l2"
 	}
-	return fmt.Sprintf("Ball(%d)", int(b))
+	return fmt.Sprintf("ball(%d)", int(b))
 }
 
 // Start selects Solve's starting point.
@@ -73,8 +76,11 @@ func (s Start) String() string {
 
 // Options controls Solve. The zero value (or nil) selects every default.
 type Options struct {
-	// Ball selects ε-DP (L1, the default) or (ε,δ)-DP (L2).
-	Ball Ball
+	// Noise is the noise model: calibrate.Laplace (the default; ε-DP, the
+	// columns of L in the unit ℓ1 ball) or calibrate.Gaussian ((ε,δ)-DP or
+	// zCDP, the ℓ2 ball).
+	Noise calibrate.NoiseKind
+	ball  ball // Noise's ball, set by withDefaults
 	// RankFactor sets the number of rows of L to r = ⌈RankFactor·rank(W)⌉
 	// (default 1.2, the seed's choice). Rank, when positive, overrides it.
 	RankFactor float64
@@ -161,12 +167,14 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		d = *o
 	}
-	if d.Ball == 0 {
-		d.Ball = L1
+	if d.Noise == "" {
+		d.Noise = calibrate.Laplace
 	}
-	if d.Ball != L1 && d.Ball != L2 {
-		return d, inputerr.Errorf("lrm", "unknown ball %d (want L1 or L2)", int(d.Ball))
+	b, err := ballFor(d.Noise)
+	if err != nil {
+		return d, err
 	}
+	d.ball = b
 	checks := []struct {
 		name string
 		v    *float64
@@ -222,9 +230,12 @@ func (o *Options) withDefaults() (Options, error) {
 // Result is a solved decomposition W ≈ B·L.
 type Result struct {
 	// B (m×r) and L (r×n): the mechanism measures y = L·x + noise and
-	// answers B·y. Every column of L lies in the unit ball of Ball.
+	// answers B·y. Every column of L lies in the unit ball of the noise
+	// model's norm: ℓ1 for Laplace, ℓ2 for Gaussian.
 	B, L *mat.Dense
-	Ball Ball
+	// Noise is the noise model the decomposition is normalized for.
+	Noise calibrate.NoiseKind
+	ball  ball
 	// Objective is Φ = tr(BᵀB) = ‖B‖²_F. The expected noise error is
 	// Φ·Δ(L)² times the per-measurement noise variance at unit sensitivity.
 	Objective float64
@@ -383,7 +394,7 @@ func checkWorkload(w *mat.Dense) error {
 // largest ball norm of a row of V_k·Qᵀ so that every column of L is in the
 // ball, together with s and the scaled objective Φ/‖W‖²_F = s²·Σλ²/‖W‖²_F
 // of the exact pair B = s·U_kΣ_kQᵀ, L = Q·V_kᵀ/s.
-func svdStart(vk mat.Matrix, lam []float64, r int, ball Ball, q *mat.Dense, fro float64) (*mat.Dense, float64, float64) {
+func svdStart(vk mat.Matrix, lam []float64, r int, ball ball, q *mat.Dense, fro float64) (*mat.Dense, float64, float64) {
 	n, k := vk.Dims()
 	lt := mat.NewDense(n, r, nil)
 	if q == nil {
@@ -420,9 +431,9 @@ func randomOrthonormal(r, k int, rng *rand.Rand) *mat.Dense {
 }
 
 // ballNorm returns ‖v‖₁ or ‖v‖₂.
-func ballNorm(v []float64, ball Ball) float64 {
+func ballNorm(v []float64, ball ball) float64 {
 	var s float64
-	if ball == L1 {
+	if ball == l1 {
 		for _, x := range v {
 			s += math.Abs(x)
 		}
@@ -435,7 +446,7 @@ func ballNorm(v []float64, ball Ball) float64 {
 }
 
 // sensitivity returns the largest column ball norm of L (r×n).
-func sensitivity(l *mat.Dense, ball Ball) float64 {
+func sensitivity(l *mat.Dense, ball ball) float64 {
 	r, n := l.Dims()
 	col := make([]float64, r)
 	var d float64
@@ -447,7 +458,7 @@ func sensitivity(l *mat.Dense, ball Ball) float64 {
 }
 
 // seedBounds computes the bounds for the k nonzero singular values lam.
-func seedBounds(lam []float64, n int, ball Ball) Bounds {
+func seedBounds(lam []float64, n int, ball ball) Bounds {
 	k := float64(len(lam))
 	var s1, s2, logProd float64
 	for _, x := range lam {
@@ -456,7 +467,7 @@ func seedBounds(lam []float64, n int, ball Ball) Bounds {
 		logProd += math.Log(x)
 	}
 	bd := Bounds{Lower: s1 * s1 / float64(n)}
-	if ball == L1 {
+	if ball == l1 {
 		bd.SVDUpper = k * s2
 	} else {
 		bd.SVDUpper = s2
@@ -482,7 +493,7 @@ const (
 
 // mixRandom sets Lt ← (1−eta)·Lt + eta·G, G a Gaussian n×r matrix with
 // every row projected onto the ball.
-func mixRandom(lt *mat.Dense, eta float64, rng *rand.Rand, ball Ball, scratch []float64) {
+func mixRandom(lt *mat.Dense, eta float64, rng *rand.Rand, ball ball, scratch []float64) {
 	n, _ := lt.Dims()
 	for j := 0; j < n; j++ {
 		row := lt.RawRowView(j)
@@ -505,7 +516,7 @@ func mixRandom(lt *mat.Dense, eta float64, rng *rand.Rand, ball Ball, scratch []
 // largest ball norm of a column of L', the pair (s·B, L'/s) is exact with
 // Φ multiplied by s² ≈ 1 + O(residual). ok is false when BBᵀ is not
 // numerically positive definite.
-func polish(lt, b, wr *mat.Dense, ball Ball) (*mat.Dense, *mat.Dense, float64, bool) {
+func polish(lt, b, wr *mat.Dense, ball ball) (*mat.Dense, *mat.Dense, float64, bool) {
 	n, r := lt.Dims()
 	var bbt mat.SymDense
 	bbt.SymOuterK(1, b) // BBᵀ (k×k)
@@ -572,7 +583,7 @@ func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 	if vals[n-1] < -1e-10*top {
 		return nil, inputerr.Errorf("lrm", "the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[n-1])
 	}
-	tol := float64(n) * 0x1p-52 * top
+	tol := rank.Cutoff(n, top)
 	var keep []int
 	for i := 0; i < n; i++ {
 		if vals[i] > tol {
@@ -591,11 +602,11 @@ func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 }
 
 // projectRows projects every row of Lt (a column of L) onto the ball.
-func projectRows(lt *mat.Dense, ball Ball) {
+func projectRows(lt *mat.Dense, ball ball) {
 	n, r := lt.Dims()
 	idx := make([]int, r)
 	for j := 0; j < n; j++ {
-		if ball == L1 {
+		if ball == l1 {
 			projectL1(lt.RawRowView(j), idx)
 		} else {
 			ProjectL2(lt.RawRowView(j))

@@ -16,6 +16,7 @@ import (
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/privacy/accounting"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -39,11 +40,11 @@ func singularValues(t *testing.T, a mat.Matrix) []float64 {
 // objective recomputed from the returned B and L, every column of L inside
 // its ball, and the objective between the seed's SVD upper bound and the SVD
 // lower bound of the matrix it actually factors.
-func checkResult(t *testing.T, name string, w *mat.Dense, res *Result, ball Ball) {
+func checkResult(t *testing.T, name string, w *mat.Dense, res *Result, ball ball) {
 	t.Helper()
 	m, n := w.Dims()
 	r := res.Rank
-	require.Equal(t, ball, res.Ball, name)
+	require.Equal(t, ball, res.ball, name)
 	if res.Identity {
 		// Only when Identity beats (or ties to 1e-9) both the optimizer and
 		// the SVD decomposition; it is returned exactly.
@@ -102,13 +103,13 @@ func checkResult(t *testing.T, name string, w *mat.Dense, res *Result, ball Ball
 		mat.Col(col, j, res.L)
 		var s float64
 		for _, x := range col {
-			if ball == L1 {
+			if ball == l1 {
 				s += math.Abs(x)
 			} else {
 				s += x * x
 			}
 		}
-		if ball == L2 {
+		if ball == l2 {
 			s = math.Sqrt(s)
 		}
 		require.LessOrEqual(t, s, 1+1e-12, "%s: column %d of L outside the %v ball", name, j, ball)
@@ -155,9 +156,9 @@ func TestSolveConvergedRunsSatisfyConstraintsAndBounds(t *testing.T) {
 		{"identity", wID}, {"prefix", wPrefix}, {"wrange", wRange},
 		{"wrelated", wRel}, {"wdiscrete", wDisc}, {"total", wTot},
 	}
-	for _, ball := range []Ball{L1, L2} {
+	for _, ball := range []ball{l1, l2} {
 		for _, c := range cases {
-			res, err := Solve(context.Background(), c.w, &Options{Ball: ball})
+			res, err := Solve(context.Background(), c.w, &Options{Noise: ball.noise()})
 			require.NoError(t, err, c.name)
 			checkResult(t, c.name+"/"+ball.String(), c.w, res, ball)
 			t.Logf("%s/%v: Φ/‖W‖² = %.4f, lower/Φ = %.3f, residual %.1e, %d outer, %d L-steps",
@@ -170,17 +171,17 @@ func TestSolveConvergedRunsSatisfyConstraintsAndBounds(t *testing.T) {
 func TestSeedBoundsAgainstClosedFormsAndAccounting(t *testing.T) {
 	// W = diag(3, 4): k = 2, Σλ² = 25, Σλ = 7.
 	w := mat.NewDense(2, 2, []float64{3, 0, 0, 4})
-	b := seedBounds([]float64{4, 3}, 2, L1)
+	b := seedBounds([]float64{4, 3}, 2, l1)
 	assert.InDelta(t, 2*25.0, b.SVDUpper, 1e-12) // k·Σλ²
 	assert.InDelta(t, 49.0/2, b.Lower, 1e-12)    // (Σλ)²/n
 	// (2²/2!·3·4)^{2/2}·2³ = 24·8.
 	assert.InDelta(t, 192.0, b.HardtTalwar, 1e-9)
-	assert.InDelta(t, 25.0, seedBounds([]float64{4, 3}, 2, L2).SVDUpper, 1e-12)
+	assert.InDelta(t, 25.0, seedBounds([]float64{4, 3}, 2, l2).SVDUpper, 1e-12)
 
 	// The optimum is Φ = 25 for both balls (L = I; for ℓ2 the diagonal V
 	// makes X = I optimal, and ℓ1 ≥ ℓ2 with L = I feasible for both).
-	for _, ball := range []Ball{L1, L2} {
-		res, err := Solve(context.Background(), w, &Options{Ball: ball})
+	for _, ball := range []ball{l1, l2} {
+		res, err := Solve(context.Background(), w, &Options{Noise: ball.noise()})
 		require.NoError(t, err)
 		checkResult(t, "diag", w, res, ball)
 		assert.InDelta(t, 25, res.Objective, 25*1e-9, ball.String())
@@ -192,7 +193,7 @@ func TestSeedBoundsAgainstClosedFormsAndAccounting(t *testing.T) {
 	wt := mustMatrix(t, tot, err)
 	res, err := Solve(context.Background(), wt, nil)
 	require.NoError(t, err)
-	checkResult(t, "total", wt, res, L1)
+	checkResult(t, "total", wt, res, l1)
 	assert.InDelta(t, 1, res.Objective, 1e-9)
 	assert.InDelta(t, 1, res.RelaxedObjective, 2e-3)
 	assert.Equal(t, 1, res.WorkloadRank)
@@ -217,9 +218,9 @@ func TestSolveL2MatchesCertifiedNewtonOptimum(t *testing.T) {
 	for _, n := range []int{32, 64} {
 		pf, err := workload.NewPrefix(n)
 		w := mustMatrix(t, pf, err)
-		res, err := Solve(context.Background(), w, &Options{Ball: L2})
+		res, err := Solve(context.Background(), w, &Options{Noise: calibrate.Gaussian})
 		require.NoError(t, err)
-		checkResult(t, "prefix/l2", w, res, L2)
+		checkResult(t, "prefix/l2", w, res, l2)
 		nr, err := newton.Solve(context.Background(), pf.Gram(), nil)
 		require.NoError(t, err)
 		if n == 32 {
@@ -258,7 +259,7 @@ func TestIdentityWorkloadIterationNearOptimum(t *testing.T) {
 		// start is exact and returned without iterating).
 		res, err := Solve(context.Background(), w, &Options{Start: StartSVD})
 		require.NoError(t, err)
-		checkResult(t, "identity", w, res, L1)
+		checkResult(t, "identity", w, res, l1)
 		require.Positive(t, res.Iterations, "n=%d: the iteration ran", n)
 		require.LessOrEqual(t, res.RelaxedObjective, 1.1*float64(n), "n=%d: the iteration's own Φ", n)
 		bud := budgettest.PureDP(0.5)
@@ -273,17 +274,17 @@ func TestIdentityWorkloadIterationNearOptimum(t *testing.T) {
 // wrelatedErrors solves WRelated(n, m = n, s) and returns LRM's expected
 // error with those of Identity, H2 and Haar wavelet under the same noise
 // (package accounting, independent code).
-func wrelatedErrors(t *testing.T, n, s int, ball Ball) (lrm, identity, h2, wavelet float64) {
+func wrelatedErrors(t *testing.T, n, s int, ball ball) (lrm, identity, h2, wavelet float64) {
 	t.Helper()
 	wl, err := workload.NewWRelated(n, n, s, 11)
 	require.NoError(t, err)
 	w := wl.Matrix()
-	res, err := Solve(context.Background(), w, &Options{Ball: ball})
+	res, err := Solve(context.Background(), w, &Options{Noise: ball.noise()})
 	require.NoError(t, err)
 	checkResult(t, "wrelated", w, res, ball)
 	var nz accounting.Noise
 	bud := budgettest.PureDP(1)
-	if ball == L1 {
+	if ball == l1 {
 		nz, err = accounting.LaplaceNoise(1)
 	} else {
 		bud = budgettest.ApproxDP(1, 1e-6)
@@ -317,7 +318,7 @@ func TestWRelatedAgainstBaselines(t *testing.T) {
 		// The optimizer's own result is above Identity (by 1.1× at n = 128,
 		// 2× at 256), so Solve returns Identity: never worse than it.
 		s := n / 8
-		l, id, h2, wav := wrelatedErrors(t, n, s, L1)
+		l, id, h2, wav := wrelatedErrors(t, n, s, l1)
 		assert.InDelta(t, 1, id/l, 1e-9, "n=%d: ε-DP LRM at s = n/8 returns Identity", n)
 		assert.Less(t, l, h2, "n=%d: LRM vs H2 (ε-DP)", n)
 		assert.Less(t, l, wav, "n=%d: LRM vs wavelet (ε-DP)", n)
@@ -325,7 +326,7 @@ func TestWRelatedAgainstBaselines(t *testing.T) {
 
 		// (ε,δ)-DP (ℓ2 ball, Gaussian): at least 5× below Identity, and
 		// below H2 and wavelet (measured 5.9× and 6.7× below Identity).
-		l, id, h2, wav = wrelatedErrors(t, n, s, L2)
+		l, id, h2, wav = wrelatedErrors(t, n, s, l2)
 		assert.GreaterOrEqual(t, id/l, 5.0, "n=%d: (ε,δ) LRM vs Identity", n)
 		assert.Less(t, l, h2, "n=%d", n)
 		assert.Less(t, l, wav, "n=%d", n)
@@ -334,7 +335,7 @@ func TestWRelatedAgainstBaselines(t *testing.T) {
 		// Few base queries (the seed's low-rank regime): ε-DP at least 5×
 		// below Identity (measured 6.5× at n = 128, s = 3; 9.0× at 256, s = 4).
 		s = int(math.Ceil(math.Sqrt(float64(n)) / 4))
-		l, id, h2, wav = wrelatedErrors(t, n, s, L1)
+		l, id, h2, wav = wrelatedErrors(t, n, s, l1)
 		assert.GreaterOrEqual(t, id/l, 5.0, "n=%d s=%d: ε-DP LRM vs Identity", n, s)
 		assert.Less(t, l, h2)
 		assert.Less(t, l, wav)
@@ -354,7 +355,7 @@ func TestSolveIsDeterministic(t *testing.T) {
 	require.Equal(t, a.InnerIterations, b.InnerIterations)
 	c, err := Solve(context.Background(), w, &Options{Seed: 6})
 	require.NoError(t, err)
-	checkResult(t, "seed 6", w, c, L1)
+	checkResult(t, "seed 6", w, c, l1)
 }
 
 func TestSolveOptionsAndProgress(t *testing.T) {
@@ -447,7 +448,7 @@ func TestSolveScaleInvariance(t *testing.T) {
 		wc.Scale(c, wc)
 		b, err := Solve(context.Background(), wc, nil)
 		require.NoError(t, err)
-		checkResult(t, "scaled", wc, b, L1)
+		checkResult(t, "scaled", wc, b, l1)
 		assert.InDelta(t, 1, b.Objective/(c*c*a.Objective), 1e-9)
 		assert.True(t, mat.EqualApprox(a.L, b.L, 1e-9))
 	}
@@ -470,7 +471,7 @@ func TestSolveCancelled(t *testing.T) {
 		bl.Mul(res.B, res.L)
 		bl.Sub(w, &bl)
 		assert.LessOrEqual(t, mat.Norm(&bl, 2)/mat.Norm(w, 2), 1e-12, name)
-		assert.Equal(t, sensitivity(res.L, res.Ball), res.Sensitivity, name)
+		assert.Equal(t, sensitivity(res.L, res.ball), res.Sensitivity, name)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -481,7 +482,7 @@ func TestSolveCancelled(t *testing.T) {
 
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	res, err = Solve(ctx, w, &Options{Ball: L2, Progress: func(e progress.Event) {
+	res, err = Solve(ctx, w, &Options{Noise: calibrate.Gaussian, Progress: func(e progress.Event) {
 		if _, ok := e.Detail.(Iteration); ok && e.Step == 2 {
 			cancel()
 		}
@@ -510,7 +511,7 @@ func TestSolveBadInput(t *testing.T) {
 		{"too small", mat.NewDense(1, 2, []float64{1e-200, 0}), nil, "too small"},
 		{"too large", mat.NewDense(1, 2, []float64{0, 1e200}), nil, "too large"},
 		{"rank below rank(W)", good, &Options{Rank: 1}, "below rank(W)"},
-		{"unknown ball", good, &Options{Ball: 3}, "unknown ball"},
+		{"unknown noise", good, &Options{Noise: "pure"}, "unknown noise"},
 		{"negative tol", good, &Options{Tol: -1}, "tolerance"},
 		{"tol ≥ 1", good, &Options{Tol: 1}, "tolerance"},
 		{"NaN beta", good, &Options{Beta0: math.NaN()}, "initial penalty"},
@@ -543,8 +544,8 @@ func TestGramFactor(t *testing.T) {
 	require.NoError(t, err)
 	b, err := Solve(context.Background(), f, nil)
 	require.NoError(t, err)
-	checkResult(t, "from W", w, a, L1)
-	checkResult(t, "from F", f, b, L1)
+	checkResult(t, "from W", w, a, l1)
+	checkResult(t, "from F", f, b, l1)
 	assert.Equal(t, a.WorkloadRank, b.WorkloadRank)
 	assert.InDelta(t, a.Bounds.Lower, b.Bounds.Lower, 1e-9*a.Bounds.Lower)
 	assert.InDelta(t, a.Bounds.SVDUpper, b.Bounds.SVDUpper, 1e-9*a.Bounds.SVDUpper)

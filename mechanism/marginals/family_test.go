@@ -1,6 +1,7 @@
 package marginals
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
 	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // Dense re-scoring of family plans: the strategy matrix is formed from its
@@ -171,7 +173,11 @@ func TestFamilyPlanDense(t *testing.T) {
 		v.Mul(wd.T(), wd)
 		identity := mat.Trace(&v)
 		for _, pure := range []bool{false, true} {
-			fp, err := NewFamilyPlan(w, pure)
+			noise := calibrate.Gaussian
+			if pure {
+				noise = calibrate.Laplace
+			}
+			fp, err := NewFamilyPlan(w, noise)
 			if err != nil {
 				t.Fatal(name, err)
 			}
@@ -217,7 +223,7 @@ func TestPureFamilyRandomSearch(t *testing.T) {
 		if f.n > 8 {
 			continue
 		}
-		fp, err := NewFamilyPlan(w, true)
+		fp, err := NewFamilyPlan(w, calibrate.Laplace)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +267,7 @@ func TestFamilyMatchesResidualPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp, err := NewFamilyPlan(w, false)
+	fp, err := NewFamilyPlan(w, calibrate.Gaussian)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,4 +299,25 @@ func mustKWay(t *testing.T, k, j int) []Set {
 		out[i] = Set{Attrs: s, Weight: 1}
 	}
 	return out
+}
+
+// NewFamilyPlan takes the one noise model: the two kinds select the pure
+// and the Gaussian plan, and anything else (the old "pure" spelling, the
+// zero value) is bad input, not a silent Gaussian plan.
+func TestFamilyPlanNoiseKind(t *testing.T) {
+	w, err := kronwork.KWay([]int{2, 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for noise, pure := range map[calibrate.NoiseKind]bool{calibrate.Laplace: true, calibrate.Gaussian: false} {
+		fp, err := NewFamilyPlan(w, noise)
+		if err != nil || fp.Pure != pure {
+			t.Errorf("NewFamilyPlan(%s): plan %v, err %v; want Pure = %v", noise, fp, err, pure)
+		}
+	}
+	for _, noise := range []calibrate.NoiseKind{"pure", ""} {
+		if _, err := NewFamilyPlan(w, noise); !errors.Is(err, ErrInput) {
+			t.Errorf("NewFamilyPlan(%q): err %v, want bad input", noise, err)
+		}
+	}
 }

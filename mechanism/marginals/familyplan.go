@@ -5,7 +5,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // WeightedTable is one marginal table of a pure family plan: the table on
@@ -64,12 +66,16 @@ func (fp *FamilyPlan) String() string {
 		len(fp.Residuals), fp.TotalSquaredError)
 }
 
-// NewFamilyPlan plans w in the marginals family: Gaussian (L2) residual
-// measurements when pure is false, weighted marginal tables for pure ε
-// when it is true. Bad input (more than MaxFamilyAttributes attributes
-// resolved by some query) is an error wrapping ErrInput.
-func NewFamilyPlan(w *domain.Kron, pure bool) (*FamilyPlan, error) {
-	return newFamilyPlan(w, pure, nil)
+// NewFamilyPlan plans w in the marginals family for the noise model:
+// residual measurements for calibrate.Gaussian (L2 sensitivity), weighted
+// marginal tables for calibrate.Laplace (L1, pure ε). Bad input (another
+// noise model, or more than MaxFamilyAttributes attributes resolved by some
+// query) is an error wrapping ErrInput.
+func NewFamilyPlan(w *domain.Kron, noise calibrate.NoiseKind) (*FamilyPlan, error) {
+	if noise != calibrate.Gaussian && noise != calibrate.Laplace {
+		return nil, inputerr.Errorf("marginals", "unknown noise %q (want laplace or gaussian)", noise)
+	}
+	return newFamilyPlan(w, noise == calibrate.Laplace, nil)
 }
 
 // newFamilyPlan is NewFamilyPlan with extra pure starting weights over

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
 	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // optmReferencePy is an independent HDMM-style OPT_M (McKenna et al. 2018,
@@ -115,7 +116,7 @@ func TestPureFamilyAgainstOPTM(t *testing.T) {
 		}
 		var ref struct{ Value float64 }
 		runScipy(t, optmReferencePy, in, &ref)
-		fp, err := NewFamilyPlan(w, true)
+		fp, err := NewFamilyPlan(w, calibrate.Laplace)
 		if err != nil {
 			t.Fatal(err)
 		}

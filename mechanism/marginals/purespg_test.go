@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // The random-start search's weights, re-scored densely: on every small
@@ -69,7 +70,7 @@ func TestPureFamilyAgainstHDMMPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp, err := NewFamilyPlan(w, true)
+	fp, err := NewFamilyPlan(w, calibrate.Laplace)
 	if err != nil {
 		t.Fatal(err)
 	}

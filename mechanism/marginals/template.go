@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -53,7 +54,7 @@ func (Template) Name() string { return TemplateName }
 // stops there. Pure plans, max plans and family plans of other workloads
 // carry no such certificate.
 func (tp Template) Certifies(w *domain.Kron, opt plan.Options) bool {
-	if tp.Objective == Max || (opt.Privacy != "" && opt.Privacy != plan.Gaussian) {
+	if tp.Objective == Max || (opt.Noise != "" && opt.Noise != calibrate.Gaussian) {
 		return false
 	}
 	for _, t := range w.Terms() {
@@ -119,8 +120,8 @@ func Sets(w *domain.Kron) (sizes []int, sets []Set, terms []int, err error) {
 // are per unit Laplace variance 2/ε² at L1 sensitivity 1.
 func (tp Template) Plan(ctx context.Context, w *domain.Kron, opt plan.Options) (*plan.Result, error) {
 	start := time.Now()
-	if opt.Privacy != "" && opt.Privacy != plan.Gaussian && opt.Privacy != plan.Pure {
-		return nil, errorf("the marginals template plans %q or %q privacy, not %q", plan.Gaussian, plan.Pure, opt.Privacy)
+	if opt.Noise != "" && opt.Noise != calibrate.Gaussian && opt.Noise != calibrate.Laplace {
+		return nil, errorf("the marginals template plans %q or %q noise, not %q", calibrate.Gaussian, calibrate.Laplace, opt.Noise)
 	}
 	sizes, sets, terms, err := Sets(w)
 	if err != nil {
@@ -133,7 +134,7 @@ func (tp Template) Plan(ctx context.Context, w *domain.Kron, opt plan.Options) (
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if opt.Privacy == plan.Pure {
+	if opt.Noise == calibrate.Laplace {
 		return tp.planPure(w, sizes, sets, terms, opt, start)
 	}
 	p, err := NewPlanContext(ctx, sizes, sets, tp.Objective, tp.Options)
@@ -142,7 +143,7 @@ func (tp Template) Plan(ctx context.Context, w *domain.Kron, opt plan.Options) (
 	}
 	res := &plan.Result{
 		Template:         TemplateName,
-		Strategy:         &plan.Plan{Template: TemplateName, Privacy: plan.Gaussian, Other: p},
+		Strategy:         &plan.Plan{Template: TemplateName, Noise: calibrate.Gaussian, Other: p},
 		Objective:        p.TotalSquaredError,
 		LowerBound:       svdBound(p.Sizes, p.Sets, p.lat),
 		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n, attained by the residual plan",
@@ -175,7 +176,7 @@ func (tp Template) planPure(w *domain.Kron, sizes []int, sets []Set, terms []int
 	}
 	res := &plan.Result{
 		Template:         TemplateName,
-		Strategy:         &plan.Plan{Template: TemplateName, Privacy: plan.Pure, Other: pp},
+		Strategy:         &plan.Plan{Template: TemplateName, Noise: calibrate.Laplace, Other: pp},
 		Objective:        pp.TotalSquaredError,
 		LowerBound:       svdBound(pp.base.Sizes, pp.base.Sets, pp.base.lat) * (1 - 1e-12),
 		LowerBoundSource: "SVD bound (Σσᵢ(W))²/n: the Gaussian optimum, below every pure strategy",
@@ -195,7 +196,7 @@ func (tp Template) planPure(w *domain.Kron, sizes []int, sets []Set, terms []int
 			return nil, err
 		}
 		res.FamilyBound, res.FamilySource = fp.FamilyBound, pureFamilySource
-		fs := &plan.Plan{Template: TemplateName, Privacy: plan.Pure, Other: fp}
+		fs := &plan.Plan{Template: TemplateName, Noise: calibrate.Laplace, Other: fp}
 		if fp.TotalSquaredError < pp.TotalSquaredError*(1-1e-9) && opt.Accepts(fs) == nil {
 			res.Strategy, res.Objective = fs, fp.TotalSquaredError
 			res.Sweeps = fp.Iterations
@@ -218,19 +219,19 @@ const pureFamilySource = "weighted marginal tables (every attribute subset): L2 
 // family only (FamilyBound; LowerBound is unknown, NaN): a workload of
 // prefixes or ranges may be answered better outside it.
 func (tp Template) planFamily(w *domain.Kron, opt plan.Options, start time.Time) (*plan.Result, error) {
-	pure := opt.Privacy == plan.Pure
-	fp, err := NewFamilyPlan(w, pure)
+	pure := opt.Noise == calibrate.Laplace
+	fp, err := newFamilyPlan(w, pure, nil)
 	if err != nil {
 		return nil, err
 	}
-	privacy := plan.Gaussian
+	privacy := calibrate.Gaussian
 	source := "residual family (closed form, optimal in the family)"
 	if pure {
-		privacy, source = plan.Pure, pureFamilySource
+		privacy, source = calibrate.Laplace, pureFamilySource
 	}
 	res := &plan.Result{
 		Template:       TemplateName,
-		Strategy:       &plan.Plan{Template: TemplateName, Privacy: privacy, Other: fp},
+		Strategy:       &plan.Plan{Template: TemplateName, Noise: privacy, Other: fp},
 		Objective:      fp.TotalSquaredError,
 		LowerBound:     math.NaN(),
 		FamilyBound:    fp.FamilyBound,

@@ -12,6 +12,7 @@ import (
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 const templateSpec = `{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 4}],
@@ -30,7 +31,7 @@ func TestTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	tp := Template{}
-	if !tp.Certifies(w, plan.Options{}) || tp.Certifies(w, plan.Options{Privacy: plan.Pure}) || (Template{Objective: Max}).Certifies(w, plan.Options{}) {
+	if !tp.Certifies(w, plan.Options{}) || tp.Certifies(w, plan.Options{Noise: calibrate.Laplace}) || (Template{Objective: Max}).Certifies(w, plan.Options{}) {
 		t.Error("the Gaussian sum plan of marginals certifies, the pure and max plans do not")
 	}
 	res, err := tp.Plan(context.Background(), w, plan.Options{})
@@ -83,7 +84,7 @@ func TestTemplate(t *testing.T) {
 	// tables, which is one of its starts; its objective is the sum of the
 	// term errors and lies between the SVD bound (the Gaussian optimum) and
 	// the PurePlan's.
-	pr, err := tp.Plan(context.Background(), w, plan.Options{Privacy: plan.Pure})
+	pr, err := tp.Plan(context.Background(), w, plan.Options{Noise: calibrate.Laplace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +96,10 @@ func TestTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pr.Strategy.Privacy != plan.Pure || pr.Objective > ppure.TotalSquaredError*(1+1e-12) ||
+	if pr.Strategy.Noise != calibrate.Laplace || pr.Objective > ppure.TotalSquaredError*(1+1e-12) ||
 		pr.LowerBound > pr.Objective || relDiff(pr.LowerBound, res.LowerBound) > 1e-11 || pr.FamilyBound < pr.LowerBound {
 		t.Fatalf("pure plan: %T, privacy %q, objective %.12g (PurePlan %.12g), bound %.12g (Gaussian %.12g), family bound %.12g",
-			pr.Strategy.Other, pr.Strategy.Privacy, pr.Objective, ppure.TotalSquaredError, pr.LowerBound, res.LowerBound, pr.FamilyBound)
+			pr.Strategy.Other, pr.Strategy.Noise, pr.Objective, ppure.TotalSquaredError, pr.LowerBound, res.LowerBound, pr.FamilyBound)
 	}
 	if fp, ok := pr.Strategy.Other.(*FamilyPlan); !ok || fp.TotalSquaredError != pr.Objective {
 		t.Errorf("pure plan's strategy %T", pr.Strategy.Other)
@@ -110,7 +111,7 @@ func TestTemplate(t *testing.T) {
 	if relDiff(sumTerms, pr.Objective) > 1e-12 {
 		t.Errorf("pure plan: terms sum to %.15g, objective %.15g", sumTerms, pr.Objective)
 	}
-	if _, err := tp.Plan(context.Background(), w, plan.Options{Privacy: "renyi"}); !errors.Is(err, ErrInput) {
+	if _, err := tp.Plan(context.Background(), w, plan.Options{Noise: "renyi"}); !errors.Is(err, ErrInput) {
 		t.Errorf("unknown privacy: %v", err)
 	}
 	other, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 4}],

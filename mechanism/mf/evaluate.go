@@ -2,59 +2,41 @@ package mf
 
 import (
 	"math"
-	"strconv"
-	"strings"
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/symdense"
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
-// ParseWorkload reads a workload spec for n steps: "prefix",
-// "momentum:β", optionally followed by ",cooldown:S" or ",cooldown:S:F"
-// (learning rates falling linearly to F, default 0.1, over the last S
-// steps).
+// ParseWorkload builds the training workload named spec (read by
+// workload.ParseTraining, the one parser of workload names: "prefix" or
+// "momentum:β", optionally with ",cooldown:S[:F]") for n steps.
 func ParseWorkload(spec string, n int) (*Workload, error) {
-	parts := strings.Split(spec, ",")
-	beta := 0.0
-	switch head := parts[0]; {
-	case head == "prefix":
-	case strings.HasPrefix(head, "momentum:"):
-		b, err := strconv.ParseFloat(strings.TrimPrefix(head, "momentum:"), 64)
-		if err != nil {
-			return nil, inputErr("workload %q: momentum %v", spec, err)
-		}
-		beta = b
-	default:
-		return nil, inputErr("workload %q: want prefix or momentum:β[,cooldown:S[:F]]", spec)
-	}
-	var lr []float64
-	for _, p := range parts[1:] {
-		if !strings.HasPrefix(p, "cooldown:") {
-			return nil, inputErr("workload %q: unknown option %q", spec, p)
-		}
-		f := strings.Split(strings.TrimPrefix(p, "cooldown:"), ":")
-		steps, err := strconv.Atoi(f[0])
-		if err != nil || len(f) > 2 {
-			return nil, inputErr("workload %q: cooldown wants S or S:F", spec)
-		}
-		final := 0.1
-		if len(f) == 2 {
-			if final, err = strconv.ParseFloat(f[1], 64); err != nil {
-				return nil, inputErr("workload %q: cooldown final rate: %v", spec, err)
-			}
-		}
-		if lr, err = LinearCooldown(n, steps, final); err != nil {
-			return nil, err
-		}
-	}
-	w, err := Momentum(n, beta, lr)
+	t, err := workload.ParseTraining(spec)
 	if err != nil {
 		return nil, err
 	}
-	w.Name = spec
+	return FromTraining(t, n)
+}
+
+// FromTraining builds the training workload t for n steps: Momentum with
+// t.Momentum and, if t.Cooldown, the learning rates of LinearCooldown.
+func FromTraining(t workload.Training, n int) (*Workload, error) {
+	var lr []float64
+	if t.Cooldown {
+		var err error
+		if lr, err = LinearCooldown(n, t.CooldownSteps, t.CooldownFinal); err != nil {
+			return nil, err
+		}
+	}
+	w, err := Momentum(n, t.Momentum, lr)
+	if err != nil {
+		return nil, err
+	}
+	w.Name = t.Spec
 	return w, nil
 }
 

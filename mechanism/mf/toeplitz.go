@@ -2,8 +2,9 @@ package mf
 
 import (
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/dpsolve/dpsolve/model/workload"
 )
 
 // MaxToeplitzSteps caps n for the structured (Toeplitz) families, which
@@ -22,23 +23,22 @@ type ToeplitzWorkload struct {
 	Beta float64
 }
 
-// ParseToeplitzWorkload parses "prefix" or "momentum:BETA". A cooldown
+// ParseToeplitzWorkload reads "prefix" or "momentum:BETA" through
+// workload.ParseTraining, the one parser of workload names. A cooldown
 // (learning-rate weights) is refused with a message naming the dense and
 // banded families, which score any workload.
 func ParseToeplitzWorkload(spec string) (ToeplitzWorkload, error) {
-	switch {
-	case spec == "prefix":
-		return ToeplitzWorkload{Name: spec}, nil
-	case strings.Contains(spec, "cooldown"):
+	if strings.Contains(spec, "cooldown") {
 		return ToeplitzWorkload{}, inputErr("workload %q: learning-rate weights (cooldown) make the workload non-Toeplitz; the structured families (blt, toeplitz) score prefix and momentum:BETA only — use --family dense or banded", spec)
-	case strings.HasPrefix(spec, "momentum:"):
-		b, err := strconv.ParseFloat(strings.TrimPrefix(spec, "momentum:"), 64)
-		if err != nil || !(b >= 0 && b < 1) {
-			return ToeplitzWorkload{}, inputErr("momentum β in %q must be a number in [0, 1)", spec)
-		}
-		return ToeplitzWorkload{Name: spec, Beta: b}, nil
 	}
-	return ToeplitzWorkload{}, inputErr("unknown workload %q for a structured family (want prefix or momentum:BETA)", spec)
+	t, err := workload.ParseTraining(spec)
+	if err != nil {
+		return ToeplitzWorkload{}, err
+	}
+	if !(t.Momentum >= 0 && t.Momentum < 1) {
+		return ToeplitzWorkload{}, inputErr("momentum β in %q must be a number in [0, 1)", spec)
+	}
+	return ToeplitzWorkload{Name: spec, Beta: t.Momentum}, nil
 }
 
 // Coefs returns A's Toeplitz coefficients a_0…a_{n−1} (column 0 of A).

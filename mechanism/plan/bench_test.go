@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
 )
@@ -18,13 +19,13 @@ func BenchmarkCensus(b *testing.B) {
 	for _, t := range []Template{Kron{}, Union{}, Best{}} {
 		b.Run(t.Name(), func(b *testing.B) {
 			var res *Result
-			c0 := cpuTime()
+			c0 := testkit.ProcessCPU()
 			for i := 0; i < b.N; i++ {
 				if res, err = t.Plan(context.Background(), w, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((testkit.ProcessCPU()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(res.Objective, "objective")
 			b.ReportMetric(float64(res.Sweeps), "sweeps")
 		})
@@ -34,7 +35,7 @@ func BenchmarkCensus(b *testing.B) {
 	b.Run("kron-plain", func(b *testing.B) {
 		o, _ := Options{}.withDefaults()
 		var res *Result
-		c0 := cpuTime()
+		c0 := testkit.ProcessCPU()
 		for i := 0; i < b.N; i++ {
 			s := newSolver(w, o)
 			s.exactSweeps = true
@@ -42,7 +43,7 @@ func BenchmarkCensus(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(float64((testkit.ProcessCPU()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		b.ReportMetric(res.Objective, "objective")
 		b.ReportMetric(float64(res.Sweeps), "sweeps")
 	})
@@ -57,13 +58,13 @@ func BenchmarkFiveBlocks(b *testing.B) {
 		b.Fatal(err)
 	}
 	var res *Result
-	c0 := cpuTime()
+	c0 := testkit.ProcessCPU()
 	for i := 0; i < b.N; i++ {
 		if res, err = (Kron{}).Plan(context.Background(), w, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64((testkit.ProcessCPU()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(w.Cells()), "cells")
 	b.ReportMetric((res.Objective-res.LowerBound)/res.Objective*1e12, "gap·1e12")
 }

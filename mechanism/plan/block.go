@@ -7,8 +7,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/rank"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // blockTol is the certified relative gap asked of every per-attribute newton
@@ -246,11 +248,11 @@ func groupsBlock(d int, classes [][]int, c []float64) *block {
 // certified optimum of groupsBlock, singular or not. Otherwise newton.Solve
 // (Gaussian) certifies the optimum, exactly also for a singular G (then X
 // is singular with range(G) ⊆ range(X), and the factor keeps only the
-// Rank rows that measure something). For Pure privacy the
+// Rank rows that measure something). For Laplace noise the
 // block is HDMM's p-Identity strategy optimized by lrm, and its lower bound
 // is newton's L2 certificate (the L1 unit ball lies inside the L2 one, so no
 // L1 strategy beats the L2 optimum).
-func solveBlock(ctx context.Context, g *mat.SymDense, privacy Privacy) (*block, error) {
+func solveBlock(ctx context.Context, g *mat.SymDense, privacy calibrate.NoiseKind) (*block, error) {
 	return solveBlockWith(ctx, g, privacy, nil)
 }
 
@@ -295,7 +297,7 @@ func (w *warmSolver) solve(ctx context.Context, g *mat.SymDense, tol float64) (*
 
 // solveBlockWith is solveBlock with the attribute's warm solver (nil: a
 // one-shot newton.Solve).
-func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy Privacy, ws *warmSolver) (*block, error) {
+func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy calibrate.NoiseKind, ws *warmSolver) (*block, error) {
 	d := g.SymmetricDim()
 	var support []int
 	for i := 0; i < d; i++ {
@@ -322,7 +324,7 @@ func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy Privacy, ws *w
 	if err != nil {
 		return nil, err
 	}
-	if privacy == Pure {
+	if privacy == calibrate.Laplace {
 		iters := 0 // lrm's default
 		if tol > blockTol {
 			// A loose early sweep of a descent: its block is a waypoint
@@ -388,7 +390,7 @@ func maxDiag(a *mat.Dense) float64 {
 // tr(V X⁻¹) ≥ tr(V_S X_SS⁻¹), while X = diag(X_S, I) attains it. The
 // factor is diag(A_S, I): unit column norms, full rank, certified by the
 // support's certificate.
-func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy Privacy, ws *warmSolver) (*block, error) {
+func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy calibrate.NoiseKind, ws *warmSolver) (*block, error) {
 	d := g.SymmetricDim()
 	if len(support) == 0 { // a zero block: its products contribute nothing
 		return identityBlock(d), nil
@@ -457,7 +459,7 @@ func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result, iters in
 	if err != nil {
 		return nil, err
 	}
-	o := &lrm.Options{Ball: lrm.L1, Start: lrm.StartPIdentity, PIdentityIters: iters, PIdentityRestarts: 4}
+	o := &lrm.Options{Noise: calibrate.Laplace, Start: lrm.StartPIdentity, PIdentityIters: iters, PIdentityRestarts: 4}
 	if ws != nil && ws.theta != nil {
 		if _, c := ws.theta.Dims(); c == g.SymmetricDim() {
 			o.PIdentityWarm, o.PIdentityRestarts = ws.theta, 1
@@ -552,7 +554,7 @@ func pseudoInverse(x *mat.SymDense, dst *mat.SymDense) error {
 	if !(lmax > 0) {
 		return fmt.Errorf("plan: a strategy Gram is zero")
 	}
-	tol := float64(d) * 0x1p-52 * lmax
+	tol := rank.Cutoff(d, lmax)
 	*dst = *mat.NewSymDense(d, nil)
 	for k, l := range vals {
 		if l <= tol {

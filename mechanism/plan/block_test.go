@@ -12,6 +12,7 @@ import (
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // The closed form for a Gram of disjoint groups, G = Σᵣ cᵣ·J_{Sᵣ}
@@ -33,7 +34,7 @@ func TestGroupsBlockAgainstNewton(t *testing.T) {
 			}
 		}
 	}
-	b, err := solveBlock(context.Background(), g, Gaussian)
+	b, err := solveBlock(context.Background(), g, calibrate.Gaussian)
 	require.NoError(t, err)
 	assert.Equal(t, "groups", b.how)
 	assert.InDelta(t, 5.5, b.obj, 1e-14)
@@ -64,7 +65,7 @@ func TestSolveOnSupport(t *testing.T) {
 			g.SetSym(i+1, j+1, pb.Gram().At(i, j))
 		}
 	}
-	b, err := solveBlock(context.Background(), g, Gaussian)
+	b, err := solveBlock(context.Background(), g, calibrate.Gaussian)
 	require.NoError(t, err)
 	nr, err := newton.Solve(context.Background(), pb.Gram(), nil)
 	require.NoError(t, err)
@@ -100,7 +101,7 @@ func TestSingularNewtonBlock(t *testing.T) {
 	blk, err := domain.MatrixBlock("combo3", w)
 	require.NoError(t, err)
 	g := blk.Gram()
-	b, err := solveBlock(context.Background(), g, Gaussian)
+	b, err := solveBlock(context.Background(), g, calibrate.Gaussian)
 	require.NoError(t, err)
 	assert.Equal(t, "newton", b.how)
 	assert.Equal(t, 0.0, b.theta)

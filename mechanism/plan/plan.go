@@ -46,34 +46,15 @@ import (
 // ErrInput is wrapped by every error returned for bad input.
 var ErrInput = inputerr.ErrInput
 
-// Privacy selects the sensitivity the strategy is normalized to: it is the
-// noise a calibrate.Budget calls for (PrivacyFor), not a second budget. Its
-// values are the ones strategy files store.
-type Privacy string
-
-const (
-	// Gaussian: (ε,δ)-DP with Gaussian noise; L2 sensitivity 1.
-	Gaussian Privacy = "gaussian"
-	// Pure: ε-DP with Laplace noise; L1 sensitivity 1.
-	Pure Privacy = "pure"
-)
-
-// PrivacyFor returns the sensitivity a release under budget b needs: Pure
-// (L1, Laplace noise) for pure ε-DP, Gaussian (L2) for (ε,δ)-DP and ρ-zCDP,
-// following b.Noise().
-func PrivacyFor(b calibrate.Budget) Privacy {
-	if b.Noise() == calibrate.Laplace {
-		return Pure
-	}
-	return Gaussian
-}
-
 // Options configures a plan. The zero value selects the defaults.
 type Options struct {
-	// Privacy is Gaussian (default) or Pure.
-	Privacy Privacy
+	// Noise is the noise model the plan is normalized for:
+	// calibrate.Gaussian (default; L2 sensitivity 1, (ε,δ)-DP or zCDP) or
+	// calibrate.Laplace (L1 sensitivity 1, pure ε-DP); a budget's is
+	// Budget.Noise().
+	Noise calibrate.NoiseKind
 	// Tol stops block coordinate descent when a sweep lowers the objective
-	// by at most Tol relative to it; default 1e-10 (Gaussian), 1e-4 (Pure).
+	// by at most Tol relative to it; default 1e-10 (Gaussian), 1e-4 (Laplace).
 	Tol float64
 	// MaxSweeps caps the sweeps of block coordinate descent; default 200.
 	MaxSweeps int
@@ -138,7 +119,7 @@ type Template interface {
 }
 
 // Factor is one attribute's strategy matrix Aᵢ (pᵢ×dᵢ). Its largest column
-// norm (L2 for Gaussian, L1 for Pure) is 1, so ⊗ᵢAᵢ has sensitivity 1.
+// norm (L2 for Gaussian, L1 for Laplace) is 1, so ⊗ᵢAᵢ has sensitivity 1.
 type Factor struct {
 	Attribute string
 	A         *mat.Dense
@@ -149,7 +130,7 @@ type Factor struct {
 // another template's plan of those terms alone (Strategy: a marginals
 // family plan, a dense plan; Factors nil). Each part has sensitivity 1
 // before scaling; for Gaussian privacy the weights satisfy Σ w² = 1 (the
-// stack's L2 sensitivity is 1), for Pure Σ w = 1 (L1).
+// stack's L2 sensitivity is 1), for Laplace Σ w = 1 (L1).
 type Part struct {
 	Weight   float64
 	Terms    []string
@@ -164,8 +145,9 @@ type Part struct {
 type Plan struct {
 	// Template names the template that made it.
 	Template string
-	// Privacy is the sensitivity it is normalized to.
-	Privacy Privacy
+	// Noise is the noise model whose sensitivity (L2 for Gaussian, L1 for
+	// Laplace) it is normalized to.
+	Noise calibrate.NoiseKind
 	// Factors, in domain order, for a Kronecker strategy.
 	Factors []Factor
 	// Parts for a union of Kronecker strategies.
@@ -252,15 +234,15 @@ type Result struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.Privacy == "" {
-		o.Privacy = Gaussian
+	if o.Noise == "" {
+		o.Noise = calibrate.Gaussian
 	}
-	if o.Privacy != Gaussian && o.Privacy != Pure {
-		return o, inputerr.Errorf("plan", "privacy must be %q or %q, got %q", Gaussian, Pure, o.Privacy)
+	if o.Noise != calibrate.Gaussian && o.Noise != calibrate.Laplace {
+		return o, inputerr.Errorf("plan", "noise must be %q or %q, got %q", calibrate.Gaussian, calibrate.Laplace, o.Noise)
 	}
 	if o.Tol == 0 {
 		o.Tol = 1e-10
-		if o.Privacy == Pure {
+		if o.Noise == calibrate.Laplace {
 			// p-Identity's L-BFGS stops at a relative change of 1e-5, and
 			// its warm-started blocks keep lowering the error by less
 			// than that for hundreds of sweeps (census, 33 terms).

@@ -15,6 +15,7 @@ import (
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -252,7 +253,7 @@ func TestBestPortfolio(t *testing.T) {
 // objective is never below the Gaussian plan's.
 func TestPurePrivacy(t *testing.T) {
 	w := spec(t, unionSpec)
-	res, err := Kron{}.Plan(context.Background(), w, Options{Privacy: Pure})
+	res, err := Kron{}.Plan(context.Background(), w, Options{Noise: calibrate.Laplace})
 	require.NoError(t, err)
 	xs := factorGrams(t, res.Strategy.Factors, true)
 	total, _, err := w.KronError(xs)
@@ -265,7 +266,7 @@ func TestPurePrivacy(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, res.Objective, g.Objective*(1-1e-9))
 	assert.GreaterOrEqual(t, res.Objective, res.LowerBound)
-	u, err := Union{}.Plan(context.Background(), w, Options{Privacy: Pure})
+	u, err := Union{}.Plan(context.Background(), w, Options{Noise: calibrate.Laplace})
 	require.NoError(t, err)
 	sum := 0.0
 	for _, p := range u.Strategy.Parts {
@@ -273,13 +274,13 @@ func TestPurePrivacy(t *testing.T) {
 		factorGrams(t, p.Factors, true)
 	}
 	assert.InDelta(t, 1, sum, 1e-12, "pure: Σ w = 1 (L1 sensitivity of the stack)")
-	_, err = Dense{}.Plan(context.Background(), w, Options{Privacy: Pure})
+	_, err = Dense{}.Plan(context.Background(), w, Options{Noise: calibrate.Laplace})
 	assert.ErrorIs(t, err, ErrInput)
 }
 
 func TestBadOptions(t *testing.T) {
 	w := spec(t, unionSpec)
-	_, err := Kron{}.Plan(context.Background(), w, Options{Privacy: "laplace"})
+	_, err := Kron{}.Plan(context.Background(), w, Options{Noise: "pure"})
 	assert.ErrorIs(t, err, ErrInput)
 	_, err = Run(context.Background(), w, nil, Options{})
 	assert.ErrorIs(t, err, ErrInput)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/status"
 )
 
@@ -32,7 +33,7 @@ func TestPureKronAgainstHDMMPeer(t *testing.T) {
 	const specPath = "../../examples/hdmm/census-w1.json"
 	w, err := domain.LoadSpec(specPath, workload.Blocks)
 	require.NoError(t, err)
-	o, err := Options{Privacy: Pure}.withDefaults()
+	o, err := Options{Noise: calibrate.Laplace}.withDefaults()
 	require.NoError(t, err)
 	sol, err := newSolver(w, o).kron(context.Background(), w.Products(), "kron", time.Now())
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -105,7 +106,7 @@ func (s *solver) singleOpt(ctx context.Context, i int, b *domain.Block) (*block,
 	if r, ok := s.single[k]; ok {
 		return r, nil
 	}
-	r, err := solveBlock(ctx, b.Gram(), s.o.Privacy)
+	r, err := solveBlock(ctx, b.Gram(), s.o.Noise)
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +425,7 @@ func (d *kronDescent) run(ctx context.Context, cfg kronCfg, maxSweeps int) error
 		// Under pure ε the blocks are p-Identity strategies (newton only
 		// supplies the L2 bound, valid at any tolerance), so the change
 		// alone decides.
-		done := (f-nf <= s.o.Tol*nf || d.free == 1) && (sweepTol <= blockTol || s.o.Privacy == Pure)
+		done := (f-nf <= s.o.Tol*nf || d.free == 1) && (sweepTol <= blockTol || s.o.Noise == calibrate.Laplace)
 		sol.finalTol = sweepTol
 		sol.sweepTols = append(sol.sweepTols, sweepTol)
 		prevRel = (f - nf) / nf
@@ -468,7 +469,7 @@ func (d *kronDescent) updateBlock(ctx context.Context, i int, sweepTol float64) 
 	if d.warm[i] != nil {
 		d.warm[i].tol = sweepTol
 	}
-	nb, err := solveBlockWith(ctx, g, s.o.Privacy, d.warm[i])
+	nb, err := solveBlockWith(ctx, g, s.o.Noise, d.warm[i])
 	if err != nil {
 		return err
 	}

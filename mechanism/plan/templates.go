@@ -12,6 +12,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/inputerr"
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 )
 
@@ -48,7 +49,7 @@ func planKron(ctx context.Context, s *solver) (*Result, error) {
 	}
 	res := &Result{
 		Template:       "kron",
-		Strategy:       &Plan{Template: "kron", Privacy: s.o.Privacy, Factors: s.factors(sol.blocks)},
+		Strategy:       &Plan{Template: "kron", Noise: s.o.Noise, Factors: s.factors(sol.blocks)},
 		Objective:      sol.obj,
 		TermErrors:     s.termErrors(per),
 		Sweeps:         sol.sweeps,
@@ -103,7 +104,7 @@ func (Dense) Plan(ctx context.Context, w *domain.Kron, opt Options) (*Result, er
 	if err != nil {
 		return nil, err
 	}
-	if o.Privacy == Pure {
+	if o.Noise == calibrate.Laplace {
 		return nil, inputerr.Errorf("plan", "the dense template is for Gaussian noise only")
 	}
 	return planDense(ctx, w, o)
@@ -155,7 +156,7 @@ func planDense(ctx context.Context, w *domain.Kron, o Options) (*Result, error) 
 		}
 	}
 	res := &Result{
-		Template: "dense", Strategy: &Plan{Template: "dense", Privacy: Gaussian, Matrix: a},
+		Template: "dense", Strategy: &Plan{Template: "dense", Noise: calibrate.Gaussian, Matrix: a},
 		Objective: nr.Objective, LowerBound: nr.LowerBound, LowerBoundSource: "dense newton certificate",
 		TermErrors: tes, Status: nr.Status, Regularization: nr.Regularization,
 		DenseObjective: nr.Objective, AboveDense: 0,
@@ -293,7 +294,7 @@ func (p *portfolio) certified() bool {
 // them as given).
 func (p *portfolio) step(s *solver, w *domain.Kron, t Template, opt Options, dense **Result) error {
 	ctx, o := p.ctx, p.o
-	runsDense := w.Cells() <= BestDenseCells && o.Privacy == Gaussian
+	runsDense := w.Cells() <= BestDenseCells && o.Noise == calibrate.Gaussian
 	if p.certified() {
 		if _, ok := t.(Dense); !ok || runsDense {
 			p.tried = append(p.tried, Tried{Template: t.Name(), Objective: math.NaN(),
@@ -447,7 +448,7 @@ func run(ctx context.Context, w *domain.Kron, t Template, opt Options) (*Result,
 		res.Tried = []Tried{{Template: res.Template, Objective: res.Objective, Seconds: res.Seconds}}
 	}
 	o, _ := opt.withDefaults()
-	if w.Cells() <= CompareCells && o.Privacy == Gaussian {
+	if w.Cells() <= CompareCells && o.Noise == calibrate.Gaussian {
 		dense, derr := planDense(ctx, w, o)
 		if derr != nil {
 			return res, derr

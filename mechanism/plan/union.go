@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
 )
@@ -20,7 +21,7 @@ import (
 // alone (the marginals template: the residual or weighted-table plan of
 // any blocks); each part keeps the lower. With each part's error Eₖ at weight 1, the error at
 // weight wₖ is Eₖ/wₖ²; under Σ wₖ² = 1 (L2 sensitivity 1) the best weights
-// are wₖ² = √Eₖ/Σₗ√Eₗ and the total is (Σₖ √Eₖ)² (Pure, Σ wₖ = 1:
+// are wₖ² = √Eₖ/Σₗ√Eₗ and the total is (Σₖ √Eₖ)² (Laplace, Σ wₖ = 1:
 // wₖ ∝ Eₖ^{1/3}, total (Σ Eₖ^{1/3})³).
 //
 // The grouping is the best of: every term its own part; terms grouped by
@@ -126,7 +127,7 @@ func (u *unionRun) total(parts []*partSol) float64 {
 	for i, p := range parts {
 		es[i] = p.err
 	}
-	return combine(es, u.s.o.Privacy)
+	return combine(es, u.s.o.Noise)
 }
 
 // report sends the union's progress: the combined objective of the
@@ -329,7 +330,7 @@ func (u *unionRun) otherParts(ctx context.Context, p *partSol) error {
 				sub = sw
 			}
 		}
-		r, err := t.Plan(ctx, sub, Options{Privacy: s.o.Privacy, Tol: s.o.Tol, MaxSweeps: s.o.MaxSweeps, DenseMaxCells: s.o.DenseMaxCells, Accept: s.o.Accept})
+		r, err := t.Plan(ctx, sub, Options{Noise: s.o.Noise, Tol: s.o.Tol, MaxSweeps: s.o.MaxSweeps, DenseMaxCells: s.o.DenseMaxCells, Accept: s.o.Accept})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -383,7 +384,7 @@ type pairBound struct {
 func (u *unionRun) merge(ctx context.Context, parts []*partSol) ([]*partSol, error) {
 	s := u.s
 	q := 0.5
-	if s.o.Privacy == Pure {
+	if s.o.Noise == calibrate.Laplace {
 		q = 1.0 / 3
 	}
 	pw := func(e float64) float64 { return math.Pow(e, q) }
@@ -620,10 +621,10 @@ func (u *unionRun) result(ctx context.Context, parts []*partSol) (*Result, error
 	for i, p := range parts {
 		es[i] = p.err
 	}
-	weights := partWeights(es, s.o.Privacy)
+	weights := partWeights(es, s.o.Noise)
 	per := map[*domain.Product]float64{}
 	termErr := make([]float64, len(terms))
-	strat := &Plan{Template: "union", Privacy: s.o.Privacy}
+	strat := &Plan{Template: "union", Noise: s.o.Noise}
 	theta, sweeps := 0.0, 0
 	for gi, p := range parts {
 		scale := 1 / (weights[gi] * weights[gi])
@@ -653,7 +654,7 @@ func (u *unionRun) result(ctx context.Context, parts []*partSol) (*Result, error
 		tes[j].Error += termErr[j]
 	}
 	res := &Result{
-		Template: "union", Strategy: strat, Objective: combine(es, s.o.Privacy), TermErrors: tes,
+		Template: "union", Strategy: strat, Objective: combine(es, s.o.Noise), TermErrors: tes,
 		Sweeps: sweeps, Status: status.Converged, Regularization: theta,
 		DenseObjective: math.NaN(), AboveDense: math.NaN(),
 	}
@@ -664,9 +665,9 @@ func (u *unionRun) result(ctx context.Context, parts []*partSol) (*Result, error
 }
 
 // combine is the total error with the closed-form part weights.
-func combine(es []float64, privacy Privacy) float64 {
+func combine(es []float64, privacy calibrate.NoiseKind) float64 {
 	p := 2.0 // Σ w² = 1
-	if privacy == Pure {
+	if privacy == calibrate.Laplace {
 		p = 3 // Σ w = 1
 	}
 	s := 0.0
@@ -677,9 +678,9 @@ func combine(es []float64, privacy Privacy) float64 {
 }
 
 // partWeights are the optimal weights for part errors es (see Union).
-func partWeights(es []float64, privacy Privacy) []float64 {
+func partWeights(es []float64, privacy calibrate.NoiseKind) []float64 {
 	p := 2.0
-	if privacy == Pure {
+	if privacy == calibrate.Laplace {
 		p = 3
 	}
 	s := 0.0
@@ -688,7 +689,7 @@ func partWeights(es []float64, privacy Privacy) []float64 {
 	}
 	w := make([]float64, len(es))
 	for i, e := range es {
-		if privacy == Pure {
+		if privacy == calibrate.Laplace {
 			w[i] = math.Pow(e, 1/p) / s
 		} else {
 			w[i] = math.Sqrt(math.Sqrt(e) / s)

@@ -215,7 +215,7 @@ func TestExactForms(t *testing.T) {
 		require.NoError(t, err)
 		f, err := lrm.GramFactor(v)
 		require.NoError(t, err)
-		lr, err := lrm.Solve(context.Background(), f, &lrm.Options{Ball: lrm.L1})
+		lr, err := lrm.Solve(context.Background(), f, &lrm.Options{Noise: calibrate.Laplace})
 		require.NoError(t, err)
 		lrmStrategy, err := strategy.FromMatrix("lrm", lr.L)
 		require.NoError(t, err)

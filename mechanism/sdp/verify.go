@@ -129,7 +129,7 @@ func exactReport(ctx context.Context, v *mat.SymDense, pt *Point) *ExactReport {
 	// at least this much. ctx stops it (lrm returns its fallback and the
 	// error; the row is then left out).
 	if f, err := lrm.GramFactor(v); err == nil {
-		if res, err := lrm.Solve(ctx, f, &lrm.Options{Ball: lrm.L1}); err == nil {
+		if res, err := lrm.Solve(ctx, f, &lrm.Options{Noise: calibrate.Laplace}); err == nil {
 			if j, _ := eval("lrm", res.L); j != nil {
 				rep.Baselines["lrm"] = *j
 			}

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/rank"
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/privacy/accounting"
 )
@@ -31,7 +32,7 @@ func (m *Mechanism) factorPinv() error {
 	if len(sv) == 0 || !(sv[0] > 0) {
 		return inputerr.Errorf("release", "the strategy matrix is zero")
 	}
-	tol := float64(max(m.p, m.n)) * 0x1p-52 * sv[0]
+	tol := rank.Cutoff(max(m.p, m.n), sv[0])
 	r := 0
 	for r < len(sv) && sv[r] > tol {
 		r++

@@ -57,6 +57,7 @@ import (
 
 	kernel "github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/rank"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/privacy/noise"
 )
@@ -161,7 +162,7 @@ func (m *Mechanism) factor() error {
 	for i := 0; i < m.n; i++ {
 		maxDiag = math.Max(maxDiag, math.Abs(m.r.At(i, i)))
 	}
-	tol := float64(m.n) * 0x1p-52 * maxDiag
+	tol := rank.Cutoff(m.n, maxDiag)
 	m.rank = m.n
 	for i := 0; i < m.n; i++ {
 		if math.Abs(m.r.At(i, i)) <= tol {

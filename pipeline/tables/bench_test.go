@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/internal/testkit/budgettest"
 	"github.com/dpsolve/dpsolve/kron"
 	"github.com/dpsolve/dpsolve/model/domain"
@@ -31,8 +31,7 @@ func BenchmarkAdultTwoWayRelease(b *testing.B) {
 		b.Fatal(err)
 	}
 	spec := `{"domain": ` + strings.TrimSpace(extractDomain(string(dom))) + `, "workload": [{"name": "pairs", "marginals": {"k": 2}}]}`
-	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	c0 := testkit.ProcessCPU()
 	for b.Loop() {
 		k, err := domain.ParseSpec(strings.NewReader(spec), ".", workload.Blocks)
 		if err != nil {
@@ -62,8 +61,7 @@ func BenchmarkAdultTwoWayRelease(b *testing.B) {
 	}
 	// CPU time per release: on the shared machine the wall time measures
 	// the other jobs too.
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	cpu := float64(ru1.Utime.Sec-ru0.Utime.Sec+ru1.Stime.Sec-ru0.Stime.Sec) + float64(ru1.Utime.Usec-ru0.Utime.Usec+ru1.Stime.Usec-ru0.Stime.Usec)/1e6
+	cpu := (testkit.ProcessCPU() - c0).Seconds()
 	b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
 }
 
@@ -108,8 +106,7 @@ func BenchmarkNonNegativeKron(b *testing.B) {
 		pp   Publishable
 	}{{"ls", Publishable{}}, {"nonnegative", Publishable{NonNegative: true}}, {"nonnegative+integer", Publishable{NonNegative: true, Integer: true}}} {
 		b.Run(c.name, func(b *testing.B) {
-			var ru0, ru1 syscall.Rusage
-			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			c0 := testkit.ProcessCPU()
 			iters := 0
 			seed := uint64(1)
 			for b.Loop() {
@@ -122,8 +119,7 @@ func BenchmarkNonNegativeKron(b *testing.B) {
 				}
 				seed++
 			}
-			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-			cpu := float64(ru1.Utime.Sec-ru0.Utime.Sec+ru1.Stime.Sec-ru0.Stime.Sec) + float64(ru1.Utime.Usec-ru0.Utime.Usec+ru1.Stime.Usec-ru0.Stime.Usec)/1e6
+			cpu := (testkit.ProcessCPU() - c0).Seconds()
 			b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(iters)/float64(b.N), "iterations/op")
 		})

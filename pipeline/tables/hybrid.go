@@ -54,7 +54,7 @@ func partStrategy(s *plan.Plan, p plan.Part) *plan.Plan {
 	if p.Strategy != nil {
 		return p.Strategy
 	}
-	return &plan.Plan{Template: "kron", Privacy: s.Privacy, Factors: p.Factors}
+	return &plan.Plan{Template: "kron", Noise: s.Noise, Factors: p.Factors}
 }
 
 // unionShare is the fraction of the budget union part weight w spends (see

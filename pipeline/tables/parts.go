@@ -225,7 +225,7 @@ func planFor(ctx context.Context, k *domain.Kron, b Budget, name string, pf prog
 	}
 	// The portfolio (planner.Best) includes the marginals template: for a
 	// workload of marginals its exact residual plan runs first and ends it.
-	opt := plan.Options{Privacy: plan.PrivacyFor(b), Progress: pf, Accept: releaseAccept(k, b)}
+	opt := plan.Options{Noise: b.Noise(), Progress: pf, Accept: releaseAccept(k, b)}
 	return t.Plan(ctx, k, opt)
 }
 

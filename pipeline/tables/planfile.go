@@ -13,6 +13,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // PlanRequest is one plan of a multi-attribute workload, as `dpsolve plan`
@@ -127,7 +128,7 @@ func WriteStrategy(dir string, w *domain.Kron, res *plan.Result) error {
 // into dir and returns the strategy.json that names them.
 func writeMatrices(dir string, w *domain.Kron, res *plan.Result) (*planFile, error) {
 	s := res.Strategy
-	sf := &planFile{Template: s.Kind(), Privacy: string(s.Privacy), ExpectedError: res.Objective,
+	sf := &planFile{Template: s.Kind(), Privacy: privacyName(s.Noise), ExpectedError: res.Objective,
 		Cells: json.Number(w.CellCount().String()), Domain: w.Attributes()}
 	used := map[string]bool{}
 	writeFactors := func(prefix string, fs []plan.Factor) ([]factorFile, error) {
@@ -217,4 +218,15 @@ func PlanInfo(dir string) (template, privacy string) {
 		sf.Privacy = "gaussian"
 	}
 	return sf.Template, sf.Privacy
+}
+
+// privacyName is the "privacy" value strategy.json stores for a plan's
+// noise model: "pure" for calibrate.Laplace (pure ε-DP) and "gaussian" for
+// calibrate.Gaussian, the values plan files have always held and PlanInfo
+// and ReadStrategyDir read.
+func privacyName(k calibrate.NoiseKind) string {
+	if k == calibrate.Laplace {
+		return "pure"
+	}
+	return string(k)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 const planfileSpec = `{"domain": [{"name": "sex", "size": 2}, {"name": "age group", "size": 5}, {"name": "race", "size": 3}],
@@ -78,4 +79,22 @@ func TestPlanStrategyMarginalsMax(t *testing.T) {
 	other := &plan.Result{Template: "x", Strategy: &plan.Plan{Template: "x", Other: struct{}{}}}
 	assert.Error(t, Writable(other.Strategy))
 	assert.Error(t, WriteStrategy(t.TempDir(), k, other))
+}
+
+// A Laplace (pure ε-DP) kron plan is stored with "privacy": "pure", the
+// value plan files have always held, although plan.Options and plan.Plan
+// now carry the noise model as a calibrate.NoiseKind ("laplace").
+func TestPlanFileKeepsPurePrivacy(t *testing.T) {
+	k, err := domain.ParseSpec(strings.NewReader(planfileSpec), ".", workload.Blocks)
+	require.NoError(t, err)
+	for noise, want := range map[calibrate.NoiseKind]string{calibrate.Laplace: "pure", calibrate.Gaussian: "gaussian"} {
+		res, err := PlanStrategy(context.Background(), PlanRequest{Workload: k, Template: "kron", Writable: true,
+			Options: plan.Options{Noise: noise}})
+		require.NoError(t, err, noise)
+		require.Equal(t, noise, res.Strategy.Noise)
+		dir := t.TempDir()
+		require.NoError(t, WriteStrategy(dir, k, res))
+		tmpl, priv := PlanInfo(dir)
+		assert.Equal(t, []string{"kron", want}, []string{tmpl, priv}, noise)
+	}
 }

@@ -63,20 +63,6 @@ type Matrix interface {
 // workload: some query cannot be reconstructed from its measurements.
 var ErrUnsupported = errors.New("strategy does not support the workload")
 
-// Mechanism names the noise distribution: calibrate's NoiseKind, the one
-// vocabulary (Gaussian for (ε,δ)-DP and zCDP, Laplace for pure ε-DP).
-//
-// Deprecated: use calibrate.NoiseKind; this alias goes when its last users
-// (mechanism/compare, the compare command) name calibrate's type.
-type Mechanism = calibrate.NoiseKind
-
-const (
-	// Gaussian noise, (ε,δ)-DP, calibrated to L2 sensitivity.
-	Gaussian = calibrate.Gaussian
-	// Laplace noise, ε-DP, calibrated to L1 sensitivity.
-	Laplace = calibrate.Laplace
-)
-
 // Calibration selects how the Gaussian σ is computed.
 type Calibration string
 
@@ -92,8 +78,9 @@ const (
 type Noise struct {
 	// Budget is the privacy budget the noise meets (calibrate's one budget
 	// type: its Epsilon and Delta are what reports print).
-	Budget      calibrate.Budget
-	Mechanism   Mechanism
+	Budget calibrate.Budget
+	// Mechanism is the noise model (calibrate's one NoiseKind).
+	Mechanism   calibrate.NoiseKind
 	Calibration Calibration // "" for Laplace
 	// Scale is σ (Gaussian, for L2 sensitivity 1) or b = 1/ε (Laplace, for
 	// L1 sensitivity 1).
@@ -120,7 +107,7 @@ func GaussianNoise(eps, delta float64, cal Calibration) (Noise, error) {
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Budget: b, Mechanism: Gaussian, Calibration: cal, Scale: sigma}, nil
+	return Noise{Budget: b, Mechanism: calibrate.Gaussian, Calibration: cal, Scale: sigma}, nil
 }
 
 // LaplaceNoise returns the ε-DP Laplace noise at unit L1 sensitivity.
@@ -133,7 +120,7 @@ func LaplaceNoise(eps float64) (Noise, error) {
 	if err != nil {
 		return Noise{}, fmt.Errorf("accounting: %w", err)
 	}
-	return Noise{Budget: b, Mechanism: Laplace, Scale: scale}, nil
+	return Noise{Budget: b, Mechanism: calibrate.Laplace, Scale: scale}, nil
 }
 
 // NoiseFor returns the unit-sensitivity noise that meets budget b: Laplace
@@ -153,13 +140,13 @@ func NoiseFor(b calibrate.Budget, cal Calibration) (Noise, error) {
 	if err != nil {
 		return Noise{}, err
 	}
-	return Noise{Budget: b, Mechanism: Gaussian, Scale: sigma}, nil
+	return Noise{Budget: b, Mechanism: calibrate.Gaussian, Scale: sigma}, nil
 }
 
 // UnitVariance is the noise variance per measurement at unit sensitivity:
 // σ² (Gaussian) or 2b² (Laplace).
 func (nz Noise) UnitVariance() float64 {
-	if nz.Mechanism == Laplace {
+	if nz.Mechanism == calibrate.Laplace {
 		return 2 * nz.Scale * nz.Scale
 	}
 	return nz.Scale * nz.Scale
@@ -168,14 +155,14 @@ func (nz Noise) UnitVariance() float64 {
 // Sensitivity returns the sensitivity of s that this noise is calibrated to:
 // Δ₂ (Gaussian) or Δ₁ (Laplace).
 func (nz Noise) Sensitivity(s Matrix) float64 {
-	if nz.Mechanism == Laplace {
+	if nz.Mechanism == calibrate.Laplace {
 		return s.L1Sensitivity()
 	}
 	return s.L2Sensitivity()
 }
 
 func (nz Noise) valid() error {
-	if nz.Mechanism != Gaussian && nz.Mechanism != Laplace {
+	if nz.Mechanism != calibrate.Gaussian && nz.Mechanism != calibrate.Laplace {
 		return inputerr.Errorf("accounting", "unknown mechanism %q", nz.Mechanism)
 	}
 	if !(nz.Scale > 0) || math.IsInf(nz.Scale, 0) {
@@ -242,7 +229,7 @@ func Evaluate(v *mat.SymDense, m int, s Matrix, nz Noise) (*Report, error) {
 	}
 	l2, l1 := s.L2Sensitivity(), s.L1Sensitivity()
 	sens := l2
-	if nz.Mechanism == Laplace {
+	if nz.Mechanism == calibrate.Laplace {
 		sens = l1
 	}
 	total := nz.UnitVariance() * sens * sens * tr

@@ -17,7 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func unitNoise() Noise { return Noise{Mechanism: Gaussian, Scale: 1} }
+func unitNoise() Noise { return Noise{Mechanism: calibrate.Gaussian, Scale: 1} }
 
 // TestPublishedAllRange1024 reproduces the unit-noise RMSE table for
 // AllRange, n = 1024 (McKenna et al., VLDB 2018, same definitions:
@@ -189,7 +189,7 @@ func TestMonteCarlo(t *testing.T) {
 		for k := 0; k < trials; k++ {
 			for i := 0; i < p; i++ {
 				var z float64
-				if nz.Mechanism == Gaussian {
+				if nz.Mechanism == calibrate.Gaussian {
 					z = scale * rng.NormFloat64()
 				} else {
 					z = scale * (rng.ExpFloat64() - rng.ExpFloat64()) // Laplace(scale)
@@ -262,7 +262,7 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInput, "m must be positive")
 	_, err = Evaluate(p4.Gram(), 4, id, Noise{})
 	assert.ErrorIs(t, err, ErrInput, "mechanism")
-	_, err = LowerBound(p4.Gram(), 4, Noise{Mechanism: Laplace})
+	_, err = LowerBound(p4.Gram(), 4, Noise{Mechanism: calibrate.Laplace})
 	assert.ErrorIs(t, err, ErrInput, "scale")
 	_, err = SVDBound(mat.NewSymDense(2, []float64{1, 0, 0, -1}))
 	assert.ErrorIs(t, err, ErrInput, "not positive semidefinite")

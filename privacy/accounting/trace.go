@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/rank"
 )
 
 // condLimit is the largest estimated condition number of X for which the
@@ -66,7 +67,7 @@ func tracePinvEigen(v, x *mat.SymDense) (float64, error) {
 	if lmax == 0 {
 		return 0, fmt.Errorf("%w: the strategy Gram is zero", ErrUnsupported)
 	}
-	tol := float64(n) * 0x1p-52 * lmax
+	tol := rank.Cutoff(n, lmax)
 	for _, l := range lam {
 		if l < -tol {
 			return 0, inputerr.Errorf("accounting", "strategy Gram is not positive semidefinite (eigenvalue %g)", l)
@@ -121,7 +122,7 @@ func SVDBound(v *mat.SymDense) (float64, error) {
 	// Eigenvalues below n·ε_mach·λ_max are indistinguishable from zero (the
 	// backward error of the eigensolver); keeping them would add spurious
 	// √(rounding) terms, e.g. 1e-7 each for a rank-one V.
-	zero := float64(len(lam)) * 0x1p-52 * lmax
+	zero := rank.Cutoff(len(lam), lmax)
 	sum := 0.0
 	for _, l := range lam {
 		if l < -1e-10*lmax {

@@ -62,7 +62,7 @@ func TestNoiseFor(t *testing.T) {
 		t.Errorf("approx: %+v, %v; want %+v", got, err, want)
 	}
 	z, err := NoiseFor(budgettest.ZCDP(0.5), "")
-	if err != nil || z.Mechanism != Gaussian || math.Abs(z.Scale-1) > 1e-15 {
+	if err != nil || z.Mechanism != calibrate.Gaussian || math.Abs(z.Scale-1) > 1e-15 {
 		t.Errorf("zcdp: %+v, %v", z, err)
 	}
 	if _, err := NoiseFor(calibrate.Budget{}, ""); !errors.Is(err, ErrInput) {

@@ -52,11 +52,11 @@ func TestEveryMechanismDrawsFromNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	pw, _ := workload.NewPrefix(n)
-	lrmL1, err := lrm.Solve(ctx, pw.Matrix(), &lrm.Options{Ball: lrm.L1})
+	lrmL1, err := lrm.Solve(ctx, pw.Matrix(), &lrm.Options{Noise: calibrate.Laplace})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lrmL2, err := lrm.Solve(ctx, pw.Matrix(), &lrm.Options{Ball: lrm.L2})
+	lrmL2, err := lrm.Solve(ctx, pw.Matrix(), &lrm.Options{Noise: calibrate.Gaussian})
 	if err != nil {
 		t.Fatal(err)
 	}

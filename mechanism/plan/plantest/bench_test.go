@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/internal/testkit/kronwork"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/model/domain"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // benchWorkload is one workload of the plan benchmark.
@@ -64,7 +66,7 @@ func BenchmarkTemplates(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
+		for _, pr := range []calibrate.NoiseKind{calibrate.Gaussian, calibrate.Laplace} {
 			for _, tn := range benchTemplates {
 				name := fmt.Sprintf("%s/%s/%s", strings.Fields(bw.name)[0], pr, tn)
 				b.Run(name, func(b *testing.B) {
@@ -73,13 +75,13 @@ func BenchmarkTemplates(b *testing.B) {
 						b.Fatal(err)
 					}
 					var res *plan.Result
-					c0 := cpuNow()
+					c0 := testkit.ProcessCPU()
 					for i := 0; i < b.N; i++ {
-						if res, err = tp.Plan(context.Background(), w, plan.Options{Privacy: pr}); err != nil {
+						if res, err = tp.Plan(context.Background(), w, plan.Options{Noise: pr}); err != nil {
 							b.Skip(err) // the template does not apply
 						}
 					}
-					b.ReportMetric(float64((cpuNow()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+					b.ReportMetric(float64((testkit.ProcessCPU()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
 					b.ReportMetric(res.Objective, "objective")
 				})
 			}
@@ -102,7 +104,7 @@ func TestPlanTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
+		for _, pr := range []calibrate.NoiseKind{calibrate.Gaussian, calibrate.Laplace} {
 			type row struct {
 				tn        string
 				obj, cpu  float64
@@ -115,10 +117,10 @@ func TestPlanTable(t *testing.T) {
 			bestObj := math.Inf(1)
 			for _, tn := range benchTemplates {
 				tp, _ := planner.Lookup(tn)
-				c0 := cpuNow()
+				c0 := testkit.ProcessCPU()
 				w0 := time.Now()
-				res, err := tp.Plan(context.Background(), w, plan.Options{Privacy: pr})
-				r := row{tn: tn, cpu: (cpuNow() - c0).Seconds(), err: err, wallShare: time.Since(w0).Seconds()}
+				res, err := tp.Plan(context.Background(), w, plan.Options{Noise: pr})
+				r := row{tn: tn, cpu: (testkit.ProcessCPU() - c0).Seconds(), err: err, wallShare: time.Since(w0).Seconds()}
 				if err == nil {
 					r.obj, r.lb, r.fb, r.templ = res.Objective, res.LowerBound, res.FamilyBound, res.Template
 					if tn != "best" {

@@ -15,6 +15,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/plan/planner"
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // Dense re-scoring of the templates' strategies (this file registers the
@@ -242,7 +243,7 @@ func rescore(t *testing.T, w *domain.Kron, res *plan.Result) (errTotal, sens flo
 	for i, a := range w.Attributes() {
 		sizes[i] = a.Size
 	}
-	pure := res.Strategy.Privacy == plan.Pure
+	pure := res.Strategy.Noise == calibrate.Laplace
 	norm := func(a *mat.Dense) []float64 {
 		r, c := a.Dims()
 		out := make([]float64, c)
@@ -282,7 +283,7 @@ func rescore(t *testing.T, w *domain.Kron, res *plan.Result) (errTotal, sens flo
 	for _, p := range res.Strategy.Parts {
 		s := p.Strategy
 		if s == nil {
-			s = &plan.Plan{Factors: p.Factors, Privacy: res.Strategy.Privacy}
+			s = &plan.Plan{Factors: p.Factors, Noise: res.Strategy.Noise}
 		}
 		a := strategyDense(t, s, sizes)
 		a.Scale(p.Weight, a)
@@ -326,16 +327,16 @@ func TestTemplatesRescoredDense(t *testing.T) {
 		var v mat.Dense
 		v.Mul(wd.T(), wd)
 		identity := mat.Trace(&v)
-		for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
+		for _, pr := range []calibrate.NoiseKind{calibrate.Gaussian, calibrate.Laplace} {
 			for _, tn := range []string{"kron", "union", "marginals", "best"} {
 				tp, err := planner.Lookup(tn)
 				require.NoError(t, err)
-				res, err := tp.Plan(context.Background(), w, plan.Options{Privacy: pr})
+				res, err := tp.Plan(context.Background(), w, plan.Options{Noise: pr})
 				require.NoError(t, err, "%s %s %s", name, pr, tn)
 				e, sens := rescore(t, w, res)
 				assert.LessOrEqual(t, sens, 1+1e-12, "%s %s %s: sensitivity", name, pr, tn)
 				assert.InDelta(t, 1, e/res.Objective, 1e-8, "%s %s %s: dense %.12g, plan %.12g", name, pr, tn, e, res.Objective)
-				if tn == "marginals" && pr == plan.Pure {
+				if tn == "marginals" && pr == calibrate.Laplace {
 					assert.LessOrEqual(t, res.Objective, identity*(1+1e-12), "%s: pure marginals above Identity", name)
 				}
 				if fb := res.FamilyBound; fb > 0 {
@@ -419,19 +420,19 @@ func TestHybridBeatsEverySplit(t *testing.T) {
 }
 
 func beatsEverySplit(t *testing.T, w *domain.Kron) {
-	for _, pr := range []plan.Privacy{plan.Gaussian, plan.Pure} {
-		best, err := planner.Best().Plan(context.Background(), w, plan.Options{Privacy: pr})
+	for _, pr := range []calibrate.NoiseKind{calibrate.Gaussian, calibrate.Laplace} {
+		best, err := planner.Best().Plan(context.Background(), w, plan.Options{Noise: pr})
 		require.NoError(t, err)
 		es := make([]float64, len(w.Terms()))
 		for j, term := range w.Terms() {
 			sub, err := domain.NewKron(w.Attributes(), []*domain.Term{copyTerm(term)})
 			require.NoError(t, err)
-			r, err := planner.Best().Plan(context.Background(), sub, plan.Options{Privacy: pr})
+			r, err := planner.Best().Plan(context.Background(), sub, plan.Options{Noise: pr})
 			require.NoError(t, err)
 			es[j] = r.Objective
 		}
 		q := 0.5
-		if pr == plan.Pure {
+		if pr == calibrate.Laplace {
 			q = 1.0 / 3
 		}
 		opt := 0.0
@@ -446,7 +447,7 @@ func beatsEverySplit(t *testing.T, w *domain.Kron) {
 				tot += s
 			}
 			for j, s := range shares {
-				if pr == plan.Pure {
+				if pr == calibrate.Laplace {
 					// ε_t = s_t ε: Laplace variance ∝ 1/s_t².
 					split += es[j] / (s / tot * s / tot)
 				} else {
