@@ -270,9 +270,20 @@ func (h *histogramLS) nnls(ctx context.Context, start []float64, opt NNLSOptions
 		if err := g.step(z, v, inv); err != nil {
 			return nil, err
 		}
-		tau = projectSimplexFrom(xn, v, target, work, tau)
+		// The projection max(v − τ, 0) and the step's measures in one
+		// pass (target 0: the projection is 0 and τ is NaN).
 		step, dir := 0.0, 0.0
-		for i, a := range xn {
+		if target > 0 {
+			tau = thresholdFrom(v, target, work, tau)
+		} else {
+			tau = math.NaN()
+		}
+		for i, vi := range v[:n] {
+			a := 0.0
+			if e := vi - tau; e > 0 {
+				a = e
+			}
+			xn[i] = a
 			d := a - z[i]
 			if d > step {
 				step = d

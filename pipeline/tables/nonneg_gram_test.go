@@ -137,3 +137,41 @@ func TestNNLSProgress(t *testing.T) {
 	assert.Equal(t, nr.iterations, last.Step)
 	assert.Len(t, events, nr.iterations/progressEvery+1)
 }
+
+// BenchmarkGramProductAdult times one Kronecker Gram product on the Adult
+// kron plan's shape (85·9·16·7·2·2 = 342,720 cells, [I; 1ᵀ]/√2 factors:
+// the cost depends on the shape alone); the estimator runs about a
+// thousand of them on that plan, and they are most of its time.
+func BenchmarkGramProductAdult(b *testing.B) {
+	var fs []mat.Matrix
+	for _, d := range []int{85, 9, 16, 7, 2, 2} {
+		fs = append(fs, identityTotal(d))
+	}
+	a, err := kron.New(fs...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gp := newGramProduct(a)
+	x, out, tmp := make([]float64, gp.n), make([]float64, gp.n), make([]float64, gp.n)
+	for i := range x {
+		x[i] = float64(i%7) - 3
+	}
+	for b.Loop() {
+		gp.apply(x, out, tmp)
+	}
+}
+
+// A least-squares total of 0 or below leaves one feasible histogram, 0:
+// the estimator returns it, converged, whatever the start.
+func TestNNLSNonPositiveTotalIsZero(t *testing.T) {
+	for _, total := range []float64{0, -3.5} {
+		h, _ := nnlsInstance(t, 2)
+		h.total = total
+		nr, err := h.nnls(context.Background(), h.xhat[h.best], NNLSOptions{})
+		require.NoError(t, err)
+		require.True(t, nr.converged, "total %g", total)
+		for i, v := range nr.x {
+			require.Equal(t, 0.0, v, "total %g cell %d", total, i)
+		}
+	}
+}

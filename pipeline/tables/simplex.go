@@ -29,13 +29,7 @@ func projectSimplexFrom(dst, v []float64, total float64, work []float64, hint fl
 		clear(dst)
 		return math.NaN()
 	}
-	tau := math.NaN()
-	if hint > math.Inf(-1) {
-		tau = warmThreshold(v, total, work, hint)
-	}
-	if math.IsNaN(tau) {
-		tau = simplexThreshold(v, total, work)
-	}
+	tau := thresholdFrom(v, total, work, hint)
 	dst = dst[:len(v)]
 	for i, x := range v {
 		if d := x - tau; d > 0 {
@@ -43,6 +37,20 @@ func projectSimplexFrom(dst, v []float64, total float64, work []float64, hint fl
 		} else {
 			dst[i] = 0
 		}
+	}
+	return tau
+}
+
+// thresholdFrom returns projectSimplexFrom's τ without writing the
+// projection (total > 0): the caller that forms max(v − τ, 0) in a pass of
+// its own saves one over the vectors.
+func thresholdFrom(v []float64, total float64, work []float64, hint float64) float64 {
+	tau := math.NaN()
+	if hint > math.Inf(-1) {
+		tau = warmThreshold(v, total, work, hint)
+	}
+	if math.IsNaN(tau) {
+		tau = simplexThreshold(v, total, work)
 	}
 	return tau
 }
