@@ -11,8 +11,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsolve/dpsolve/internal/atomicdir"
 	"github.com/dpsolve/dpsolve/internal/matio"
 	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/pipeline/publish"
 	"github.com/dpsolve/dpsolve/pipeline/release"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/privacy/noise"
@@ -163,15 +165,15 @@ func btoi(b bool) int {
 	return 0
 }
 
-// noiseSource returns the guarded noise source: the secure sampler, or the
-// seeded one with its warning.
-func (f *releaseFlags) noiseSource(stderr io.Writer) *drawGuard {
+// noiseSource returns the noise source the flags ask for and, for the
+// seeded one, the warning printed just before its first draw.
+func (f *releaseFlags) noiseSource() (src *noise.Sampler, warning string) {
 	if f.seed == "" {
-		return &drawGuard{Sampler: noise.NewSecure(), stderr: stderr}
+		return noise.NewSecure(), ""
 	}
 	seed, _ := strconv.ParseUint(f.seed, 10, 64) // validated in check
-	return &drawGuard{Sampler: noise.NewSeededInsecure(seed), stderr: stderr,
-		warning: fmt.Sprintf("WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private", seed)}
+	return noise.NewSeededInsecure(seed),
+		fmt.Sprintf("WARNING: --insecure-seed %d: noise comes from a seeded generator; the output is NOT differentially private", seed)
 }
 
 // releaseJSON is the machine-readable output of dpsolve answer and run.
@@ -203,29 +205,60 @@ type releaseJSON struct {
 	SolveSeconds *float64 `json:"solve_seconds,omitempty"`
 }
 
-// doRelease releases the answers of w on x through strategy a (one call
-// to release.Run), writes the outputs and reports. extra (may be nil) adds
-// fields to the result.
+// doRelease releases the answers of w on x through strategy a in one
+// release transaction (publish.RunHistogram: every check and the outputs'
+// reservation, then the noise, then the commit of --out and --out-xhat),
+// and reports. extra (may be nil) adds fields to the result; *outcome is
+// set to the transaction's outcome.
 func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.Matrix, x []float64, w workload.Workload,
-	stdout, stderr io.Writer, extra func(*releaseJSON)) error {
-	src := f.noiseSource(stderr)
-	defer src.leave()
-	res, err := release.Run(ctx, release.Request{
-		Strategy: a, Budget: b, Data: x, Workload: w, Noise: src,
-		PostProcess: release.Cleanup{Clamp: f.clamp, Round: f.round},
-	})
-	if err != nil {
+	stdout, stderr io.Writer, extra func(*releaseJSON), outcome *publish.Outcome) error {
+	src, warning := f.noiseSource()
+	req := publish.HistogramRequest{
+		Release: release.Request{Strategy: a, Budget: b, Data: x, Workload: w, Noise: src,
+			PostProcess: release.Cleanup{Clamp: f.clamp, Round: f.round}},
+		Outputs: []publish.OutputFile{{Path: f.out, Write: vectorWriter(f.out, func(r *release.Result) []float64 { return r.Answers })}},
+	}
+	if f.outXhat != "" {
+		req.Outputs = append(req.Outputs, publish.OutputFile{Path: f.outXhat, Write: vectorWriter(f.outXhat, func(r *release.Result) []float64 { return r.XHat })})
+	}
+	if warning != "" {
+		req.Drawing = func() { fmt.Fprintln(stderr, warning) }
+	}
+	res, err := publish.RunHistogram(ctx, req)
+	*outcome = res.Outcome
+	switch res.Outcome {
+	case publish.Released:
+	case publish.ChargedNotReleased:
+		return err
+	default:
+		var te *atomicdir.TargetError
+		if errors.Is(err, publish.ErrOutput) && errors.As(err, &te) {
+			flag := "--out"
+			if te.Target == f.outXhat {
+				flag = "--out-xhat"
+			}
+			return usageErrorf("%s %v", flag, te)
+		}
 		return preReleaseError(b, err)
 	}
-	if err := writeReleaseAnswers(f, res); err != nil {
-		return err
-	}
-	out := newReleaseResult(f, b, res, w, src.Private())
+	out := newReleaseResult(f, b, res.Release, w, src.Private())
 	if extra != nil {
 		extra(out)
 	}
-	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(res.Answers), w.Name(), f.out, describeBudget(b))
+	fmt.Fprintf(stderr, "dpsolve: released %d private answers of %s to %s (%s)\n", len(res.Release.Answers), w.Name(), f.out, describeBudget(b))
 	return writeReport(stdout, f.asJSON, out)
+}
+
+// vectorWriter writes the vector v picks from the release in path's
+// format (.npy or .csv; checked before the release).
+func vectorWriter(path string, v func(*release.Result) []float64) func(io.Writer, *release.Result) error {
+	return func(w io.Writer, r *release.Result) error {
+		format, err := matio.FormatOf(path)
+		if err != nil {
+			return err
+		}
+		return matio.WriteVectorTo(w, v(r), format)
+	}
 }
 
 // preReleaseError words release.Run's refusal of a budget too large for the
@@ -236,17 +269,6 @@ func preReleaseError(b calibrate.Budget, err error) error {
 		return gridErrorText(ge, b)
 	}
 	return err
-}
-
-// writeReleaseAnswers writes the private answers and, when asked, x̂.
-func writeReleaseAnswers(f *releaseFlags, res *release.Result) error {
-	if err := matio.WriteVector(f.out, res.Answers); err != nil {
-		return err
-	}
-	if f.outXhat != "" {
-		return matio.WriteVector(f.outXhat, res.XHat)
-	}
-	return nil
 }
 
 // postProcessing names the post-processing the flags ask for.
@@ -317,7 +339,16 @@ func (o *releaseJSON) writeText(w io.Writer) {
 	fmt.Fprintf(w, "answers        %s\n", o.Out)
 }
 
+// runAnswer runs dpsolve answer and, under dpsolve batch, writes its
+// outcome record (recordOutcome).
 func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var outcome publish.Outcome
+	err := answerCommand(ctx, args, stdout, stderr, &outcome)
+	recordOutcome("answer", outcome, err, stderr)
+	return err
+}
+
+func answerCommand(ctx context.Context, args []string, stdout, stderr io.Writer, outcome *publish.Outcome) error {
 	fs := newFlagSet("answer", stderr)
 	var f releaseFlags
 	f.register(fs)
@@ -359,7 +390,7 @@ func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	warnLaplaceMismatch(a, w, b, stderr, false)
-	if err := doRelease(ctx, &f, b, a, x, w, stdout, stderr, nil); err != nil {
+	if err := doRelease(ctx, &f, b, a, x, w, stdout, stderr, nil, outcome); err != nil {
 		return err
 	}
 	return writeOutW(*outW, w) // after the answers: they matter more

@@ -21,7 +21,6 @@ func runGuarded(ctx context.Context, c *command, args []string, stdout, stderr i
 			}
 			err = fmt.Errorf("internal error (%v); please report it with the command line (DPSOLVE_DEBUG=1 prints details)", r)
 		}
-		recordDraws(c.name, err, stderr)
 	}()
 	return c.run(ctx, args, stdout, stderr)
 }

@@ -1,110 +1,40 @@
 package main
 
-// Guards around the one irreversible step of dpsolve answer and run: drawing
-// the noise spends the privacy budget. Everything that can refuse must
-// refuse before it; after it, the answers must reach the disk.
+// The outcome record and the budget wording of dpsolve answer and run; the
+// release's order (checks, charge, noise, commit) is pipeline/publish's.
 
 import (
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"sync"
-	"sync/atomic"
 
 	"github.com/dpsolve/dpsolve/cmd/dpsolve/internal/batch"
+	"github.com/dpsolve/dpsolve/pipeline/publish"
 	"github.com/dpsolve/dpsolve/pipeline/release"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
-	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
-// noiseDrawn is set once a drawGuard has drawn noise in this process: it
-// is what dpsolve answer and run record for dpsolve batch (recordDraws).
-var noiseDrawn atomic.Bool
-
-// recordDraws writes, under dpsolve batch (cmd/dpsolve/internal/batch: OutcomeEnv),
-// the outcome record of an answer or run job: refused when no noise was
-// drawn, released when it succeeded, charged_not_released otherwise. The
-// release command writes its own (runRelease); a crash writes none, and the
-// batch then marks the job needs_review.
-func recordDraws(name string, err error, stderr io.Writer) {
+// recordOutcome writes, under dpsolve batch (cmd/dpsolve/internal/batch:
+// OutcomeEnv), the outcome record of an answer or run job from its release
+// transaction's outcome (publish.RunHistogram): refused when the command
+// returned before it could charge (outcome 0) or it refused, released, or
+// charged_not_released. A crash writes none, and the batch then marks the
+// job needs_review.
+func recordOutcome(name string, outcome publish.Outcome, err error, stderr io.Writer) {
 	path := os.Getenv(batch.OutcomeEnv)
-	if path == "" || (name != "answer" && name != "run") {
+	if path == "" {
 		return
 	}
-	rec := batch.OutcomeRecord{Outcome: "refused"}
-	switch {
-	case !noiseDrawn.Load():
-	case err == nil:
-		rec.Outcome, rec.NoiseMayBeDrawn = "released", true
-	default:
-		rec.Outcome, rec.NoiseMayBeDrawn = "charged_not_released", true
+	if outcome == 0 {
+		outcome = publish.Refused
 	}
+	rec := batch.OutcomeRecord{Outcome: outcome.String(), NoiseMayBeDrawn: outcome != publish.Refused}
 	if err != nil {
 		rec.Error = err.Error()
 	}
 	if werr := batch.WriteOutcome(path, rec); werr != nil {
 		fmt.Fprintf(stderr, "dpsolve %s: cannot write the outcome record %s: %v\n", name, path, werr)
-	}
-}
-
-// critical is held while a released result is being written: the second-
-// signal exit (signals.go) waits for it, so Ctrl-C twice never loses
-// answers whose budget is already spent.
-var critical sync.Mutex
-
-// enterCritical marks the start of post-release writing; call the returned
-// function when the outputs are on disk.
-func enterCritical() func() {
-	critical.Lock()
-	return critical.Unlock
-}
-
-// drawGuard is the noise source of dpsolve answer and run: it prints the
-// --insecure-seed warning just before the first draw (so a release refused
-// earlier prints none), and once the noise is drawn it enters the critical
-// section, so a second Ctrl-C cannot lose answers whose budget is spent.
-// leave ends the critical section once the outputs are written.
-type drawGuard struct {
-	*noise.Sampler
-	warning string // printed before the first draw when not empty
-	stderr  io.Writer
-	drawn   bool
-	unlock  func()
-}
-
-// AddLaplace draws through the guard (see drawGuard).
-func (g *drawGuard) AddLaplace(values []float64, scale, grid float64) (float64, error) {
-	g.before()
-	defer g.after()
-	return g.Sampler.AddLaplace(values, scale, grid)
-}
-
-// AddGaussian draws through the guard (see drawGuard).
-func (g *drawGuard) AddGaussian(values []float64, sigma, grid float64) (float64, error) {
-	g.before()
-	defer g.after()
-	return g.Sampler.AddGaussian(values, sigma, grid)
-}
-
-func (g *drawGuard) before() {
-	if !g.drawn && g.warning != "" {
-		fmt.Fprintln(g.stderr, g.warning)
-	}
-}
-
-func (g *drawGuard) after() {
-	if !g.drawn {
-		g.drawn = true
-		noiseDrawn.Store(true)
-		g.unlock = enterCritical() // the budget is spent: the answers must reach the disk
-	}
-}
-
-// leave ends the critical section, if the guard entered it.
-func (g *drawGuard) leave() {
-	if g.unlock != nil {
-		g.unlock()
 	}
 }
 

@@ -234,9 +234,14 @@ func solvePlan(ctx context.Context, f planFlags, w *domain.Kron, stderr io.Write
 			f.spec, len(w.Attributes()), bigCount(w.CellCount()), len(w.Terms()), w.Queries(), f.template, f.privacy)
 	}
 	noise, _ := planNoise(f.privacy)
-	res, err := tables.PlanStrategy(ctx, tables.PlanRequest{
-		Workload: w, Template: f.template, Objective: f.objective, Writable: f.outDir != "",
-		Options: plan.Options{Noise: noise, Progress: progressTo(stderr, "plan", f.quiet)},
+	// The solvers certify the point they stopped at even when cancelled
+	// (an O(n³) step: 16 s at n = 2048); planning writes nothing, so an
+	// interrupt abandons it and returns at once.
+	res, err := untilCancelled(ctx, func() (*plan.Result, error) {
+		return tables.PlanStrategy(ctx, tables.PlanRequest{
+			Workload: w, Template: f.template, Objective: f.objective, Writable: f.outDir != "",
+			Options: plan.Options{Noise: noise, Progress: progressTo(stderr, "plan", f.quiet)},
+		})
 	})
 	if err != nil {
 		if ctx.Err() != nil {

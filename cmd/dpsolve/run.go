@@ -10,6 +10,7 @@ import (
 	"github.com/dpsolve/dpsolve/mechanism/strategy"
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/newton"
+	"github.com/dpsolve/dpsolve/pipeline/publish"
 )
 
 func init() {
@@ -20,7 +21,16 @@ func init() {
 	})
 }
 
-func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// runRun runs dpsolve run and, under dpsolve batch, writes its outcome
+// record (recordOutcome).
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var outcome publish.Outcome
+	err := runCommand(ctx, args, stdout, stderr, &outcome)
+	recordOutcome("run", outcome, err, stderr)
+	return err
+}
+
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, outcome *publish.Outcome) (err error) {
 	fs := newFlagSet("run", stderr)
 	var f releaseFlags
 	f.register(fs)
@@ -89,7 +99,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		if finite(gap) {
 			j.Gap = &gap
 		}
-	})
+	}, outcome)
 }
 
 // optimizeForRelease optimizes the strategy for w and refuses, before any

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/dpsolve/dpsolve/internal/ctxwait"
+	"github.com/dpsolve/dpsolve/pipeline/publish"
 )
 
 // exitInterrupted is the exit status of an interrupted command: 128 + SIGINT,
@@ -49,9 +50,9 @@ func signalContext(parent context.Context, stderr io.Writer, name string) (ctx c
 		select {
 		case sig := <-ch:
 			fmt.Fprintf(stderr, "dpsolve %s: second %v, exiting now\n", name, sig)
-			critical.Lock() // let a post-release write finish (guard_release.go)
+			resume := publish.Quiesce() // let a release's commit in progress finish
 			exitNow(exitInterrupted)
-			critical.Unlock() // reached only when exitNow is a test double
+			resume() // reached only when exitNow is a test double
 		case <-done:
 		}
 	}()

@@ -34,6 +34,7 @@ import (
 	"math"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dpsolve/dpsolve/internal/atomicdir"
 	"github.com/dpsolve/dpsolve/internal/ctxwait"
@@ -321,8 +322,28 @@ func (p *Prepared) Close() {
 }
 
 func (p *Prepared) step(ctx context.Context, name string) error {
-	if p.req.fault != nil {
-		return p.req.fault(ctx, name)
+	return hstep(ctx, p.req.fault, name)
+}
+
+// injectedFault is the fault injector of InjectFault.
+var injectedFault atomic.Pointer[func(ctx context.Context, step string) error]
+
+// InjectFault is for tests of programs built on this package: until
+// restore is called, every transaction of this process (Run, Prepare,
+// Release, RunHistogram) calls f at each of its steps ("check",
+// "reserved", "prepared", "charge", "charged", then "read", "answered"
+// for Run or "drawn" for RunHistogram, "write NAME", "commit",
+// "committed"); an error or a panic from f acts as a failure at that
+// step. It is not safe to use while transactions run concurrently with
+// the call.
+func InjectFault(f func(ctx context.Context, step string) error) (restore func()) {
+	prev := injectedFault.Swap(&f)
+	return func() { injectedFault.Store(prev) }
+}
+
+func injected() func(context.Context, string) error {
+	if f := injectedFault.Load(); f != nil {
+		return *f
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func (e *GridError) Unwrap() error { return ErrInput }
 // mechanism for req.Strategy under req.Budget, computes the expected error,
 // checks that the measurements are representable on the noise grid
 // (*GridError otherwise), and only then draws the noise, reconstructs x̂,
-// post-processes it and answers the workload.
+// post-processes it and answers the workload (Prepare, then Prepared.Draw).
 //
 // Every failure and every cancellation of ctx happens before the noise is
 // drawn, so an error means nothing was released and, for a private source,
@@ -81,6 +81,29 @@ func (e *GridError) Unwrap() error { return ErrInput }
 // leaves that computation to finish in the background (it writes nothing,
 // and its result is discarded).
 func Run(ctx context.Context, req Request) (*Result, error) {
+	p, err := Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	return p.Draw(req.Noise)
+}
+
+// Prepared is a release whose every check passed: the mechanism is
+// calibrated, the data checked against it and the noise grid, and the
+// expected error computed. Nothing is drawn yet.
+type Prepared struct {
+	req      Request
+	mech     *Mechanism
+	expected ExpectedError
+}
+
+// Prepare runs every check of Run that can refuse, without drawing noise
+// (req.Noise is not used). When ctx is cancelled during the O(n³) steps it
+// returns context.Cause(ctx) at once (the computation is abandoned).
+func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	m, err := ctxwait.Abandon(ctx, func() (*Mechanism, error) { return New(req.Strategy, req.Budget) })
 	if err != nil {
 		return nil, err
@@ -98,7 +121,21 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err := m.checkGrid(req.Data); err != nil {
 		return nil, err
 	}
-	y, err := m.Measure(req.Data, req.Noise)
+	return &Prepared{req: req, mech: m, expected: exp}, nil
+}
+
+// Mechanism is the prepared release's calibrated mechanism.
+func (p *Prepared) Mechanism() *Mechanism { return p.mech }
+
+// Expected is the prepared release's expected error.
+func (p *Prepared) Expected() ExpectedError { return p.expected }
+
+// Draw measures the data with noise from src (the one step that spends
+// the budget), reconstructs x̂, post-processes it and answers the
+// workload. An error after the measurement means the noise was drawn.
+func (p *Prepared) Draw(src noise.Source) (*Result, error) {
+	m, req := p.mech, p.req
+	y, err := m.Measure(req.Data, src)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +149,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Mechanism: m, Expected: exp, XHat: xhat, Answers: answers}, nil
+	return &Result{Mechanism: m, Expected: p.expected, XHat: xhat, Answers: answers}, nil
 }
 
 // checkGrid returns a *GridError when some measurement (A x)_i is too large
