@@ -179,7 +179,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 		probs := make([][]float64, n)
 		for _, t := range terms {
 			if probs[t.clique] == nil {
-				probs[t.clique] = model.CliqueMarginal(t.clique)
+				probs[t.clique] = model.prob[t.clique]
 			}
 			mu := make([]float64, len(t.m.Values))
 			sumInto(mu, probs[t.clique], t.idx)
@@ -230,7 +230,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 		}
 	}
 	oldTheta := make([][]float64, n)
-	oldBel := make([][]float64, n)
+	oldProb := make([][]float64, n)
 	for it := 1; it <= o.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, res, fmt.Errorf("synth: fit cancelled: %w", err)
@@ -243,7 +243,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 		}
 		for i := range oldTheta {
 			oldTheta[i] = slices.Clone(model.theta[i])
-			oldBel[i] = slices.Clone(model.logBel[i])
+			oldProb[i] = slices.Clone(model.prob[i])
 		}
 		accepted := false
 		for tries := 0; tries < 60; tries++ {
@@ -258,7 +258,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 			pred := 0.0
 			for i := range grad {
 				for j, g := range grad[i] {
-					pred += g * (math.Exp(oldBel[i][j]) - math.Exp(model.logBel[i][j]))
+					pred += g * (oldProb[i][j] - model.prob[i][j])
 				}
 			}
 			if loss-newLoss >= 0.5*pred && pred >= 0 && !math.IsNaN(newLoss) {
@@ -302,7 +302,7 @@ func (m *Model) fwGap(g [][]float64) float64 {
 	lin := 0.0
 	for i := range g {
 		for j, v := range g[i] {
-			lin += v * math.Exp(m.logBel[i][j])
+			lin += v * m.prob[i][j]
 		}
 	}
 	n := len(t.Cliques)
@@ -419,7 +419,7 @@ func (m *Model) ipf(ms []Measurement, total float64, sweeps int) {
 	for sw := 0; sw < sweeps; sw++ {
 		worst := 0.0
 		for _, t := range ts {
-			p := m.CliqueMarginal(t.clique)
+			p := m.prob[t.clique]
 			mu = append(mu[:0], make([]float64, len(t.t))...)
 			sumInto(mu, p, t.idx)
 			upd := make([]float64, len(mu))

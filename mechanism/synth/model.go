@@ -20,6 +20,7 @@ type Model struct {
 
 	theta    [][]float64 // log potentials per clique
 	logBel   [][]float64 // log p(x_C) per clique, after calibrate
+	prob     [][]float64 // p(x_C) per clique, after calibrate (read-only)
 	children [][]int
 	idx      *indexCache
 }
@@ -46,9 +47,11 @@ func NewModel(t *Tree, total, maxCells float64) (*Model, error) {
 	}
 	m.theta = make([][]float64, len(t.Cliques))
 	m.logBel = make([][]float64, len(t.Cliques))
+	m.prob = make([][]float64, len(t.Cliques))
 	for i, c := range t.Cliques {
 		m.theta[i] = make([]float64, cells(t.Sizes, c))
 		m.logBel[i] = make([]float64, len(m.theta[i]))
+		m.prob[i] = make([]float64, len(m.theta[i]))
 	}
 	m.calibrate()
 	return m, nil
@@ -86,22 +89,29 @@ func (m *Model) calibrate() {
 		copy(b, partial[i])
 		addFrom(b, down, m.idx.get(t.Cliques[i], t.Sep[i]), 1)
 	}
-	for _, b := range m.logBel {
-		z := []float64{0}
-		logSumInto(z, b, make([]int32, len(b)))
+	// Normalize, keeping the probabilities (one exp per cell).
+	for i, b := range m.logBel {
+		mx := math.Inf(-1)
+		for _, v := range b {
+			mx = math.Max(mx, v)
+		}
+		p := m.prob[i]
+		s := 0.0
+		for j, v := range b {
+			p[j] = math.Exp(v - mx)
+			s += p[j]
+		}
+		z := mx + math.Log(s)
 		for j := range b {
-			b[j] -= z[0]
+			b[j] -= z
+			p[j] /= s
 		}
 	}
 }
 
 // CliqueMarginal returns the probabilities of clique i's cells.
 func (m *Model) CliqueMarginal(i int) []float64 {
-	out := make([]float64, len(m.logBel[i]))
-	for j, v := range m.logBel[i] {
-		out[j] = math.Exp(v)
-	}
-	return out
+	return slices.Clone(m.prob[i])
 }
 
 // clique returns a clique containing attrs, or −1.
@@ -124,7 +134,7 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 	t := m.Tree
 	if c := m.clique(attrs); c >= 0 {
 		out := make([]float64, cells(t.Sizes, attrs))
-		sumInto(out, m.CliqueMarginal(c), m.idx.get(t.Cliques[c], attrs))
+		sumInto(out, m.prob[c], m.idx.get(t.Cliques[c], attrs))
 		return out, nil
 	}
 	n := len(t.Cliques)
@@ -199,7 +209,7 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		f := make([]float64, cells(t.Sizes, dom))
 		// p(C_i) / p(S_i) (the conditional; the joint at the top).
 		ci := m.idx.get(dom, t.Cliques[i])
-		pc := m.CliqueMarginal(i)
+		pc := m.prob[i]
 		for j := range f {
 			f[j] = pc[ci[j]]
 		}
