@@ -204,3 +204,65 @@ func helmertUp(sizes, attrs []int, y []float64) []float64 {
 	}
 	return cur
 }
+
+// productSum returns out over keep (⊆ dom, increasing positions) with
+// out[y] = Σ_{x over dom, x_keep = y} Π_f vals[f][x_{attrs[f]}], each
+// attrs[f] ⊆ dom (increasing positions): a variable-elimination step
+// computed by walking dom's cells with every factor's offset kept by
+// strides, so no index map and no table over dom is built.
+func productSum(sizes, dom, keep []int, attrs [][]int, vals [][]float64) []float64 {
+	k := len(dom)
+	nf := len(attrs)
+	// strides[f*k+d]: factor f's stride along dom[d] (0 when absent); the
+	// output is factor nf.
+	strides := make([]int, (nf+1)*k)
+	set := func(f int, sub []int) {
+		st := 1
+		for j := len(sub) - 1; j >= 0; j-- {
+			strides[f*k+slices.Index(dom, sub[j])] = st
+			st *= sizes[sub[j]]
+		}
+	}
+	for f, a := range attrs {
+		set(f, a)
+	}
+	set(nf, keep)
+	out := make([]float64, cells(sizes, keep))
+	if k == 0 {
+		p := 1.0
+		for _, v := range vals {
+			p *= v[0]
+		}
+		out[0] = p
+		return out
+	}
+	off := make([]int, nf+1)
+	counter := make([]int, k)
+	last := sizes[dom[k-1]]
+	ls := strides[(k - 1):]
+	n := cells(sizes, dom) / last
+	for i := 0; i < n; i++ {
+		// The last attribute of dom, innermost.
+		for v := 0; v < last; v++ {
+			p := 1.0
+			for f := 0; f < nf; f++ {
+				p *= vals[f][off[f]+v*ls[f*k]]
+			}
+			out[off[nf]+v*ls[nf*k]] += p
+		}
+		for d := k - 2; d >= 0; d-- {
+			counter[d]++
+			for f := 0; f <= nf; f++ {
+				off[f] += strides[f*k+d]
+			}
+			if counter[d] < sizes[dom[d]] {
+				break
+			}
+			for f := 0; f <= nf; f++ {
+				off[f] -= strides[f*k+d] * sizes[dom[d]]
+			}
+			counter[d] = 0
+		}
+	}
+	return out
+}

@@ -133,9 +133,7 @@ func (m *Model) clique(attrs []int) int {
 func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 	t := m.Tree
 	if c := m.clique(attrs); c >= 0 {
-		out := make([]float64, cells(t.Sizes, attrs))
-		sumInto(out, m.prob[c], m.idx.get(t.Cliques[c], attrs))
-		return out, nil
+		return productSum(t.Sizes, t.Cliques[c], attrs, [][]int{t.Cliques[c]}, [][]float64{m.prob[c]}), nil
 	}
 	n := len(t.Cliques)
 	marked := make([]bool, n)
@@ -183,8 +181,8 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		}
 		return false
 	}
-	// Post-order over the Steiner subtree: msgs[i] over dom[i] (index maps
-	// cached up to maxCached entries per model).
+	// Post-order over the Steiner subtree: msgs[i] over doms[i], each step
+	// one productSum (no table over dom is built).
 	msgs := make([][]float64, n)
 	doms := make([][]int, n)
 	for k := n - 1; k >= 0; k-- {
@@ -206,43 +204,33 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		if sz := cellsFloat(t.Sizes, dom); sz > maxCells {
 			return nil, inputf("the marginal on %v needs an intermediate table of %.4g cells, above %.4g", attrs, sz, maxCells)
 		}
-		f := make([]float64, cells(t.Sizes, dom))
-		// p(C_i) / p(S_i) (the conditional; the joint at the top).
-		ci := m.idx.get(dom, t.Cliques[i])
-		pc := m.prob[i]
-		for j := range f {
-			f[j] = pc[ci[j]]
-		}
+		// p(C_i) / p(S_i) (the conditional; the joint at the top) times
+		// the children's messages, summed onto the separator and the
+		// queried attributes.
+		fa := [][]int{t.Cliques[i]}
+		fv := [][]float64{m.prob[i]}
 		if i != top {
 			ps := make([]float64, cells(t.Sizes, t.Sep[i]))
-			sumInto(ps, pc, m.idx.get(t.Cliques[i], t.Sep[i]))
-			si := m.idx.get(dom, t.Sep[i])
-			for j := range f {
-				if s := ps[si[j]]; s > 0 {
-					f[j] /= s
-				} else {
-					f[j] = 0
+			sumInto(ps, m.prob[i], m.idx.get(t.Cliques[i], t.Sep[i]))
+			for j, s := range ps {
+				if s > 0 {
+					ps[j] = 1 / s
 				}
 			}
+			fa, fv = append(fa, t.Sep[i]), append(fv, ps)
 		}
 		for _, c := range m.children[i] {
-			if !in(c) {
-				continue
-			}
-			mi := m.idx.get(dom, doms[c])
-			for j := range f {
-				f[j] *= msgs[c][mi[j]]
+			if in(c) {
+				fa, fv = append(fa, doms[c]), append(fv, msgs[c])
 			}
 		}
-		// Keep the separator and the queried attributes.
 		var keep []int
 		for _, a := range dom {
 			if slices.Contains(attrs, a) || (i != top && slices.Contains(t.Sep[i], a)) {
 				keep = append(keep, a)
 			}
 		}
-		msg := make([]float64, cells(t.Sizes, keep))
-		sumInto(msg, f, m.idx.get(dom, keep))
+		msg := productSum(t.Sizes, dom, keep, fa, fv)
 		msgs[i], doms[i] = msg, keep
 		if i == top {
 			return msg, nil
