@@ -76,36 +76,49 @@ func (m *Model) calibrate() {
 			logSumInto(up[i], p, m.idx.get(t.Cliques[i], t.Sep[i]))
 		}
 	}
+	// Downward, parents first: a parent's normalized belief is final when
+	// its children are reached, and the message to child i is
+	// log Σ_{C_par∖S_i} p(C_par) − up_i (the up message is constant over
+	// the summed cells), so no exp is needed beyond one per cell to
+	// normalize.
 	root := t.Order[0]
 	copy(m.logBel[root], partial[root])
+	m.normalize(root)
 	for _, i := range t.Order[1:] {
 		par := t.Parent[i]
-		pi := m.idx.get(t.Cliques[par], t.Sep[i])
-		tmp := slices.Clone(m.logBel[par])
-		addFrom(tmp, up[i], pi, -1)
 		down := make([]float64, len(up[i]))
-		logSumInto(down, tmp, pi)
+		sumInto(down, m.prob[par], m.idx.get(t.Cliques[par], t.Sep[i]))
+		for j, v := range down {
+			if v > 0 {
+				down[j] = math.Log(v) - up[i][j]
+			} else {
+				down[j] = math.Inf(-1) // a separator value of probability 0
+			}
+		}
 		b := m.logBel[i]
 		copy(b, partial[i])
 		addFrom(b, down, m.idx.get(t.Cliques[i], t.Sep[i]), 1)
+		m.normalize(i)
 	}
-	// Normalize, keeping the probabilities (one exp per cell).
-	for i, b := range m.logBel {
-		mx := math.Inf(-1)
-		for _, v := range b {
-			mx = math.Max(mx, v)
-		}
-		p := m.prob[i]
-		s := 0.0
-		for j, v := range b {
-			p[j] = math.Exp(v - mx)
-			s += p[j]
-		}
-		z := mx + math.Log(s)
-		for j := range b {
-			b[j] -= z
-			p[j] /= s
-		}
+}
+
+// normalize makes logBel[i] a normalized log marginal and sets prob[i] to
+// its probabilities (one exp per cell).
+func (m *Model) normalize(i int) {
+	b, p := m.logBel[i], m.prob[i]
+	mx := math.Inf(-1)
+	for _, v := range b {
+		mx = math.Max(mx, v)
+	}
+	s := 0.0
+	for j, v := range b {
+		p[j] = math.Exp(v - mx)
+		s += p[j]
+	}
+	z := mx + math.Log(s)
+	for j := range b {
+		b[j] -= z
+		p[j] /= s
 	}
 }
 
