@@ -242,13 +242,36 @@ func productSum(sizes, dom, keep []int, attrs [][]int, vals [][]float64) []float
 	ls := strides[(k - 1):]
 	n := cells(sizes, dom) / last
 	for i := 0; i < n; i++ {
-		// The last attribute of dom, innermost.
-		for v := 0; v < last; v++ {
-			p := 1.0
-			for f := 0; f < nf; f++ {
-				p *= vals[f][off[f]+v*ls[f*k]]
+		// The last attribute of dom, innermost (one, two and three
+		// factors, the usual cases, without the loop over factors).
+		o, so := out[off[nf]:], ls[nf*k]
+		switch nf {
+		case 1:
+			f0, s0 := vals[0][off[0]:], ls[0]
+			for v := 0; v < last; v++ {
+				o[v*so] += f0[v*s0]
 			}
-			out[off[nf]+v*ls[nf*k]] += p
+		case 2:
+			f0, s0 := vals[0][off[0]:], ls[0]
+			f1, s1 := vals[1][off[1]:], ls[k]
+			for v := 0; v < last; v++ {
+				o[v*so] += f0[v*s0] * f1[v*s1]
+			}
+		case 3:
+			f0, s0 := vals[0][off[0]:], ls[0]
+			f1, s1 := vals[1][off[1]:], ls[k]
+			f2, s2 := vals[2][off[2]:], ls[2*k]
+			for v := 0; v < last; v++ {
+				o[v*so] += f0[v*s0] * f1[v*s1] * f2[v*s2]
+			}
+		default:
+			for v := 0; v < last; v++ {
+				p := 1.0
+				for f := 0; f < nf; f++ {
+					p *= vals[f][off[f]+v*ls[f*k]]
+				}
+				o[v*so] += p
+			}
 		}
 		for d := k - 2; d >= 0; d-- {
 			counter[d]++
