@@ -213,6 +213,17 @@ func helmertUp(sizes, attrs []int, y []float64) []float64 {
 func productSum(sizes, dom, keep []int, attrs [][]int, vals [][]float64) []float64 {
 	k := len(dom)
 	nf := len(attrs)
+	// Walk dom with its largest attribute innermost (any order visits
+	// every cell once; offsets come from strides, not from the order).
+	if k > 1 {
+		big := 0
+		for d, a := range dom {
+			if sizes[a] > sizes[dom[big]] {
+				big = d
+			}
+		}
+		dom = append(slices.Clone(dom[:big]), append(slices.Clone(dom[big+1:]), dom[big])...)
+	}
 	// strides[f*k+d]: factor f's stride along dom[d] (0 when absent); the
 	// output is factor nf.
 	strides := make([]int, (nf+1)*k)

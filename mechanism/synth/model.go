@@ -108,7 +108,9 @@ func (m *Model) normalize(i int) {
 	b, p := m.logBel[i], m.prob[i]
 	mx := math.Inf(-1)
 	for _, v := range b {
-		mx = math.Max(mx, v)
+		if v > mx { // no NaN here: θ and the messages are finite or −∞
+			mx = v
+		}
 	}
 	s := 0.0
 	for j, v := range b {
