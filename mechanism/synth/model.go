@@ -8,7 +8,8 @@ import (
 
 // DefaultMaxCells is the default cap on the model size Σ_C Π_{a∈C} d_a:
 // 10⁷ cells, 80 MB per table of float64 (AIM's default cap). The model holds
-// about five such arrays (potentials, beliefs, gradients, index maps).
+// about six such arrays (potentials, log beliefs, probabilities,
+// gradients, index maps).
 const DefaultMaxCells = 1e7
 
 // Model is a graphical model p(x) ∝ exp(Σ_C θ_C(x_C)) on a junction tree,
