@@ -165,13 +165,24 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 	}
 	n := len(tree.Cliques)
 	grad := make([][]float64, n)
+	next := make([][]float64, n) // the gradient at a trial step
 	for i := range grad {
 		grad[i] = make([]float64, len(model.theta[i]))
+		next[i] = make([]float64, len(model.theta[i]))
 	}
-	// lossGrad sets grad (∂L/∂p_C, so N·∂L/∂μ) and returns L.
+	// lossGrad returns L and, when withGrad, sets grad (∂L/∂p_C, so
+	// N·∂L/∂μ); lossGradInto sets dst instead.
+	var lossGradInto func(dst [][]float64) float64
 	lossGrad := func(withGrad bool) float64 {
 		if withGrad {
-			for _, g := range grad {
+			return lossGradInto(grad)
+		}
+		return lossGradInto(nil)
+	}
+	lossGradInto = func(dst [][]float64) float64 {
+		withGrad := dst != nil
+		if withGrad {
+			for _, g := range dst {
 				clear(g)
 			}
 		}
@@ -179,7 +190,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 		probs := make([][]float64, n)
 		for _, t := range terms {
 			if probs[t.clique] == nil {
-				probs[t.clique] = model.CliqueMarginal(t.clique)
+				probs[t.clique] = model.prob[t.clique]
 			}
 			mu := make([]float64, len(t.m.Values))
 			sumInto(mu, probs[t.clique], t.idx)
@@ -193,7 +204,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 				mu[i] = 2 * total * r / t.m.Variance
 			}
 			if withGrad {
-				addFrom(grad[t.clique], mu, t.idx, 1)
+				addFrom(dst[t.clique], mu, t.idx, 1)
 			}
 		}
 		return l
@@ -230,7 +241,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 		}
 	}
 	oldTheta := make([][]float64, n)
-	oldBel := make([][]float64, n)
+	oldProb := make([][]float64, n)
 	for it := 1; it <= o.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, res, fmt.Errorf("synth: fit cancelled: %w", err)
@@ -242,8 +253,8 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 			}
 		}
 		for i := range oldTheta {
-			oldTheta[i] = slices.Clone(model.theta[i])
-			oldBel[i] = slices.Clone(model.logBel[i])
+			oldTheta[i] = append(oldTheta[i][:0], model.theta[i]...)
+			oldProb[i] = append(oldProb[i][:0], model.prob[i]...)
 		}
 		accepted := false
 		for tries := 0; tries < 60; tries++ {
@@ -253,17 +264,18 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 				}
 			}
 			model.calibrate()
-			newLoss := lossGrad(false)
+			newLoss := lossGradInto(next)
 			// Linear prediction of the decrease: ⟨∇L, p_old − p_new⟩.
 			pred := 0.0
 			for i := range grad {
 				for j, g := range grad[i] {
-					pred += g * (math.Exp(oldBel[i][j]) - math.Exp(model.logBel[i][j]))
+					pred += g * (oldProb[i][j] - model.prob[i][j])
 				}
 			}
 			if loss-newLoss >= 0.5*pred && pred >= 0 && !math.IsNaN(newLoss) {
 				accepted = true
 				loss = newLoss
+				grad, next = next, grad // the gradient at the accepted step
 				eta *= 1.5
 				break
 			}
@@ -277,7 +289,6 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 			loss = lossGrad(true)
 			break
 		}
-		loss = lossGrad(true)
 		res.Iterations = it
 		history = append(history, loss)
 		if k := len(history); k > 20 && history[k-21]-loss <= o.Tol*loss*1e-2 {
@@ -302,7 +313,7 @@ func (m *Model) fwGap(g [][]float64) float64 {
 	lin := 0.0
 	for i := range g {
 		for j, v := range g[i] {
-			lin += v * math.Exp(m.logBel[i][j])
+			lin += v * m.prob[i][j]
 		}
 	}
 	n := len(t.Cliques)
@@ -419,7 +430,7 @@ func (m *Model) ipf(ms []Measurement, total float64, sweeps int) {
 	for sw := 0; sw < sweeps; sw++ {
 		worst := 0.0
 		for _, t := range ts {
-			p := m.CliqueMarginal(t.clique)
+			p := m.prob[t.clique]
 			mu = append(mu[:0], make([]float64, len(t.t))...)
 			sumInto(mu, p, t.idx)
 			upd := make([]float64, len(mu))

@@ -204,3 +204,99 @@ func helmertUp(sizes, attrs []int, y []float64) []float64 {
 	}
 	return cur
 }
+
+// productSum returns out over keep (⊆ dom, increasing positions) with
+// out[y] = Σ_{x over dom, x_keep = y} Π_f vals[f][x_{attrs[f]}], each
+// attrs[f] ⊆ dom (increasing positions): a variable-elimination step
+// computed by walking dom's cells with every factor's offset kept by
+// strides, so no index map and no table over dom is built.
+func productSum(sizes, dom, keep []int, attrs [][]int, vals [][]float64) []float64 {
+	k := len(dom)
+	nf := len(attrs)
+	// Walk dom with its largest attribute innermost (any order visits
+	// every cell once; offsets come from strides, not from the order).
+	if k > 1 {
+		big := 0
+		for d, a := range dom {
+			if sizes[a] > sizes[dom[big]] {
+				big = d
+			}
+		}
+		dom = append(slices.Clone(dom[:big]), append(slices.Clone(dom[big+1:]), dom[big])...)
+	}
+	// strides[f*k+d]: factor f's stride along dom[d] (0 when absent); the
+	// output is factor nf.
+	strides := make([]int, (nf+1)*k)
+	set := func(f int, sub []int) {
+		st := 1
+		for j := len(sub) - 1; j >= 0; j-- {
+			strides[f*k+slices.Index(dom, sub[j])] = st
+			st *= sizes[sub[j]]
+		}
+	}
+	for f, a := range attrs {
+		set(f, a)
+	}
+	set(nf, keep)
+	out := make([]float64, cells(sizes, keep))
+	if k == 0 {
+		p := 1.0
+		for _, v := range vals {
+			p *= v[0]
+		}
+		out[0] = p
+		return out
+	}
+	off := make([]int, nf+1)
+	counter := make([]int, k)
+	last := sizes[dom[k-1]]
+	ls := strides[(k - 1):]
+	n := cells(sizes, dom) / last
+	for i := 0; i < n; i++ {
+		// The last attribute of dom, innermost (one, two and three
+		// factors, the usual cases, without the loop over factors).
+		o, so := out[off[nf]:], ls[nf*k]
+		switch nf {
+		case 1:
+			f0, s0 := vals[0][off[0]:], ls[0]
+			for v := 0; v < last; v++ {
+				o[v*so] += f0[v*s0]
+			}
+		case 2:
+			f0, s0 := vals[0][off[0]:], ls[0]
+			f1, s1 := vals[1][off[1]:], ls[k]
+			for v := 0; v < last; v++ {
+				o[v*so] += f0[v*s0] * f1[v*s1]
+			}
+		case 3:
+			f0, s0 := vals[0][off[0]:], ls[0]
+			f1, s1 := vals[1][off[1]:], ls[k]
+			f2, s2 := vals[2][off[2]:], ls[2*k]
+			for v := 0; v < last; v++ {
+				o[v*so] += f0[v*s0] * f1[v*s1] * f2[v*s2]
+			}
+		default:
+			for v := 0; v < last; v++ {
+				p := 1.0
+				for f := 0; f < nf; f++ {
+					p *= vals[f][off[f]+v*ls[f*k]]
+				}
+				o[v*so] += p
+			}
+		}
+		for d := k - 2; d >= 0; d-- {
+			counter[d]++
+			for f := 0; f <= nf; f++ {
+				off[f] += strides[f*k+d]
+			}
+			if counter[d] < sizes[dom[d]] {
+				break
+			}
+			for f := 0; f <= nf; f++ {
+				off[f] -= strides[f*k+d] * sizes[dom[d]]
+			}
+			counter[d] = 0
+		}
+	}
+	return out
+}

@@ -509,6 +509,7 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 		cellStd[key] = v
 		return v, nil
 	}
+	dataMarg := map[string][]float64{} // the data's candidate marginals, computed once
 	var measured [][]int
 	for _, s := range oneWays(k) {
 		measured = append(measured, s)
@@ -544,7 +545,11 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 			if err != nil {
 				return nil, err
 			}
-			x := m.d.Marginal(r)
+			x, ok := dataMarg[setKey(r)]
+			if !ok {
+				x = m.d.Marginal(r)
+				dataMarg[setKey(r)] = x
+			}
 			l1 := 0.0
 			for c := range x {
 				l1 += math.Abs(x[c] - model.Total*est[c])

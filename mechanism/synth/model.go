@@ -8,7 +8,8 @@ import (
 
 // DefaultMaxCells is the default cap on the model size Σ_C Π_{a∈C} d_a:
 // 10⁷ cells, 80 MB per table of float64 (AIM's default cap). The model holds
-// about five such arrays (potentials, beliefs, gradients, index maps).
+// about six such arrays (potentials, log beliefs, probabilities,
+// gradients, index maps).
 const DefaultMaxCells = 1e7
 
 // Model is a graphical model p(x) ∝ exp(Σ_C θ_C(x_C)) on a junction tree,
@@ -20,6 +21,7 @@ type Model struct {
 
 	theta    [][]float64 // log potentials per clique
 	logBel   [][]float64 // log p(x_C) per clique, after calibrate
+	prob     [][]float64 // p(x_C) per clique, after calibrate (read-only)
 	children [][]int
 	idx      *indexCache
 }
@@ -46,9 +48,11 @@ func NewModel(t *Tree, total, maxCells float64) (*Model, error) {
 	}
 	m.theta = make([][]float64, len(t.Cliques))
 	m.logBel = make([][]float64, len(t.Cliques))
+	m.prob = make([][]float64, len(t.Cliques))
 	for i, c := range t.Cliques {
 		m.theta[i] = make([]float64, cells(t.Sizes, c))
 		m.logBel[i] = make([]float64, len(m.theta[i]))
+		m.prob[i] = make([]float64, len(m.theta[i]))
 	}
 	m.calibrate()
 	return m, nil
@@ -73,35 +77,57 @@ func (m *Model) calibrate() {
 			logSumInto(up[i], p, m.idx.get(t.Cliques[i], t.Sep[i]))
 		}
 	}
+	// Downward, parents first: a parent's normalized belief is final when
+	// its children are reached, and the message to child i is
+	// log Σ_{C_par∖S_i} p(C_par) − up_i (the up message is constant over
+	// the summed cells), so no exp is needed beyond one per cell to
+	// normalize.
 	root := t.Order[0]
 	copy(m.logBel[root], partial[root])
+	m.normalize(root)
 	for _, i := range t.Order[1:] {
 		par := t.Parent[i]
-		pi := m.idx.get(t.Cliques[par], t.Sep[i])
-		tmp := slices.Clone(m.logBel[par])
-		addFrom(tmp, up[i], pi, -1)
 		down := make([]float64, len(up[i]))
-		logSumInto(down, tmp, pi)
+		sumInto(down, m.prob[par], m.idx.get(t.Cliques[par], t.Sep[i]))
+		for j, v := range down {
+			if v > 0 {
+				down[j] = math.Log(v) - up[i][j]
+			} else {
+				down[j] = math.Inf(-1) // a separator value of probability 0
+			}
+		}
 		b := m.logBel[i]
 		copy(b, partial[i])
 		addFrom(b, down, m.idx.get(t.Cliques[i], t.Sep[i]), 1)
+		m.normalize(i)
 	}
-	for _, b := range m.logBel {
-		z := []float64{0}
-		logSumInto(z, b, make([]int32, len(b)))
-		for j := range b {
-			b[j] -= z[0]
+}
+
+// normalize makes logBel[i] a normalized log marginal and sets prob[i] to
+// its probabilities (one exp per cell).
+func (m *Model) normalize(i int) {
+	b, p := m.logBel[i], m.prob[i]
+	mx := math.Inf(-1)
+	for _, v := range b {
+		if v > mx { // no NaN here: θ and the messages are finite or −∞
+			mx = v
 		}
+	}
+	s := 0.0
+	for j, v := range b {
+		p[j] = math.Exp(v - mx)
+		s += p[j]
+	}
+	z := mx + math.Log(s)
+	for j := range b {
+		b[j] -= z
+		p[j] /= s
 	}
 }
 
 // CliqueMarginal returns the probabilities of clique i's cells.
 func (m *Model) CliqueMarginal(i int) []float64 {
-	out := make([]float64, len(m.logBel[i]))
-	for j, v := range m.logBel[i] {
-		out[j] = math.Exp(v)
-	}
-	return out
+	return slices.Clone(m.prob[i])
 }
 
 // clique returns a clique containing attrs, or −1.
@@ -123,9 +149,7 @@ func (m *Model) clique(attrs []int) int {
 func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 	t := m.Tree
 	if c := m.clique(attrs); c >= 0 {
-		out := make([]float64, cells(t.Sizes, attrs))
-		sumInto(out, m.CliqueMarginal(c), m.idx.get(t.Cliques[c], attrs))
-		return out, nil
+		return productSum(t.Sizes, t.Cliques[c], attrs, [][]int{t.Cliques[c]}, [][]float64{m.prob[c]}), nil
 	}
 	n := len(t.Cliques)
 	marked := make([]bool, n)
@@ -173,8 +197,8 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		}
 		return false
 	}
-	// Post-order over the Steiner subtree: msgs[i] over dom[i] (index maps
-	// cached up to maxCached entries per model).
+	// Post-order over the Steiner subtree: msgs[i] over doms[i], each step
+	// one productSum (no table over dom is built).
 	msgs := make([][]float64, n)
 	doms := make([][]int, n)
 	for k := n - 1; k >= 0; k-- {
@@ -196,43 +220,33 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		if sz := cellsFloat(t.Sizes, dom); sz > maxCells {
 			return nil, inputf("the marginal on %v needs an intermediate table of %.4g cells, above %.4g", attrs, sz, maxCells)
 		}
-		f := make([]float64, cells(t.Sizes, dom))
-		// p(C_i) / p(S_i) (the conditional; the joint at the top).
-		ci := m.idx.get(dom, t.Cliques[i])
-		pc := m.CliqueMarginal(i)
-		for j := range f {
-			f[j] = pc[ci[j]]
-		}
+		// p(C_i) / p(S_i) (the conditional; the joint at the top) times
+		// the children's messages, summed onto the separator and the
+		// queried attributes.
+		fa := [][]int{t.Cliques[i]}
+		fv := [][]float64{m.prob[i]}
 		if i != top {
 			ps := make([]float64, cells(t.Sizes, t.Sep[i]))
-			sumInto(ps, pc, m.idx.get(t.Cliques[i], t.Sep[i]))
-			si := m.idx.get(dom, t.Sep[i])
-			for j := range f {
-				if s := ps[si[j]]; s > 0 {
-					f[j] /= s
-				} else {
-					f[j] = 0
+			sumInto(ps, m.prob[i], m.idx.get(t.Cliques[i], t.Sep[i]))
+			for j, s := range ps {
+				if s > 0 {
+					ps[j] = 1 / s
 				}
 			}
+			fa, fv = append(fa, t.Sep[i]), append(fv, ps)
 		}
 		for _, c := range m.children[i] {
-			if !in(c) {
-				continue
-			}
-			mi := m.idx.get(dom, doms[c])
-			for j := range f {
-				f[j] *= msgs[c][mi[j]]
+			if in(c) {
+				fa, fv = append(fa, doms[c]), append(fv, msgs[c])
 			}
 		}
-		// Keep the separator and the queried attributes.
 		var keep []int
 		for _, a := range dom {
 			if slices.Contains(attrs, a) || (i != top && slices.Contains(t.Sep[i], a)) {
 				keep = append(keep, a)
 			}
 		}
-		msg := make([]float64, cells(t.Sizes, keep))
-		sumInto(msg, f, m.idx.get(dom, keep))
+		msg := productSum(t.Sizes, dom, keep, fa, fv)
 		msgs[i], doms[i] = msg, keep
 		if i == top {
 			return msg, nil
