@@ -175,7 +175,7 @@ func KWay(sizes []int, k int) (*domain.Kron, error) {
 }
 
 // AdultSizes are the attribute sizes of the UCI Adult table as coded in
-// ../shared/data/adult (14 attributes, 6.4·10¹⁷ cells); AdultOrdinal flags
+// the Adult records (examples/adult/data/coded; 14 attributes, 6.4·10¹⁷ cells); AdultOrdinal flags
 // the numeric ones (age, fnlwgt, education-num, capital-gain, capital-loss,
 // hours-per-week).
 var (
