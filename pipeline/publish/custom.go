@@ -144,29 +144,12 @@ func (c *Custom) work(ctx context.Context, step func(context.Context, string) er
 			err = &PanicError{Value: v, Stack: string(debug.Stack())}
 		}
 	}()
-	err = g.spend(ctx, func() error {
-		if err := step(ctx, "charge"); err != nil {
-			return err
-		}
-		if c.Ledger == "" {
-			return nil
-		}
-		label := c.Label
-		if label == "" {
-			label = c.Out
-		}
-		st, err := ledger.SpendContext(ctx, c.Ledger, c.Budget, label)
-		if err != nil {
-			return err
-		}
-		res.Ledger = &st
-		return nil
-	})
-	if err != nil {
-		return err
+	label := c.Label
+	if label == "" {
+		label = c.Out
 	}
-	if c.Charged != nil && res.Ledger != nil {
-		c.Charged(*res.Ledger)
+	if err := g.chargeLedger(ctx, func() error { return step(ctx, "charge") }, c.Ledger, c.Budget, label, &res.Ledger, c.Charged); err != nil {
+		return err
 	}
 	if err := step(ctx, "charged"); err != nil {
 		return err

@@ -174,29 +174,13 @@ func histogramWork(ctx context.Context, g *gate, req *HistogramRequest, res *His
 			err = &PanicError{Value: v, Stack: string(debug.Stack())}
 		}
 	}()
-	err = g.spend(ctx, func() error {
-		if err := hstep(ctx, req.fault, "charge"); err != nil {
-			return err
-		}
-		if req.Ledger == "" {
-			return nil
-		}
-		label := req.Label
-		if label == "" && len(req.Outputs) > 0 {
-			label = req.Outputs[0].Path
-		}
-		st, err := ledger.SpendContext(ctx, req.Ledger, req.Release.Budget, label)
-		if err != nil {
-			return err
-		}
-		res.Ledger = &st
-		return nil
-	})
+	label := req.Label
+	if label == "" && len(req.Outputs) > 0 {
+		label = req.Outputs[0].Path
+	}
+	err = g.chargeLedger(ctx, func() error { return hstep(ctx, req.fault, "charge") }, req.Ledger, req.Release.Budget, label, &res.Ledger, req.Charged)
 	if err != nil {
 		return err
-	}
-	if req.Charged != nil && res.Ledger != nil {
-		req.Charged(*res.Ledger)
 	}
 	if err := hstep(ctx, req.fault, "charged"); err != nil {
 		return err

@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dpsolve/dpsolve/internal/resources"
 	"io"
 	"math"
 	"runtime/debug"
@@ -39,6 +38,7 @@ import (
 	"github.com/dpsolve/dpsolve/internal/atomicdir"
 	"github.com/dpsolve/dpsolve/internal/ctxwait"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/resources"
 	"github.com/dpsolve/dpsolve/mechanism/plan"
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/pipeline/records"
@@ -430,6 +430,33 @@ func (g *gate) spend(ctx context.Context, charge func() error) error {
 	return nil
 }
 
+// chargeLedger is the charge of every transaction: under the gate, after
+// the step hook before, it spends b on the ledger at path (nothing without
+// one), stores the ledger's status in *st and then tells charged.
+func (g *gate) chargeLedger(ctx context.Context, before func() error, path string, b calibrate.Budget, label string, st **ledger.Status, charged func(ledger.Status)) error {
+	err := g.spend(ctx, func() error {
+		if err := before(); err != nil {
+			return err
+		}
+		if path == "" {
+			return nil
+		}
+		s, err := ledger.SpendContext(ctx, path, b, label)
+		if err != nil {
+			return err
+		}
+		*st = &s
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if charged != nil && *st != nil {
+		charged(**st)
+	}
+	return nil
+}
+
 // ready is called under the output directory's lock just before its
 // rename: it takes mu and keeps it until done is called.
 func (g *gate) ready(ctx context.Context) (func(), error) {
@@ -517,29 +544,13 @@ func (p *Prepared) work(ctx context.Context, g *gate, res *Result) (err error) {
 		src = noise.NewSecure()
 	}
 	charge := func() error {
-		err := g.spend(ctx, func() error {
-			if err := p.step(ctx, "charge"); err != nil {
-				return err
-			}
-			if req.Ledger == "" {
-				return nil
-			}
-			label := req.Label
-			if label == "" {
-				label = req.Out
-			}
-			st, err := ledger.SpendContext(ctx, req.Ledger, req.Budget, label)
-			if err != nil {
-				return err
-			}
-			res.Ledger = &st
-			return nil
-		})
+		label := req.Label
+		if label == "" {
+			label = req.Out
+		}
+		err := g.chargeLedger(ctx, func() error { return p.step(ctx, "charge") }, req.Ledger, req.Budget, label, &res.Ledger, req.Charged)
 		if err != nil {
 			return err
-		}
-		if req.Charged != nil && res.Ledger != nil {
-			req.Charged(*res.Ledger)
 		}
 		return p.step(ctx, "charged")
 	}
