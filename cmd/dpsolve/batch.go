@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -297,31 +296,6 @@ func countsLine(c map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// batchDirArgs splits "DIR [flags]" or "[flags] DIR" for status and collect.
-func batchDirArgs(fs *flag.FlagSet, args []string) (string, error) {
-	dir := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		dir, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", err
-		}
-		return "", fmt.Errorf("%w: %v", errUsage, err)
-	}
-	rest := fs.Args()
-	if dir == "" && len(rest) > 0 {
-		dir, rest = rest[0], rest[1:]
-	}
-	if len(rest) > 0 {
-		return "", usageErrorf("unexpected arguments: %v", rest)
-	}
-	if dir == "" {
-		return "", usageErrorf("give the batch's output folder DIR")
-	}
-	return dir, nil
-}
-
 // scanBatch reads a batch's job folders (exactly the manifest's jobs when
 // manifest is given).
 func scanBatch(dir, manifest string) ([]batch.JobReport, error) {
@@ -355,7 +329,7 @@ func runBatchStatus(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("batch status", stderr)
 	manifest := fs.String("manifest", "", "also count the manifest's jobs that have not started")
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
-	dir, err := batchDirArgs(fs, args)
+	dir, err := positionalArg(fs, args, "the batch's output folder DIR")
 	if err != nil {
 		return err
 	}
@@ -401,7 +375,7 @@ func runBatchCollect(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("batch collect", stderr)
 	csvPath := fs.String("csv", "", "write one row per job to this CSV file (required)")
 	manifest := fs.String("manifest", "", "one row per manifest job, in manifest order (default: every job folder, by id)")
-	dir, err := batchDirArgs(fs, args)
+	dir, err := positionalArg(fs, args, "the batch's output folder DIR")
 	if err != nil {
 		return err
 	}

@@ -6,14 +6,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
@@ -57,37 +55,11 @@ func runLedger(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return usageErrorf("unknown subcommand %q (want show or create)", args[0])
 }
 
-// ledgerFileArg parses "FILE [flags]" or "[flags] FILE" into fs and
-// returns FILE.
-func ledgerFileArg(fs *flag.FlagSet, args []string) (string, error) {
-	file := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", err
-		}
-		return "", fmt.Errorf("%w: %v", errUsage, err)
-	}
-	rest := fs.Args()
-	if file == "" && len(rest) > 0 {
-		file, rest = rest[0], rest[1:]
-	}
-	if len(rest) > 0 {
-		return "", usageErrorf("unexpected arguments: %v", rest)
-	}
-	if file == "" {
-		return "", usageErrorf("give the ledger FILE")
-	}
-	return file, nil
-}
-
 func runLedgerShow(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ledger show", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
 	fs.Bool("quiet", false, "accepted as by every command (show prints no progress)")
-	path, err := ledgerFileArg(fs, args)
+	path, err := positionalArg(fs, args, "the ledger FILE")
 	if err != nil {
 		return err
 	}
@@ -107,7 +79,7 @@ func runLedgerCreate(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&delta, "delta", 0, "the limit's δ in (0,1), with --epsilon")
 	asJSON := fs.Bool("json", false, "print the new ledger as dpsolve ledger show --json does")
 	fs.Bool("quiet", false, "accepted as by every command (create prints no progress)")
-	path, err := ledgerFileArg(fs, args)
+	path, err := positionalArg(fs, args, "the ledger FILE")
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/dpsolve/dpsolve/blas"
 )
@@ -134,4 +135,31 @@ func main() {
 	// global BLAS and LAPACK on the build's backend (see package blas).
 	blas.Use(blas.Default())
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// positionalArg parses "ARG [flags]" or "[flags] ARG" into fs and returns
+// ARG, the one positional argument of batch status/collect and ledger
+// show/create; what names it in the usage error.
+func positionalArg(fs *flag.FlagSet, args []string, what string) (string, error) {
+	dir := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		dir, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", err
+		}
+		return "", fmt.Errorf("%w: %v", errUsage, err)
+	}
+	rest := fs.Args()
+	if dir == "" && len(rest) > 0 {
+		dir, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return "", usageErrorf("unexpected arguments: %v", rest)
+	}
+	if dir == "" {
+		return "", usageErrorf("give %s", what)
+	}
+	return dir, nil
 }
