@@ -46,7 +46,7 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/internal/rank"
+	"github.com/dpsolve/dpsolve/internal/pinv"
 )
 
 // ErrInput is wrapped by every error returned for bad input.
@@ -250,47 +250,20 @@ func sameArray(a, b []float64) bool {
 }
 
 // PseudoInverse returns ⊗Aᵢ⁺, the pseudo-inverse of the product, from the
-// factors' thin SVDs. Singular values at or below max(mᵢ,dᵢ)·ε·σ_max (the
-// cut-off numpy.linalg.pinv and MATLAB's pinv use) count as zero, so a
-// rank-deficient factor (a row of totals) gets its minimum-norm inverse.
+// factors' thin SVDs (pinv.Dense, dpsolve's one pseudo-inverse). Singular
+// values at or below max(mᵢ,dᵢ)·ε·σ_max (the cut-off numpy.linalg.pinv and
+// MATLAB's pinv use) count as zero, so a rank-deficient factor (a row of
+// totals) gets its minimum-norm inverse.
 func (p *Product) PseudoInverse() (*Product, error) {
 	inv := make([]mat.Matrix, len(p.factors))
 	for i := range p.factors {
-		pi, err := pinv(p.Factor(i))
+		pi, _, err := pinv.Dense(p.Factor(i))
 		if err != nil {
 			return nil, fmt.Errorf("kron: factor %d: %w", i+1, err)
 		}
 		inv[i] = pi
 	}
 	return New(inv...)
-}
-
-// pinv returns the Moore–Penrose pseudo-inverse of a.
-func pinv(a *mat.Dense) (*mat.Dense, error) {
-	m, n := a.Dims()
-	var svd mat.SVD
-	if !svd.Factorize(a, mat.SVDThin) {
-		return nil, fmt.Errorf("SVD did not converge")
-	}
-	s := svd.Values(nil)
-	var u, v mat.Dense
-	svd.UTo(&u)
-	svd.VTo(&v)
-	tol := rank.Cutoff(max(m, n), s[0])
-	// A⁺ = V Σ⁺ Uᵀ: scale V's columns, then multiply by Uᵀ.
-	k := len(s)
-	vs := mat.NewDense(n, k, nil)
-	for j := 0; j < k; j++ {
-		if s[j] <= tol {
-			continue
-		}
-		for i := 0; i < n; i++ {
-			vs.Set(i, j, v.At(i, j)/s[j])
-		}
-	}
-	out := mat.NewDense(n, m, nil)
-	out.Mul(vs, u.T())
-	return out, nil
 }
 
 // Transpose returns ⊗Aᵢᵀ.

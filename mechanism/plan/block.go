@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dpsolve/dpsolve/internal/rank"
+	"github.com/dpsolve/dpsolve/internal/pinv"
 	"github.com/dpsolve/dpsolve/mechanism/lrm"
 	"github.com/dpsolve/dpsolve/newton"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
@@ -538,32 +538,29 @@ func inverse(x *mat.SymDense) (p []float64, singular bool, err error) {
 	return p, singular, nil
 }
 
-// pseudoInverse sets dst = X⁺ = Q Λ⁺ Qᵀ, dropping eigenvalues at or below
-// d·ε·λ_max (the usual numerical-rank threshold; an eigenvalue that small
-// is rounding of a zero one, and inverting it would amplify that rounding).
+// pseudoInverse sets dst = X⁺ = Q Λ⁺ Qᵀ with pinv.NewSym (dpsolve's one
+// pseudo-inverse), dropping eigenvalues at or below d·ε·λ_max (the usual
+// numerical-rank threshold; an eigenvalue that small is rounding of a zero
+// one, and inverting it would amplify that rounding).
 func pseudoInverse(x *mat.SymDense, dst *mat.SymDense) error {
 	d := x.SymmetricDim()
-	var eig mat.EigenSym
-	if !eig.Factorize(x, true) {
+	e, err := pinv.NewSym(x)
+	if err != nil {
 		return fmt.Errorf("plan: eigendecomposition of a strategy Gram failed")
 	}
-	vals := eig.Values(nil)
-	var q mat.Dense
-	eig.VectorsTo(&q)
-	lmax := vals[len(vals)-1]
-	if !(lmax > 0) {
+	vals := e.Values
+	if lmax := vals[len(vals)-1]; !(lmax > 0) {
 		return fmt.Errorf("plan: a strategy Gram is zero")
 	}
-	tol := rank.Cutoff(d, lmax)
 	*dst = *mat.NewSymDense(d, nil)
 	for k, l := range vals {
-		if l <= tol {
-			if l < -tol {
+		if !e.Kept(k) {
+			if l < -e.Cutoff {
 				return fmt.Errorf("plan: a strategy Gram is not positive semidefinite (eigenvalue %g)", l)
 			}
 			continue
 		}
-		col := mat.Col(nil, k, &q)
+		col := mat.Col(nil, k, e.Vectors)
 		dst.SymRankOne(dst, 1/l, mat.NewVecDense(d, col))
 	}
 	return nil

@@ -6,15 +6,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/pinv"
 )
-
-// pinvCutoff: eigenvalues of a factor's X at most this fraction of its
-// largest are treated as zero. Strategy Grams come from Cholesky factors with
-// unit diagonal (eigenvalues ≥ ~1e-9 even for regularized solves of singular
-// workloads) or are exactly singular (a total's 1×d strategy, X = J, whose
-// zero eigenvalues come out at rounding level, ~1e-16·d); 1e-12 separates the
-// two by three orders of magnitude on each side.
-const pinvCutoff = 1e-12
 
 // rangeTol: V is taken to lie in range(X) when tr((I−P)V) ≤ rangeTol·tr(V),
 // P the projector on range(X). For V outside the range the strategy cannot
@@ -31,7 +24,14 @@ type Pinv struct {
 	proj *mat.SymDense
 }
 
-// NewPinv eigendecomposes X (symmetric positive semidefinite, finite).
+// NewPinv eigendecomposes X (symmetric positive semidefinite, finite) with
+// pinv.NewSym, dpsolve's one pseudo-inverse: eigenvalues at or below
+// d·ε·λ_max (rank.Cutoff) count as zero. Strategy Grams come from Cholesky
+// factors with unit diagonal (eigenvalues ≥ ~1e-9 even for regularized
+// solves of singular workloads) or are exactly singular (a total's 1×d
+// strategy, X = J, whose zero eigenvalues come out at rounding level, far
+// below d·ε·λ_max = d²·ε); TestPinvCutoffAgreesWithOld shows the rule
+// decides as the former fixed 1e-12·λ_max did on such Grams.
 func NewPinv(x *mat.SymDense) (*Pinv, error) {
 	if x == nil || x.SymmetricDim() == 0 {
 		return nil, inputerr.Errorf("domain", "empty strategy factor")
@@ -44,13 +44,11 @@ func NewPinv(x *mat.SymDense) (*Pinv, error) {
 			}
 		}
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(x, true) {
+	e, err := pinv.NewSym(x)
+	if err != nil {
 		return nil, inputerr.Errorf("domain", "strategy factor: eigendecomposition failed")
 	}
-	vals := eig.Values(nil)
-	var q mat.Dense
-	eig.VectorsTo(&q)
+	vals, q := e.Values, e.Vectors
 	lmax := 0.0
 	for _, l := range vals {
 		lmax = math.Max(lmax, l)
@@ -68,7 +66,7 @@ func NewPinv(x *mat.SymDense) (*Pinv, error) {
 		for j := i; j < d; j++ {
 			var s, t float64
 			for k, l := range vals {
-				if l <= pinvCutoff*lmax {
+				if !e.Kept(k) {
 					continue
 				}
 				qq := q.At(i, k) * q.At(j, k)

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/internal/rank"
+	"github.com/dpsolve/dpsolve/internal/pinv"
 	"github.com/dpsolve/dpsolve/model/workload"
 	"github.com/dpsolve/dpsolve/privacy/accounting"
 )
@@ -21,34 +21,18 @@ import (
 // x̂ = A⁺y answers those without bias: W·A⁺·A = W. Its error is
 // v·tr(V X⁺), X⁺ = A⁺A⁺ᵀ.
 
-// factorPinv computes A⁺ from the thin SVD A = UΣVᵀ, dropping singular
-// values at or below max(p,n)·ε·σ₁ (the usual numerical-rank threshold).
+// factorPinv computes A⁺ with pinv.Dense (dpsolve's one pseudo-inverse:
+// the thin SVD A = UΣVᵀ, dropping singular values at or below
+// max(p,n)·ε·σ₁, the usual numerical-rank threshold).
 func (m *Mechanism) factorPinv() error {
-	var svd mat.SVD
-	if !svd.Factorize(m.a, mat.SVDThin) {
+	p, r, err := pinv.Dense(m.a)
+	if err != nil {
 		return fmt.Errorf("release: the SVD of the rank-deficient strategy did not converge")
 	}
-	sv := svd.Values(nil)
-	if len(sv) == 0 || !(sv[0] > 0) {
+	if r == 0 {
 		return inputerr.Errorf("release", "the strategy matrix is zero")
 	}
-	tol := rank.Cutoff(max(m.p, m.n), sv[0])
-	r := 0
-	for r < len(sv) && sv[r] > tol {
-		r++
-	}
-	var u, v mat.Dense
-	svd.UTo(&u)
-	svd.VTo(&v)
-	// A⁺ = V_r Σ_r⁻¹ U_rᵀ.
-	vs := mat.DenseCopyOf(v.Slice(0, m.n, 0, r))
-	for j := 0; j < r; j++ {
-		for i := 0; i < m.n; i++ {
-			vs.Set(i, j, vs.At(i, j)/sv[j])
-		}
-	}
-	m.pinv = mat.NewDense(m.n, m.p, nil)
-	m.pinv.Mul(vs, u.Slice(0, m.p, 0, r).T())
+	m.pinv = p
 	m.rank = r
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/pinv"
 	"github.com/dpsolve/dpsolve/internal/rank"
 )
 
@@ -53,21 +54,15 @@ func TraceGramPinv(v, x *mat.SymDense) (float64, error) {
 
 func tracePinvEigen(v, x *mat.SymDense) (float64, error) {
 	n := v.SymmetricDim()
-	var eig mat.EigenSym
-	if !eig.Factorize(x, true) {
+	e, err := pinv.NewSym(x)
+	if err != nil {
 		return 0, fmt.Errorf("eigendecomposition of the strategy Gram did not converge")
 	}
-	lam := eig.Values(nil)
-	var q mat.Dense
-	eig.VectorsTo(&q)
-	lmax := 0.0
-	for _, l := range lam {
-		lmax = math.Max(lmax, math.Abs(l))
-	}
-	if lmax == 0 {
+	lam, q := e.Values, e.Vectors
+	if e.Largest == 0 {
 		return 0, fmt.Errorf("%w: the strategy Gram is zero", ErrUnsupported)
 	}
-	tol := rank.Cutoff(n, lmax)
+	tol := e.Cutoff
 	for _, l := range lam {
 		if l < -tol {
 			return 0, inputerr.Errorf("accounting", "strategy Gram is not positive semidefinite (eigenvalue %g)", l)
@@ -75,7 +70,7 @@ func tracePinvEigen(v, x *mat.SymDense) (float64, error) {
 	}
 	// d_k = q_kᵀ V q_k from T = V·Q.
 	var t mat.Dense
-	t.Mul(v, &q)
+	t.Mul(v, q)
 	trV := 0.0
 	for i := 0; i < n; i++ {
 		trV += v.At(i, i)
@@ -86,7 +81,7 @@ func tracePinvEigen(v, x *mat.SymDense) (float64, error) {
 		for i := 0; i < n; i++ {
 			d += q.At(i, k) * t.At(i, k)
 		}
-		if lam[k] > tol {
+		if e.Kept(k) {
 			tr += d / lam[k]
 		} else {
 			null += math.Abs(d)
