@@ -36,7 +36,7 @@ func BenchmarkFamilies(b *testing.B) {
 		}
 	}
 	for _, n := range ns {
-		dg := DGEMMSeconds(n, 3)
+		dg := dgemmSeconds(n, 3)
 		for _, f := range Families {
 			w, err := workload.Parse(f, n)
 			if err != nil {
@@ -54,7 +54,7 @@ func BenchmarkFamilies(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				_, _, gap, err := Certify(V, res.X)
+				_, _, gap, err := certify(V, res.X)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -253,7 +253,7 @@ func runOne(ctx context.Context, m Solver, p Problem, lower float64, rep int, sa
 	}
 	r.Seconds, r.ReportedObjective, r.ReportedGap = Num(o.Seconds), Num(o.Objective), Num(o.Gap)
 	r.Iterations, r.Status, r.Trace, r.Phases = o.Iterations, o.Status, o.Trace, o.Phases
-	f, g, gap, err := Certify(p.V, o.X)
+	f, g, gap, err := certify(p.V, o.X)
 	if err != nil {
 		r.Error = "certifying the returned X: " + err.Error()
 		return r

@@ -93,10 +93,10 @@ func timeMedian(samples int, prepare func(), work func() error) (float64, error)
 	return median(ts), nil
 }
 
-// DGEMMSeconds returns the median wall time of one n×n DGEMM, C = A·B, over
+// dgemmSeconds returns the median wall time of one n×n DGEMM, C = A·B, over
 // samples runs (at least one) after one warm-up, with the kernel backend in
 // use.
-func DGEMMSeconds(n, samples int) float64 { return median(dgemmTimes(n, samples)) }
+func dgemmSeconds(n, samples int) float64 { return median(dgemmTimes(n, samples)) }
 
 // dgemmTimes times samples n×n DGEMMs after one warm-up. The operands live
 // only during the call.

@@ -81,18 +81,18 @@ func TestKernelsTable(t *testing.T) {
 }
 
 func TestDGEMMSeconds(t *testing.T) {
-	s := DGEMMSeconds(64, 3)
+	s := dgemmSeconds(64, 3)
 	assert.Greater(t, s, 0.0)
 	assert.Less(t, s, 1.0)
 }
 
 func TestMemoryProbe(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		_, err := StartMemoryProbe()
+		_, err := startMemoryProbe()
 		assert.Error(t, err)
 		return
 	}
-	p, err := StartMemoryProbe()
+	p, err := startMemoryProbe()
 	require.NoError(t, err)
 	const size = 64 << 20
 	buf := make([]byte, size)

@@ -47,7 +47,7 @@ func BenchmarkLRM(b *testing.B) {
 					}
 					w = wl.Matrix()
 				}
-				dg := DGEMMSeconds(n, 3)
+				dg := dgemmSeconds(n, 3)
 				var secs float64
 				var res *lrm.Result
 				for b.Loop() {

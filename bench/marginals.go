@@ -3,15 +3,10 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"runtime"
 	"time"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 )
@@ -141,58 +136,4 @@ func WriteMarginalsTable(w io.Writer, rows []MarginalsRow) error {
 		}
 	}
 	return nil
-}
-
-// WriteMarginalsPlot writes a log-log plot of planning seconds against the
-// number of attributes (PNG, SVG or PDF by extension), one line per
-// objective, with a reference line proportional to the number of residual
-// subsets through the last sum-plan point (the cost the closed form should
-// follow).
-func WriteMarginalsPlot(path string, rows []MarginalsRow) error {
-	var sum, max, sumCPU, maxCPU, ref plotter.XYs
-	add := func(xy *plotter.XYs, x float64, y Num) {
-		if y.Valid() && y > 0 {
-			*xy = append(*xy, plotter.XY{X: x, Y: float64(y)})
-		}
-	}
-	for _, r := range rows {
-		x := float64(r.Attributes)
-		add(&sum, x, r.SumSeconds)
-		add(&max, x, r.MaxSeconds)
-		add(&sumCPU, x, r.SumCPUSeconds)
-		add(&maxCPU, x, r.MaxCPUSeconds)
-	}
-	if len(sum) == 0 {
-		return errors.New("marginals plot: no sum-plan timings")
-	}
-	first, last := rows[0], rows[len(rows)-1]
-	for _, r := range rows {
-		ref = append(ref, plotter.XY{X: float64(r.Attributes), Y: float64(last.SumSeconds) * float64(r.Residuals) / float64(last.Residuals)})
-	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("marginals template: planning time, all 0…%d-way marginals, size-%d attributes", first.UpTo, first.Size)
-	p.X.Label.Text = "attributes"
-	p.Y.Label.Text = "seconds"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
-	p.Legend.Top, p.Legend.Left = true, true
-	ss := []series{{name: "sum (closed form), wall", xy: sum}}
-	for _, s := range []series{{"sum, CPU", sumCPU}, {"max (certified barrier method), wall", max}, {"max, CPU", maxCPU}} {
-		if len(s.xy) > 0 {
-			ss = append(ss, s)
-		}
-	}
-	if err := addSeries(p, ss); err != nil {
-		return err
-	}
-	p.X.Tick.Marker = sizeTicks(ss)
-	l, err := plotter.NewLine(ref)
-	if err != nil {
-		return err
-	}
-	l.Color = color.Black
-	l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
-	p.Add(l)
-	p.Legend.Add("proportional to the residual subsets", l)
-	return p.Save(8*vg.Inch, 6*vg.Inch, path)
 }

@@ -11,14 +11,14 @@ import (
 	"strings"
 )
 
-// MemoryProbe measures the peak resident set size (RSS) of this process over
+// memoryProbe measures the peak resident set size (RSS) of this process over
 // a stretch of work, from Linux's /proc/self/status (VmHWM, the high-water
 // mark, and VmRSS). Before the work it collects garbage, returns freed memory
 // to the OS and resets the high-water mark through /proc/self/clear_refs
 // (Linux ≥ 4.0); where the reset is refused, the peak is the process's peak
 // since it started, which is still the peak of the work when sizes are run in
 // increasing order (Resettable reports which).
-type MemoryProbe struct {
+type memoryProbe struct {
 	// Baseline is the RSS in bytes when Start was called.
 	Baseline int64
 	// Resettable is true if the high-water mark was reset by Start.
@@ -28,9 +28,9 @@ type MemoryProbe struct {
 // errNoProc is returned where /proc/self/status is missing (not Linux).
 var errNoProc = errors.New("peak memory needs /proc/self/status (Linux)")
 
-// StartMemoryProbe frees what the Go runtime can, resets the high-water mark
+// startMemoryProbe frees what the Go runtime can, resets the high-water mark
 // and records the baseline RSS.
-func StartMemoryProbe() (*MemoryProbe, error) {
+func startMemoryProbe() (*memoryProbe, error) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	reset := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
@@ -38,12 +38,12 @@ func StartMemoryProbe() (*MemoryProbe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MemoryProbe{Baseline: rss, Resettable: reset}, nil
+	return &memoryProbe{Baseline: rss, Resettable: reset}, nil
 }
 
 // Peak returns the high-water RSS in bytes since Start (or since the process
 // started, if the reset was refused).
-func (p *MemoryProbe) Peak() (int64, error) {
+func (p *memoryProbe) Peak() (int64, error) {
 	_, hwm, err := readStatus()
 	return hwm, err
 }

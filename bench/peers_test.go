@@ -39,7 +39,7 @@ func TestPeersThroughRunner(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "converged", o.Status)
 			assert.Len(t, o.Trace, o.Iterations)
-			f, g, gap, err := Certify(V, o.X)
+			f, g, gap, err := certify(V, o.X)
 			require.NoError(t, err)
 			// the peer stopped within 1e-8 of the given bound; our own
 			// certificate at its X may be looser but not by orders of magnitude
@@ -60,7 +60,7 @@ func TestPeersGramFile(t *testing.T) {
 	s, _ := p.Solver("fixedpoint")
 	o, err := s.Solve(context.Background(), Problem{Workload: "custom matrix", V: V, Tol: 1e-10}, nan())
 	require.NoError(t, err)
-	f, _, gap, err := Certify(V, o.X)
+	f, _, gap, err := certify(V, o.X)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, gap, 1e-9)
 	assert.InDelta(t, o.Objective, f, 1e-12*f)

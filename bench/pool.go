@@ -14,9 +14,9 @@ import (
 	"github.com/dpsolve/dpsolve/newton"
 )
 
-// PoolResult compares a worker pool of newton.Solvers with the
+// poolResult compares a worker pool of newton.Solvers with the
 // one-at-a-time loop on the same batch of Grams.
-type PoolResult struct {
+type poolResult struct {
 	N, Solves, Workers int
 	// SequentialSeconds: one Solver, one solve after another, the kernels
 	// on all their threads. PoolSeconds: Workers goroutines, each with its
@@ -31,10 +31,10 @@ type PoolResult struct {
 	MaxRelDiff, MaxXDiff float64
 }
 
-// PoolGrams returns count Grams of size n for the pool benchmark: related
+// poolGrams returns count Grams of size n for the pool benchmark: related
 // queries (2n Gaussian products) of full rank n for even i and of rank n/4
 // for odd i, so the batch exercises both of newton's methods.
-func PoolGrams(n, count int) ([]*mat.SymDense, error) {
+func poolGrams(n, count int) ([]*mat.SymDense, error) {
 	gs := make([]*mat.SymDense, count)
 	for i := range gs {
 		s := n
@@ -50,16 +50,16 @@ func PoolGrams(n, count int) ([]*mat.SymDense, error) {
 	return gs, nil
 }
 
-// WorkerPool solves grams one at a time, then from a pool of workers (0:
+// workerPool solves grams one at a time, then from a pool of workers (0:
 // the backend's thread count), and compares speed and results. The BLAS
 // thread count is restored on return.
-func WorkerPool(ctx context.Context, grams []*mat.SymDense, workers int) (PoolResult, error) {
+func workerPool(ctx context.Context, grams []*mat.SymDense, workers int) (poolResult, error) {
 	be := blas.Current()
 	threads := be.Threads()
 	if workers <= 0 {
 		workers = max(1, threads)
 	}
-	r := PoolResult{Solves: len(grams), Workers: workers}
+	r := poolResult{Solves: len(grams), Workers: workers}
 	if len(grams) > 0 {
 		r.N = grams[0].SymmetricDim()
 	}

@@ -16,14 +16,14 @@ import (
 //	go test ./bench -run '^$' -bench WorkerPool -benchtime 1x
 func BenchmarkWorkerPool(b *testing.B) {
 	for _, c := range []struct{ n, count int }{{64, 1000}, {256, 100}} {
-		gs, err := PoolGrams(c.n, c.count)
+		gs, err := poolGrams(c.n, c.count)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("n=%d/solves=%d", c.n, c.count), func(b *testing.B) {
-			var r PoolResult
+			var r poolResult
 			for b.Loop() {
-				if r, err = WorkerPool(context.Background(), gs, 0); err != nil {
+				if r, err = workerPool(context.Background(), gs, 0); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -12,9 +12,9 @@ import (
 // multi-threaded kernels (used by the loop, not by the pool's one-thread
 // workers) round differently; every solve converges either way.
 func TestWorkerPool(t *testing.T) {
-	gs, err := PoolGrams(48, 12)
+	gs, err := poolGrams(48, 12)
 	require.NoError(t, err)
-	r, err := WorkerPool(context.Background(), gs, 3)
+	r, err := workerPool(context.Background(), gs, 3)
 	require.NoError(t, err)
 	t.Logf("%+v", r)
 	require.Equal(t, 12, r.Solves)

@@ -214,15 +214,15 @@ func (r *Report) WriteKernelsCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// PhaseOrder is the order of newton.Result.Phases in reports: the solve's
+// phaseOrder is the order of newton.Result.Phases in reports: the solve's
 // own order, start to finish.
-var PhaseOrder = []string{"spectrum", "fixed-point", "eigen", "system", "step", "line-search", "certificate", "strategy", "other"}
+var phaseOrder = []string{"spectrum", "fixed-point", "eigen", "system", "step", "line-search", "certificate", "strategy", "other"}
 
 // writePhases writes, for the summary rows that report phases, where the
 // time went: the median DGEMM-equivalents per phase. Phases a method did
-// not report are "—"; a phase outside PhaseOrder is added at the end.
+// not report are "—"; a phase outside phaseOrder is added at the end.
 func writePhases(w io.Writer, rows []SummaryRow) {
-	names := append([]string(nil), PhaseOrder...)
+	names := append([]string(nil), phaseOrder...)
 	reported := false
 	for _, s := range rows {
 		for name := range s.Phases {

@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestPlotsAndTables(t *testing.T) {
+func TestTables(t *testing.T) {
 	rep := &Report{Machine: DescribeMachine(), Tol: 1e-8, Repeat: 1}
 	rep.Comparison = &Comparison{DGEMM: []DGEMMTiming{{N: 4, Seconds: 0.01}, {N: 8, Seconds: 0.08}}}
 	for _, n := range []int{4, 8} {
@@ -28,17 +26,6 @@ func TestPlotsAndTables(t *testing.T) {
 	rep.Scaling = []ScalingRow{{Backend: "purego", Workload: "prefix", N: 4, Seconds: 0.5, Gap: 1e-9, Matrices: 3},
 		{Backend: "purego", Workload: "prefix", N: 8, Seconds: 4, Gap: 1e-9, Matrices: 3}}
 	rep.Kernels = []KernelResult{{Backend: "purego", N: 4, Kernel: KernelDGEMM, Seconds: 1e-6, GFlops: 0.1}}
-	dir := t.TempDir()
-	tp, cp := filepath.Join(dir, "t.png"), filepath.Join(dir, "c.png")
-	require.NoError(t, rep.WriteTimePlot(tp))
-	require.NoError(t, rep.WriteConvergencePlot(cp, "prefix", 8))
-	for _, p := range []string{tp, cp} {
-		b, err := os.ReadFile(p)
-		require.NoError(t, err)
-		assert.Equal(t, "\x89PNG", string(b[:4]))
-	}
-	assert.Error(t, rep.WriteConvergencePlot(cp, "prefix", 99), "no runs at that n")
-	assert.Error(t, (&Report{}).WriteTimePlot(tp), "nothing to draw")
 
 	var md, runsCSV, scCSV, kCSV strings.Builder
 	require.NoError(t, rep.WriteMarkdown(&md))

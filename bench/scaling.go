@@ -56,7 +56,7 @@ type ScalingRow struct {
 	// (V included); the target is ≤ 8.
 	Matrices Num `json:"matrices"`
 	// RSSReset says whether the high-water mark could be reset per run (see
-	// MemoryProbe).
+	// memoryProbe).
 	RSSReset bool   `json:"rss_reset"`
 	Error    string `json:"error,omitempty"`
 }
@@ -122,12 +122,12 @@ func scalingPoint(ctx context.Context, be blas.Backend, wname string, n int, cfg
 	if _, err := workload.Parse(wname, n); err != nil {
 		return row, err
 	}
-	dg := DGEMMSeconds(n, 3)
+	dg := dgemmSeconds(n, 3)
 	row.DGEMMSeconds = Num(dg)
 	var secs, its, gaps []float64
 	var statuses []string
 	for rep := 0; rep < cfg.Repeat; rep++ {
-		probe, err := StartMemoryProbe()
+		probe, err := startMemoryProbe()
 		if err != nil {
 			return row, err
 		}
@@ -144,7 +144,7 @@ func scalingPoint(ctx context.Context, be blas.Backend, wname string, n int, cfg
 		if perr != nil {
 			return row, perr
 		}
-		_, _, gap, err := Certify(V, res.X)
+		_, _, gap, err := certify(V, res.X)
 		if err != nil {
 			row.Error = "certifying the returned X: " + err.Error()
 			return row, nil

@@ -22,11 +22,11 @@ func BenchmarkSolve(b *testing.B) {
 	for _, w := range []string{"prefix", "allrange"} {
 		for _, n := range []int{256, 512, 1024, 2048} {
 			b.Run(fmt.Sprintf("%s/n=%d", w, n), func(b *testing.B) {
-				dg := DGEMMSeconds(n, 3)
+				dg := dgemmSeconds(n, 3)
 				var secs, matrices float64
 				var res *newton.Result
 				for b.Loop() {
-					probe, err := StartMemoryProbe()
+					probe, err := startMemoryProbe()
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -43,7 +43,7 @@ func BenchmarkSolve(b *testing.B) {
 						b.Fatal(err)
 					}
 					matrices = max(matrices, float64(peak-probe.Baseline)/(8*float64(n)*float64(n)))
-					_, _, gap, err := Certify(V, res.X)
+					_, _, gap, err := certify(V, res.X)
 					if err != nil {
 						b.Fatal(err)
 					}

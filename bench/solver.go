@@ -98,9 +98,9 @@ func (s Newton) Solve(ctx context.Context, p Problem, _ float64) (*Outcome, erro
 		Status: r.Status.String(), Seconds: secs, Trace: tr, Phases: r.Phases}, nil
 }
 
-// Certify recomputes the objective and the certified lower bound of X with
+// certify recomputes the objective and the certified lower bound of X with
 // newton.Certificate and returns them with the relative gap (F − g)/F.
-func Certify(V, X *mat.SymDense) (objective, bound, gap float64, err error) {
+func certify(V, X *mat.SymDense) (objective, bound, gap float64, err error) {
 	if X == nil {
 		return 0, 0, 0, errors.New("no X to certify")
 	}

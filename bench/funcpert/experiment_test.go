@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"image/png"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -165,14 +162,6 @@ func TestOutputs(t *testing.T) {
 		assert.True(t, e >= 0 && !math.IsInf(e, 0))
 	}
 	assert.Equal(t, map[string]int{"functional": 4, "message": 4}, methods)
-	path := filepath.Join(t.TempDir(), "fig.png")
-	require.NoError(t, Plot(res, path))
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	img, err := png.Decode(f)
-	require.NoError(t, err)
-	assert.Greater(t, img.Bounds().Dx(), 400)
 }
 
 func TestConfigErrors(t *testing.T) {

@@ -55,8 +55,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{f.from}, fileOut("--csv", f.csv), fileOut("--md", f.md),
-		fileOut("--plot", f.plot), fileOut("--convergence-plot", f.convPlot)); err != nil {
+	if err := f.refusePlots(); err != nil {
+		return err
+	}
+	if err := checkOutputs([]string{f.from}, fileOut("--csv", f.csv), fileOut("--md", f.md)); err != nil {
 		return err
 	}
 	if f.from != "" {
@@ -87,7 +89,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := writeBenchOutputs(rep, f, p.convW, p.convN, stdout); err != nil {
+	if err := writeBenchOutputs(rep, f, stdout); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -110,9 +112,9 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.threads, "threads", 0, "kernel threads for dpsolve and the peers (0: backend default)")
 	fs.StringVar(&f.csv, "csv", "", "write per-run rows to this CSV file (scaling and kernel rows to NAME-scaling.csv, NAME-kernels.csv)")
 	fs.StringVar(&f.md, "md", "", "write the Markdown tables to this file")
-	fs.StringVar(&f.plot, "plot", "", "write the log-log time-vs-n plot to this file (.png, .svg, .pdf)")
-	fs.StringVar(&f.convPlot, "convergence-plot", "", "write the gap-vs-seconds plot to this file")
-	fs.StringVar(&f.conv, "convergence", "", "problem of the convergence plot, WORKLOAD:N (default: first workload, largest n)")
+	fs.StringVar(&f.plot, "plot", "", "moved to dpsolve-plot: save the report with --json, then go run ./cmd/dpsolve-plot bench --from FILE --plot …")
+	fs.StringVar(&f.convPlot, "convergence-plot", "", "moved to dpsolve-plot (see --plot)")
+	fs.StringVar(&f.conv, "convergence", "", "moved to dpsolve-plot (see --plot)")
 	fs.StringVar(&f.saveX, "save-x", "", "directory to save every returned X as .npy")
 	fs.BoolVar(&f.compare, "compare", true, "run the method comparison (disable to run only --scaling/--kernels)")
 	fs.BoolVar(&f.scaling, "scaling", false, "also run the scaling sweep of newton with peak memory, per backend")
@@ -136,8 +138,6 @@ type benchPlan struct {
 	workloads []string
 	backends  []blas.Backend
 	solvers   []bench.Solver
-	convW     string // the convergence plot's problem
-	convN     int
 }
 
 // plan checks the flags and resolves them; the later phases' sizes are
@@ -196,22 +196,6 @@ func (f *benchFlags) plan() (*benchPlan, error) {
 	if f.compare && len(solvers) == 0 && !f.peers {
 		return nil, usageErrorf("--methods is empty and --peers is off: nothing to compare")
 	}
-	convW, convN := "", 0
-	if f.compare {
-		convW, convN = workloads[0], slices.Max(ns)
-		if f.conv != "" {
-			w, n, ok := strings.Cut(f.conv, ":")
-			nn, err := strconv.Atoi(n)
-			if !ok || err != nil || !slices.Contains(workloads, w) || !slices.Contains(ns, nn) {
-				return nil, usageErrorf("--convergence %q: want WORKLOAD:N with a workload of --workload and an n of --n", f.conv)
-			}
-			convW, convN = w, nn
-		}
-	} else if f.plot != "" && !f.scaling {
-		return nil, usageErrorf("--plot needs the comparison or --scaling")
-	} else if f.convPlot != "" {
-		return nil, usageErrorf("--convergence-plot needs the comparison")
-	}
 	if !f.compare && !f.scaling && !f.kernels {
 		return nil, usageErrorf("nothing to run: --compare=false without --scaling or --kernels")
 	}
@@ -221,7 +205,7 @@ func (f *benchFlags) plan() (*benchPlan, error) {
 		}
 	}
 
-	return &benchPlan{ns: ns, workloads: workloads, backends: backends, solvers: solvers, convW: convW, convN: convN}, nil
+	return &benchPlan{ns: ns, workloads: workloads, backends: backends, solvers: solvers}, nil
 }
 
 // run runs the comparison, the scaling sweep and the kernel table, each
@@ -320,6 +304,18 @@ func (f *benchFlags) runKernels(p *benchPlan, rep *bench.Report, stderr io.Write
 	return nil, nil
 }
 
+// refusePlots refuses the plot flags, which dpsolve-plot took over, with the
+// commands that draw the figure now.
+func (f *benchFlags) refusePlots() error {
+	for _, fl := range [][2]string{{"--plot", f.plot}, {"--convergence-plot", f.convPlot}, {"--convergence", f.conv}} {
+		if fl[1] != "" {
+			return usageErrorf("%s: dpsolve no longer draws plots; save the report with --json (or use an existing one) and run\n"+
+				"  go run ./cmd/dpsolve-plot bench --from REPORT.json --plot TIME.svg --convergence-plot CONV.png [--convergence WORKLOAD:N]", fl[0])
+		}
+	}
+	return nil
+}
+
 // rerenderBench loads a --json report and writes the requested outputs.
 func rerenderBench(f benchFlags, stdout io.Writer) error {
 	b, err := os.ReadFile(f.from)
@@ -333,29 +329,12 @@ func rerenderBench(f benchFlags, stdout io.Writer) error {
 	if rep.Comparison != nil {
 		rep.Comparison.Summarize() // reports from older versions lack newer summary fields
 	}
-	convW, convN := "", 0
-	if c := rep.Comparison; c != nil && len(c.Summary) > 0 {
-		convW = c.Summary[0].Workload
-		for _, s := range c.Summary {
-			if s.Workload == convW {
-				convN = max(convN, s.N)
-			}
-		}
-	}
-	if f.conv != "" {
-		w, n, ok := strings.Cut(f.conv, ":")
-		nn, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			return usageErrorf("--convergence %q: want WORKLOAD:N", f.conv)
-		}
-		convW, convN = w, nn
-	}
-	return writeBenchOutputs(&rep, f, convW, convN, stdout)
+	return writeBenchOutputs(&rep, f, stdout)
 }
 
 // writeBenchOutputs writes the report to stdout (JSON or Markdown) and to
 // the requested files.
-func writeBenchOutputs(rep *bench.Report, f benchFlags, convW string, convN int, stdout io.Writer) error {
+func writeBenchOutputs(rep *bench.Report, f benchFlags, stdout io.Writer) error {
 	if f.jsonOut {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(rep); err != nil {
@@ -389,16 +368,6 @@ func writeBenchOutputs(rep *bench.Report, f benchFlags, convW string, convN int,
 			if err := writeFile(stem+"-kernels.csv", rep.WriteKernelsCSV); err != nil {
 				return err
 			}
-		}
-	}
-	if f.plot != "" {
-		if err := rep.WriteTimePlot(f.plot); err != nil {
-			return err
-		}
-	}
-	if f.convPlot != "" && rep.Comparison != nil {
-		if err := rep.WriteConvergencePlot(f.convPlot, convW, convN); err != nil {
-			return err
 		}
 	}
 	return nil

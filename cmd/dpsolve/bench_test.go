@@ -40,14 +40,12 @@ func TestBenchEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	xdir := filepath.Join(dir, "x")
 	files := map[string]string{}
-	for _, k := range []string{"csv", "md", "plot", "convergence-plot"} {
-		ext := map[string]string{"csv": ".csv", "md": ".md", "plot": ".png", "convergence-plot": ".png"}[k]
-		files[k] = filepath.Join(dir, k+ext)
+	for _, k := range []string{"csv", "md"} {
+		files[k] = filepath.Join(dir, k+"."+k)
 	}
 	withPeers := peersAvailable(t)
 	args := []string{"bench", "--workload", "prefix,allrange", "--n", "32,64", "--repeat", "1", "--json",
-		"--save-x", xdir, "--csv", files["csv"], "--md", files["md"], "--plot", files["plot"],
-		"--convergence-plot", files["convergence-plot"], "--convergence", "prefix:64",
+		"--save-x", xdir, "--csv", files["csv"], "--md", files["md"],
 		"--scaling", "--scaling-n", "32,48", "--kernels", "--kernel-n", "48", "--peers"}
 	code, out, errOut := runCLI(t, args...)
 	require.Equal(t, 0, code, errOut)
@@ -137,11 +135,6 @@ func TestBenchEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "| workload | n | method |")
 	assert.Contains(t, string(md), "| prefix | 64 | newton |")
-	for _, k := range []string{"plot", "convergence-plot"} {
-		b, err := os.ReadFile(files[k])
-		require.NoError(t, err)
-		assert.Equal(t, "\x89PNG", string(b[:4]), k)
-	}
 	assert.Contains(t, errOut, "prefix n=64 rep 1/1", "progress on stderr")
 }
 
@@ -179,8 +172,7 @@ func TestBenchMarkdownDefault(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	saved := filepath.Join(t.TempDir(), "report.json")
 	require.NoError(t, os.WriteFile(saved, []byte(js), 0o644))
-	plot := filepath.Join(t.TempDir(), "c.png")
-	code, again, errOut := runCLI(t, "bench", "--from", saved, "--convergence-plot", plot)
+	code, again, errOut := runCLI(t, "bench", "--from", saved)
 	require.Equal(t, 0, code, errOut)
 	assert.Empty(t, errOut, "nothing ran")
 	var rep bench.Report
@@ -188,12 +180,28 @@ func TestBenchMarkdownDefault(t *testing.T) {
 	var want strings.Builder
 	require.NoError(t, rep.WriteMarkdown(&want))
 	assert.Equal(t, want.String(), again)
-	_, err := os.Stat(plot)
-	assert.NoError(t, err)
 
 	code, _, errOut = runCLI(t, "bench", "--from", filepath.Join(t.TempDir(), "missing.json"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "missing.json")
+}
+
+// TestBenchPlotFlagsMoved: the plot flags, now dpsolve-plot's, are refused
+// before anything runs or is written, with the command that draws the plot.
+func TestBenchPlotFlagsMoved(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "r.md")
+	for _, fl := range [][]string{{"--plot", filepath.Join(dir, "t.svg")}, {"--convergence-plot", filepath.Join(dir, "c.png")},
+		{"--convergence", "prefix:16"}} {
+		code, out, errOut := runCLI(t, append([]string{"bench", "--workload", "prefix", "--n", "16", "--repeat", "1", "--md", md}, fl...)...)
+		assert.Equal(t, 2, code, fl[0])
+		assert.Empty(t, out, fl[0])
+		assert.Contains(t, errOut, fl[0]+": dpsolve no longer draws plots", fl[0])
+		assert.Contains(t, errOut, "go run ./cmd/dpsolve-plot bench --from REPORT.json", fl[0])
+		assert.NotContains(t, errOut, "rep 1/1", "%s: nothing ran", fl[0])
+		_, err := os.Stat(md)
+		assert.True(t, os.IsNotExist(err), "%s: nothing written", fl[0])
+	}
 }
 
 // TestBenchFilesAreReplacedAtomically: --md and --csv replace an existing

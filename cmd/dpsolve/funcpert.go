@@ -36,7 +36,6 @@ type funcpertSeries struct {
 type funcpertJSON struct {
 	Rows                  int                `json:"rows"`
 	Out                   string             `json:"out,omitempty"`
-	Plot                  string             `json:"plot,omitempty"`
 	XStar                 []float64          `json:"x_star"`
 	Smoothing             map[string]float64 `json:"smoothing"`
 	ProjectionCertificate float64            `json:"projection_certificate"`
@@ -79,7 +78,7 @@ type funcpertFlags struct {
 // register binds the flags to cfg (the experiment's defaults) and f.
 func (f *funcpertFlags) register(fs *flag.FlagSet, cfg *funcpert.Config) {
 	fs.StringVar(&f.out, "out", "", "write the results to this CSV file (columns eps,coeffs,method,rep,error; method functional or message, whose rows have coeffs 0)")
-	fs.StringVar(&f.plotPath, "plot", "", "draw the figure into this PNG file")
+	fs.StringVar(&f.plotPath, "plot", "", "moved to dpsolve-plot: run with --json > FILE, then go run ./cmd/dpsolve-plot funcpert --from FILE --plot fig.png")
 	fs.BoolVar(&f.quick, "quick", false, "small configuration for a fast check: 3 repetitions, 6 ε points, 15 and 28 coefficients, short baseline tuning")
 	fs.IntVar(&cfg.Reps, "reps", cfg.Reps, "repetitions per (ε, coefficients)")
 	fs.IntVar(&f.epsPoints, "eps-points", len(cfg.Eps), "number of ε values, log-spaced")
@@ -199,6 +198,10 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if f.plotPath != "" {
+		return usageErrorf("--plot: dpsolve no longer draws plots; run dpsolve funcpert … --json > RESULT.json, then\n" +
+			"  go run ./cmd/dpsolve-plot funcpert --from RESULT.json --plot FIG.png")
+	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	f.applyQuick(&cfg)
@@ -209,7 +212,7 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stderr, "dpsolve funcpert: %d ε values in [%g, %g], coefficients %s, %d repetitions, γ=%g q=%g p=%g, S={α=%g, β=%g, u=%g}\n",
 			len(cfg.Eps), f.epsMin, f.epsMax, f.coeffs, cfg.Reps, cfg.Gamma, cfg.Q, cfg.P, cfg.S.Alpha, cfg.S.Beta, cfg.S.U)
 	}
-	if err := checkOutputs(nil, fileOut("--out", f.out), fileOut("--plot", f.plotPath)); err != nil {
+	if err := checkOutputs(nil, fileOut("--out", f.out)); err != nil {
 		return err
 	}
 	res, err := funcpert.Run(ctx, cfg, progressTo(stderr, "funcpert", f.quiet))
@@ -224,20 +227,15 @@ func runFuncpert(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	}
-	if f.plotPath != "" {
-		if err := funcpert.Plot(res, f.plotPath); err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-	}
-	j := newFuncpertResult(&cfg, res, f.out, f.plotPath)
+	j := newFuncpertResult(&cfg, res, f.out)
 	return writeReport(stdout, f.asJSON, j)
 }
 
 // newFuncpertResult is the one result of dpsolve funcpert that both the
 // text and the --json renderings read.
-func newFuncpertResult(cfg *funcpert.Config, res *funcpert.Result, out, plot string) *funcpertJSON {
+func newFuncpertResult(cfg *funcpert.Config, res *funcpert.Result, out string) *funcpertJSON {
 	j := &funcpertJSON{
-		Rows: len(res.Rows), Out: out, Plot: plot, XStar: res.XStar,
+		Rows: len(res.Rows), Out: out, XStar: res.XStar,
 		Smoothing:             map[string]float64{},
 		ProjectionCertificate: res.ProjectionCertificate,
 		ProjectionRelative:    res.ProjectionRelative,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,15 +14,14 @@ import (
 )
 
 // A seeded tiny run end to end: CSV with the documented columns and one row
-// per (ε, coefficients, method, repetition), a PNG that decodes, and one JSON
-// object on stdout whose series match the CSV.
+// per (ε, coefficients, method, repetition), and one JSON object on stdout
+// whose series match the CSV (dpsolve-plot draws the figure from it).
 func TestFuncpertEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "results.csv")
-	pngPath := filepath.Join(dir, "fig.png")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"funcpert", "--quick", "--reps", "2", "--eps-points", "3", "--coeffs", "15",
-		"--message-rounds", "100", "--out", csvPath, "--plot", pngPath, "--json"}, &stdout, &stderr)
+		"--message-rounds", "100", "--out", csvPath, "--json"}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr: %s", stderr.String())
 	assert.Contains(t, stderr.String(), "funcpert")
 	var out funcpertJSON
@@ -44,17 +42,24 @@ func TestFuncpertEndToEnd(t *testing.T) {
 	require.Len(t, recs, 13)
 	assert.Equal(t, []string{"eps", "coeffs", "method", "rep", "error"}, recs[0])
 	assert.Equal(t, []string{"0.01", "15", "functional", "0"}, recs[1][:4])
-	g, err := os.Open(pngPath)
-	require.NoError(t, err)
-	defer g.Close()
-	_, err = png.Decode(g)
-	require.NoError(t, err)
 
 	// The human-readable form prints the same table.
 	stdout.Reset()
 	code = run([]string{"funcpert", "--quick", "--reps", "1", "--eps-points", "1", "--coeffs", "15", "--message-rounds", "0"}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr: %s", stderr.String())
 	assert.Contains(t, stdout.String(), "functional, 15 coefficients")
+}
+
+// --plot moved to dpsolve-plot: refused before the experiment runs, with
+// the commands that draw the figure.
+func TestFuncpertPlotMoved(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"funcpert", "--quick", "--plot", filepath.Join(t.TempDir(), "fig.png")}, &stdout, &stderr)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout.String())
+	assert.Contains(t, stderr.String(), "--plot: dpsolve no longer draws plots")
+	assert.Contains(t, stderr.String(), "go run ./cmd/dpsolve-plot funcpert --from RESULT.json --plot FIG.png")
+	assert.NotContains(t, stderr.String(), "ε values", "the experiment did not start")
 }
 
 func TestFuncpertBadInput(t *testing.T) {

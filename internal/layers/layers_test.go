@@ -139,8 +139,8 @@ func TestArrowsPointDown(t *testing.T) {
 func TestLayerOf(t *testing.T) {
 	for rel, want := range map[string]int{
 		"blas": 1, "kron": 1, "newton": 2, "model/workload": 2, "privacy/accounting": 3,
-		"mechanism/plan/plantest": 4, "pipeline/tables": 5, "bench/funcpert": 6,
-		"cmd/dpsolve/internal/batch": 7, "internal/testkit/kronwork": testOnly,
+		"mechanism/plan/plantest": 4, "pipeline/tables": 5, "bench/funcpert": 6, "bench/benchplot": 6,
+		"cmd/dpsolve/internal/batch": 7, "cmd/dpsolve-plot": 7, "internal/testkit/kronwork": testOnly,
 	} {
 		if got, ok := layerOf(rel); !ok || got != want {
 			t.Errorf("layerOf(%q) = %d, %v; want %d", rel, got, ok, want)
@@ -150,5 +150,81 @@ func TestLayerOf(t *testing.T) {
 		if l, ok := layerOf(rel); ok {
 			t.Errorf("layerOf(%q) = %d: an unknown package must be unplaced", rel, l)
 		}
+	}
+}
+
+// TestPlottingOutOfTheCLI keeps gonum/plot (and the LaTeX, PDF, SVG and font
+// packages it brings) out of the dpsolve binary: no module package that
+// cmd/dpsolve reaches through non-test files imports it; the figures are
+// cmd/dpsolve-plot's. Build constraints are ignored, so every build is
+// covered. The walk must find the plotting package itself, or it proves
+// nothing.
+func TestPlottingOutOfTheCLI(t *testing.T) {
+	const plotLib = "gonum.org/v1/plot"
+	imports := map[string][]string{} // module package → its imports
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			n := d.Name()
+			if path != root && (strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") || n == "testdata" || n == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(rel)
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			imports[pkg] = append(imports[pkg], p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plots := func(pkg string) bool {
+		for _, p := range imports[pkg] {
+			if p == plotLib || strings.HasPrefix(p, plotLib+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	if !plots("bench/benchplot") {
+		t.Fatalf("bench/benchplot does not import %s: the walk is broken or the plots moved (update this test)", plotLib)
+	}
+	// breadth-first from the command, remembering who reached whom
+	via := map[string]string{"cmd/dpsolve": ""}
+	queue := []string{"cmd/dpsolve"}
+	for len(queue) > 0 {
+		pkg := queue[0]
+		queue = queue[1:]
+		if plots(pkg) {
+			chain := pkg
+			for p := via[pkg]; p != ""; p = via[p] {
+				chain = p + " → " + chain
+			}
+			t.Errorf("the dpsolve binary imports %s: %s", plotLib, chain)
+		}
+		for _, p := range imports[pkg] {
+			if dep, ok := strings.CutPrefix(p, module+"/"); ok {
+				if _, seen := via[dep]; !seen {
+					via[dep] = pkg
+					queue = append(queue, dep)
+				}
+			}
+		}
+	}
+	if len(via) < 30 {
+		t.Fatalf("cmd/dpsolve reaches only %d module packages: the walk is broken", len(via))
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package benchplot
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpsolve/dpsolve/bench"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -24,14 +25,14 @@ type series struct {
 	xy   plotter.XYs
 }
 
-// WriteTimePlot writes a log-log plot of solve seconds against n (PNG, SVG
+// Time writes a log-log plot of solve seconds against n (PNG, SVG
 // or PDF by the file's extension): the median of every method and workload
 // in the comparison, every backend and workload of the scaling sweep, and an
 // n³ reference line through the first point of dpsolve's newton.
-func (r *Report) WriteTimePlot(path string) error {
+func Time(r *bench.Report, path string) error {
 	var ss []series
 	idx := map[string]int{}
-	add := func(name string, n int, secs Num) {
+	add := func(name string, n int, secs bench.Num) {
 		if !secs.Valid() || secs <= 0 {
 			return
 		}
@@ -97,21 +98,21 @@ func (r *Report) WriteTimePlot(path string) error {
 	return p.Save(8*vg.Inch, 6*vg.Inch, path)
 }
 
-// WriteConvergencePlot writes gap to the best certified bound (log scale)
+// Convergence writes gap to the best certified bound (log scale)
 // against seconds for every method's run on one problem (the repetition
 // with the median time), so linear and quadratic convergence can be told
 // apart.
-func (r *Report) WriteConvergencePlot(path, workload string, n int) error {
+func Convergence(r *bench.Report, path, workload string, n int) error {
 	c := r.Comparison
 	if c == nil {
 		return errors.New("convergence plot: no comparison was run")
 	}
 	var ss []series
 	var methods []string
-	byMethod := map[string][]*RunRecord{}
+	byMethod := map[string][]*bench.RunRecord{}
 	for i := range c.Runs {
 		x := &c.Runs[i]
-		if x.Workload != workload || x.N != n || !x.ok() || len(x.Trace) == 0 {
+		if x.Workload != workload || x.N != n || x.Error != "" || len(x.Trace) == 0 {
 			continue
 		}
 		if byMethod[x.Method] == nil {
@@ -121,7 +122,7 @@ func (r *Report) WriteConvergencePlot(path, workload string, n int) error {
 	}
 	for _, m := range methods {
 		runs := byMethod[m]
-		slices.SortFunc(runs, func(a, b *RunRecord) int { return cmpFloat(float64(a.Seconds), float64(b.Seconds)) })
+		slices.SortFunc(runs, func(a, b *bench.RunRecord) int { return cmpFloat(float64(a.Seconds), float64(b.Seconds)) })
 		run := runs[(len(runs)-1)/2]
 		name := m
 		if m == "yuan2016" {
@@ -153,6 +154,60 @@ func (r *Report) WriteConvergencePlot(path, workload string, n int) error {
 	}
 	// head room above the data for the legend (5 lines ≈ 1.5 decades)
 	p.Y.Max *= math.Pow(10, 0.3*float64(len(ss)+1))
+	return p.Save(8*vg.Inch, 6*vg.Inch, path)
+}
+
+// Marginals writes a log-log plot of planning seconds against the
+// number of attributes (PNG, SVG or PDF by extension), one line per
+// objective, with a reference line proportional to the number of residual
+// subsets through the last sum-plan point (the cost the closed form should
+// follow).
+func Marginals(path string, rows []bench.MarginalsRow) error {
+	var sum, max, sumCPU, maxCPU, ref plotter.XYs
+	add := func(xy *plotter.XYs, x float64, y bench.Num) {
+		if y.Valid() && y > 0 {
+			*xy = append(*xy, plotter.XY{X: x, Y: float64(y)})
+		}
+	}
+	for _, r := range rows {
+		x := float64(r.Attributes)
+		add(&sum, x, r.SumSeconds)
+		add(&max, x, r.MaxSeconds)
+		add(&sumCPU, x, r.SumCPUSeconds)
+		add(&maxCPU, x, r.MaxCPUSeconds)
+	}
+	if len(sum) == 0 {
+		return errors.New("marginals plot: no sum-plan timings")
+	}
+	first, last := rows[0], rows[len(rows)-1]
+	for _, r := range rows {
+		ref = append(ref, plotter.XY{X: float64(r.Attributes), Y: float64(last.SumSeconds) * float64(r.Residuals) / float64(last.Residuals)})
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("marginals template: planning time, all 0…%d-way marginals, size-%d attributes", first.UpTo, first.Size)
+	p.X.Label.Text = "attributes"
+	p.Y.Label.Text = "seconds"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Legend.Top, p.Legend.Left = true, true
+	ss := []series{{name: "sum (closed form), wall", xy: sum}}
+	for _, s := range []series{{"sum, CPU", sumCPU}, {"max (certified barrier method), wall", max}, {"max, CPU", maxCPU}} {
+		if len(s.xy) > 0 {
+			ss = append(ss, s)
+		}
+	}
+	if err := addSeries(p, ss); err != nil {
+		return err
+	}
+	p.X.Tick.Marker = sizeTicks(ss)
+	l, err := plotter.NewLine(ref)
+	if err != nil {
+		return err
+	}
+	l.Color = color.Black
+	l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+	p.Add(l)
+	p.Legend.Add("proportional to the residual subsets", l)
 	return p.Save(8*vg.Inch, 6*vg.Inch, path)
 }
 
