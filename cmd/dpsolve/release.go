@@ -495,14 +495,6 @@ func (f *tblFlags) readData(ctx context.Context, histogram bool, sets [][]int, w
 	return tables.Data{Tables: tabs}, st.Records, wrapData(f.data, err)
 }
 
-// formatBytesFloat formats a byte count that may exceed uint64.
-func formatBytesFloat(b float64) string {
-	if b < 1<<63 {
-		return records.FormatBytes(uint64(b))
-	}
-	return fmt.Sprintf("%.3g EiB", b/(1<<60))
-}
-
 // ctxReader stops a read at the next call once ctx is cancelled, so an
 // interrupt stops a long read of the records within one buffer.
 type ctxReader struct {

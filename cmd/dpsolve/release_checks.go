@@ -144,7 +144,7 @@ func (f *tblFlags) feasible(k *domain.Kron, stderr io.Writer) error {
 	need := 24 * records.CellsFloat(attrs)
 	_, overflow := records.Cells(attrs)
 	mem, ok := records.AvailableMemory()
-	if overflow == nil && (!ok || need <= float64(mem.Bytes)) {
+	if overflow == nil && (!ok || need <= mem.Bytes) {
 		return nil
 	}
 	avail := "more than an int can count"
@@ -158,7 +158,7 @@ func (f *tblFlags) feasible(k *domain.Kron, stderr io.Writer) error {
 	if template == "best" && f.planDir == "" {
 		if _, err := tables.Prepare(k, tables.MarginalsStrategy{}, unit); err == nil {
 			// Said even with --quiet: it is a choice of plan, not progress.
-			fmt.Fprintf(stderr, "dpsolve release: the domain has %s cells, too many to hold its histogram (%s at least, %s available): planning with the marginals template only\n", cells, formatBytesFloat(need), avail)
+			fmt.Fprintf(stderr, "dpsolve release: the domain has %s cells, too many to hold its histogram (%s at least, %s available): planning with the marginals template only\n", cells, resources.FormatBytes(need), avail)
 			f.template = "marginals"
 			return nil
 		}
@@ -166,11 +166,11 @@ func (f *tblFlags) feasible(k *domain.Kron, stderr io.Writer) error {
 	hint := "use a marginals plan (--template marginals, when the workload is marginals) or fewer or smaller attributes"
 	if !ok {
 		return inputerr.Errorf("release", "template %s measures every cell of the domain: %s cells (%d attributes), so the release needs at least %s (histogram, measurements, reconstruction), but %s is available; %s",
-			template, cells, len(attrs), formatBytesFloat(need), avail, hint)
+			template, cells, len(attrs), resources.FormatBytes(need), avail, hint)
 	}
 	return inputerr.Errorf("release", "template %s measures every cell of the domain: %s cells (%d attributes), so %w", template, cells, len(attrs),
 		&resources.Refusal{What: "the release (histogram, measurements, reconstruction)", Need: need, AtLeast: true,
-			Avail: resources.Memory{Bytes: float64(mem.Bytes), Source: mem.Source}, Hint: hint})
+			Avail: mem, Hint: hint})
 }
 
 // cellCount formats the domain's exact cell count (bigCount).

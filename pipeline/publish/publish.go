@@ -394,9 +394,9 @@ func checkFinite(ps *tables.Parts) error {
 func checkMemory(ps *tables.Parts, pp tables.Publishable) error {
 	need := ps.MemoryEstimate(pp)
 	mem, ok := records.AvailableMemory()
-	if ok && need > float64(mem.Bytes) {
+	if ok && need > mem.Bytes {
 		return errorf("%w", &resources.Refusal{What: "this release (data, measurements and answers)", Need: need,
-			Avail: resources.Memory{Bytes: float64(mem.Bytes), Source: mem.Source}, Hint: "use a marginals plan or fewer attributes"})
+			Avail: mem, Hint: "use a marginals plan or fewer attributes"})
 	}
 	return nil
 }

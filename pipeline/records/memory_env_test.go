@@ -12,7 +12,7 @@ func TestAvailableMemoryHonoursOverride(t *testing.T) {
 	t.Setenv("DPSOLVE_MEMORY_LIMIT", "3MiB")
 	m, ok := AvailableMemory()
 	assert.True(t, ok)
-	assert.Equal(t, uint64(3<<20), m.Bytes)
+	assert.Equal(t, float64(3<<20), m.Bytes)
 	assert.Equal(t, "DPSOLVE_MEMORY_LIMIT", m.Source)
 	err := checkFits(4<<20, "the histogram", nil)
 	assert.ErrorIs(t, err, ErrInput)

@@ -135,24 +135,6 @@ func TestMemoryRefusal(t *testing.T) {
 	}
 }
 
-func TestAvailableMemoryParsers(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, s string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
-		return p
-	}
-	v, ok := cgroupMax(write("m1", "max\n"))
-	assert.False(t, ok, "max means no limit")
-	v, ok = cgroupMax(write("m2", "1073741824\n"))
-	assert.True(t, ok)
-	assert.Equal(t, uint64(1<<30), v)
-	v, ok = memTotal(write("mi", "MemFree: 5 kB\nMemTotal:       24576000 kB\n"))
-	assert.True(t, ok)
-	assert.Equal(t, uint64(24576000*1024), v)
-	assert.Equal(t, "2.0 GiB", FormatBytes(2<<30))
-}
-
 func TestReadHistogramNPY(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "h.csv")
