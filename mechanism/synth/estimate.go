@@ -103,37 +103,12 @@ type fitTerm struct {
 // is allocated.
 func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*Model, FitResult, error) {
 	start := time.Now()
-	var o FitOptions
-	if opt != nil {
-		o = *opt
-	}
-	if o.MaxIter <= 0 {
-		o.MaxIter = 2000
-	}
-	if o.Tol <= 0 {
-		o.Tol = 1e-4
-	}
+	o := fitDefaults(opt)
 	ms = combine(ms)
-	total := math.NaN()
-	var sets [][]int
-	for _, m := range ms {
-		if !(m.Variance > 0) || math.IsInf(m.Variance, 0) {
-			return nil, FitResult{}, inputf("measurement on %v has variance %v", m.Attrs, m.Variance)
-		}
-		if len(m.Values) != cells(sizes, m.Attrs) {
-			return nil, FitResult{}, inputf("measurement on %v has %d values, want %d", m.Attrs, len(m.Values), cells(sizes, m.Attrs))
-		}
-		if len(m.Attrs) == 0 {
-			total = m.Values[0]
-		} else {
-			sets = append(sets, m.Attrs)
-		}
+	total, sets, err := checkMeasurements(sizes, ms)
+	if err != nil {
+		return nil, FitResult{}, err
 	}
-	if math.IsNaN(total) {
-		return nil, FitResult{}, inputf("the measurements do not include the total")
-	}
-	// A noisy total below one record still gives a usable model.
-	total = math.Max(total, 1)
 	for a := range sizes {
 		sets = append(sets, []int{a})
 	}
@@ -148,16 +123,7 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 	if o.Warm != nil {
 		model.warmStart(o.Warm, o.MaxCells)
 	}
-	var terms []fitTerm
-	invVar := 0.0
-	for _, m := range ms {
-		if len(m.Attrs) == 0 {
-			continue
-		}
-		c := model.clique(m.Attrs)
-		terms = append(terms, fitTerm{m: m, clique: c, idx: model.idx.get(tree.Cliques[c], m.Attrs)})
-		invVar += 1 / m.Variance
-	}
+	terms, invVar := model.fitTerms(ms)
 	res := FitResult{Cells: tree.Cells()}
 	if len(terms) == 0 {
 		res.Seconds = time.Since(start).Seconds()
@@ -170,16 +136,127 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 		grad[i] = make([]float64, len(model.theta[i]))
 		next[i] = make([]float64, len(model.theta[i]))
 	}
-	// lossGrad returns L and, when withGrad, sets grad (∂L/∂p_C, so
-	// N·∂L/∂μ); lossGradInto sets dst instead.
-	var lossGradInto func(dst [][]float64) float64
-	lossGrad := func(withGrad bool) float64 {
-		if withGrad {
-			return lossGradInto(grad)
-		}
-		return lossGradInto(nil)
+	lossGradInto := model.fitLoss(sizes, terms, total)
+	eta := 1 / (2 * total * total * invVar)
+	loss := lossGradInto(grad)
+	if o.Sweeps >= 0 {
+		loss = model.ipfStart(ms, total, o.Sweeps, loss, func() float64 { return lossGradInto(grad) })
 	}
-	lossGradInto = func(dst [][]float64) float64 {
+	history := []float64{loss}
+	report := func(done bool) {
+		if o.Progress != nil {
+			o.Progress(event(progress.Event{Stage: "fit", Step: res.Iterations, Objective: loss, Bound: math.Max(0, loss-res.Gap), Gap: math.Min(1, res.Gap/loss), Seconds: time.Since(start).Seconds(), Done: done}))
+		}
+	}
+	oldTheta := make([][]float64, n)
+	oldProb := make([][]float64, n)
+	for it := 1; it <= o.MaxIter; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, res, fmt.Errorf("synth: fit cancelled: %w", err)
+		}
+		if it%10 == 1 {
+			res.Gap = model.fwGap(grad)
+			if res.Gap <= o.Tol*loss {
+				break
+			}
+		}
+		for i := range oldTheta {
+			oldTheta[i] = append(oldTheta[i][:0], model.theta[i]...)
+			oldProb[i] = append(oldProb[i][:0], model.prob[i]...)
+		}
+		newLoss, accepted := model.mirrorStep(oldTheta, oldProb, grad, next, &eta, loss, lossGradInto)
+		if !accepted {
+			for i := range oldTheta {
+				copy(model.theta[i], oldTheta[i])
+			}
+			model.calibrate()
+			loss = lossGradInto(grad)
+			break
+		}
+		loss = newLoss
+		grad, next = next, grad // the gradient at the accepted step
+		res.Iterations = it
+		history = append(history, loss)
+		if k := len(history); k > 20 && history[k-21]-loss <= o.Tol*loss*1e-2 {
+			break
+		}
+		if it%50 == 0 {
+			report(false)
+		}
+	}
+	res.Loss = loss
+	res.Gap = model.fwGap(grad)
+	res.Seconds = time.Since(start).Seconds()
+	report(true)
+	return model, res, nil
+}
+
+// fitDefaults copies opt (nil meaning the zero value) and fills in the
+// documented defaults, so that Fit never writes through the caller's options.
+func fitDefaults(opt *FitOptions) FitOptions {
+	var o FitOptions
+	if opt != nil {
+		o = *opt
+	}
+	if o.MaxIter <= 0 {
+		o.MaxIter = 2000
+	}
+	if o.Tol <= 0 {
+		o.Tol = 1e-4
+	}
+	return o
+}
+
+// checkMeasurements validates ms against sizes before anything is allocated,
+// and splits them into the total (clamped to at least one record, since a
+// noisy total below one still gives a usable model) and the measured sets
+// that shape the junction tree, in measurement order.
+func checkMeasurements(sizes []int, ms []Measurement) (float64, [][]int, error) {
+	total := math.NaN()
+	var sets [][]int
+	for _, m := range ms {
+		if !(m.Variance > 0) || math.IsInf(m.Variance, 0) {
+			return 0, nil, inputf("measurement on %v has variance %v", m.Attrs, m.Variance)
+		}
+		if len(m.Values) != cells(sizes, m.Attrs) {
+			return 0, nil, inputf("measurement on %v has %d values, want %d", m.Attrs, len(m.Values), cells(sizes, m.Attrs))
+		}
+		if len(m.Attrs) == 0 {
+			total = m.Values[0]
+		} else {
+			sets = append(sets, m.Attrs)
+		}
+	}
+	if math.IsNaN(total) {
+		return 0, nil, inputf("the measurements do not include the total")
+	}
+	return math.Max(total, 1), sets, nil
+}
+
+// fitTerms places each non-total measurement in a clique of the model, with
+// the index map from clique cells to measured cells computed once, and
+// returns Σ 1/v_T, which sets the first mirror-descent step size.
+func (model *Model) fitTerms(ms []Measurement) ([]fitTerm, float64) {
+	var terms []fitTerm
+	invVar := 0.0
+	for _, m := range ms {
+		if len(m.Attrs) == 0 {
+			continue
+		}
+		c := model.clique(m.Attrs)
+		terms = append(terms, fitTerm{m: m, clique: c, idx: model.idx.get(model.Tree.Cliques[c], m.Attrs)})
+		invVar += 1 / m.Variance
+	}
+	return terms, invVar
+}
+
+// fitLoss returns the loss function of the fit: it returns L at the model's
+// current distribution and, when dst is non-nil, sets dst to ∂L/∂p_C (so
+// N·∂L/∂μ). Kept apart from the descent loop because both the start and
+// every trial step evaluate it.
+func (model *Model) fitLoss(sizes []int, terms []fitTerm, total float64) func(dst [][]float64) float64 {
+	n := len(model.theta)
+	return func(dst [][]float64) float64 {
 		withGrad := dst != nil
 		if withGrad {
 			for _, g := range dst {
@@ -209,100 +286,60 @@ func Fit(ctx context.Context, sizes []int, ms []Measurement, opt *FitOptions) (*
 		}
 		return l
 	}
-	eta := 1 / (2 * total * total * invVar)
-	loss := lossGrad(true)
-	if o.Sweeps >= 0 {
-		// Start from iterative proportional fitting to the clipped
-		// least-squares tables of the maximal measured sets, kept only if
-		// it lowers the loss.
-		saved := make([][]float64, n)
-		for i := range saved {
-			saved[i] = slices.Clone(model.theta[i])
-		}
-		sweeps := o.Sweeps
-		if sweeps == 0 {
-			sweeps = 10
-		}
-		model.ipf(ms, total, sweeps)
-		if l := lossGrad(true); l < loss {
-			loss = l
-		} else {
-			for i := range saved {
-				copy(model.theta[i], saved[i])
-			}
-			model.calibrate()
-			loss = lossGrad(true)
-		}
+}
+
+// ipfStart starts the fit from iterative proportional fitting to the
+// clipped least-squares tables of the maximal measured sets (sweeps, 0
+// meaning 10), kept only if it lowers the loss; otherwise the model is
+// restored. lossGrad evaluates the loss and refreshes the gradient; the
+// returned value is the loss at the kept start.
+func (model *Model) ipfStart(ms []Measurement, total float64, sweeps int, loss float64, lossGrad func() float64) float64 {
+	saved := make([][]float64, len(model.theta))
+	for i := range saved {
+		saved[i] = slices.Clone(model.theta[i])
 	}
-	history := []float64{loss}
-	report := func(done bool) {
-		if o.Progress != nil {
-			o.Progress(event(progress.Event{Stage: "fit", Step: res.Iterations, Objective: loss, Bound: math.Max(0, loss-res.Gap), Gap: math.Min(1, res.Gap/loss), Seconds: time.Since(start).Seconds(), Done: done}))
-		}
+	if sweeps == 0 {
+		sweeps = 10
 	}
-	oldTheta := make([][]float64, n)
-	oldProb := make([][]float64, n)
-	for it := 1; it <= o.MaxIter; it++ {
-		if err := ctx.Err(); err != nil {
-			return nil, res, fmt.Errorf("synth: fit cancelled: %w", err)
-		}
-		if it%10 == 1 {
-			res.Gap = model.fwGap(grad)
-			if res.Gap <= o.Tol*loss {
-				break
-			}
-		}
-		for i := range oldTheta {
-			oldTheta[i] = append(oldTheta[i][:0], model.theta[i]...)
-			oldProb[i] = append(oldProb[i][:0], model.prob[i]...)
-		}
-		accepted := false
-		for tries := 0; tries < 60; tries++ {
-			for i := range model.theta {
-				for j := range model.theta[i] {
-					model.theta[i][j] = oldTheta[i][j] - eta*grad[i][j]
-				}
-			}
-			model.calibrate()
-			newLoss := lossGradInto(next)
-			// Linear prediction of the decrease: ⟨∇L, p_old − p_new⟩.
-			pred := 0.0
-			for i := range grad {
-				for j, g := range grad[i] {
-					pred += g * (oldProb[i][j] - model.prob[i][j])
-				}
-			}
-			if loss-newLoss >= 0.5*pred && pred >= 0 && !math.IsNaN(newLoss) {
-				accepted = true
-				loss = newLoss
-				grad, next = next, grad // the gradient at the accepted step
-				eta *= 1.5
-				break
-			}
-			eta /= 2
-		}
-		if !accepted {
-			for i := range oldTheta {
-				copy(model.theta[i], oldTheta[i])
-			}
-			model.calibrate()
-			loss = lossGrad(true)
-			break
-		}
-		res.Iterations = it
-		history = append(history, loss)
-		if k := len(history); k > 20 && history[k-21]-loss <= o.Tol*loss*1e-2 {
-			break
-		}
-		if it%50 == 0 {
-			report(false)
-		}
+	model.ipf(ms, total, sweeps)
+	if l := lossGrad(); l < loss {
+		return l
 	}
-	res.Loss = loss
-	res.Gap = model.fwGap(grad)
-	res.Seconds = time.Since(start).Seconds()
-	report(true)
-	return model, res, nil
+	for i := range saved {
+		copy(model.theta[i], saved[i])
+	}
+	model.calibrate()
+	return lossGrad()
+}
+
+// mirrorStep tries one entropic mirror-descent step from oldTheta along
+// grad, backtracking (η halved, at most 60 tries) until the loss falls by
+// at least half its linear prediction; on success η grows by 1.5 and next
+// holds the gradient at the new point. It reports the new loss and whether
+// a step was accepted; the caller restores the model when none was.
+func (model *Model) mirrorStep(oldTheta, oldProb, grad, next [][]float64, eta *float64, loss float64, lossGradInto func([][]float64) float64) (float64, bool) {
+	for tries := 0; tries < 60; tries++ {
+		for i := range model.theta {
+			for j := range model.theta[i] {
+				model.theta[i][j] = oldTheta[i][j] - *eta*grad[i][j]
+			}
+		}
+		model.calibrate()
+		newLoss := lossGradInto(next)
+		// Linear prediction of the decrease: ⟨∇L, p_old − p_new⟩.
+		pred := 0.0
+		for i := range grad {
+			for j, g := range grad[i] {
+				pred += g * (oldProb[i][j] - model.prob[i][j])
+			}
+		}
+		if loss-newLoss >= 0.5*pred && pred >= 0 && !math.IsNaN(newLoss) {
+			*eta *= 1.5
+			return newLoss, true
+		}
+		*eta /= 2
+	}
+	return 0, false
 }
 
 // fwGap returns ⟨g, p⟩ − min_x Σ_C g_C(x_C): with g = ∇_p L it bounds
