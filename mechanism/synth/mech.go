@@ -454,33 +454,7 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 	rho, T := m.rho, float64(m.o.Rounds)
 	sigma := math.Sqrt(T / (2 * 0.9 * rho))
 	eps := math.Sqrt(8 * 0.1 * rho / T)
-	// Candidates: the downward closure of the workload, weighted by
-	// overlap with the workload's sets.
-	seen := map[string]bool{}
-	var cands [][]int
-	var weights []float64
-	for _, s := range m.o.Workload {
-		n := len(s)
-		for mask := 1; mask < 1<<n; mask++ {
-			var r []int
-			for b := 0; b < n; b++ {
-				if mask&(1<<b) != 0 {
-					r = append(r, s[b])
-				}
-			}
-			if key := setKey(r); !seen[key] {
-				seen[key] = true
-				cands = append(cands, r)
-			}
-		}
-	}
-	for _, r := range cands {
-		w := 0.0
-		for _, s := range m.o.Workload {
-			w += float64(len(intersect(r, s)))
-		}
-		weights = append(weights, w)
-	}
+	cands, weights := aimCandidates(m.o.Workload)
 	sens := slices.Max(weights)
 	// Initialization: every one-way marginal, at k rounds' measurement
 	// budget, measured together by the residual plan.
@@ -495,21 +469,7 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	cellStd := map[string]float64{} // per-cell std of measuring r alone at unit σ
-	unitStd := func(r []int) (float64, error) {
-		key := setKey(r)
-		if v, ok := cellStd[key]; ok {
-			return v, nil
-		}
-		p, err := marginals.NewPlan(m.d.Sizes, marginals.Weighted([][]int{r}, 1), marginals.Sum, nil)
-		if err != nil {
-			return 0, err
-		}
-		v := math.Sqrt(p.Marginals[0].CellVariance)
-		cellStd[key] = v
-		return v, nil
-	}
-	dataMarg := map[string][]float64{} // the data's candidate marginals, computed once
+	cache := &aimCache{cellStd: map[string]float64{}, dataMarg: map[string][]float64{}}
 	var measured [][]int
 	for _, s := range oneWays(k) {
 		measured = append(measured, s)
@@ -527,35 +487,9 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 			final = true
 		}
 		limit := m.o.MaxCells * (rhoUsed + 1/(2*sigma*sigma) + eps*eps/8) / rho
-		var idx []int
-		var q []float64
-		for ci, r := range cands {
-			c, err := TreeCells(m.d.Sizes, append(slices.Clone(measured), r))
-			if err != nil {
-				return nil, err
-			}
-			if c > limit {
-				continue
-			}
-			est, err := model.Marginal(r, m.o.MaxCells)
-			if err != nil {
-				continue // an inference table too large: not a candidate
-			}
-			us, err := unitStd(r)
-			if err != nil {
-				return nil, err
-			}
-			x, ok := dataMarg[setKey(r)]
-			if !ok {
-				x = m.d.Marginal(r)
-				dataMarg[setKey(r)] = x
-			}
-			l1 := 0.0
-			for c := range x {
-				l1 += math.Abs(x[c] - model.Total*est[c])
-			}
-			idx = append(idx, ci)
-			q = append(q, weights[ci]*(l1-math.Sqrt(2/math.Pi)*sigma*us*float64(len(x))))
+		idx, q, err := cache.scores(m, model, cands, weights, measured, limit, sigma)
+		if err != nil {
+			return nil, err
 		}
 		if len(idx) == 0 {
 			return nil, inputf("no candidate marginal fits the model cap of %.4g cells", m.o.MaxCells)
@@ -577,28 +511,12 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 		}
 		rhoUsed += eps*eps/8 + rhoMeas
 		measured = append(measured, r)
-		before, err := model.Marginal(r, m.o.MaxCells)
-		if err != nil {
-			return nil, err
-		}
-		iters := m.o.FitIter
-		if final {
-			iters *= 10
-		}
-		next, err := m.fit(ctx, model, iters)
-		if err != nil {
-			return nil, err
-		}
-		after, err := next.Marginal(r, m.o.MaxCells)
+		next, moved, nCells, err := aimRefit(ctx, m, model, r, final)
 		if err != nil {
 			return nil, err
 		}
 		model = next
-		moved := 0.0
-		for c := range after {
-			moved += math.Abs(model.Total * (after[c] - before[c]))
-		}
-		if !final && moved <= math.Sqrt(2/math.Pi)*std[0]*float64(len(after)) {
+		if !final && moved <= math.Sqrt(2/math.Pi)*std[0]*float64(nCells) {
 			sigma /= 2
 			eps *= 2
 		}
@@ -610,6 +528,128 @@ func runAIM(ctx context.Context, m *measurer) (*Model, error) {
 		}
 	}
 	return model, nil
+}
+
+// aimCandidates returns AIM's candidates, the downward closure of the
+// workload in first-seen order, each weighted by its overlap with the
+// workload's sets (the weights set the selection's sensitivity).
+func aimCandidates(workload [][]int) ([][]int, []float64) {
+	seen := map[string]bool{}
+	var cands [][]int
+	var weights []float64
+	for _, s := range workload {
+		n := len(s)
+		for mask := 1; mask < 1<<n; mask++ {
+			var r []int
+			for b := 0; b < n; b++ {
+				if mask&(1<<b) != 0 {
+					r = append(r, s[b])
+				}
+			}
+			if key := setKey(r); !seen[key] {
+				seen[key] = true
+				cands = append(cands, r)
+			}
+		}
+	}
+	for _, r := range cands {
+		w := 0.0
+		for _, s := range workload {
+			w += float64(len(intersect(r, s)))
+		}
+		weights = append(weights, w)
+	}
+	return cands, weights
+}
+
+// aimCache keeps, across AIM's rounds, what does not change between them:
+// the per-cell std of measuring each candidate alone at unit σ, and the
+// data's candidate marginals, each computed once.
+type aimCache struct {
+	cellStd  map[string]float64
+	dataMarg map[string][]float64
+}
+
+// unitStd returns the per-cell std of measuring r alone at unit σ.
+func (a *aimCache) unitStd(sizes []int, r []int) (float64, error) {
+	key := setKey(r)
+	if v, ok := a.cellStd[key]; ok {
+		return v, nil
+	}
+	p, err := marginals.NewPlan(sizes, marginals.Weighted([][]int{r}, 1), marginals.Sum, nil)
+	if err != nil {
+		return 0, err
+	}
+	v := math.Sqrt(p.Marginals[0].CellVariance)
+	a.cellStd[key] = v
+	return v, nil
+}
+
+// scores returns the candidates eligible this round (those whose model
+// stays within limit cells and whose inference table fits the cap), as
+// indices into cands, with their quality for the exponential mechanism:
+// the weighted L1 error of the model's marginal minus its expected noise
+// at σ.
+func (a *aimCache) scores(m *measurer, model *Model, cands [][]int, weights []float64, measured [][]int, limit, sigma float64) ([]int, []float64, error) {
+	var idx []int
+	var q []float64
+	for ci, r := range cands {
+		c, err := TreeCells(m.d.Sizes, append(slices.Clone(measured), r))
+		if err != nil {
+			return nil, nil, err
+		}
+		if c > limit {
+			continue
+		}
+		est, err := model.Marginal(r, m.o.MaxCells)
+		if err != nil {
+			continue // an inference table too large: not a candidate
+		}
+		us, err := a.unitStd(m.d.Sizes, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		x, ok := a.dataMarg[setKey(r)]
+		if !ok {
+			x = m.d.Marginal(r)
+			a.dataMarg[setKey(r)] = x
+		}
+		l1 := 0.0
+		for c := range x {
+			l1 += math.Abs(x[c] - model.Total*est[c])
+		}
+		idx = append(idx, ci)
+		q = append(q, weights[ci]*(l1-math.Sqrt(2/math.Pi)*sigma*us*float64(len(x))))
+	}
+	return idx, q, nil
+}
+
+// aimRefit refits the model after r was measured (ten times the
+// iterations in the final round) and returns the new model with how far
+// its marginal on r moved (L1, in records) and that marginal's cell count,
+// which AIM's annealing compares with the measurement's noise.
+func aimRefit(ctx context.Context, m *measurer, model *Model, r []int, final bool) (*Model, float64, int, error) {
+	before, err := model.Marginal(r, m.o.MaxCells)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	iters := m.o.FitIter
+	if final {
+		iters *= 10
+	}
+	next, err := m.fit(ctx, model, iters)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	after, err := next.Marginal(r, m.o.MaxCells)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	moved := 0.0
+	for c := range after {
+		moved += math.Abs(next.Total * (after[c] - before[c]))
+	}
+	return next, moved, len(after), nil
 }
 
 // zcdp is the ρ-zCDP budget ρ; ρ comes from a validated budget, so it is
