@@ -152,42 +152,9 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		return productSum(t.Sizes, t.Cliques[c], attrs, [][]int{t.Cliques[c]}, [][]float64{m.prob[c]}), nil
 	}
 	n := len(t.Cliques)
-	marked := make([]bool, n)
-	for _, a := range attrs {
-		c := m.clique([]int{a})
-		if c < 0 {
-			return nil, fmt.Errorf("synth: attribute %d is in no clique", a)
-		}
-		marked[c] = true
-	}
-	count := make([]int, n)
-	total := 0
-	for _, v := range marked {
-		if v {
-			total++
-		}
-	}
-	for k := n - 1; k >= 0; k-- {
-		i := t.Order[k]
-		if marked[i] {
-			count[i]++
-		}
-		if p := t.Parent[i]; p >= 0 {
-			count[p] += count[i]
-		}
-	}
-	top := t.Order[0]
-	for !marked[top] {
-		next := -1
-		for _, c := range m.children[top] {
-			if count[c] == total {
-				next = c
-			}
-		}
-		if next < 0 {
-			break
-		}
-		top = next
+	top, count, err := m.steinerTop(attrs)
+	if err != nil {
+		return nil, err
 	}
 	in := func(i int) bool {
 		for j := i; j >= 0; j = t.Parent[j] {
@@ -223,23 +190,7 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		// p(C_i) / p(S_i) (the conditional; the joint at the top) times
 		// the children's messages, summed onto the separator and the
 		// queried attributes.
-		fa := [][]int{t.Cliques[i]}
-		fv := [][]float64{m.prob[i]}
-		if i != top {
-			ps := make([]float64, cells(t.Sizes, t.Sep[i]))
-			sumInto(ps, m.prob[i], m.idx.get(t.Cliques[i], t.Sep[i]))
-			for j, s := range ps {
-				if s > 0 {
-					ps[j] = 1 / s
-				}
-			}
-			fa, fv = append(fa, t.Sep[i]), append(fv, ps)
-		}
-		for _, c := range m.children[i] {
-			if in(c) {
-				fa, fv = append(fa, doms[c]), append(fv, msgs[c])
-			}
-		}
+		fa, fv := m.messageFactors(i, top, in, doms, msgs)
 		var keep []int
 		for _, a := range dom {
 			if slices.Contains(attrs, a) || (i != top && slices.Contains(t.Sep[i], a)) {
@@ -253,4 +204,76 @@ func (m *Model) Marginal(attrs []int, maxCells float64) ([]float64, error) {
 		}
 	}
 	return nil, fmt.Errorf("synth: internal error: no top clique for %v", attrs)
+}
+
+// steinerTop finds the smallest subtree of the junction tree that covers
+// attrs: count[i] is the number of cliques holding a queried attribute
+// (each attribute's own clique, marked once) in i's subtree, and top is the
+// lowest clique whose subtree holds them all, where the elimination ends.
+func (m *Model) steinerTop(attrs []int) (int, []int, error) {
+	t := m.Tree
+	n := len(t.Cliques)
+	marked := make([]bool, n)
+	for _, a := range attrs {
+		c := m.clique([]int{a})
+		if c < 0 {
+			return 0, nil, fmt.Errorf("synth: attribute %d is in no clique", a)
+		}
+		marked[c] = true
+	}
+	count := make([]int, n)
+	total := 0
+	for _, v := range marked {
+		if v {
+			total++
+		}
+	}
+	for k := n - 1; k >= 0; k-- {
+		i := t.Order[k]
+		if marked[i] {
+			count[i]++
+		}
+		if p := t.Parent[i]; p >= 0 {
+			count[p] += count[i]
+		}
+	}
+	top := t.Order[0]
+	for !marked[top] {
+		next := -1
+		for _, c := range m.children[top] {
+			if count[c] == total {
+				next = c
+			}
+		}
+		if next < 0 {
+			break
+		}
+		top = next
+	}
+	return top, count, nil
+}
+
+// messageFactors returns the factors whose product clique i sends up in
+// Marginal's elimination: p(C_i) / p(S_i) (the conditional; the joint at
+// the top) times the messages of its children inside the subtree.
+func (m *Model) messageFactors(i, top int, in func(int) bool, doms [][]int, msgs [][]float64) ([][]int, [][]float64) {
+	t := m.Tree
+	fa := [][]int{t.Cliques[i]}
+	fv := [][]float64{m.prob[i]}
+	if i != top {
+		ps := make([]float64, cells(t.Sizes, t.Sep[i]))
+		sumInto(ps, m.prob[i], m.idx.get(t.Cliques[i], t.Sep[i]))
+		for j, s := range ps {
+			if s > 0 {
+				ps[j] = 1 / s
+			}
+		}
+		fa, fv = append(fa, t.Sep[i]), append(fv, ps)
+	}
+	for _, c := range m.children[i] {
+		if in(c) {
+			fa, fv = append(fa, doms[c]), append(fv, msgs[c])
+		}
+	}
+	return fa, fv
 }
