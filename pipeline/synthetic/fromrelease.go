@@ -65,9 +65,49 @@ type FromReleaseReport struct {
 func PublishedTables(r io.Reader, attrs []domain.Attribute) (ms []synth.Measurement, used, skipped []string, err error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
+	cols, err := readAnswerColumns(cr, attrs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var order []*publishedTable
+	byName := map[string]*publishedTable{}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, nil, errorf("answers.csv line %d: %v", line, err)
+		}
+		name := rec[cols.table]
+		t := byName[name]
+		if t == nil {
+			t = newPublishedTable(name, rec, cols, attrs)
+			byName[name] = t
+			order = append(order, t)
+		}
+		if err := t.add(rec, line, cols, attrs); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return tableMeasurements(order, attrs)
+}
+
+// answerColumns are the positions in answers.csv of the columns that
+// PublishedTables reads: the answer, its stddev, the table name, and one
+// per attribute of the spec (in the spec's order).
+type answerColumns struct {
+	answer, stddev, table int
+	attrs                 []int
+}
+
+// readAnswerColumns reads answers.csv's header and locates the columns
+// PublishedTables needs; a missing one means the file is not a release of
+// this spec.
+func readAnswerColumns(cr *csv.Reader, attrs []domain.Attribute) (answerColumns, error) {
 	head, err := cr.Read()
 	if err != nil {
-		return nil, nil, nil, errorf("answers.csv: reading the header: %v", err)
+		return answerColumns{}, errorf("answers.csv: reading the header: %v", err)
 	}
 	colOf := map[string]int{}
 	for j, h := range head {
@@ -80,98 +120,106 @@ func PublishedTables(r io.Reader, attrs []domain.Attribute) (ms []synth.Measurem
 		}
 		return j, nil
 	}
-	ansC, err := col("answer")
-	if err != nil {
-		return nil, nil, nil, err
+	var cols answerColumns
+	if cols.answer, err = col("answer"); err != nil {
+		return answerColumns{}, err
 	}
-	sdC, err := col("stddev")
-	if err != nil {
-		return nil, nil, nil, err
+	if cols.stddev, err = col("stddev"); err != nil {
+		return answerColumns{}, err
 	}
-	tabC, err := col("table")
-	if err != nil {
-		return nil, nil, nil, err
+	if cols.table, err = col("table"); err != nil {
+		return answerColumns{}, err
 	}
-	acol := make([]int, len(attrs))
+	cols.attrs = make([]int, len(attrs))
 	for a, at := range attrs {
-		if acol[a], err = col(at.Name); err != nil {
-			return nil, nil, nil, err
+		if cols.attrs[a], err = col(at.Name); err != nil {
+			return answerColumns{}, err
 		}
 	}
-	type table struct {
-		name   string
-		attrs  []int
-		values []float64
-		seen   []bool
-		n      int
-		varSum float64
-		bad    bool
+	return cols, nil
+}
+
+// publishedTable collects the rows of one answers.csv table while it may
+// still be a complete marginal table; bad marks one that is not (a range,
+// a label, a repeated cell, no attributes, or too many cells).
+type publishedTable struct {
+	name   string
+	attrs  []int
+	values []float64
+	seen   []bool
+	n      int
+	varSum float64
+	bad    bool
+}
+
+// newPublishedTable starts a table from its first row: its attributes are
+// those the row gives a value for, and its cells are allocated only when
+// it can be a marginal table of a sane size.
+func newPublishedTable(name string, rec []string, cols answerColumns, attrs []domain.Attribute) *publishedTable {
+	t := &publishedTable{name: name}
+	for a := range attrs {
+		if rec[cols.attrs[a]] != "" {
+			t.attrs = append(t.attrs, a)
+		}
 	}
-	var order []*table
-	byName := map[string]*table{}
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
+	cells := 1
+	for _, a := range t.attrs {
+		cells *= attrs[a].Size
+	}
+	if len(t.attrs) == 0 || cells > 1<<26 {
+		t.bad = true
+	} else {
+		t.values, t.seen = make([]float64, cells), make([]bool, cells)
+	}
+	return t
+}
+
+// add records one row of the table. A row that is not one cell of the
+// table's attributes (or repeats a cell) marks the table bad; only a row
+// whose answer or stddev is not a usable number is an error, as that
+// means the file is not a release.
+func (t *publishedTable) add(rec []string, line int, cols answerColumns, attrs []domain.Attribute) error {
+	if t.bad {
+		return nil
+	}
+	ans, err1 := strconv.ParseFloat(rec[cols.answer], 64)
+	sd, err2 := strconv.ParseFloat(rec[cols.stddev], 64)
+	if err1 != nil || err2 != nil || math.IsNaN(ans) || math.IsInf(ans, 0) || !(sd > 0) || math.IsInf(sd, 0) {
+		return errorf("answers.csv line %d: answer %q, stddev %q: not finite numbers with stddev > 0", line, rec[cols.answer], rec[cols.stddev])
+	}
+	idx := 0
+	for a := range attrs {
+		f := rec[cols.attrs[a]]
+		in := len(t.attrs) > 0 && containsInt(t.attrs, a)
+		if (f != "") != in {
+			t.bad = true
 			break
 		}
-		if err != nil {
-			return nil, nil, nil, errorf("answers.csv line %d: %v", line, err)
-		}
-		name := rec[tabC]
-		t := byName[name]
-		if t == nil {
-			t = &table{name: name}
-			for a := range attrs {
-				if rec[acol[a]] != "" {
-					t.attrs = append(t.attrs, a)
-				}
-			}
-			cells := 1
-			for _, a := range t.attrs {
-				cells *= attrs[a].Size
-			}
-			if len(t.attrs) == 0 || cells > 1<<26 {
-				t.bad = true
-			} else {
-				t.values, t.seen = make([]float64, cells), make([]bool, cells)
-			}
-			byName[name] = t
-			order = append(order, t)
-		}
-		if t.bad {
+		if !in {
 			continue
 		}
-		ans, err1 := strconv.ParseFloat(rec[ansC], 64)
-		sd, err2 := strconv.ParseFloat(rec[sdC], 64)
-		if err1 != nil || err2 != nil || math.IsNaN(ans) || math.IsInf(ans, 0) || !(sd > 0) || math.IsInf(sd, 0) {
-			return nil, nil, nil, errorf("answers.csv line %d: answer %q, stddev %q: not finite numbers with stddev > 0", line, rec[ansC], rec[sdC])
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 0 || v >= attrs[a].Size {
+			t.bad = true // a range or a label, not one code
+			break
 		}
-		idx := 0
-		for a := range attrs {
-			f := rec[acol[a]]
-			in := len(t.attrs) > 0 && containsInt(t.attrs, a)
-			if (f != "") != in {
-				t.bad = true
-				break
-			}
-			if !in {
-				continue
-			}
-			v, err := strconv.Atoi(f)
-			if err != nil || v < 0 || v >= attrs[a].Size {
-				t.bad = true // a range or a label, not one code
-				break
-			}
-			idx = idx*attrs[a].Size + v
-		}
-		if t.bad || t.seen[idx] {
-			t.bad = true
-			continue
-		}
-		t.seen[idx], t.values[idx] = true, ans
-		t.n++
-		t.varSum += sd * sd
+		idx = idx*attrs[a].Size + v
 	}
+	if t.bad || t.seen[idx] {
+		t.bad = true
+		return nil
+	}
+	t.seen[idx], t.values[idx] = true, ans
+	t.n++
+	t.varSum += sd * sd
+	return nil
+}
+
+// tableMeasurements turns the complete tables, in file order, into
+// measurements (the first table on a set wins; the rest are skipped) with
+// the mean per-cell variance of their answers, and names the tables used
+// and skipped.
+func tableMeasurements(order []*publishedTable, attrs []domain.Attribute) (ms []synth.Measurement, used, skipped []string, err error) {
 	sets := map[string]bool{}
 	sizes := make([]int, len(attrs))
 	for a, at := range attrs {
