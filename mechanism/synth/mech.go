@@ -378,30 +378,66 @@ func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 			cest[a][nv] += est[a][v] / one.Total
 		}
 	}
-	type pair struct {
-		i, j  int
-		score float64
+	pairs := mstPairScores(cd, comp.sizes, cest, one.Total)
+	eps := math.Sqrt(8 * (rho / 3) / float64(k-1))
+	chosen, err := m.mstTree(pairs, k, eps)
+	if err != nil {
+		return nil, nil, err
 	}
-	var pairs []pair
+	// Measure the pairs over the compressed domain; fit to those alone.
+	pm := &measurer{d: cd, o: m.o, rho: m.rho, rep: m.rep}
+	if _, err := pm.measure(chosen, rho/3); err != nil {
+		return nil, nil, err
+	}
+	m.ms = append(m.ms, pm.ms...)
+	model, err := pm.fit(ctx, nil, 10*m.o.FitIter)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.rep.CompressedSizes = comp.sizes
+	return model, comp, nil
+}
+
+// mstPair is a candidate edge of MST's tree: attributes i < j and the L1
+// distance of their (compressed) two-way marginal from the independent
+// model's, the exponential mechanism's score.
+type mstPair struct {
+	i, j  int
+	score float64
+}
+
+// mstPairScores scores every pair of attributes of the compressed data cd
+// (sizes per attribute) against the independent model with one-way
+// frequencies cest and the given total.
+func mstPairScores(cd *Data, sizes []int, cest [][]float64, total float64) []mstPair {
+	k := len(sizes)
+	var pairs []mstPair
 	for i := 0; i < k; i++ {
 		for j := i + 1; j < k; j++ {
 			x := cd.Marginal([]int{i, j})
-			dj := comp.sizes[j]
+			dj := sizes[j]
 			s := 0.0
 			for c := range x {
-				s += math.Abs(x[c] - one.Total*cest[i][c/dj]*cest[j][c%dj])
+				s += math.Abs(x[c] - total*cest[i][c/dj]*cest[j][c%dj])
 			}
-			pairs = append(pairs, pair{i, j, s})
+			pairs = append(pairs, mstPair{i, j, s})
 		}
 	}
-	eps := math.Sqrt(8 * (rho / 3) / float64(k-1))
+	return pairs
+}
+
+// mstTree selects the k−1 edges of a spanning tree, each by the exponential
+// mechanism at eps among the pairs that join two components (Kruskal with a
+// private choice), recording each selection in the report; the edges are
+// returned sorted.
+func (m *measurer) mstTree(pairs []mstPair, k int, eps float64) ([][]int, error) {
 	group := make([]int, k)
 	for i := range group {
 		group[i] = i
 	}
 	var chosen [][]int
 	for r := 0; r < k-1; r++ {
-		var cand []pair
+		var cand []mstPair
 		var q []float64
 		for _, p := range pairs {
 			if group[p.i] != group[p.j] {
@@ -411,7 +447,7 @@ func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 		}
 		c, err := exponential(m.o.Bits, q, eps, 1)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		p := cand[c]
 		old := group[p.j]
@@ -428,18 +464,7 @@ func runMST(ctx context.Context, m *measurer) (*Model, *compression, error) {
 		}
 	}
 	slices.SortFunc(chosen, slices.Compare)
-	// Measure the pairs over the compressed domain; fit to those alone.
-	pm := &measurer{d: cd, o: m.o, rho: m.rho, rep: m.rep}
-	if _, err := pm.measure(chosen, rho/3); err != nil {
-		return nil, nil, err
-	}
-	m.ms = append(m.ms, pm.ms...)
-	model, err := pm.fit(ctx, nil, 10*m.o.FitIter)
-	if err != nil {
-		return nil, nil, err
-	}
-	m.rep.CompressedSizes = comp.sizes
-	return model, comp, nil
+	return chosen, nil
 }
 
 // runAIM: the one-way marginals first (the budget of k rounds' measurements),
