@@ -195,59 +195,25 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if fam == "blt" || fam == "toeplitz" {
-		if *wfile != "" || *gram != "" || *check != "" || *ridge != 0 {
-			return usageErrorf("--family %s takes --workload prefix|momentum:BETA, not --w, --gram, --check or --ridge", fam)
-		}
-		if *maxBuffers < 0 || (*maxBuffers > 0 && fam != "blt") {
-			return usageErrorf("--max-buffers must be positive and goes with --family blt")
-		}
-		if *n <= 0 {
-			return usageErrorf("--family %s needs --n N > 0", fam)
-		}
-		if *lossKind != "mean" && *lossKind != "max" {
-			return usageErrorf("--loss %q: want mean or max", *lossKind)
-		}
-	} else if *maxBuffers != 0 {
-		return usageErrorf("--max-buffers goes with --family blt")
+	if err := checkMFFamilyFlags(fam, *wfile, *gram, *check, *ridge, *maxBuffers, *n, *lossKind); err != nil {
+		return err
 	}
 	// --out is checked and reserved before any work (exit 2 at once, not
-	// after the solve); an earlier mf output there is replaced at the end,
-	// anything else non-empty is refused and left as it is.
-	var outRes *atomicdir.Dir
-	if *outDir != "" && *check == "" {
-		d, err := atomicdir.ReserveReplacing(*outDir, isMFDir, func(path string) {
-			fmt.Fprintf(stderr, "dpsolve mf: removed %s, the unfinished output of an earlier run that was killed\n", path)
-		})
-		if err != nil {
-			return outDirError(*outDir, err, "an earlier dpsolve mf output (no report.json)")
-		}
-		defer d.Abort() // after Commit it does nothing
-		outRes = d
+	// after the solve).
+	outRes, err := reserveMFOut(*outDir, *check, stderr)
+	if err != nil {
+		return err
+	}
+	if outRes != nil {
+		defer outRes.Abort() // after Commit it does nothing
 	}
 	if fam == "blt" || fam == "toeplitz" {
 		return runMFStructured(ctx, structuredFlags{maxLoss: *lossKind == "max", denseBound: *denseBound, family: fam, maxBuffers: *maxBuffers, bands: *bands, n: *n, spec: *spec,
 			eps: *eps, delta: *delta, sigma: *sigma, perStep: *perStep, asJSON: *asJSON, quiet: *quiet, out: outRes}, schema, stdout, stderr)
 	}
-	if *n > 0 {
-		if err := checkSizeMemory("mf", *n, 0, mfMemory(schema, *spec == ""), false); err != nil {
-			return err
-		}
-	}
-	w, err := mfWorkload(*spec, *wfile, *gram, *n)
+	w, err := loadMFWorkload(schema, *spec, *wfile, *gram, *n, *ridge)
 	if err != nil {
 		return err
-	}
-	if err := checkSizeMemory("mf", w.N(), 0, mfMemory(schema, *spec == ""), false); err != nil {
-		return err
-	}
-	if err := schema.Validate(w.N()); err != nil {
-		return err
-	}
-	if *ridge != 0 {
-		if w, err = w.Ridge(*ridge); err != nil {
-			return err
-		}
 	}
 	if *check != "" {
 		return mfCheck(w, schema, *check, *eps, *delta, *sigma, *asJSON, *perStep, stdout)
@@ -265,18 +231,8 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := mfReport(w, schema, ev, *perStep)
-	out.Family = fam
-	if err := mfPrivacy(&out, *eps, *delta, *sigma); err != nil {
-		return err
-	}
-	if *ridge != 0 {
-		out.Ridge, out.ReleasedError = *ridge, ev.Error
-	}
-	s2 := res.Sensitivity.Squared
-	out.Objective, out.LowerBound, out.Gap = res.Objective*s2, res.LowerBound*s2, res.Gap
-	out.Iterations, out.CGSteps, out.Seconds, out.Status = res.Iterations, res.CGSteps, res.Seconds, res.Status
-	if err := mfCertified(out); err != nil {
+	out, err := denseMFReport(w, schema, res, ev, fam, *perStep, *eps, *delta, *sigma, *ridge)
+	if err != nil {
 		return err
 	}
 	if outRes != nil {
@@ -285,6 +241,99 @@ func runMF(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return printMF(stdout, out, *asJSON)
+}
+
+// loadMFWorkload reads the dense solvers' workload and checks that it fits:
+// memory is checked on --n before anything is read (so that an oversized
+// request fails fast), then again on the workload's own size, before the
+// schema is validated against it and the ridge, if any, is added.
+func loadMFWorkload(schema mf.Schema, spec, wfile, gram string, n int, ridge float64) (*mf.Workload, error) {
+	if n > 0 {
+		if err := checkSizeMemory("mf", n, 0, mfMemory(schema, spec == ""), false); err != nil {
+			return nil, err
+		}
+	}
+	w, err := mfWorkload(spec, wfile, gram, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSizeMemory("mf", w.N(), 0, mfMemory(schema, spec == ""), false); err != nil {
+		return nil, err
+	}
+	if err := schema.Validate(w.N()); err != nil {
+		return nil, err
+	}
+	if ridge != 0 {
+		if w, err = w.Ridge(ridge); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// checkMFFamilyFlags refuses the flag combinations that do not fit the
+// family: the structured families (blt, toeplitz) take a named workload and
+// --n, not a matrix, a check or a ridge, and only blt takes --max-buffers.
+// Checked before --out is reserved, so that a usage error leaves it alone.
+func checkMFFamilyFlags(fam, wfile, gram, check string, ridge float64, maxBuffers, n int, lossKind string) error {
+	if fam == "blt" || fam == "toeplitz" {
+		if wfile != "" || gram != "" || check != "" || ridge != 0 {
+			return usageErrorf("--family %s takes --workload prefix|momentum:BETA, not --w, --gram, --check or --ridge", fam)
+		}
+		if maxBuffers < 0 || (maxBuffers > 0 && fam != "blt") {
+			return usageErrorf("--max-buffers must be positive and goes with --family blt")
+		}
+		if n <= 0 {
+			return usageErrorf("--family %s needs --n N > 0", fam)
+		}
+		if lossKind != "mean" && lossKind != "max" {
+			return usageErrorf("--loss %q: want mean or max", lossKind)
+		}
+	} else if maxBuffers != 0 {
+		return usageErrorf("--max-buffers goes with --family blt")
+	}
+	return nil
+}
+
+// reserveMFOut reserves --out before any work, so that a bad directory
+// exits 2 at once rather than after the solve: an earlier mf output there
+// is replaced at the end, anything else non-empty is refused and left as it
+// is. It returns nil with no --out, or with --check (which writes nothing);
+// the caller defers Abort on what it returns.
+func reserveMFOut(outDir, check string, stderr io.Writer) (*atomicdir.Dir, error) {
+	if outDir == "" || check != "" {
+		return nil, nil
+	}
+	d, err := atomicdir.ReserveReplacing(outDir, isMFDir, func(path string) {
+		fmt.Fprintf(stderr, "dpsolve mf: removed %s, the unfinished output of an earlier run that was killed\n", path)
+	})
+	if err != nil {
+		return nil, outDirError(outDir, err, "an earlier dpsolve mf output (no report.json)")
+	}
+	return d, nil
+}
+
+// denseMFReport builds the report of a dense or banded solve: the
+// evaluation, the privacy figures, the ridge (when planned with one) and the
+// solver's certificate scaled by the squared sensitivity, and refuses it
+// when its bound is not certified (mfCertified). Kept apart from runMF so
+// that the solve and the report's arithmetic are read separately.
+func denseMFReport(w *mf.Workload, schema mf.Schema, res *mf.Result, ev *mf.Evaluation, fam string, perStep bool, eps, delta, sigma, ridge float64) (mfJSON, error) {
+	out := mfReport(w, schema, ev, perStep)
+	out.Family = fam
+	if err := mfPrivacy(&out, eps, delta, sigma); err != nil {
+		return out, err
+	}
+	if ridge != 0 {
+		out.Ridge, out.ReleasedError = ridge, ev.Error
+	}
+	s2 := res.Sensitivity.Squared
+	out.Objective, out.LowerBound, out.Gap = res.Objective*s2, res.LowerBound*s2, res.Gap
+	out.Iterations, out.CGSteps, out.Seconds, out.Status = res.Iterations, res.CGSteps, res.Seconds, res.Status
+	if err := mfCertified(out); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 // mfCertified refuses to print a report whose lower bound is above its

@@ -207,6 +207,35 @@ func runMFStructured(ctx context.Context, f structuredFlags, schema mf.Schema, s
 			return err
 		}
 	}
+	fillStructuredReport(&out, f, schema, ev, iev, bound, iters)
+	if err := mfPrivacy(&out, f.eps, f.delta, f.sigma); err != nil {
+		return err
+	}
+	if err := mfCertified(out); err != nil {
+		return err
+	}
+	out.Seconds = time.Since(start).Seconds()
+	if f.out != nil {
+		err := writeMFDir(ctx, f.out, nil, schema, out, func(tmp string) error {
+			if blt != nil {
+				return writeJSONFile(filepath.Join(tmp, "blt.json"), bltFile{BLTFile: mf.BLTJSON(blt), N: f.n, Schema: structuredSchema(schema, f.n), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
+			}
+			return writeJSONFile(filepath.Join(tmp, "toeplitz.json"), toeplitzFile{Coefs: c[:out.Bands], N: f.n, Schema: structuredSchema(schema, f.n), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return printMF(stdout, out, f.asJSON)
+}
+
+// fillStructuredReport fills the report of a structured (blt or toeplitz)
+// solve from its evaluation ev, the independent-noise evaluation iev it is
+// compared with, and the lower bound: the errors are scaled by the squared
+// sensitivity so that they read as in the dense report. Kept apart from
+// runMFStructured so that the solve and the report's arithmetic are read
+// separately.
+func fillStructuredReport(out *mfJSON, f structuredFlags, schema mf.Schema, ev, iev *mf.ToeplitzEvaluation, bound *mf.Bound, iters int) {
 	be := blas.Current()
 	out.Family, out.Backend, out.Core = f.family, be.Name(), be.CoreName()
 	out.Epochs = schema.Participations(f.n)
@@ -231,25 +260,6 @@ func runMFStructured(ctx context.Context, f structuredFlags, schema mf.Schema, s
 			out.PerStep[i] = v * s2
 		}
 	}
-	if err := mfPrivacy(&out, f.eps, f.delta, f.sigma); err != nil {
-		return err
-	}
-	if err := mfCertified(out); err != nil {
-		return err
-	}
-	out.Seconds = time.Since(start).Seconds()
-	if f.out != nil {
-		err := writeMFDir(ctx, f.out, nil, schema, out, func(tmp string) error {
-			if blt != nil {
-				return writeJSONFile(filepath.Join(tmp, "blt.json"), bltFile{BLTFile: mf.BLTJSON(blt), N: f.n, Schema: structuredSchema(schema, f.n), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
-			}
-			return writeJSONFile(filepath.Join(tmp, "toeplitz.json"), toeplitzFile{Coefs: c[:out.Bands], N: f.n, Schema: structuredSchema(schema, f.n), Sigma: out.Sigma, Sensitivity: out.Sensitivity, SigmaMeaning: sigmaMeaning})
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return printMF(stdout, out, f.asJSON)
 }
 
 // denseFixedEpochBound raises the bound to the dense fixed-epoch

@@ -210,45 +210,11 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 	rd := csv.NewReader(in)
 	rd.ReuseRecord = true
 	rd.TrimLeadingSpace = true
-	header, err := rd.Read()
-	if errors.Is(err, io.EOF) {
-		return Stats{}, errorf("the CSV file is empty: it needs a header naming the attributes (%s)", names(attrs))
-	}
+	col, width, err := csvColumns(rd, attrs)
 	if err != nil {
-		return Stats{}, csvError(err)
+		return Stats{}, err
 	}
-	header = append([]string(nil), header...) // ReuseRecord: keep our copy
-	col := make([]int, len(attrs))            // col[i]: header column of attribute i
-	for i := range col {
-		col[i] = -1
-	}
-	pos := make(map[string]int, len(attrs))
-	for i, a := range attrs {
-		pos[a.Name] = i
-	}
-	for c, h := range header {
-		if c == 0 {
-			h = strings.TrimPrefix(h, "\ufeff") // a UTF-8 byte-order mark
-		}
-		h = strings.TrimSpace(h)
-		header[c] = h
-		if i, ok := pos[h]; ok {
-			if col[i] >= 0 {
-				return Stats{}, errorf("the CSV header names column %s twice (columns %d and %d)", quoteClip(h), col[i]+1, c+1)
-			}
-			col[i] = c
-		}
-	}
-	var missing []string
-	for i, c := range col {
-		if c < 0 {
-			missing = append(missing, fmt.Sprintf("%q", attrs[i].Name))
-		}
-	}
-	if len(missing) > 0 {
-		return Stats{}, errorf("the CSV header lacks the attribute(s) %s (header: %s)", strings.Join(missing, ", "), quoteClip(strings.Join(header, ",")))
-	}
-	rd.FieldsPerRecord = len(header)
+	rd.FieldsPerRecord = width
 	codes := make([]int, len(attrs))
 	var st Stats
 	for {
@@ -293,6 +259,53 @@ func scan(r io.Reader, attrs []domain.Attribute, opt *Options, visit func(codes 
 	}
 	opt.Progress.Report(readEvent(st.Records, cr.n, opt.Total, start, true))
 	return st, nil
+}
+
+// csvColumns reads the CSV header and maps each attribute to its column
+// (col[i] is the header column of attribute i), refusing an empty file, a
+// column named twice and a missing attribute. It also returns the header's
+// width, which every record must match. Kept apart from scan so that scan
+// is the per-record loop alone.
+func csvColumns(rd *csv.Reader, attrs []domain.Attribute) (col []int, width int, err error) {
+	header, err := rd.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, 0, errorf("the CSV file is empty: it needs a header naming the attributes (%s)", names(attrs))
+	}
+	if err != nil {
+		return nil, 0, csvError(err)
+	}
+	header = append([]string(nil), header...) // ReuseRecord: keep our copy
+	col = make([]int, len(attrs))
+	for i := range col {
+		col[i] = -1
+	}
+	pos := make(map[string]int, len(attrs))
+	for i, a := range attrs {
+		pos[a.Name] = i
+	}
+	for c, h := range header {
+		if c == 0 {
+			h = strings.TrimPrefix(h, "\ufeff") // a UTF-8 byte-order mark
+		}
+		h = strings.TrimSpace(h)
+		header[c] = h
+		if i, ok := pos[h]; ok {
+			if col[i] >= 0 {
+				return nil, 0, errorf("the CSV header names column %s twice (columns %d and %d)", quoteClip(h), col[i]+1, c+1)
+			}
+			col[i] = c
+		}
+	}
+	var missing []string
+	for i, c := range col {
+		if c < 0 {
+			missing = append(missing, fmt.Sprintf("%q", attrs[i].Name))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, 0, errorf("the CSV header lacks the attribute(s) %s (header: %s)", strings.Join(missing, ", "), quoteClip(strings.Join(header, ",")))
+	}
+	return col, len(header), nil
 }
 
 // gzipReader turns the decompressor's errors for a corrupt stream into

@@ -166,119 +166,161 @@ func writeTableFiles(dir string, w *explicitWorkload, res *Result) ([]string, er
 			n := p.Queries()
 			ans, std := res.Answers[ti][q0:q0+n], res.Std[ti][q0:q0+n]
 			q0 += n
-			base := fileStem(TableName(t.Name, w.Domain, p.Kinds))
-			name := base
-			for i := 2; used[strings.ToLower(name)]; i++ {
-				name = base + "-" + strconv.Itoa(i)
-			}
-			used[strings.ToLower(name)] = true
+			name := uniqueTableName(used, fileStem(TableName(t.Name, w.Domain, p.Kinds)))
 			var on []int // attributes the table restricts
 			for i, kd := range p.Kinds {
 				if kd != domain.BlockTotal {
 					on = append(on, i)
 				}
 			}
-			cols := productLabels(p, labels)
-			words := productWords(w.Domain, p)
-			// sel names row r of attribute i: the codebook's label when it
-			// has one, else the code or range.
-			sel := func(i, r int) string {
-				if words[i] != nil && words[i][r] != "" {
-					return words[i][r]
-				}
-				return cols[i][r]
-			}
+			tf := tableFile{dir: dir, name: name, w: w, p: p, on: on,
+				cols: productLabels(p, labels), words: productWords(w.Domain, p), private: res.Private}
 			if len(on) == 2 {
-				a, b := on[0], on[1]
-				ra, _ := p.Blocks[a].Dims()
-				rb, _ := p.Blocks[b].Dims()
-				for _, part := range []struct {
-					suffix string
-					v      []float64
-				}{{".csv", ans}, {".stddev.csv", std}} {
-					err := writeFile(filepath.Join(dir, name+part.suffix), func(bw *bufio.Writer) {
-						corner := w.Domain[a].Name + " \\ " + w.Domain[b].Name
-						if part.suffix != ".csv" {
-							corner += " (stddev)"
-						}
-						if !res.Private {
-							corner += " (NOT PRIVATE: seeded simulation)"
-						}
-						bw.WriteString(cell(corner))
-						for c := 0; c < rb; c++ {
-							bw.WriteString("," + sel(b, c))
-						}
-						bw.WriteString("\n")
-						var line []byte
-						for r := 0; r < ra; r++ {
-							line = append(line[:0], sel(a, r)...)
-							for c := 0; c < rb; c++ {
-								line = append(line, ',')
-								// Total blocks have one row: the query index is
-								// row-major over a and b alone.
-								line = strconv.AppendFloat(line, part.v[r*rb+c], 'g', -1, 64)
-							}
-							bw.Write(append(line, '\n'))
-						}
-					})
-					if err != nil {
-						return names, err
-					}
-					names = append(names, name+part.suffix)
+				var err error
+				if names, err = tf.writeCrosstab(names, ans, std); err != nil {
+					return names, err
 				}
 				continue
 			}
-			err := writeFile(filepath.Join(dir, name+".csv"), func(bw *bufio.Writer) {
-				var head []string
-				for _, i := range on {
-					head = append(head, cell(w.Domain[i].Name))
-					if words[i] != nil {
-						head = append(head, cell(domain.LabelColumn(w.Domain[i].Name)))
-					}
-				}
-				head = append(head, "answer", "stddev")
-				if !res.Private {
-					head = append(head, "private")
-				}
-				bw.WriteString(strings.Join(head, ",") + "\n")
-				idx := make([]int, len(p.Blocks))
-				rows := make([]int, len(p.Blocks))
-				for i, bl := range p.Blocks {
-					rows[i], _ = bl.Dims()
-				}
-				var line []byte
-				for q := 0; q < n; q++ {
-					line = line[:0]
-					for _, i := range on {
-						line = append(line, cols[i][idx[i]]...)
-						line = append(line, ',')
-						if words[i] != nil {
-							line = append(line, words[i][idx[i]]...)
-							line = append(line, ',')
-						}
-					}
-					line = strconv.AppendFloat(line, ans[q], 'g', -1, 64)
-					line = append(line, ',')
-					line = strconv.AppendFloat(line, std[q], 'g', -1, 64)
-					if !res.Private {
-						line = append(line, ",false"...)
-					}
-					bw.Write(append(line, '\n'))
-					for i := len(idx) - 1; i >= 0; i-- {
-						if idx[i]++; idx[i] < rows[i] {
-							break
-						}
-						idx[i] = 0
-					}
-				}
-			})
-			if err != nil {
+			if err := tf.writeList(n, ans, std); err != nil {
 				return names, err
 			}
 			names = append(names, name+".csv")
 		}
 	}
 	return names, nil
+}
+
+// uniqueTableName returns base, or base-2, base-3, ... when an earlier table
+// of this call already took that name case-insensitively (so that the files
+// do not collide on a case-insensitive file system), and records the name
+// it returns as taken.
+func uniqueTableName(used map[string]bool, base string) string {
+	name := base
+	for i := 2; used[strings.ToLower(name)]; i++ {
+		name = base + "-" + strconv.Itoa(i)
+	}
+	used[strings.ToLower(name)] = true
+	return name
+}
+
+// tableFile is what writing one product's table needs: kept together so
+// that the crosstab and list layouts, which share the naming and labels of
+// rows, can each live in their own function.
+type tableFile struct {
+	dir, name string
+	w         *explicitWorkload
+	p         *explicitProduct
+	on        []int      // attributes the table restricts
+	cols      [][]string // codes or ranges of each attribute's rows
+	words     [][]string // codebook labels of each attribute's rows, nil when none
+	private   bool
+}
+
+// sel names row r of attribute i: the codebook's label when it has one,
+// else the code or range.
+func (tf *tableFile) sel(i, r int) string {
+	if tf.words[i] != nil && tf.words[i][r] != "" {
+		return tf.words[i][r]
+	}
+	return tf.cols[i][r]
+}
+
+// writeCrosstab writes a table restricting two attributes as two crosstabs,
+// NAME.csv of answers then NAME.stddev.csv of standard deviations, and
+// appends each file's name to names once it is written, so that on an error
+// names still lists exactly the files already made.
+func (tf *tableFile) writeCrosstab(names []string, ans, std []float64) ([]string, error) {
+	a, b := tf.on[0], tf.on[1]
+	ra, _ := tf.p.Blocks[a].Dims()
+	rb, _ := tf.p.Blocks[b].Dims()
+	for _, part := range []struct {
+		suffix string
+		v      []float64
+	}{{".csv", ans}, {".stddev.csv", std}} {
+		err := writeFile(filepath.Join(tf.dir, tf.name+part.suffix), func(bw *bufio.Writer) {
+			corner := tf.w.Domain[a].Name + " \\ " + tf.w.Domain[b].Name
+			if part.suffix != ".csv" {
+				corner += " (stddev)"
+			}
+			if !tf.private {
+				corner += " (NOT PRIVATE: seeded simulation)"
+			}
+			bw.WriteString(cell(corner))
+			for c := 0; c < rb; c++ {
+				bw.WriteString("," + tf.sel(b, c))
+			}
+			bw.WriteString("\n")
+			var line []byte
+			for r := 0; r < ra; r++ {
+				line = append(line[:0], tf.sel(a, r)...)
+				for c := 0; c < rb; c++ {
+					line = append(line, ',')
+					// Total blocks have one row: the query index is
+					// row-major over a and b alone.
+					line = strconv.AppendFloat(line, part.v[r*rb+c], 'g', -1, 64)
+				}
+				bw.Write(append(line, '\n'))
+			}
+		})
+		if err != nil {
+			return names, err
+		}
+		names = append(names, tf.name+part.suffix)
+	}
+	return names, nil
+}
+
+// writeList writes any other table as NAME.csv, a list of its n queries:
+// one column per restricted attribute (and its label column when the
+// codebook has labels), then answer and stddev, and private=false for a
+// seeded simulation. Rows run over the blocks' rows in row-major order.
+func (tf *tableFile) writeList(n int, ans, std []float64) error {
+	p, words, cols := tf.p, tf.words, tf.cols
+	return writeFile(filepath.Join(tf.dir, tf.name+".csv"), func(bw *bufio.Writer) {
+		var head []string
+		for _, i := range tf.on {
+			head = append(head, cell(tf.w.Domain[i].Name))
+			if words[i] != nil {
+				head = append(head, cell(domain.LabelColumn(tf.w.Domain[i].Name)))
+			}
+		}
+		head = append(head, "answer", "stddev")
+		if !tf.private {
+			head = append(head, "private")
+		}
+		bw.WriteString(strings.Join(head, ",") + "\n")
+		idx := make([]int, len(p.Blocks))
+		rows := make([]int, len(p.Blocks))
+		for i, bl := range p.Blocks {
+			rows[i], _ = bl.Dims()
+		}
+		var line []byte
+		for q := 0; q < n; q++ {
+			line = line[:0]
+			for _, i := range tf.on {
+				line = append(line, cols[i][idx[i]]...)
+				line = append(line, ',')
+				if words[i] != nil {
+					line = append(line, words[i][idx[i]]...)
+					line = append(line, ',')
+				}
+			}
+			line = strconv.AppendFloat(line, ans[q], 'g', -1, 64)
+			line = append(line, ',')
+			line = strconv.AppendFloat(line, std[q], 'g', -1, 64)
+			if !tf.private {
+				line = append(line, ",false"...)
+			}
+			bw.Write(append(line, '\n'))
+			for i := len(idx) - 1; i >= 0; i-- {
+				if idx[i]++; idx[i] < rows[i] {
+					break
+				}
+				idx[i] = 0
+			}
+		}
+	})
 }
 
 // writeFile creates path, fills it through a buffer and syncs it.
