@@ -130,21 +130,7 @@ func (l *bandedLoss) projectedNewton(ctx context.Context, c0 []float64, maxIter 
 		for i := range he {
 			he[i]++
 		}
-		// Active set (Bertsekas): drops within eps of 0 whose gradient
-		// is positive, eps the projected gradient's size (at most 1e-8).
-		eps := 0.0
-		for j := range e {
-			v := e[j] - math.Max(0, e[j]-ge[j])
-			eps += v * v
-		}
-		eps = math.Min(1e-8, math.Sqrt(eps))
-		var free []int
-		for j := range e {
-			active[j] = e[j] <= eps && ge[j] > 0
-			if !active[j] {
-				free = append(free, j)
-			}
-		}
+		free := activeSet(e, ge, active)
 		dec := newtonDirection(he, ge, b, free, dir)
 		moveActive := false
 		for j := range e {
@@ -192,6 +178,26 @@ func (l *bandedLoss) projectedNewton(ctx context.Context, c0 []float64, maxIter 
 		}
 	}
 	return c, it, nil
+}
+
+// activeSet marks in active the drops held at their bound (Bertsekas): those
+// within eps of 0 whose gradient is positive, eps the projected gradient's
+// size (at most 1e-8); it returns the others, the free variables.
+func activeSet(e, ge []float64, active []bool) []int {
+	eps := 0.0
+	for j := range e {
+		v := e[j] - math.Max(0, e[j]-ge[j])
+		eps += v * v
+	}
+	eps = math.Min(1e-8, math.Sqrt(eps))
+	var free []int
+	for j := range e {
+		active[j] = e[j] <= eps && ge[j] > 0
+		if !active[j] {
+			free = append(free, j)
+		}
+	}
+	return free
 }
 
 // bandedToDrops maps the gradient and Hessian in c (b, b×b) to those in
