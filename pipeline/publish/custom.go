@@ -78,17 +78,7 @@ func RunCustom(ctx context.Context, c Custom) (*Result, error) {
 		return refuse(err)
 	}
 	g := &gate{}
-	done := make(chan error, 1)
-	go func() { done <- c.work(ctx, step, g, dir, res) }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		if _, released := g.close(); released {
-			err = <-done
-		} else {
-			err = context.Cause(ctx)
-		}
-	}
+	err = gated(ctx, g, func() error { return c.work(ctx, step, g, dir, res) })
 	charged, released := g.close()
 	switch {
 	case released:

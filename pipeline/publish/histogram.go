@@ -138,24 +138,6 @@ func RunHistogram(ctx context.Context, req HistogramRequest) (res *HistogramResu
 	return res, err
 }
 
-// gated runs work in its own goroutine and returns its error, or, as soon
-// as ctx is cancelled, the cancellation's cause, closing g so that neither
-// the charge nor the commit can happen afterwards (unless the commit has
-// happened: then work's own result is awaited).
-func gated(ctx context.Context, g *gate, work func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- work() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		if _, released := g.close(); released {
-			return <-done
-		}
-		return context.Cause(ctx)
-	}
-}
-
 func hstep(ctx context.Context, fault func(context.Context, string) error, name string) error {
 	if fault == nil {
 		fault = injected()

@@ -430,6 +430,24 @@ func (g *gate) spend(ctx context.Context, charge func() error) error {
 	return nil
 }
 
+// gated runs work in its own goroutine and returns its error, or, as soon
+// as ctx is cancelled, the cancellation's cause, closing g so that neither
+// the charge nor the commit can happen afterwards (unless the commit has
+// happened: then work's own result is awaited).
+func gated(ctx context.Context, g *gate, work func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- work() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		if _, released := g.close(); released {
+			return <-done
+		}
+		return context.Cause(ctx)
+	}
+}
+
 // chargeLedger is the charge of every transaction: under the gate, after
 // the step hook before, it spends b on the ledger at path (nothing without
 // one), stores the ledger's status in *st and then tells charged.
@@ -490,18 +508,7 @@ func (p *Prepared) Release(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	g := &gate{}
-	done := make(chan error, 1)
-	go func() { done <- p.work(ctx, g, res) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		if _, released := g.close(); released {
-			err = <-done
-		} else {
-			err = context.Cause(ctx)
-		}
-	}
+	err := gated(ctx, g, func() error { return p.work(ctx, g, res) })
 	charged, released := g.close()
 	switch {
 	case released:
