@@ -31,7 +31,7 @@ var layerNames = []string{
 var exact = map[string]int{
 	"status": 0, "progress": 0, "internal/inputerr": 0, "internal/ctxwait": 0,
 	"internal/matio": 0, "internal/resources": 0, "internal/reference": 0, "internal/atomicdir": 0, "internal/rank": 0, "internal/pinv": 0,
-	"native": 1, "blas": 1, "cg": 1, "kron": 1, "internal/symdense": 1, "internal/expsum": 1,
+	"native": 1, "blas": 1, "cg": 1, "kron": 1, "internal/symdense": 1, "internal/expsum": 1, "internal/psd": 1,
 	"newton":          2,
 	"internal/readme": testOnly, "internal/vocabulary": testOnly, "internal/layers": testOnly,
 }
