@@ -1,11 +1,14 @@
 package newton
 
 import (
+	"errors"
+	"fmt"
 	"math"
 
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/psd"
 	"github.com/dpsolve/dpsolve/internal/rank"
 )
 
@@ -50,39 +53,33 @@ func dualBound(c blas.General, y []float64, buf blas.General) (float64, bool) {
 	return st * st / sy, true
 }
 
-// psdFactor returns C with C·Cᵀ = V for a positive semidefinite V (full
-// storage): the transposed Cholesky factor when V is numerically definite,
-// else Q·diag(√μ) from V's eigendecomposition with every eigenvalue at or
-// below rankTol(n)·μ_max set to zero. A zero eigenvalue computed as 1e-16
-// would otherwise contribute √1e-16 = 1e-8 per dimension to the dual bound;
-// dropping those directions lowers V and so keeps the bound a bound (it is
-// monotone in V), while each kept eigenvalue is large enough (≥ 32·n·ε·μ_max)
-// for its rounding error to be relative and small, as the Cholesky factor's
-// is for a definite V. (The solver's dualSolver.bound uses the same
-// truncated factor.)
-func psdFactor(v blas.General) (blas.General, bool) {
+// psdFactor returns C (n×r) with C·Cᵀ = V for a positive semidefinite V
+// (full storage, not written): the transpose of psd.Factor's R, so the
+// transposed Cholesky factor when V is definite, else Q·diag(√μ) over the
+// eigenvalues above psd.Tol(n, μ_max) = 32·n·ε·μ_max. A zero eigenvalue
+// computed as 1e-16 would otherwise contribute √1e-16 = 1e-8 per dimension
+// to the dual bound; dropping those directions lowers V and so keeps the
+// bound a bound (it is monotone in V), while each kept eigenvalue is large
+// enough for its rounding error to be relative and small, as the Cholesky
+// factor's is for a definite V (internal/psd says why). An error wraps
+// ErrInput when V is not positive semidefinite by that tolerance.
+func psdFactor(v blas.General) (blas.General, error) {
+	r, k, err := psd.Factor(v)
+	if err != nil {
+		if errors.Is(err, psd.ErrNotPSD) {
+			return blas.General{}, inputErrorf("Gram matrix is %v", err)
+		}
+		return blas.General{}, fmt.Errorf("newton: certificate factor of V: %w", err)
+	}
 	n := v.Rows
-	c := blas.NewSquare(n)
-	blas.Copy(c, v)
-	if lowerCholesky(c) {
-		return c, true
-	}
-	blas.Copy(c, v)
-	mu := make([]float64, n)
-	if !blas.SymEig(c, mu, true) {
-		return c, false
-	}
-	e := rankTol(n) * math.Abs(mu[n-1])
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if mu[j] > e {
-				c.Data[i*n+j] *= math.Sqrt(mu[j])
-			} else {
-				c.Data[i*n+j] = 0
-			}
+	c := blas.NewGeneral(n, k)
+	for i := 0; i < k; i++ {
+		row := r.Data[i*r.Stride : i*r.Stride+n]
+		for j, x := range row {
+			c.Data[j*k+i] = x
 		}
 	}
-	return c, true
+	return c, nil
 }
 
 // sqrtSum returns Σ√μᵢ over computed eigenvalues μ (ascending) of a positive

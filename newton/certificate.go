@@ -71,10 +71,11 @@ func certifyGram(v blas.General, X *mat.SymDense) (objective, bound float64, err
 		}
 		y2 = dualFromPrimal(v, X)
 	}
-	c, ok := psdFactor(v)
-	if ok {
-		bound, ok = dualBound(c, y, blas.NewSquare(n))
+	c, err := psdFactor(v)
+	if err != nil {
+		return objective, 0, err
 	}
+	bound, ok := dualBound(c, y, blas.NewSquare(n))
 	if ok && y2 != nil {
 		// A singular X determines its dual point only through X·D·X = V
 		// (X⁺VX⁺ is the projection of D onto range(X)): try its least-squares
@@ -84,7 +85,7 @@ func certifyGram(v blas.General, X *mat.SymDense) (objective, bound float64, err
 		}
 	}
 	if !ok {
-		return objective, 0, fmt.Errorf("newton: certificate eigendecomposition failed to converge")
+		return objective, 0, fmt.Errorf("newton: certificate singular values failed to converge")
 	}
 	return objective, bound, nil
 }

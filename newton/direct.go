@@ -393,9 +393,9 @@ func (d *denseNewton) certify() error {
 		// The bound for the caller's V comes from the same y with raw V.
 		y := s.y
 		s.loadV(s.gr, 0)
-		c, ok := psdFactor(s.gr)
+		c, err := psdFactor(s.gr)
 		rb := math.Inf(-1)
-		if ok {
+		if err == nil {
 			rb, _ = dualBound(c, y, s.a)
 		}
 		res.LowerBound = rb * scale
