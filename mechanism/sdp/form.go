@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/internal/inputerr"
+	"github.com/dpsolve/dpsolve/internal/psd"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 )
 
 // Form selects which of the programs of Yuan et al. (KDD 2016) to build.
@@ -233,10 +235,11 @@ func FromGram(f Form, v *mat.SymDense) (*Formulation, error) {
 	return Build(f, r)
 }
 
-// FactorGram returns an n×n matrix R with RᵀR = V: the Cholesky factor when
-// V is positive definite, otherwise R = Λ^{1/2} Qᵀ from the eigendecomposition
-// V = QΛQᵀ (eigenvalues above −1e-12·λmax are clamped to zero; V with a more
-// negative eigenvalue is not a Gram matrix and is rejected).
+// FactorGram returns an n×n matrix R with RᵀR = V: internal/psd's factor
+// (V's Cholesky factor when V is definite, otherwise Λ^{1/2}Qᵀ from V = QΛQᵀ
+// over the eigenvalues above psd.Tol = 32·n·ε·λ_max) with a zero row for
+// each dropped direction. A V with an eigenvalue below −psd.Tol is not a
+// Gram matrix and is rejected (an error wrapping ErrInput).
 func FactorGram(v *mat.SymDense) (*mat.Dense, error) {
 	if v == nil {
 		return nil, inputerr.Errorf("sdp", "nil Gram matrix")
@@ -245,39 +248,16 @@ func FactorGram(v *mat.SymDense) (*mat.Dense, error) {
 	if n == 0 {
 		return nil, inputerr.Errorf("sdp", "empty Gram matrix")
 	}
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, inputerr.Errorf("sdp", "Gram entry (%d,%d) is %v", i, j, x)
-			}
-		}
+	f, k, err := psd.Factor(symdense.ToGeneral(v))
+	if errors.Is(err, psd.ErrNotPSD) {
+		return nil, fmt.Errorf("sdp: the Gram matrix is not of the form WᵀW: %w", err)
 	}
-	var ch mat.Cholesky
-	if ch.Factorize(v) {
-		var u mat.TriDense
-		ch.UTo(&u)
-		return mat.DenseCopyOf(&u), nil
-	}
-	var es mat.EigenSym
-	if !es.Factorize(v, true) {
-		return nil, errors.New("sdp: eigendecomposition of the Gram matrix failed")
-	}
-	vals := es.Values(nil)
-	var q mat.Dense
-	es.VectorsTo(&q)
-	lmax := 0.0
-	for _, l := range vals {
-		lmax = math.Max(lmax, math.Abs(l))
+	if err != nil {
+		return nil, fmt.Errorf("sdp: Gram matrix: %w", err)
 	}
 	r := mat.NewDense(n, n, nil)
-	for k, l := range vals {
-		if l < -1e-12*lmax {
-			return nil, inputerr.Errorf("sdp", "Gram matrix has eigenvalue %g < 0: not of the form WᵀW", l)
-		}
-		s := math.Sqrt(math.Max(l, 0))
-		for j := 0; j < n; j++ {
-			r.Set(k, j, s*q.At(j, k))
-		}
+	for i := 0; i < k; i++ {
+		copy(r.RawRowView(i), f.Data[i*f.Stride:i*f.Stride+n])
 	}
 	return r, nil
 }
