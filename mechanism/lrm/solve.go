@@ -12,7 +12,8 @@ import (
 
 	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/inputerr"
-	"github.com/dpsolve/dpsolve/internal/rank"
+	"github.com/dpsolve/dpsolve/internal/psd"
+	"github.com/dpsolve/dpsolve/internal/symdense"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
 	"github.com/dpsolve/dpsolve/progress"
 	"github.com/dpsolve/dpsolve/status"
@@ -554,51 +555,29 @@ func polish(lt, b, wr *mat.Dense, ball ball) (*mat.Dense, *mat.Dense, float64, b
 }
 
 // GramFactor returns a k×n matrix F with FᵀF = V for a workload Gram V
-// (symmetric positive semidefinite), F = Λ^{1/2}Qᵀ from V's eigenvalues
-// above n·2⁻⁵²·λ_max. The Low-Rank Mechanism's optimum depends on W only
-// through V (W = QF for a matrix Q with orthonormal columns, and B ↦ QB
-// preserves ‖B‖_F), so Solve(F) gives W's objective when only V is known;
-// its B then answers F·x, not W·x. Eigenvalues of V resolve singular values
-// of W only down to about 1e-8·σ₁.
+// (symmetric positive semidefinite): psd.Principal's F = Λ^{1/2}Qᵀ over
+// V's eigenvalues above psd.Tol = 32·n·ε·λ_max, in descending order, so k
+// is V's rank. V with an eigenvalue below −psd.Tol, or of rank 0, is
+// refused (an error wrapping ErrInput). The Low-Rank Mechanism's optimum
+// depends on W only through V (W = QF for a matrix Q with orthonormal
+// columns, and B ↦ QB preserves ‖B‖_F), so Solve(F) gives W's objective
+// when only V is known; its B then answers F·x, not W·x, which is why F is
+// V's principal factor and not its Cholesky factor: its rows are W's right
+// singular vectors scaled by the singular values, one per rank. Eigenvalues
+// of V resolve singular values of W only down to about 1e-8·σ₁.
 func GramFactor(v *mat.SymDense) (*mat.Dense, error) {
 	if v == nil || v.IsEmpty() {
 		return nil, inputerr.Errorf("lrm", "empty Gram matrix")
 	}
 	n := v.SymmetricDim()
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, inputerr.Errorf("lrm", "Gram entry [%d][%d] = %v is not finite", i, j, x)
-			}
-		}
-	}
-	vals, q, err := symEig(v) // descending
+	f, k, err := psd.Principal(symdense.ToGeneral(v))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lrm: Gram matrix: %w", err)
 	}
-	top := vals[0]
-	if !(top > 0) {
+	if k == 0 {
 		return nil, inputerr.Errorf("lrm", "the Gram matrix has rank 0: no query to answer")
 	}
-	if vals[n-1] < -1e-10*top {
-		return nil, inputerr.Errorf("lrm", "the Gram matrix is not positive semidefinite (eigenvalue %g)", vals[n-1])
-	}
-	tol := rank.Cutoff(n, top)
-	var keep []int
-	for i := 0; i < n; i++ {
-		if vals[i] > tol {
-			keep = append(keep, i)
-		}
-	}
-	f := mat.NewDense(len(keep), n, nil)
-	for r, i := range keep {
-		s := math.Sqrt(vals[i])
-		row := f.RawRowView(r)
-		for j := 0; j < n; j++ {
-			row[j] = s * q.At(j, i)
-		}
-	}
-	return f, nil
+	return mat.NewDense(k, n, f.Data[:k*n]), nil
 }
 
 // projectRows projects every row of Lt (a column of L) onto the ball.
