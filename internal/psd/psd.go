@@ -81,13 +81,33 @@ func Tol(n int, largest float64) float64 { return 32 * rank.Cutoff(n, largest) }
 // package's rule, else Principal's factor. Errors: an empty or non-finite
 // v (wrapping inputerr.ErrInput), a *NotPSDError, ErrNoConvergence.
 func Factor(v blas.General) (blas.General, int, error) {
-	n, err := check(v)
+	if _, err := check(v); err != nil {
+		return blas.General{}, 0, err
+	}
+	n := v.Rows
+	r := blas.NewSquare(n)
+	k, err := FactorInto(v, r, blas.General{})
 	if err != nil {
 		return blas.General{}, 0, err
 	}
-	u := blas.NewSquare(n)
-	blas.Copy(u, v)
-	if blas.Cholesky(u) {
+	return blas.General{Rows: k, Cols: n, Stride: n, Data: r.Data[:k*n]}, k, nil
+}
+
+// FactorInto is Factor writing into the caller's storage, for solvers that
+// allocate their matrices once: r (n×n) receives R in its first rank rows
+// and zeros below; work (n×n) is scratch for the eigenvectors, allocated
+// when its Data is nil and the eigendecomposition path is taken. Neither
+// may share storage with v, which is not written.
+func FactorInto(v, r, work blas.General) (int, error) {
+	n, err := check(v)
+	if err != nil {
+		return 0, err
+	}
+	if r.Rows != n || r.Cols != n || work.Data != nil && (work.Rows != n || work.Cols != n) {
+		return 0, inputerr.Errorf("psd", "FactorInto: r is %d×%d and work %d×%d, want %d×%d", r.Rows, r.Cols, work.Rows, work.Cols, n, n)
+	}
+	blas.Copy(r, v)
+	if blas.Cholesky(r) {
 		dmax := 0.0
 		for i := 0; i < n; i++ {
 			dmax = math.Max(dmax, v.Data[i*v.Stride+i])
@@ -95,14 +115,14 @@ func Factor(v blas.General) (blas.General, int, error) {
 		tol := Tol(n, dmax)
 		definite := true
 		for i := 0; i < n && definite; i++ {
-			d := u.Data[i*n+i]
+			d := r.Data[i*r.Stride+i]
 			definite = d*d > tol
 		}
 		if definite {
-			return u, n, nil
+			return n, nil
 		}
 	}
-	return principal(v, n)
+	return principalInto(v, r, work)
 }
 
 // Principal returns R = Λᵣ^{1/2}·Qᵣᵀ (r×n) and r from V = QΛQᵀ, keeping
@@ -117,36 +137,49 @@ func Principal(v blas.General) (blas.General, int, error) {
 	if err != nil {
 		return blas.General{}, 0, err
 	}
-	return principal(v, n)
+	r := blas.NewSquare(n)
+	k, err := principalInto(v, r, blas.General{})
+	if err != nil {
+		return blas.General{}, 0, err
+	}
+	return blas.General{Rows: k, Cols: n, Stride: n, Data: r.Data[:k*n]}, k, nil
 }
 
-func principal(v blas.General, n int) (blas.General, int, error) {
-	a := blas.NewSquare(n)
-	blas.Copy(a, v)
-	q := blas.NewSquare(n)
+// principalInto writes Principal's R into the first rows of r (n×n, zeros
+// below), using r and work (n×n, allocated if nil) for the
+// eigendecomposition.
+func principalInto(v, r, q blas.General) (int, error) {
+	n := v.Rows
+	if q.Data == nil {
+		q = blas.NewSquare(n)
+	}
+	blas.Copy(r, v)
 	mu := make([]float64, n) // ascending
-	if !blas.SymEigVectors(a, q, mu) {
-		return blas.General{}, 0, ErrNoConvergence
+	if !blas.SymEigVectors(r, q, mu) {
+		return 0, ErrNoConvergence
 	}
 	largest := math.Max(math.Abs(mu[0]), math.Abs(mu[n-1]))
 	tol := Tol(n, largest)
 	if mu[0] < -tol {
-		return blas.General{}, 0, &NotPSDError{Smallest: mu[0], Largest: largest, Tol: tol}
+		return 0, &NotPSDError{Smallest: mu[0], Largest: largest, Tol: tol}
 	}
-	r := 0
-	for r < n && mu[n-1-r] > tol {
-		r++
+	k := 0
+	for k < n && mu[n-1-k] > tol {
+		k++
 	}
-	f := blas.NewGeneral(r, n)
-	for k := 0; k < r; k++ {
-		j := n - 1 - k
+	for i := 0; i < n; i++ {
+		row := r.Data[i*r.Stride : i*r.Stride+n]
+		if i >= k {
+			clear(row)
+			continue
+		}
+		j := n - 1 - i
 		s := math.Sqrt(mu[j])
-		row := f.Data[k*n : (k+1)*n]
-		for i := range row {
-			row[i] = s * q.Data[i*q.Stride+j]
+		for c := range row {
+			row[c] = s * q.Data[c*q.Stride+j]
 		}
 	}
-	return f, r, nil
+	return k, nil
 }
 
 // check validates v: square, non-empty, finite upper triangle.

@@ -133,7 +133,7 @@ func TestFactorRankDeficientGram(t *testing.T) {
 		for _, f := range []struct {
 			name string
 			fn   func(blas.General) (blas.General, int, error)
-		}{{"Factor", Factor}, {"Principal", Principal}} {
+		}{{"Factor", Factor}, {"Principal", Principal}, {"FactorInto", into}} {
 			r, rk, err := f.fn(v)
 			if err != nil {
 				t.Fatalf("%s %+v: %v", f.name, c, err)
@@ -168,6 +168,27 @@ func TestFactorRankDeficientGram(t *testing.T) {
 			}
 		}
 	}
+}
+
+// into is Factor through FactorInto with storage full of NaN: the rows
+// below the rank must come back zero (it returns them too, so residual
+// checks them), and the work matrix is the caller's.
+func into(v blas.General) (blas.General, int, error) {
+	n := v.Rows
+	r, work := blas.NewSquare(n), blas.NewSquare(n)
+	for i := range r.Data {
+		r.Data[i], work.Data[i] = math.NaN(), math.NaN()
+	}
+	k, err := FactorInto(v, r, work)
+	if err != nil {
+		return blas.General{}, 0, err
+	}
+	for _, x := range r.Data[k*n:] {
+		if x != 0 {
+			return blas.General{}, 0, errors.New("FactorInto left a non-zero below the rank")
+		}
+	}
+	return blas.General{Rows: k, Cols: n, Stride: n, Data: r.Data[:k*n]}, k, nil
 }
 
 // A definite V takes the Cholesky path (R upper triangular, rank n); the
@@ -310,6 +331,9 @@ func TestFactorInput(t *testing.T) {
 				t.Errorf("%s: err = %v, want ErrInput", name, err)
 			}
 		}
+	}
+	if _, err := FactorInto(blas.NewSquare(3), blas.NewSquare(2), blas.General{}); !errors.Is(err, inputerr.ErrInput) {
+		t.Errorf("FactorInto into a 2×2 for a 3×3: err = %v, want ErrInput", err)
 	}
 	r, rk, err := Factor(blas.NewSquare(4))
 	if err != nil || rk != 0 || r.Rows != 0 || r.Cols != 4 {
