@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/psd"
 )
 
 // Dense helpers over blas.General (row-major, full symmetric storage).
@@ -24,10 +25,10 @@ func symInto(g blas.General, v *mat.SymDense) {
 	}
 }
 
-// upperFactor returns an upper-triangular F with FᵀF = V: V's Cholesky
-// factor when V is numerically definite, else the triangular factor of
-// diag(√μ)·Qᵀ from V's eigendecomposition with eigenvalues at rounding level
-// dropped (which lowers V, so a dual bound computed with it stays a bound).
+// upperFactor returns an upper-triangular F with FᵀF = V: internal/psd's
+// factor (V's Cholesky factor when V is definite, else diag(√μ)·Qᵀ over
+// the eigenvalues above psd.Tol = 32·n·ε·μ_max, which lowers V, so a dual
+// bound computed with it stays a bound), made triangular by a QR.
 func upperFactor(v blas.General) (blas.General, bool) {
 	f := blas.NewSquare(v.Rows)
 	_, ok := upperFactorInto(v, f, blas.General{})
@@ -35,35 +36,24 @@ func upperFactor(v blas.General) (blas.General, bool) {
 }
 
 // upperFactorInto is upperFactor writing F into f; q (n×n, or empty to
-// allocate one when needed) holds the eigenvectors on the indefinite path.
-// v is read only. rank is V's numerical rank: n when V's Cholesky factor
-// exists, else the number of eigenvalues kept.
+// allocate one when needed) holds the eigenvectors on the eigenvalue path.
+// v is read only. rank is V's numerical rank (psd.FactorInto's); ok is
+// false if V is not positive semidefinite by psd.Tol or the
+// eigendecomposition fails.
 func upperFactorInto(v, f, q blas.General) (rank int, ok bool) {
-	n := v.Rows
-	blas.Copy(f, v)
-	if blas.Cholesky(f) {
-		return n, true
-	}
-	if q.Data == nil {
-		q = blas.NewSquare(n)
-	}
-	blas.Copy(q, v)
-	mu := make([]float64, n)
-	if !blas.SymEig(q, mu, true) {
+	rank, err := psd.FactorInto(v, f, q)
+	if err != nil {
 		return 0, false
 	}
-	cut := 32 * float64(n) * 2.2e-16 * math.Abs(mu[n-1])
-	for i := 0; i < n; i++ { // f = diag(√μ)·Qᵀ
-		s := 0.0
-		if mu[i] > cut {
-			s = math.Sqrt(mu[i])
-			rank++
-		}
-		for j := 0; j < n; j++ {
-			f.Data[i*n+j] = s * q.Data[j*n+i]
+	n := f.Rows
+	for i := 1; i < n; i++ { // the Cholesky factor is triangular already
+		for _, x := range f.Data[i*f.Stride : i*f.Stride+i] {
+			if x != 0 {
+				return rank, blas.UpperTrapezoid(f)
+			}
 		}
 	}
-	return rank, blas.UpperTrapezoid(f)
+	return rank, true
 }
 
 // objective returns tr(V X⁻¹) = ‖F U⁻¹‖²_F for X = UᵀU, leaving U (upper)

@@ -145,6 +145,15 @@ func (e *epochSolver) result() (*mat.SymDense, *mat.TriDense) {
 // sqrtPSD writes V^{1/2} into r using a and q as scratch (all n×n; a may
 // be v itself), r's storage lent to the eigensolver when its capacity is
 // blas.EigenWorkLen(n); false if the eigendecomposition fails.
+//
+// It is a matrix function, not a factorization: the symmetric square root
+// Q·diag(√μ₊)·Qᵀ (negative μ clamped to 0, tiny positive ones kept), not a
+// factor R with RᵀR = V to a stated rank, so it does not go through
+// internal/psd and its tolerance. It only seeds the fixed-epoch and banded
+// solvers' starting points, which scale it to unit diagonal and are
+// checked definite by Cholesky before use; nothing is certified or
+// inverted from it. internal/vocabulary's TestOnePSDFactorization allows
+// it by name for this reason.
 func sqrtPSD(v, a, q, r blas.General) bool {
 	n := v.Rows
 	blas.Copy(a, v)
