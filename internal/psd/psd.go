@@ -21,8 +21,8 @@
 // (newton's dual bound) would rise above the optimum. Dropping every
 // λ ≤ τ only lowers V (in the Loewner order), which keeps such a bound a
 // bound, and every kept λ > τ has a rounding error of at most a relative
-// 1/32. The 32 is the margin newton's certificate has used since it was
-// written (its rank tolerance 32·n·ε).
+// 1/32. The 32 is the margin newton's certificate factor used before this
+// package (its rankTol, 32·n·ε, floored at 1e-13 for n < 14).
 //
 // The Cholesky fast path: V = UᵀU is returned as R = U (rank n) when
 // Cholesky succeeds and no pivot uᵢᵢ² is at or below Tol(n, max Vᵢᵢ).
