@@ -329,3 +329,48 @@ func cholObjective(v, x *mat.SymDense) (float64, bool) {
 	}
 	return f, true
 }
+
+// TestSolveAndCertificateShareNotPSDRule: Solve and Certificate refuse the
+// same V. V = Q·diag(λ)·Qᵀ with a smallest eigenvalue of −1e-12·λmax lies
+// between the old Solve threshold (−1e-10·λmax, which accepted it) and the
+// one rule of internal/psd (−32·n·ε·λmax ≈ −2.8e-14·λmax at n = 4, which
+// Certificate applies), so before the rules were one, Solve accepted a V
+// whose certificate failed. A V with −1e-16·λmax (rounding) passes both.
+func TestSolveAndCertificateShareNotPSDRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	const n = 4
+	a := mat.NewDense(n, n, nil)
+	for i := range n {
+		for j := range n {
+			a.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(a)
+	var q mat.Dense
+	qr.QTo(&q)
+	build := func(smallest float64) *mat.SymDense {
+		lam := []float64{1, 0.5, 0.25, smallest}
+		v := mat.NewSymDense(n, nil)
+		for i := range n {
+			for j := i; j < n; j++ {
+				s := 0.0
+				for k := range n {
+					s += q.At(i, k) * lam[k] * q.At(j, k)
+				}
+				v.SetSym(i, j, s)
+			}
+		}
+		return v
+	}
+	bad := build(-1e-12)
+	_, err := newton.Solve(context.Background(), bad, nil)
+	require.ErrorIs(t, err, newton.ErrInput, "Solve must refuse what Certificate refuses")
+	_, _, err = newton.Certificate(bad, mat.NewSymDense(n, []float64{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}))
+	require.ErrorIs(t, err, newton.ErrInput)
+	good := build(-1e-16)
+	res, err := newton.Solve(context.Background(), good, nil)
+	require.NoError(t, err)
+	_, _, err = newton.Certificate(good, res.X)
+	require.NoError(t, err)
+}

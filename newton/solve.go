@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/blas"
+	"github.com/dpsolve/dpsolve/internal/psd"
 	"github.com/dpsolve/dpsolve/internal/symdense"
 )
 
@@ -169,7 +170,9 @@ func analyze(s *newtonState, V *mat.SymDense, opt Options) (*spectrum, error) {
 	}
 	s.clock.lap("spectrum")
 	muMax := mu[n-1]
-	if mu[0] < -1e-10*muMax {
+	// The one "not PSD" rule (internal/psd), so that a V Solve accepts is one
+	// Certificate and psdFactor accept too.
+	if mu[0] < -psd.Tol(n, muMax) {
 		return nil, inputErrorf("Gram matrix is not positive semidefinite: smallest eigenvalue %.3g (largest %.3g)", mu[0]*scale, muMax*scale)
 	}
 	t := sqrtSum(mu)
