@@ -17,6 +17,7 @@ import (
 	"github.com/dpsolve/dpsolve/pipeline/publish"
 	"github.com/dpsolve/dpsolve/pipeline/release"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
 	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
@@ -46,6 +47,9 @@ type releaseFlags struct {
 	asJSON     bool
 	// allowFractional accepts non-integer cells (inputs.go, checkCounts).
 	allowFractional bool
+	// budgetFile and label: the ledger charged before the noise, as
+	// dpsolve release's.
+	budgetFile, label string
 }
 
 func (f *releaseFlags) register(fs *flag.FlagSet) {
@@ -64,6 +68,8 @@ func (f *releaseFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: draw noise from a seeded generator — the output is NOT private")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
 	fs.BoolVar(&f.allowFractional, "allow-fractional", false, "accept non-integer cells; the guarantee then assumes one person changes one cell by at most 1")
+	fs.StringVar(&f.budgetFile, "budget-file", "", "budget ledger (as dpsolve release's, e.g. from dpsolve ledger create): refuse before any noise when the release would exceed it; record it otherwise")
+	fs.StringVar(&f.label, "label", "", "label of this release in the budget ledger (default: the --out path)")
 }
 
 // budget converts the privacy flags into a validated budget.
@@ -206,6 +212,12 @@ func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.M
 		Release: release.Request{Strategy: a, Budget: b, Data: x, Workload: w, Noise: src,
 			PostProcess: release.Cleanup{Clamp: f.clamp, Round: f.round}},
 		Outputs: []publish.OutputFile{{Path: f.out, Write: vectorWriter(f.out, func(r *release.Result) []float64 { return r.Answers })}},
+	}
+	if f.budgetFile != "" {
+		req.Ledger, req.Label = f.budgetFile, f.label
+		req.Charged = func(st ledger.Status) {
+			fmt.Fprintf(stderr, "dpsolve: charged %s to %s: %s of %s spent\n", chargeInUnit(b, &st.Limit), f.budgetFile, st.Spent, st.Limit)
+		}
 	}
 	if f.outXhat != "" {
 		req.Outputs = append(req.Outputs, publish.OutputFile{Path: f.outXhat, Write: vectorWriter(f.outXhat, func(r *release.Result) []float64 { return r.XHat })})
