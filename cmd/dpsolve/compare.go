@@ -139,7 +139,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var f compareFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism gaussian|laplace] [--eps 1 --delta 1e-6] [--csv|--json]")
+		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism "+strings.Join(calibrate.MechanismValues(compareMechanisms...), "|")+"] [--eps 1 --delta 1e-6] [--csv|--json]")
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "\nstrategies:")
 		for _, c := range compare.Registered() {

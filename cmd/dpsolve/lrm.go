@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -159,7 +160,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var f lrmFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dpsolve lrm (--w W.npy | --workload SPEC --n N | --spec FILE) [--mechanism laplace|gaussian] --eps 1 [--delta D] [--out-b B.npy --out-l L.npy] [--json]")
+		fmt.Fprintln(stderr, "usage: dpsolve lrm (--w W.npy | --workload SPEC --n N | --spec FILE) [--mechanism "+strings.Join(calibrate.MechanismValues(lrmMechanisms...), "|")+"] --eps 1 [--delta D] [--out-b B.npy --out-l L.npy] [--json]")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {

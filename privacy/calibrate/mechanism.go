@@ -85,6 +85,19 @@ func MechanismNames(offered ...Kind) string {
 	return listMechanisms(offered, func(name, _ string) string { return name })
 }
 
+// MechanismValues are the offered --mechanism values (all when offered is
+// empty), in the order of MechanismNames: for a synopsis such as
+// "--mechanism laplace|gaussian".
+func MechanismValues(offered ...Kind) []string {
+	var v []string
+	for _, m := range mechanisms {
+		if offers(offered, m.kind) {
+			v = append(v, m.name)
+		}
+	}
+	return v
+}
+
 // MechanismUsage lists the offered --mechanism values with the guarantee
 // and the sensitivity norm of each, for a flag's help text: "laplace (ε-DP,
 // L1 sensitivity) or gaussian ((ε,δ)-DP, L2 sensitivity)".

@@ -65,17 +65,20 @@ func TestParseMechanismOffered(t *testing.T) {
 		t.Errorf("ParseMechanism(zcdp, pure, approx): err %v", err)
 	}
 	for _, c := range []struct {
-		offered     []calibrate.Kind
-		names, help string
+		offered             []calibrate.Kind
+		names, help, values string
 	}{
 		{nil, "laplace, gaussian or zcdp",
-			"laplace (ε-DP, L1 sensitivity), gaussian ((ε,δ)-DP, L2 sensitivity) or zcdp (ρ-zCDP, L2 sensitivity)"},
-		{pa, "laplace or gaussian", "laplace (ε-DP, L1 sensitivity) or gaussian ((ε,δ)-DP, L2 sensitivity)"},
-		{[]calibrate.Kind{calibrate.Concentrated}, "zcdp", "zcdp (ρ-zCDP, L2 sensitivity)"},
-		{[]calibrate.Kind{"bogus"}, "nothing", "nothing"},
+			"laplace (ε-DP, L1 sensitivity), gaussian ((ε,δ)-DP, L2 sensitivity) or zcdp (ρ-zCDP, L2 sensitivity)", "laplace|gaussian|zcdp"},
+		{pa, "laplace or gaussian", "laplace (ε-DP, L1 sensitivity) or gaussian ((ε,δ)-DP, L2 sensitivity)", "laplace|gaussian"},
+		{[]calibrate.Kind{calibrate.Concentrated}, "zcdp", "zcdp (ρ-zCDP, L2 sensitivity)", "zcdp"},
+		{[]calibrate.Kind{"bogus"}, "nothing", "nothing", ""},
 	} {
 		if got := calibrate.MechanismNames(c.offered...); got != c.names {
 			t.Errorf("MechanismNames(%v) = %q, want %q", c.offered, got, c.names)
+		}
+		if got := strings.Join(calibrate.MechanismValues(c.offered...), "|"); got != c.values {
+			t.Errorf("MechanismValues(%v) = %q, want %q", c.offered, got, c.values)
 		}
 		if got := calibrate.MechanismUsage(c.offered...); got != c.help {
 			t.Errorf("MechanismUsage(%v) = %q, want %q", c.offered, got, c.help)
