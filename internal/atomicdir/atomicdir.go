@@ -24,8 +24,10 @@
 // it is as good as that system's); where there is none (not unix) an
 // entry counts as a live writer's by its process id, which cannot be
 // checked there, so a directory's leftover is never removed and a file's
-// is ignored: the reservation of an output file is within one process. Files are created with mode 0666 and directories 0777, both less
-// the process's umask (0644 and 0755 under the usual umask 022).
+// is ignored: the reservation of an output file is within one process.
+//
+// Files are created with mode 0666 and directories 0777, both less the
+// process's umask (0644 and 0755 under the usual umask 022).
 package atomicdir
 
 import (
@@ -124,10 +126,10 @@ func Check(target string) error {
 
 // Reserve checks target (Check), refuses it while another writer holds it
 // (ErrBusy: its temporary entry is locked, or exists unlocked and its
-// process runs, or it is reserved in this process), removes the temporary directories of
-// dead writers of the same target (telling stale of each), and makes a
-// fresh temporary directory to write into, which reserves the target until
-// Commit or Abort.
+// process runs, or it is reserved in this process), removes the temporary
+// entries of dead writers of the same target (telling stale of each), and
+// makes a fresh temporary directory to write into, which reserves the
+// target until Commit or Abort.
 func Reserve(target string, stale Stale) (*Dir, error) {
 	return ReserveReplacing(target, nil, stale)
 }
