@@ -17,6 +17,7 @@ import (
 	"github.com/dpsolve/dpsolve/pipeline/publish"
 	"github.com/dpsolve/dpsolve/pipeline/release"
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
+	"github.com/dpsolve/dpsolve/privacy/ledger"
 	"github.com/dpsolve/dpsolve/privacy/noise"
 )
 
@@ -46,6 +47,9 @@ type releaseFlags struct {
 	asJSON     bool
 	// allowFractional accepts non-integer cells (inputs.go, checkCounts).
 	allowFractional bool
+	// budgetFile and label: the ledger charged before the noise, as
+	// dpsolve release's.
+	budgetFile, label string
 }
 
 func (f *releaseFlags) register(fs *flag.FlagSet) {
@@ -53,10 +57,10 @@ func (f *releaseFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.spec, "workload", "", "workload to answer: identity, total, prefix, allrange, width:k=K, wrange:m=M, … (n is the data length)")
 	fs.StringVar(&f.wfile, "w", "", "workload matrix W (m×n) from a .npy or .csv file, instead of --workload")
 	registerSpecFile(fs, &f.specFile)
-	fs.StringVar(&f.mechanism, "mechanism", "gaussian", "noise: gaussian ((ε,δ)-DP), zcdp (ρ-zCDP Gaussian) or laplace (ε-DP)")
-	fs.Float64Var(&f.eps, "eps", 0, "ε > 0 (gaussian, laplace)")
-	fs.Float64Var(&f.delta, "delta", 0, "δ in (0,1) (gaussian only)")
-	fs.Float64Var(&f.rho, "rho", 0, "ρ > 0 (zcdp only)")
+	fs.StringVar(&f.mechanism, "mechanism", calibrate.MechanismName(calibrate.Approx), "noise: "+calibrate.MechanismUsage())
+	fs.Float64Var(&f.eps, "eps", 0, "ε > 0 ("+calibrate.MechanismNames(calibrate.Pure, calibrate.Approx)+")")
+	fs.Float64Var(&f.delta, "delta", 0, "δ in (0,1) ("+calibrate.MechanismName(calibrate.Approx)+" only)")
+	fs.Float64Var(&f.rho, "rho", 0, "ρ > 0 ("+calibrate.MechanismName(calibrate.Concentrated)+" only)")
 	fs.StringVar(&f.out, "out", "", "write the private workload answers to this .npy or .csv file (required)")
 	fs.StringVar(&f.outXhat, "out-xhat", "", "also write the reconstructed histogram x̂ to this .npy or .csv file")
 	fs.BoolVar(&f.clamp, "clamp", false, "post-process: set negative cells of x̂ to 0 before answering (biases the answers)")
@@ -64,16 +68,18 @@ func (f *releaseFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.seed, "insecure-seed", "", "simulation only: draw noise from a seeded generator — the output is NOT private")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object on stdout")
 	fs.BoolVar(&f.allowFractional, "allow-fractional", false, "accept non-integer cells; the guarantee then assumes one person changes one cell by at most 1")
+	fs.StringVar(&f.budgetFile, "budget-file", "", "budget ledger (as dpsolve release's, e.g. from dpsolve ledger create): refuse before any noise when the release would exceed it; record it otherwise")
+	fs.StringVar(&f.label, "label", "", "label of this release in the budget ledger (default: the --out path)")
 }
 
 // budget converts the privacy flags into a validated budget.
 func (f *releaseFlags) budget() (calibrate.Budget, error) {
-	if err := checkPrivacyFlags(f.mechanism, f.eps, f.delta, f.rho); err != nil {
+	_, k, err := mechanismFlag(f.mechanism)
+	if err != nil {
 		return calibrate.Budget{}, err
 	}
-	k, err := calibrate.ParseKind(f.mechanism)
-	if err != nil {
-		return calibrate.Budget{}, usageErrorf("%v", err)
+	if err := checkPrivacyFlags(k, f.eps, f.delta, f.rho); err != nil {
+		return calibrate.Budget{}, err
 	}
 	b, err := calibrate.New(k, f.eps, f.delta, f.rho)
 	if err != nil {
@@ -82,28 +88,17 @@ func (f *releaseFlags) budget() (calibrate.Budget, error) {
 	return b, nil
 }
 
-// mechanismName names the noise of a budget as the --mechanism flag does:
-// laplace (ε-DP), gaussian ((ε,δ)-DP) or zcdp (ρ-zCDP Gaussian).
-func mechanismName(b calibrate.Budget) string {
-	switch b.Kind() {
-	case calibrate.Pure:
-		return "laplace"
-	case calibrate.Concentrated:
-		return "zcdp"
-	}
-	return "gaussian"
-}
-
-// describeBudget prints a budget with its mechanism, e.g.
+// describeBudget prints a budget with its --mechanism value, e.g.
 // "gaussian(eps=1, delta=1e-06)", "laplace(eps=1)", "zcdp(rho=0.5)".
 func describeBudget(b calibrate.Budget) string {
+	mech := calibrate.MechanismName(b.Kind())
 	switch b.Kind() {
 	case calibrate.Pure:
-		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon())
+		return fmt.Sprintf("%s(eps=%g)", mech, b.Epsilon())
 	case calibrate.Concentrated:
-		return fmt.Sprintf("zcdp(rho=%g)", b.Rho())
+		return fmt.Sprintf("%s(rho=%g)", mech, b.Rho())
 	}
-	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon(), b.Delta())
+	return fmt.Sprintf("%s(eps=%g, delta=%g)", mech, b.Epsilon(), b.Delta())
 }
 
 // check validates the flags that do not need files.
@@ -218,6 +213,12 @@ func doRelease(ctx context.Context, f *releaseFlags, b calibrate.Budget, a mat.M
 			PostProcess: release.Cleanup{Clamp: f.clamp, Round: f.round}},
 		Outputs: []publish.OutputFile{{Path: f.out, Write: vectorWriter(f.out, func(r *release.Result) []float64 { return r.Answers })}},
 	}
+	if f.budgetFile != "" {
+		req.Ledger, req.Label = f.budgetFile, f.label
+		req.Charged = func(st ledger.Status) {
+			fmt.Fprintf(stderr, "dpsolve: charged %s to %s: %s of %s spent\n", chargeInUnit(b, &st.Limit), f.budgetFile, st.Spent, st.Limit)
+		}
+	}
 	if f.outXhat != "" {
 		req.Outputs = append(req.Outputs, publish.OutputFile{Path: f.outXhat, Write: vectorWriter(f.outXhat, func(r *release.Result) []float64 { return r.XHat })})
 	}
@@ -287,13 +288,10 @@ func (f *releaseFlags) postProcessing() string {
 // newReleaseResult is the one result of dpsolve answer and run that both
 // the text and the --json renderings read.
 func newReleaseResult(f *releaseFlags, b calibrate.Budget, res *release.Result, w workload.Workload, private bool) *releaseJSON {
-	norm := "L2"
-	if b.Kind() == calibrate.Pure {
-		norm = "L1"
-	}
+	norm := fmt.Sprintf("L%d", b.Noise().Norm())
 	m, exp := res.Mechanism, res.Expected
 	return &releaseJSON{
-		Mechanism: mechanismName(b), Budget: b,
+		Mechanism: calibrate.MechanismName(b.Kind()), Budget: b,
 		Sigma: m.Sigma(), NoiseScale: m.Scale(),
 		Sensitivity: m.Sensitivity(), SensitivityNorm: norm,
 		SnappedSensitivity: m.SnappedSensitivity(), Grid: m.Grid(),
@@ -310,23 +308,11 @@ func (o releaseJSON) MarshalJSON() ([]byte, error) {
 	return calibrate.MarshalInline(plain(o), "mechanism", o.Budget)
 }
 
-// budgetText words the result's budget as describeBudget does.
-func (o *releaseJSON) budgetText() string {
-	b := o.Budget
-	switch o.Mechanism {
-	case "laplace":
-		return fmt.Sprintf("laplace(eps=%g)", b.Epsilon())
-	case "zcdp":
-		return fmt.Sprintf("zcdp(rho=%g)", b.Rho())
-	}
-	return fmt.Sprintf("gaussian(eps=%g, delta=%g)", b.Epsilon(), b.Delta())
-}
-
 // writeText renders the result for a reader.
 func (o *releaseJSON) writeText(w io.Writer) {
-	fmt.Fprintf(w, "mechanism      %s, strategy %d×%d\n", o.budgetText(), o.StrategyRows, o.N)
+	fmt.Fprintf(w, "mechanism      %s, strategy %d×%d\n", describeBudget(o.Budget), o.StrategyRows, o.N)
 	fmt.Fprintf(w, "sensitivity    %.6g (%s, largest column norm of A)\n", o.Sensitivity, o.SensitivityNorm)
-	if o.Mechanism == "laplace" {
+	if o.Budget.Noise() == calibrate.Laplace {
 		fmt.Fprintf(w, "sigma          %.6g (noise standard deviation; Laplace scale b = %.6g)\n", o.Sigma, o.NoiseScale)
 	} else {
 		fmt.Fprintf(w, "sigma          %.6g\n", o.Sigma)

@@ -83,7 +83,7 @@ type compareFlags struct {
 func (f *compareFlags) register(fs *flag.FlagSet) {
 	f.wf.register(fs)
 	fs.IntVar(&f.m, "m", 0, "number of queries of the workload given by --gram (needed for per-query RMSE)")
-	fs.StringVar(&f.mech, "mechanism", "gaussian", "noise: gaussian ((ε,δ)-DP, L2 sensitivity) or laplace (ε-DP, L1 sensitivity)")
+	fs.StringVar(&f.mech, "mechanism", calibrate.MechanismName(calibrate.Approx), "noise: "+calibrate.MechanismUsage(compareMechanisms...))
 	fs.Float64Var(&f.eps, "eps", 1, "privacy parameter ε > 0")
 	fs.Float64Var(&f.delta, "delta", 1e-6, "privacy parameter δ in (0,1) (Gaussian only)")
 	fs.StringVar(&f.cal, "calibration", "analytic", "Gaussian σ: analytic (Balle & Wang 2018) or classic (√(2 ln(1.25/δ))/ε, ε < 1)")
@@ -95,6 +95,10 @@ func (f *compareFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.outW, "out-w", "", outWUsage)
 }
 
+// compareMechanisms are the privacy definitions compare's --mechanism
+// offers: its rows are costed under (ε,δ)-DP or pure ε-DP.
+var compareMechanisms = []calibrate.Kind{calibrate.Pure, calibrate.Approx}
+
 // check validates the flags that need no file and returns the calibrated
 // noise at unit sensitivity.
 func (f *compareFlags) check() (accounting.Noise, error) {
@@ -104,12 +108,12 @@ func (f *compareFlags) check() (accounting.Noise, error) {
 	if !(f.tol > 0) {
 		return accounting.Noise{}, usageErrorf("--tol must be positive, got %g", f.tol)
 	}
-	mech, err := noiseFlag(f.mech)
+	mech, kind, err := mechanismFlag(f.mech, compareMechanisms...)
 	if err != nil {
 		return accounting.Noise{}, err
 	}
 	f.mech = string(mech)
-	if err := checkPrivacyFlags(f.mech, f.eps, f.delta, 0); err != nil {
+	if err := checkPrivacyFlags(kind, f.eps, f.delta, 0); err != nil {
 		return accounting.Noise{}, err
 	}
 	return compareNoise(mech, f.eps, f.delta, f.cal)
@@ -135,7 +139,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var f compareFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism gaussian|laplace] [--eps 1 --delta 1e-6] [--csv|--json]")
+		fmt.Fprintln(stderr, "usage: dpsolve compare (--workload SPEC --n N | --w FILE | --gram FILE --m M) [--mechanism "+strings.Join(calibrate.MechanismValues(compareMechanisms...), "|")+"] [--eps 1 --delta 1e-6] [--csv|--json]")
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "\nstrategies:")
 		for _, c := range compare.Registered() {

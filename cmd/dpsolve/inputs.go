@@ -12,15 +12,21 @@ import (
 	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
-// noiseFlag parses the value of a --mechanism flag that chooses the noise
-// model through calibrate.ParseNoiseKind, the one parser, with one usage
-// error for every command.
-func noiseFlag(s string) (calibrate.NoiseKind, error) {
-	k, err := calibrate.ParseNoiseKind(s)
-	if err != nil {
-		return "", usageErrorf("--mechanism must be laplace or gaussian, got %q", s)
+// mechanismFlag parses the value of a --mechanism flag through
+// calibrate.ParseMechanism, the one parser, with one usage error for every
+// command: it returns the noise and the privacy definition the budget is
+// stated under. offered are the definitions the command supports (none:
+// all); help text comes from calibrate.MechanismUsage over the same list.
+func mechanismFlag(s string, offered ...calibrate.Kind) (calibrate.NoiseKind, calibrate.Kind, error) {
+	noise, kind, err := calibrate.ParseMechanism(s, offered...)
+	if err == nil {
+		return noise, kind, nil
 	}
-	return k, nil
+	why := "unknown mechanism"
+	if _, k, known := calibrate.ParseMechanism(s); known == nil {
+		why = fmt.Sprintf("this command does not offer %s", calibrate.MechanismName(k))
+	}
+	return "", "", usageErrorf("--mechanism must be %s, got %q (%s)", calibrate.MechanismNames(offered...), s, why)
 }
 
 // The privacy parameters the commands accept. Inside these ranges every
@@ -34,30 +40,31 @@ const (
 	rhoMin, rhoMax = 1e-12, 5e7 // ρ ≈ ε²/2 over the same range
 )
 
-// checkPrivacyFlags validates the budget flags of mechanism mech
-// ("gaussian", "zcdp", "laplace") before any work, naming a missing flag as
-// missing and a value outside the usable range with that range.
-// Unknown mechanisms are left to the caller's own check.
-func checkPrivacyFlags(mech string, eps, delta, rho float64) error {
-	switch mech {
-	case "gaussian", "laplace":
+// checkPrivacyFlags validates the budget flags of the privacy definition
+// kind (from mechanismFlag, or from the flags given) before any work,
+// naming a missing flag as missing and a value outside the usable range
+// with that range.
+func checkPrivacyFlags(kind calibrate.Kind, eps, delta, rho float64) error {
+	mech := calibrate.MechanismName(kind)
+	switch kind {
+	case calibrate.Pure, calibrate.Approx:
 		if eps == 0 {
 			return usageErrorf("--eps is missing or 0: --mechanism %s needs ε > 0 (usable range [%g, %g])", mech, epsMin, epsMax)
 		}
 		if err := checkRange("--eps", eps, epsMin, epsMax); err != nil {
 			return err
 		}
-		if mech == "gaussian" {
+		if kind == calibrate.Approx {
 			if delta == 0 {
-				return usageErrorf("--delta is missing or 0: --mechanism gaussian needs δ in (0,1), e.g. 1e-6 (below 1/n for n records)")
+				return usageErrorf("--delta is missing or 0: --mechanism %s needs δ in (0,1), e.g. 1e-6 (below 1/n for n records)", mech)
 			}
 			if math.IsNaN(delta) || delta <= 0 || delta >= 1 {
 				return usageErrorf("--delta must lie in (0,1), got %v", delta)
 			}
 		}
-	case "zcdp":
+	case calibrate.Concentrated:
 		if rho == 0 {
-			return usageErrorf("--rho is missing or 0: --mechanism zcdp needs ρ > 0 (usable range [%g, %g])", rhoMin, rhoMax)
+			return usageErrorf("--rho is missing or 0: --mechanism %s needs ρ > 0 (usable range [%g, %g])", mech, rhoMin, rhoMax)
 		}
 		if err := checkRange("--rho", rho, rhoMin, rhoMax); err != nil {
 			return err

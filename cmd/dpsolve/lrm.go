@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -94,7 +95,7 @@ func (f *lrmFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.spec, "workload", "", "or a built-in workload with an explicit matrix (identity, prefix, wrange:m=M, wrelated:m=M,s=S, ...)")
 	registerSpecFile(fs, &f.specFile)
 	fs.IntVar(&f.n, "n", 0, "domain size for --workload")
-	fs.StringVar(&f.mech, "mechanism", "laplace", "laplace (ε-DP, columns of L in the ℓ1 ball) or gaussian ((ε,δ)-DP, ℓ2 ball)")
+	fs.StringVar(&f.mech, "mechanism", calibrate.MechanismName(calibrate.Pure), calibrate.MechanismUsage(lrmMechanisms...)+"; the columns of L lie in the unit ball of that norm")
 	fs.Float64Var(&f.eps, "eps", 1, "privacy parameter ε > 0")
 	fs.Float64Var(&f.delta, "delta", 0, "privacy parameter δ in (0,1), gaussian only")
 	fs.StringVar(&f.outB, "out-b", "", "write B (m×r) to this .npy or .csv file")
@@ -116,20 +117,19 @@ func (f *lrmFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-iteration progress on stderr")
 }
 
+// lrmMechanisms are the privacy definitions lrm's --mechanism offers.
+var lrmMechanisms = []calibrate.Kind{calibrate.Pure, calibrate.Approx}
+
 // check validates the flags that need no file and returns the budget the
 // noise is calibrated to. The budget is checked by calibrate and everything
 // else by lrm.Solve (its errors wrap ErrInput and exit 1): no second copy
 // of the checks here.
 func (f *lrmFlags) check() (calibrate.Budget, error) {
-	mech, err := noiseFlag(f.mech)
+	mech, kind, err := mechanismFlag(f.mech, lrmMechanisms...)
 	if err != nil {
 		return calibrate.Budget{}, err
 	}
 	f.mech = string(mech)
-	kind := calibrate.Approx
-	if mech == calibrate.Laplace {
-		kind = calibrate.Pure
-	}
 	f.opt.Noise = mech
 	bud, err := calibrate.New(kind, f.eps, f.delta, 0)
 	if err != nil {
@@ -160,7 +160,7 @@ func runLRM(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var f lrmFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dpsolve lrm (--w W.npy | --workload SPEC --n N | --spec FILE) [--mechanism laplace|gaussian] --eps 1 [--delta D] [--out-b B.npy --out-l L.npy] [--json]")
+		fmt.Fprintln(stderr, "usage: dpsolve lrm (--w W.npy | --workload SPEC --n N | --spec FILE) [--mechanism "+strings.Join(calibrate.MechanismValues(lrmMechanisms...), "|")+"] --eps 1 [--delta D] [--out-b B.npy --out-l L.npy] [--json]")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {

@@ -86,35 +86,34 @@ func (f *tblFlags) register(fs *flag.FlagSet) {
 func (f *tblFlags) budget() (calibrate.Budget, error) {
 	var b calibrate.Budget
 	given := func(name string) bool { return f.set[name] }
-	var mech string
 	var kind calibrate.Kind
 	switch {
 	case given("rho") && (given("eps") || given("delta")):
 		return b, usageErrorf("give either --rho or --eps [--delta], not both")
 	case given("rho"):
-		mech, kind = "zcdp", calibrate.Concentrated
+		kind = calibrate.Concentrated
 		if err := checkRange("--rho", f.rho, rhoMin, rhoMax); err != nil {
 			return b, err
 		}
 	case given("eps") && given("delta"):
-		mech, kind = "gaussian", calibrate.Approx
+		kind = calibrate.Approx
 		if math.IsNaN(f.delta) || f.delta <= 0 || f.delta >= 1 {
 			return b, usageErrorf("--delta must lie in (0,1), got %v (omit --delta for pure ε-DP)", f.delta)
 		}
 	case given("eps"):
-		mech, kind = "laplace", calibrate.Pure
+		kind = calibrate.Pure
 	case given("delta"):
 		return b, usageErrorf("--delta needs --eps")
 	default:
 		return b, usageErrorf("give a budget: --rho R, or --eps E [--delta D]")
 	}
-	if mech != "zcdp" {
+	if kind != calibrate.Concentrated {
 		if err := checkRange("--eps", f.eps, epsMin, epsMax); err != nil {
 			return b, err
 		}
 	}
 	// The shared rules of run and answer (ranges, δ in (0,1)).
-	if err := checkPrivacyFlags(mech, f.eps, f.delta, f.rho); err != nil {
+	if err := checkPrivacyFlags(kind, f.eps, f.delta, f.rho); err != nil {
 		return b, err
 	}
 	b, err := calibrate.New(kind, f.eps, f.delta, f.rho)

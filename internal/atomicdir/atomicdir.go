@@ -10,8 +10,24 @@
 // ever deleted. An empty existing directory is replaced. While a Dir is
 // reserved, a second Reserve of the same target (in this process or
 // another) fails with ErrBusy, so two writers never both believe they own
-// it. Files are created with mode 0666 and directories 0777, both less
-// the process's umask (0644 and 0755 under the usual umask 022).
+// it. Output files that are not directories are reserved the same way
+// (ReserveFile: pipeline/publish's RunHistogram).
+//
+// The reservation shared with other processes is the writer's temporary
+// entry (".NAME.tmp-PID-RANDOM" beside the target), created under a lock
+// on the parent directory after the target is checked, and locked with an
+// advisory flock until it is renamed onto the target or removed: another
+// writer that finds a locked entry is refused with ErrBusy naming the
+// entry and its process. The kernel drops the lock of a killed writer; its
+// entry is then a leftover, and the next writer removes it. No lock file
+// is written. flock works on local file systems (on a network file system
+// it is as good as that system's); where there is none (not unix) an
+// entry counts as a live writer's by its process id, which cannot be
+// checked there, so a directory's leftover is never removed and a file's
+// is ignored: the reservation of an output file is within one process.
+//
+// Files are created with mode 0666 and directories 0777, both less the
+// process's umask (0644 and 0755 under the usual umask 022).
 package atomicdir
 
 import (
@@ -108,12 +124,12 @@ func Check(target string) error {
 	return nil
 }
 
-// Reserve checks target (Check), refuses it while another live writer
-// holds it (ErrBusy: its temporary directory exists and its process runs,
-// or it is reserved in this process), removes the temporary directories of
-// dead writers of the same target (telling stale of each), and makes a
-// fresh temporary directory to write into, which reserves the target until
-// Commit or Abort.
+// Reserve checks target (Check), refuses it while another writer holds it
+// (ErrBusy: its temporary entry is locked, or exists unlocked and its
+// process runs, or it is reserved in this process), removes the temporary
+// entries of dead writers of the same target (telling stale of each), and
+// makes a fresh temporary directory to write into, which reserves the
+// target until Commit or Abort.
 func Reserve(target string, stale Stale) (*Dir, error) {
 	return ReserveReplacing(target, nil, stale)
 }
@@ -136,43 +152,73 @@ func ReserveReplacing(target string, owned func(dir string) bool, stale Stale) (
 	if err != nil {
 		return nil, err
 	}
+	res, err := reserve(target, func() (err error) {
+		replace, err = check() // again: a writer may have committed meanwhile
+		return err
+	}, func(tmp string) error { return os.Mkdir(tmp, 0o777) }, stale)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{target: target, parent: res.parent, tmp: res.tmp, unlock: res.unlock, replace: replace}, nil
+}
+
+// reservation is what reserve returns: the temporary entry (a directory
+// or a file) beside the target, and unlock, which gives the reservation up.
+type reservation struct {
+	parent, tmp string
+	unlock      func()
+}
+
+// reserve reserves target for this process (held) and for every other one
+// (the temporary entry's lock). Under the parent directory's lock it runs
+// check, refuses the target while another writer holds one of its
+// temporary entries, removes dead writers' leftovers (telling stale), and
+// creates its own temporary entry (create, at a fresh name) and locks it
+// (lockTemp), so that no other writer can pass the same steps until the
+// entry is renamed onto the target or removed. The parent's lock is held
+// for these few system calls only; a writer killed at any time leaves no
+// lock held, only its temporary entry, which the next writer removes.
+func reserve(target string, check func() error, create func(tmp string) error, stale Stale) (*reservation, error) {
 	parent := filepath.Dir(target)
 	if _, loaded := held.LoadOrStore(target, true); loaded {
 		return nil, &TargetError{target, ErrBusy}
 	}
-	unlock := func() { held.Delete(target) }
 	var tmp string
-	// Under the parent directory's lock: check again (a writer may have
-	// committed meanwhile), refuse while another live process writes the
-	// target (its temporary directory is the reservation), remove dead
-	// writers' leftovers, and make ours. The lock is held for these few
-	// system calls only; a writer killed at any time leaves no lock.
-	err = withParentLock(parent, func() error {
-		var err error
-		if replace, err = check(); err != nil {
+	var release func()
+	err := withParentLock(parent, func() error {
+		if err := check(); err != nil {
 			return err
 		}
-		if busy := cleanStale(target, stale); busy {
-			return &TargetError{target, ErrBusy}
+		if err := cleanStale(target, stale); err != nil {
+			return err
 		}
 		for i := 0; ; i++ {
 			var r [6]byte
 			rand.Read(r[:])
 			tmp = filepath.Join(parent, TempPrefix(target)+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(r[:]))
-			err := os.Mkdir(tmp, 0o777)
+			err := create(tmp)
 			if err == nil {
-				return nil
+				break
 			}
 			if !errors.Is(err, os.ErrExist) || i > 10 {
 				return &TargetError{target, fmt.Errorf("cannot write in %s: %w", parent, err)}
 			}
 		}
+		var err error
+		if release, err = lockTemp(tmp); err != nil {
+			os.RemoveAll(tmp)
+			return &TargetError{target, fmt.Errorf("locking %s: %w", tmp, err)}
+		}
+		return nil
 	})
 	if err != nil {
-		unlock()
+		held.Delete(target)
 		return nil, err
 	}
-	return &Dir{target: target, parent: parent, tmp: tmp, unlock: unlock, replace: replace}, nil
+	return &reservation{parent: parent, tmp: tmp, unlock: func() {
+		release()
+		held.Delete(target)
+	}}, nil
 }
 
 // Target is the directory the files will appear in.
@@ -319,34 +365,49 @@ func syncDir(path string) error {
 	return nil
 }
 
-// cleanStale removes PARENT/.NAME.tmp-PID-* directories whose process is
-// gone and reports whether one of another live process exists (the target
-// is then busy). The caller holds the parent's lock.
-func cleanStale(target string, stale Stale) (busy bool) {
+// cleanStale looks at target's temporary entries (directories and files
+// named TempPrefix(target), a process id and a random suffix) in its
+// parent: one a live writer holds (writerOf) refuses the target with
+// ErrBusy naming that writer; one a dead writer left is removed (and
+// stale told of it); one whose writer cannot be judged is left alone.
+func cleanStale(target string, stale Stale) error {
 	parent := filepath.Dir(target)
 	prefix := TempPrefix(target)
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return false
+		return nil
 	}
+	var busy error
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !e.IsDir() {
+		if !ok || !e.IsDir() && !e.Type().IsRegular() {
 			continue
 		}
 		pidText, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 || pid == os.Getpid() {
-			continue // not ours to judge; this process's own are in held
-		}
-		if processAlive(pid) {
-			busy = true
-			continue
+		if err != nil || pid <= 0 {
+			continue // not a writer's
 		}
 		path := filepath.Join(parent, e.Name())
-		if os.RemoveAll(path) == nil && stale != nil {
-			stale(path)
+		switch writerOf(path, e.IsDir(), pid) {
+		case writerLive:
+			if busy == nil {
+				busy = &TargetError{target, fmt.Errorf("%w (process %d is writing %s)", ErrBusy, pid, path)}
+			}
+		case writerDead:
+			if os.RemoveAll(path) == nil && stale != nil {
+				stale(path)
+			}
 		}
 	}
 	return busy
 }
+
+// A writer is what writerOf finds of a temporary entry's writer.
+type writer int
+
+const (
+	writerUnknown writer = iota // leave the entry alone
+	writerLive                  // the target is busy
+	writerDead                  // the entry is a leftover: remove it
+)

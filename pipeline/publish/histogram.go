@@ -2,15 +2,12 @@ package publish
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"sync"
 
 	"github.com/dpsolve/dpsolve/internal/atomicdir"
@@ -210,24 +207,23 @@ func histogramWork(ctx context.Context, g *gate, req *HistogramRequest, res *His
 	return nil
 }
 
-// fileOut is a reserved output file: a temporary file beside the target.
+// fileOut is a reserved output file (atomicdir.File: the reservation is
+// shared with every process, taken with the check and held until the
+// commit) and whether its temporary file was written.
 type fileOut struct {
-	target, tmp string
-	written     bool
-	mu          sync.Mutex
-	done        bool
+	target  string
+	file    *atomicdir.File
+	written bool
 }
-
-// heldFiles are the output files this process has reserved.
-var heldFiles sync.Map
 
 // errIsDir refuses an output file path that is a directory.
 var errIsDir = errors.New("is a directory (an output file is written there, not into it)")
 
-// reserveFiles checks and reserves every output: a path that exists must
-// be a regular file; two outputs may not name one file; a path reserved by
-// another release of this process is busy. A temporary file is created
-// beside each (which also proves the directory writable).
+// reserveFiles reserves and checks every output (atomicdir.ReserveFile):
+// a path that another writer holds, in this process or another, is busy
+// (two outputs may not name one file); a path that exists must be a
+// regular file. A temporary file is created beside each (which also
+// proves the directory writable).
 func reserveFiles(files []OutputFile) (outs []*fileOut, err error) {
 	defer func() {
 		if err != nil {
@@ -245,49 +241,39 @@ func reserveFiles(files []OutputFile) (outs []*fileOut, err error) {
 		if err != nil {
 			return outs, fmt.Errorf("%w: %w", ErrOutput, &atomicdir.TargetError{Target: f.Path, Err: err})
 		}
-		fi, err := os.Lstat(abs)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			return outs, fmt.Errorf("%w: %w", ErrOutput, &atomicdir.TargetError{Target: f.Path, Err: err})
-		case fi.IsDir():
-			return outs, fmt.Errorf("%w: %w", ErrOutput, &atomicdir.TargetError{Target: f.Path, Err: errIsDir})
-		case !fi.Mode().IsRegular():
-			return outs, fmt.Errorf("%w: %w", ErrOutput, &atomicdir.TargetError{Target: f.Path, Err: fmt.Errorf("%w (not a regular file)", atomicdir.ErrNotDir)})
-		}
-		if _, loaded := heldFiles.LoadOrStore(abs, true); loaded {
-			return outs, fmt.Errorf("%w: %w", ErrOutput, &atomicdir.TargetError{Target: f.Path, Err: atomicdir.ErrBusy})
-		}
-		tmp, err := createTemp(abs)
+		file, err := atomicdir.ReserveFile(abs, func() error { return checkOutputFile(abs) }, nil)
 		if err != nil {
-			heldFiles.Delete(abs)
+			var te *atomicdir.TargetError
+			if errors.As(err, &te) { // name the path as the caller gave it
+				err = te.Err
+			}
 			return outs, fmt.Errorf("%w: %w", ErrOutput, &atomicdir.TargetError{Target: f.Path, Err: err})
 		}
-		outs = append(outs, &fileOut{target: abs, tmp: tmp})
+		outs = append(outs, &fileOut{target: abs, file: file})
 	}
 	return outs, nil
 }
 
-// createTemp creates an empty temporary file beside target, with mode 0666
-// less the umask (as the file itself would get), and returns its path.
-func createTemp(target string) (string, error) {
-	for i := 0; ; i++ {
-		var r [6]byte
-		rand.Read(r[:])
-		name := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".tmp-"+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(r[:]))
-		fh, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil {
-			return name, fh.Close()
-		}
-		if !errors.Is(err, os.ErrExist) || i > 10 {
-			return "", err
-		}
+// checkOutputFile refuses what exists at an output file's path unless it
+// is a regular file (which the release replaces).
+func checkOutputFile(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return errIsDir
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w (not a regular file)", atomicdir.ErrNotDir)
 	}
+	return nil
 }
 
 // write fills the temporary file and fsyncs it.
 func (o *fileOut) write(fill func(io.Writer) error) (err error) {
-	fh, err := os.OpenFile(o.tmp, os.O_WRONLY|os.O_TRUNC, 0)
+	fh, err := os.OpenFile(o.file.Temp(), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err
 	}
@@ -305,16 +291,7 @@ func (o *fileOut) write(fill func(io.Writer) error) (err error) {
 
 // abort removes the temporary file and releases the reservation, unless
 // the file was committed.
-func (o *fileOut) abort() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.done {
-		return
-	}
-	o.done = true
-	os.Remove(o.tmp)
-	heldFiles.Delete(o.target)
-}
+func (o *fileOut) abort() { o.file.Abort() }
 
 // commitMu is held while a release's files are renamed into place; Quiesce
 // takes it so that an exiting process leaves no release half-renamed.
@@ -338,17 +315,13 @@ func commitFiles(outs []*fileOut) error {
 	var errs []error
 	dirs := map[string]bool{}
 	for _, o := range outs {
-		o.mu.Lock()
 		if !o.written {
 			errs = append(errs, fmt.Errorf("%s: not written", o.target))
-		} else if err := os.Rename(o.tmp, o.target); err != nil {
+		} else if err := o.file.Commit(); err != nil {
 			errs = append(errs, err)
 		} else {
-			o.done = true
-			heldFiles.Delete(o.target)
 			dirs[filepath.Dir(o.target)] = true
 		}
-		o.mu.Unlock()
 	}
 	for d := range dirs {
 		if f, err := os.Open(d); err == nil {

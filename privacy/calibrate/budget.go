@@ -120,22 +120,6 @@ func (b Budget) Share(f float64) (Budget, error) {
 	return New(b.kind, b.eps*f, b.delta*f, b.rho*f)
 }
 
-// ParseKind maps a mechanism or notion name to a Kind, case-insensitively:
-// "laplace", "pure" or "eps" → Pure; "gaussian", "approx" or "eps-delta" →
-// Approx; "zcdp" or "rho" → Concentrated. The command line's --mechanism flag
-// uses it.
-func ParseKind(s string) (Kind, error) {
-	switch lower(s) {
-	case "laplace", "pure", "eps":
-		return Pure, nil
-	case "gaussian", "approx", "eps-delta":
-		return Approx, nil
-	case "zcdp", "rho":
-		return Concentrated, nil
-	}
-	return "", inputerr.Errorf("calibrate", "unknown mechanism %q (want gaussian, zcdp or laplace)", s)
-}
-
 // lower is strings.ToLower for ASCII names (no import for one call).
 func lower(s string) string {
 	b := []byte(s)
@@ -203,12 +187,7 @@ func (b Budget) String() string {
 
 // Noise returns the noise distribution that meets b: Laplace for pure ε-DP,
 // Gaussian otherwise.
-func (b Budget) Noise() NoiseKind {
-	if b.kind == Pure {
-		return Laplace
-	}
-	return Gaussian
-}
+func (b Budget) Noise() NoiseKind { return b.kind.Noise() }
 
 // ZCDPRho returns the smallest ρ for which every mechanism meeting b is
 // ρ-zCDP:

@@ -80,18 +80,6 @@ func TestBudgetValidate(t *testing.T) {
 
 func second2[T any](_ T, err error) error { return err }
 
-func TestParseKind(t *testing.T) {
-	for s, want := range map[string]calibrate.Kind{"laplace": calibrate.Pure, "Gaussian": calibrate.Approx, "ZCDP": calibrate.Concentrated} {
-		got, err := calibrate.ParseKind(s)
-		if err != nil || got != want {
-			t.Errorf("ParseKind(%q) = %q, %v; want %q", s, got, err, want)
-		}
-	}
-	if _, err := calibrate.ParseKind("gauss"); !errors.Is(err, calibrate.ErrInput) {
-		t.Errorf("ParseKind(gauss): %v, want ErrInput", err)
-	}
-}
-
 // The zCDP ⇒ (ε,δ)-DP conversion is checked against the exact privacy
 // profile of the Gaussian mechanism that is ρ-zCDP (σ = 1/√(2ρ) at unit
 // sensitivity; Balle & Wang's Theorem 8, an independent computation): the
