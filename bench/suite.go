@@ -18,14 +18,25 @@ import (
 )
 
 // SuiteRow is one comparison of the standing suite: dpsolve's figure
-// (Ours) against a peer's or a reference's (Peer) in one unit (Metric,
-// "s" for wall seconds or "error" for the objective), Ratio = Ours/Peer
-// (below 1: dpsolve is faster or more accurate). Err says why a row has no
-// ratio (NaN).
+// (Ours) against a peer's or a reference's (Peer) in one unit (Metric:
+// "s" for wall seconds, "error" for a plan's objective, "sq error" for a
+// release's mean total squared error against the one it promised), Ratio =
+// Ours/Peer (below 1: dpsolve is faster or more accurate; 1 for a
+// calibrated release). SD is the ratio's stated sampling noise (one
+// standard deviation; calibration rows only). Fail says why a row failed
+// its own check (a calibration outside calibrationSDs sd). Err says why a
+// row has no ratio (NaN).
 type SuiteRow struct {
-	Area, Case, Versus, Metric string
-	Ours, Peer, Ratio          float64
-	Err                        string
+	Area   string  `json:"area"`
+	Case   string  `json:"case"`
+	Versus string  `json:"versus"`
+	Metric string  `json:"metric"`
+	Ours   float64 `json:"ours"`
+	Peer   float64 `json:"peer"`
+	Ratio  Num     `json:"ratio"`
+	SD     float64 `json:"sd,omitempty"`
+	Fail   string  `json:"fail,omitempty"`
+	Err    string  `json:"err,omitempty"`
 }
 
 // SuiteConfig configures Suite: Python is the peers' interpreter ("" skips
@@ -35,6 +46,8 @@ type SuiteConfig struct {
 	Python      string
 	PeerSeconds float64
 	Log         io.Writer
+	// Repetitions is the calibration rows' R (0: 200).
+	Repetitions int
 }
 
 // Suite runs the comparisons the repository can run by itself, each once,
@@ -54,13 +67,13 @@ func Suite(ctx context.Context, cfg SuiteConfig) ([]SuiteRow, error) {
 	var rows []SuiteRow
 	add := func(r SuiteRow) {
 		if r.Err == "" && r.Peer > 0 {
-			r.Ratio = r.Ours / r.Peer
+			r.Ratio = Num(r.Ours / r.Peer)
 		} else {
-			r.Ratio = math.NaN()
+			r.Ratio = Num(math.NaN())
 		}
 		rows = append(rows, r)
 		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, "suite: %s %s vs %s: %.4g / %.4g %s = %.3g %s\n", r.Area, r.Case, r.Versus, r.Ours, r.Peer, r.Metric, r.Ratio, r.Err)
+			fmt.Fprintf(cfg.Log, "suite: %s %s vs %s: %.4g / %.4g %s = %.3g %s%s\n", r.Area, r.Case, r.Versus, r.Ours, r.Peer, r.Metric, r.Ratio, r.Fail, r.Err)
 		}
 	}
 	var peers *Peers
@@ -81,6 +94,13 @@ func Suite(ctx context.Context, cfg SuiteConfig) ([]SuiteRow, error) {
 		return rows, err
 	}
 	if err := suitePlans(ctx, peers, peerErr, add); err != nil {
+		return rows, err
+	}
+	reps := cfg.Repetitions
+	if reps == 0 {
+		reps = 200
+	}
+	if err := suiteCalibration(ctx, reps, add); err != nil {
 		return rows, err
 	}
 	return rows, ctx.Err()
@@ -249,8 +269,14 @@ func WriteSuiteTable(w io.Writer, m Machine, rows []SuiteRow) error {
 	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|")
 	for _, r := range rows {
 		ratio := "—"
-		if !math.IsNaN(r.Ratio) {
-			ratio = fmt.Sprintf("%.3g", r.Ratio)
+		if !math.IsNaN(float64(r.Ratio)) {
+			ratio = fmt.Sprintf("%.3g", float64(r.Ratio))
+			if r.SD > 0 {
+				ratio += fmt.Sprintf(" ± %.2g", r.SD)
+			}
+		}
+		if r.Fail != "" {
+			ratio = "**" + ratio + " " + r.Fail + "**"
 		}
 		peer := "—"
 		if r.Peer > 0 {
