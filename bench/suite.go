@@ -58,9 +58,20 @@ type SuiteConfig struct {
 // against the marginals template alone (its time must stay ≤ 1.2×), the
 // marginals plan against the ResidualPlanner closed form
 // (reference.Marginals3Way4x5), and pure kron against HDMM's p-Identity
-// peer on Prefix n = 64 (error). A cancelled ctx stops it with the rows so
-// far.
-func Suite(ctx context.Context, cfg SuiteConfig) ([]SuiteRow, error) {
+// peer on Prefix n = 64 (error), and releases' calibration (see
+// suiteCalibration). A cancelled ctx stops it with the rows so far. The
+// report is never nil; it has the machine and the run's wall and CPU
+// seconds.
+func Suite(ctx context.Context, cfg SuiteConfig) (*SuiteReport, error) {
+	rep := &SuiteReport{Machine: DescribeMachine()}
+	t0, c0 := time.Now(), processCPUSeconds()
+	rows, err := suite(ctx, cfg)
+	rep.Rows, rep.Seconds, rep.CPUSeconds = rows, time.Since(t0).Seconds(), processCPUSeconds()-c0
+	return rep, err
+}
+
+// suite runs the suite's rows.
+func suite(ctx context.Context, cfg SuiteConfig) ([]SuiteRow, error) {
 	if cfg.PeerSeconds == 0 {
 		cfg.PeerSeconds = 120
 	}
@@ -262,9 +273,11 @@ func suitePlans(ctx context.Context, peers *Peers, peerErr string, add func(Suit
 }
 
 // WriteSuiteTable writes the suite as one Markdown table headed by the
-// machine (CPU, cores, kernels with their OpenBLAS core).
-func WriteSuiteTable(w io.Writer, m Machine, rows []SuiteRow) error {
-	fmt.Fprintf(w, "dpsolve bench --suite: %s, %d cores, kernels %s, %s\n\n", m.CPU, m.Cores, m.Backend, m.Date)
+// machine (CPU, cores, kernels with their OpenBLAS core) and the run's
+// wall and CPU seconds.
+func WriteSuiteTable(w io.Writer, rep *SuiteReport) error {
+	m, rows := rep.Machine, rep.Rows
+	fmt.Fprintf(w, "dpsolve bench --suite: %s, %d cores, kernels %s, %s; %.0f s wall, %.1f s of CPU\n\n", m.CPU, m.Cores, m.Backend, m.Date, rep.Seconds, rep.CPUSeconds)
 	fmt.Fprintln(w, "| area | case | versus | metric | dpsolve | peer | dpsolve / peer |")
 	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|")
 	for _, r := range rows {
