@@ -20,6 +20,9 @@ func TestGate(t *testing.T) {
 	exact := func(c string, ratio Num) SuiteRow {
 		return SuiteRow{Area: "plan", Case: c, Versus: "reference", Metric: "error", Ratio: ratio}
 	}
+	cpu := func(c string, ratio Num) SuiteRow {
+		return SuiteRow{Area: "plan", Case: c, Versus: "marginals", Metric: "CPU s", Ratio: ratio}
+	}
 	cal := func(c string, ratio Num, promise float64, fail string) SuiteRow {
 		return SuiteRow{Area: "release calibration", Case: c, Versus: "promise", Metric: "sq error", Peer: promise, Ratio: ratio, SD: 0.02, Fail: fail}
 	}
@@ -27,12 +30,14 @@ func TestGate(t *testing.T) {
 		timed("better", 0.5), timed("equal", 0.5), timed("worse within noise", 0.5), timed("worse beyond noise", 0.5),
 		timed("missing", 0.5), timed("missing without ratio", nan), timed("lost", 0.5),
 		exact("exact equal", 1), exact("exact worse", 1), exact("exact better", 1.2), exact("exact within rounding", 1),
+		cpu("cpu within", 1), cpu("cpu worse", 1),
 		cal("cal closer", 1.03, 100, ""), cal("cal further", 1.01, 100, ""), cal("cal fails", 1.01, 100, ""), cal("cal promise grew", 1, 100, ""),
 	}
 	current := []SuiteRow{
 		timed("better", 0.3), timed("equal", 0.5), timed("worse within noise", 0.9), timed("worse beyond noise", 1.01),
 		timed("lost", nan), timed("new", 0.7),
 		exact("exact equal", 1), exact("exact worse", 1.001), exact("exact better", 1), exact("exact within rounding", 1+1e-9),
+		cpu("cpu within", 1.4), cpu("cpu worse", 1.6),
 		cal("cal closer", 1.01, 100, ""), cal("cal further", 0.97, 100, ""), cal("cal fails", 1.2, 100, "FAIL: 10 sd"), cal("cal promise grew", 1, 101, ""),
 	}
 	rows := Gate(baseline, current, 2)
@@ -45,7 +50,8 @@ func TestGate(t *testing.T) {
 		"missing": {"missing", true}, "missing without ratio": {"missing", false},
 		"exact equal": {"equal", false}, "exact worse": {"WORSE (×1.001)", true}, "exact better": {"better", false},
 		"exact within rounding": {"worse within noise", false},
-		"cal closer":            {"better", false}, "cal further": {"worse within noise", false}, "cal fails": {"fails its own check", true},
+		"cpu within":            {"worse within noise", false}, "cpu worse": {"WORSE (×1.6)", true},
+		"cal closer": {"better", false}, "cal further": {"worse within noise", false}, "cal fails": {"fails its own check", true},
 		"cal promise grew": {"WORSE: the promised error grew 100 → 101", true},
 	}
 	require.Len(t, rows, len(want))
@@ -63,9 +69,10 @@ func TestGate(t *testing.T) {
 	var b strings.Builder
 	n, err := WriteGateTable(&b, rows)
 	require.NoError(t, err)
-	assert.Equal(t, 6, n)
+	assert.Equal(t, 7, n)
 	assert.Contains(t, b.String(), "| dense core | worse beyond noise | peer | 0.5 | 1.01 | ×2 | **WORSE (×2.02)** |")
 	assert.Contains(t, b.String(), "| dense core | missing | peer | 0.5 | — | — | **missing** |")
+	assert.Contains(t, b.String(), "| plan | cpu within | marginals | 1 | 1.4 | ×1.5 | worse within noise |")
 	assert.Contains(t, b.String(), "| release calibration | cal fails | promise | 1.01 | 1.2 | 1 ± 0.08 (4 sd) | **fails its own check** |")
 
 	// A run compared with itself: nothing regressed.

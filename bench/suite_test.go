@@ -19,10 +19,10 @@ func TestWriteSuiteTable(t *testing.T) {
 		{Area: "release calibration", Case: "d", Versus: "promise", Metric: "sq error", Ours: 150, Peer: 100, Ratio: 1.5, SD: 0.012, Fail: "FAIL: 42 sd"},
 	}
 	var b strings.Builder
-	require.NoError(t, WriteSuiteTable(&b, &SuiteReport{Machine: Machine{CPU: "cpu", Cores: 2, Backend: "openblas (core Zen)"}, Seconds: 83.2, CPUSeconds: 17.46, Rows: rows}))
+	require.NoError(t, WriteSuiteTable(&b, &SuiteReport{Machine: Machine{CPU: "cpu", Cores: 2, Backend: "openblas (core Zen)"}, Seconds: 83.2, CPUSeconds: 7.46, PeerCPUSeconds: 10, Rows: rows}))
 	out := b.String()
 	assert.Contains(t, out, "kernels openblas (core Zen)")
-	assert.Contains(t, out, "; 83 s wall, 17.5 s of CPU")
+	assert.Contains(t, out, "; 83 s wall, 17.5 s of CPU (7.5 s dpsolve, 10.0 s the peers)")
 	assert.Contains(t, out, "| dense core | prefix n=512 | fixedpoint | s | 1.5 | 6 | 0.25 |")
 	assert.Contains(t, out, "| plan | x | p-Identity (peers not run) | error | 2 | — | — |")
 	assert.Contains(t, out, "| release calibration | c | promise | sq error | 99 | 100 | 0.99 ± 0.012 |")
