@@ -257,7 +257,7 @@ func suitePlans(ctx context.Context, peers *Peers, peerErr string, add func(Suit
 		if err != nil {
 			return err
 		}
-		o, err := peers.PIdentity(ctx, g, 4, 1000, 1)
+		o, err := peers.pIdentity(ctx, g, 4, 1000, 1)
 		if err != nil {
 			prow.Err = err.Error()
 		} else {
