@@ -37,7 +37,7 @@ func TestGate(t *testing.T) {
 		timed("better", 0.3), timed("equal", 0.5), timed("worse within noise", 0.9), timed("worse beyond noise", 1.01),
 		timed("lost", nan), timed("new", 0.7),
 		exact("exact equal", 1), exact("exact worse", 1.001), exact("exact better", 1), exact("exact within rounding", 1+1e-9),
-		cpu("cpu within", 1.4), cpu("cpu worse", 1.6),
+		cpu("cpu within", 1.9), cpu("cpu worse", 2.1),
 		cal("cal closer", 1.01, 100, ""), cal("cal further", 0.97, 100, ""), cal("cal fails", 1.2, 100, "FAIL: 10 sd"), cal("cal promise grew", 1, 101, ""),
 	}
 	rows := Gate(baseline, current, 2)
@@ -50,7 +50,7 @@ func TestGate(t *testing.T) {
 		"missing": {"missing", true}, "missing without ratio": {"missing", false},
 		"exact equal": {"equal", false}, "exact worse": {"WORSE (×1.001)", true}, "exact better": {"better", false},
 		"exact within rounding": {"worse within noise", false},
-		"cpu within":            {"worse within noise", false}, "cpu worse": {"WORSE (×1.6)", true},
+		"cpu within":            {"worse within noise", false}, "cpu worse": {"WORSE (×2.1)", true},
 		"cal closer": {"better", false}, "cal further": {"worse within noise", false}, "cal fails": {"fails its own check", true},
 		"cal promise grew": {"WORSE: the promised error grew 100 → 101", true},
 	}
@@ -72,7 +72,7 @@ func TestGate(t *testing.T) {
 	assert.Equal(t, 7, n)
 	assert.Contains(t, b.String(), "| dense core | worse beyond noise | peer | 0.5 | 1.01 | ×2 | **WORSE (×2.02)** |")
 	assert.Contains(t, b.String(), "| dense core | missing | peer | 0.5 | — | — | **missing** |")
-	assert.Contains(t, b.String(), "| plan | cpu within | marginals | 1 | 1.4 | ×1.5 | worse within noise |")
+	assert.Contains(t, b.String(), "| plan | cpu within | marginals | 1 | 1.9 | ×2 | worse within noise |")
 	assert.Contains(t, b.String(), "| release calibration | cal fails | promise | 1.01 | 1.2 | 1 ± 0.08 (4 sd) | **fails its own check** |")
 
 	// A run compared with itself: nothing regressed.
