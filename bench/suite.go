@@ -50,12 +50,14 @@ type SuiteConfig struct {
 	Repetitions int
 }
 
-// Suite runs the comparisons the repository can run by itself, each once,
-// in a few minutes on a 2-core machine: the dense core (newton) against
-// its fixed-point and L-BFGS peers on Prefix and AllRange n = 512 (time to
-// equal certified gap); the DP-MF solver against its L-BFGS peer (n =
-// 256, 4 epochs, prefix; time to dpsolve's objective); the plan portfolio
-// against the marginals template alone (its time must stay ≤ 1.2×), the
+// Suite runs the comparisons the repository can run by itself, in one
+// to two minutes on a 2-core machine: the dense core (newton) against
+// its fixed-point and L-BFGS peers on Prefix and AllRange n = 512 (wall
+// time to equal certified gap, one run); the DP-MF solver against its
+// L-BFGS peer (n = 256, 4 epochs, prefix; wall time to dpsolve's
+// objective, one run); the plan portfolio against the marginals template
+// alone (CPU time, the fastest of nine alternating runs; it must stay
+// ≤ 1.2×), the
 // marginals plan against the ResidualPlanner closed form
 // (reference.Marginals3Way4x5), and pure kron against HDMM's p-Identity
 // peer on Prefix n = 64 (error), and releases' calibration (see
