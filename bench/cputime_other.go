@@ -6,3 +6,6 @@ import "math"
 
 // processCPUSeconds is unavailable here.
 func processCPUSeconds() float64 { return math.NaN() }
+
+// childrenCPUSeconds is unavailable here.
+func childrenCPUSeconds() float64 { return math.NaN() }

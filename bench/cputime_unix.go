@@ -18,3 +18,14 @@ func processCPUSeconds() float64 {
 	}
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)*1e-6
 }
+
+// childrenCPUSeconds returns the user+system CPU time of this process's
+// children that have ended and been waited for (the Python peers), NaN
+// when unavailable.
+func childrenCPUSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return math.NaN()
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)*1e-6
+}

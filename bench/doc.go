@@ -51,7 +51,20 @@
 // H[S] = −(X⁻¹SG + G S X⁻¹)) and runs a scaling sweep recording peak
 // resident memory, for each kernel backend compiled in (package blas).
 //
-// Benchmarks are measurements, not privacy mechanisms: nothing here draws
-// noise or touches data, so no privacy guarantee is involved; the strategies
-// being timed are the ones whose (ε,δ) guarantee package newton documents.
+// # The standing suite
+//
+// Suite runs every comparison the repository can run by itself (the dense
+// core and the DP-MF solver against their peers, plans against the
+// ResidualPlanner closed form and HDMM's p-Identity, releases' calibration)
+// into one SuiteReport of ratios; Gate compares a run with a saved one and
+// marks every row that got worse by more than its noise
+// (docs/performance.md, "The standing side-by-side suite").
+//
+// Benchmarks are measurements, not privacy mechanisms: nothing here touches
+// real data, so no privacy guarantee is involved; the strategies being timed
+// are the ones whose (ε,δ) guarantee package newton documents. The suite's
+// calibration rows release synthetic histograms through pipeline/publish
+// with seeded simulation noise (noise.NewSeededInsecure): those releases
+// are NOT private, and are made only to compare their error with the
+// promised one.
 package bench

@@ -15,14 +15,14 @@ import (
 )
 
 // BenchmarkFamilies solves the workload families of docs/performance.md
-// (Families) at n = 1024 and
+// (families) at n = 1024 and
 // 2048 (or the sizes in DPSOLVE_BENCH_N, comma-separated) and reports
 // iterations, the certified gap re-checked by newton.Certificate, the
 // rank, and the time in DGEMM-equivalents (seconds over one n×n DGEMM
 // timed in the same process), in all and per phase (newton.Result.Phases).
 // Run with e.g.
 //
-//	DPSOLVE_BENCH_N=1024 go test ./bench -run '^$' -bench Families -benchtime 1x
+//	DPSOLVE_BENCH_N=1024 go test ./bench -run '^$' -bench families -benchtime 1x
 func BenchmarkFamilies(b *testing.B) {
 	ns := []int{1024, 2048}
 	if s := os.Getenv("DPSOLVE_BENCH_N"); s != "" {
@@ -37,7 +37,7 @@ func BenchmarkFamilies(b *testing.B) {
 	}
 	for _, n := range ns {
 		dg := dgemmSeconds(n, 3)
-		for _, f := range Families {
+		for _, f := range families {
 			w, err := workload.Parse(f, n)
 			if err != nil {
 				b.Fatal(err)

@@ -14,11 +14,11 @@ import (
 // parameters and the marginals' dims are workload.Parse's, tested there).
 func TestFamilies(t *testing.T) {
 	for _, n := range []int{256, 1024, 2048} {
-		for _, f := range Families {
+		for _, f := range families {
 			w, err := workload.Parse(f, n)
 			require.NoError(t, err, "%s n=%d", f, n)
 			assert.Equal(t, n, w.Domain(), "%s n=%d", f, n)
 		}
 	}
-	assert.Equal(t, append([]string{"prefix"}, Families...), ExpandFamilies([]string{"prefix", "families"}))
+	assert.Equal(t, append([]string{"prefix"}, families...), ExpandFamilies([]string{"prefix", "families"}))
 }

@@ -163,10 +163,10 @@ func (c *Config) defaults() error {
 	}
 	seen := map[string]bool{}
 	for _, m := range c.Methods {
-		if seen[m.Name()] {
-			return fmt.Errorf("method %q listed twice", m.Name())
+		if seen[m.name()] {
+			return fmt.Errorf("method %q listed twice", m.name())
 		}
-		seen[m.Name()] = true
+		seen[m.name()] = true
 	}
 	return nil
 }
@@ -187,9 +187,9 @@ func Compare(ctx context.Context, cfg Config) (*Comparison, error) {
 	methods := slices.Clone(cfg.Methods)
 	slices.SortStableFunc(methods, func(a, b Solver) int {
 		switch {
-		case a.Name() == cfg.Reference && b.Name() != cfg.Reference:
+		case a.name() == cfg.Reference && b.name() != cfg.Reference:
 			return -1
-		case b.Name() == cfg.Reference && a.Name() != cfg.Reference:
+		case b.name() == cfg.Reference && a.name() != cfg.Reference:
 			return 1
 		}
 		return 0
@@ -205,7 +205,7 @@ outer:
 			if werr != nil {
 				return out, werr
 			}
-			p := Problem{Workload: wname, V: w.Gram(), Tol: cfg.Tol}
+			p := problem{Workload: wname, V: w.Gram(), Tol: cfg.Tol}
 			if _, seen := dgemm[n]; !seen {
 				order = append(order, n)
 				dgemm[n] = dgemmTimes(n, cfg.DGEMMSamples)
@@ -218,15 +218,15 @@ outer:
 						break outer
 					}
 					r := runOne(ctx, m, p, lower, rep, cfg.SaveX)
-					if m.Name() == cfg.Reference && r.ok() {
+					if m.name() == cfg.Reference && r.ok() {
 						lower = float64(r.LowerBound)
 					}
 					out.Runs = append(out.Runs, r)
 					if r.ok() {
 						cfg.logf("%s n=%d rep %d/%d %-10s %9.3fs  objective %.10g  certified gap %.2e  %d iterations, %s",
-							wname, n, rep, cfg.Repeat, m.Name(), float64(r.Seconds), float64(r.Objective), float64(r.Gap), r.Iterations, r.Status)
+							wname, n, rep, cfg.Repeat, m.name(), float64(r.Seconds), float64(r.Objective), float64(r.Gap), r.Iterations, r.Status)
 					} else {
-						cfg.logf("%s n=%d rep %d/%d %-10s failed: %s", wname, n, rep, cfg.Repeat, m.Name(), r.Error)
+						cfg.logf("%s n=%d rep %d/%d %-10s failed: %s", wname, n, rep, cfg.Repeat, m.name(), r.Error)
 					}
 				}
 			}
@@ -241,12 +241,12 @@ outer:
 }
 
 // runOne runs m on p and re-certifies its X.
-func runOne(ctx context.Context, m Solver, p Problem, lower float64, rep int, saveDir string) RunRecord {
+func runOne(ctx context.Context, m Solver, p problem, lower float64, rep int, saveDir string) RunRecord {
 	nan := Num(math.NaN())
-	r := RunRecord{Workload: p.Workload, N: p.N(), Method: m.Name(), Rep: rep,
+	r := RunRecord{Workload: p.Workload, N: p.n(), Method: m.name(), Rep: rep,
 		Seconds: nan, DGEMMEquivalents: nan, Objective: nan, LowerBound: nan, Gap: nan, GapBest: nan,
 		ReportedObjective: nan, ReportedGap: nan}
-	o, err := m.Solve(ctx, p, lower)
+	o, err := m.solve(ctx, p, lower)
 	if err != nil {
 		r.Error = err.Error()
 		return r

@@ -23,20 +23,20 @@ import (
 // correlation matrix (1−ρ)I + ρ11ᵀ) and claims objective and gap that are
 // lies, so a test can tell the harness's certified numbers from the claims.
 type fakeSolver struct {
-	name  string
+	id    string
 	rho   float64
 	fail  bool
 	calls *[]string // "name rep lowerBound" per call
 }
 
-func (f fakeSolver) Name() string { return f.name }
+func (f fakeSolver) name() string { return f.id }
 
-func (f fakeSolver) Solve(_ context.Context, p Problem, lower float64) (*Outcome, error) {
-	*f.calls = append(*f.calls, fmt.Sprintf("%s %g", f.name, lower))
+func (f fakeSolver) solve(_ context.Context, p problem, lower float64) (*outcome, error) {
+	*f.calls = append(*f.calls, fmt.Sprintf("%s %g", f.id, lower))
 	if f.fail {
 		return nil, errors.New("deliberate failure")
 	}
-	n := p.N()
+	n := p.n()
 	X := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
@@ -47,7 +47,7 @@ func (f fakeSolver) Solve(_ context.Context, p Problem, lower float64) (*Outcome
 			X.SetSym(i, j, v)
 		}
 	}
-	return &Outcome{X: X, Objective: 1, Gap: 0, Iterations: 7, Status: "converged", Seconds: 0.25,
+	return &outcome{X: X, Objective: 1, Gap: 0, Iterations: 7, Status: "converged", Seconds: 0.25,
 		Trace: []TracePoint{{Seconds: 0.25, Objective: 1}}}, nil
 }
 
@@ -60,9 +60,9 @@ func trVXinv(t *testing.T, V, X *mat.SymDense) float64 {
 
 func TestCompareRecertifiesInterleavesAndSaves(t *testing.T) {
 	var calls []string
-	ref := fakeSolver{name: "newton", rho: 0.3, calls: &calls}
-	other := fakeSolver{name: "other", rho: 0, calls: &calls}
-	broken := fakeSolver{name: "broken", fail: true, calls: &calls}
+	ref := fakeSolver{id: "newton", rho: 0.3, calls: &calls}
+	other := fakeSolver{id: "other", rho: 0, calls: &calls}
+	broken := fakeSolver{id: "broken", fail: true, calls: &calls}
 	dir := t.TempDir()
 	c, err := Compare(context.Background(), Config{
 		Workloads: []string{"prefix"}, Ns: []int{16}, Repeat: 2, DGEMMSamples: 1, SaveX: dir,
@@ -113,7 +113,7 @@ func TestCompareRecertifiesInterleavesAndSaves(t *testing.T) {
 
 func TestCompareConfigErrors(t *testing.T) {
 	var calls []string
-	s := fakeSolver{name: "newton", calls: &calls}
+	s := fakeSolver{id: "newton", calls: &calls}
 	for name, cfg := range map[string]Config{
 		"no methods":   {Workloads: []string{"prefix"}, Ns: []int{8}},
 		"no sizes":     {Workloads: []string{"prefix"}, Methods: []Solver{s}},
@@ -134,7 +134,7 @@ func TestCompareCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	c, err := Compare(ctx, Config{Workloads: []string{"prefix"}, Ns: []int{8}, Repeat: 1, DGEMMSamples: 1,
-		Methods: []Solver{fakeSolver{name: "newton", calls: &calls}}})
+		Methods: []Solver{fakeSolver{id: "newton", calls: &calls}}})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotNil(t, c)
 	assert.Empty(t, c.Runs)

@@ -11,12 +11,12 @@ import (
 
 // Kernel names, in the order of the kernel table.
 const (
-	KernelDGEMM       = "dgemm"            // C = A·B, 2n³ flops
-	KernelCholesky    = "cholesky"         // A = UᵀU (dpotrf), n³/3 flops
-	KernelCholInverse = "cholesky_inverse" // A⁻¹ from U (dpotri), 2n³/3 flops
-	KernelEigValues   = "eig_values"       // eigenvalues only, 4n³/3 flops
-	KernelEigVectors  = "eig_vectors"      // eigenvalues and vectors, 9n³ flops
-	KernelHessian     = "hessian_product"  // H[S] = −(M + Mᵀ), M = X⁻¹·S·G: two GEMMs, 4n³ flops
+	kernelDGEMM       = "dgemm"            // C = A·B, 2n³ flops
+	kernelCholesky    = "cholesky"         // A = UᵀU (dpotrf), n³/3 flops
+	kernelCholInverse = "cholesky_inverse" // A⁻¹ from U (dpotri), 2n³/3 flops
+	kernelEigValues   = "eig_values"       // eigenvalues only, 4n³/3 flops
+	kernelEigVectors  = "eig_vectors"      // eigenvalues and vectors, 9n³ flops
+	kernelHessian     = "hessian_product"  // H[S] = −(M + Mᵀ), M = X⁻¹·S·G: two GEMMs, 4n³ flops
 )
 
 // kernelFlops is the nominal flop count of each kernel at size n. The
@@ -27,17 +27,17 @@ const (
 func kernelFlops(kernel string, n int) float64 {
 	c := float64(n) * float64(n) * float64(n)
 	switch kernel {
-	case KernelDGEMM:
+	case kernelDGEMM:
 		return 2 * c
-	case KernelCholesky:
+	case kernelCholesky:
 		return c / 3
-	case KernelCholInverse:
+	case kernelCholInverse:
 		return 2 * c / 3
-	case KernelEigValues:
+	case kernelEigValues:
 		return 4 * c / 3
-	case KernelEigVectors:
+	case kernelEigVectors:
 		return 9 * c
-	case KernelHessian:
+	case kernelHessian:
 		return 4 * c
 	}
 	return 0
@@ -144,12 +144,12 @@ func Kernels(ns []int, samples int) ([]KernelResult, error) {
 			prepare func()
 			run     func() error
 		}{
-			{KernelDGEMM, func() {}, func() error {
+			{kernelDGEMM, func() {}, func() error {
 				blas.Gemm(gblas.NoTrans, gblas.NoTrans, 1, spd, g, 0, work)
 				return nil
 			}},
-			{KernelCholesky, reset, func() error { return ok(blas.Cholesky(work), "Cholesky") }},
-			{KernelCholInverse, func() {
+			{kernelCholesky, reset, func() error { return ok(blas.Cholesky(work), "Cholesky") }},
+			{kernelCholInverse, func() {
 				if factor.Data == nil {
 					factor = blas.NewSquare(n)
 					blas.Copy(factor, spd)
@@ -157,9 +157,9 @@ func Kernels(ns []int, samples int) ([]KernelResult, error) {
 				}
 				blas.Copy(work, factor)
 			}, func() error { return ok(blas.CholInverse(work), "Cholesky inverse") }},
-			{KernelEigValues, reset, func() error { return ok(blas.SymEig(work, w, false), "eigenvalues") }},
-			{KernelEigVectors, reset, func() error { return ok(blas.SymEig(work, w, true), "eigendecomposition") }},
-			{KernelHessian, func() {}, func() error {
+			{kernelEigValues, reset, func() error { return ok(blas.SymEig(work, w, false), "eigenvalues") }},
+			{kernelEigVectors, reset, func() error { return ok(blas.SymEig(work, w, true), "eigendecomposition") }},
+			{kernelHessian, func() {}, func() error {
 				hessianProduct(xinv, s, g, t, m)
 				return nil
 			}},
@@ -171,7 +171,7 @@ func Kernels(ns []int, samples int) ([]KernelResult, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s backend, n = %d: %w", be.Name(), n, err)
 			}
-			if k.name == KernelDGEMM {
+			if k.name == kernelDGEMM {
 				dgemm = secs
 			}
 			fl := kernelFlops(k.name, n)
@@ -179,7 +179,7 @@ func Kernels(ns []int, samples int) ([]KernelResult, error) {
 				Backend: be.Name(), Core: be.CoreName(), Threads: be.Threads(), N: n, Kernel: k.name,
 				Seconds: Num(secs), Flops: fl, GFlops: Num(fl / secs / 1e9),
 				DGEMMEquivalents: Num(secs / dgemm),
-				RateVsDGEMM:      Num((fl / secs) / (kernelFlops(KernelDGEMM, n) / dgemm)),
+				RateVsDGEMM:      Num((fl / secs) / (kernelFlops(kernelDGEMM, n) / dgemm)),
 			})
 		}
 	}

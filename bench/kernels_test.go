@@ -63,7 +63,7 @@ func TestHessianProductMatchesDefinition(t *testing.T) {
 func TestKernelsTable(t *testing.T) {
 	rows, err := Kernels([]int{48, 64}, 1)
 	require.NoError(t, err)
-	want := []string{KernelDGEMM, KernelCholesky, KernelCholInverse, KernelEigValues, KernelEigVectors, KernelHessian}
+	want := []string{kernelDGEMM, kernelCholesky, kernelCholInverse, kernelEigValues, kernelEigVectors, kernelHessian}
 	require.Len(t, rows, 2*len(want))
 	for i, r := range rows {
 		assert.Equal(t, want[i%len(want)], r.Kernel)
@@ -71,7 +71,7 @@ func TestKernelsTable(t *testing.T) {
 		assert.Equal(t, blas.Current().Name(), r.Backend)
 		assert.Greater(t, float64(r.Seconds), 0.0)
 		assert.InDelta(t, r.Flops/float64(r.Seconds)/1e9, float64(r.GFlops), 1e-9*float64(r.GFlops))
-		if r.Kernel == KernelDGEMM {
+		if r.Kernel == kernelDGEMM {
 			assert.Equal(t, Num(1), r.DGEMMEquivalents)
 			assert.Equal(t, 2*math.Pow(float64(r.N), 3), r.Flops)
 		}

@@ -99,7 +99,7 @@ func reportPIdentityPeer(b *testing.B, w *mat.Dense, res *lrm.Result) {
 	defer peers.Close()
 	var g mat.SymDense
 	g.SymOuterK(1, w.T())
-	out, err := peers.PIdentity(context.Background(), &g, res.PIdentityRows, 500, 0)
+	out, err := peers.pIdentity(context.Background(), &g, res.PIdentityRows, 500, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -123,8 +123,8 @@ func ParseMFCases(s string) ([]MFCase, error) {
 	return out, nil
 }
 
-// MFPeerRun is one run of the L-BFGS peer.
-type MFPeerRun struct {
+// mfPeerRun is one run of the L-BFGS peer.
+type mfPeerRun struct {
 	Objective  float64 `json:"objective"`
 	Steps      int     `json:"steps"`
 	Seconds    float64 `json:"seconds"`
@@ -152,7 +152,7 @@ type MFRow struct {
 	Gap                           float64
 	Status                        status.Status
 	Phases                        map[string]float64
-	Peer, PeerTight               *MFPeerRun
+	Peer, PeerTight               *mfPeerRun
 	PeerError, TightNote          string
 	// Structured cases: the loss (mean or max per-step error × sens², as
 	// Case.Error says), the lower bound on it for every mechanism, the
@@ -164,7 +164,7 @@ type MFRow struct {
 	// StructuredPeer is the reference peer's run on a structured case
 	// (bench/peers/blt_ref.py), nil when it did not run (PeerError then
 	// says why, if it failed).
-	StructuredPeer *MFStructuredPeerRun
+	StructuredPeer *mfStructuredPeerRun
 }
 
 // MFBench runs DP-MF cases; Python is the peer's interpreter ("" skips the
@@ -260,7 +260,7 @@ func (b *MFBench) runCase(ctx context.Context, c MFCase, dir, script string) (MF
 	return row, nil
 }
 
-func (b *MFBench) peer(ctx context.Context, args []string) (*MFPeerRun, error) {
+func (b *MFBench) peer(ctx context.Context, args []string) (*mfPeerRun, error) {
 	cctx := ctx
 	if b.MaxSeconds > 0 {
 		var cancel context.CancelFunc
@@ -273,7 +273,7 @@ func (b *MFBench) peer(ctx context.Context, args []string) (*MFPeerRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mf peer: %v", err)
 	}
-	var r MFPeerRun
+	var r mfPeerRun
 	if err := json.Unmarshal([]byte(lastLine(string(out))), &r); err != nil {
 		return nil, fmt.Errorf("mf peer: unreadable report: %v", err)
 	}

@@ -25,10 +25,10 @@ import (
 //go:embed peers/blt_ref.py
 var bltPeerScript []byte
 
-// MFStructuredPeerRun is one run of the structured reference peer
+// mfStructuredPeerRun is one run of the structured reference peer
 // (bench/peers/blt_ref.py) on a structured case, as its JSON report gives
 // it, with dpsolve's own score of the strategy it returned.
-type MFStructuredPeerRun struct {
+type mfStructuredPeerRun struct {
 	// Family is "blt" or "toeplitz".
 	Family string `json:"family"`
 	// Loss is the peer's loss: mean (or max) per-step squared error ×
@@ -178,7 +178,7 @@ func (b *MFBench) structuredPeerArgs(c MFCase, script string) []string {
 // OPENBLAS_NUM_THREADS = 1, as the issue's reference figures were taken),
 // under its own time cap and, as a backstop, the budget plus a minute.
 // Its progress lines go to the log.
-func (b *MFBench) structuredPeer(ctx context.Context, c MFCase, script string) (*MFStructuredPeerRun, error) {
+func (b *MFBench) structuredPeer(ctx context.Context, c MFCase, script string) (*mfStructuredPeerRun, error) {
 	cctx := ctx
 	if b.MaxSeconds > 0 {
 		var cancel context.CancelFunc
@@ -200,7 +200,7 @@ func (b *MFBench) structuredPeer(ctx context.Context, c MFCase, script string) (
 		}
 		return nil, fmt.Errorf("structured peer: %v: %s", err, msg)
 	}
-	var r MFStructuredPeerRun
+	var r mfStructuredPeerRun
 	if err := json.Unmarshal([]byte(lastLine(string(out))), &r); err != nil {
 		return nil, fmt.Errorf("structured peer: unreadable report: %v", err)
 	}
@@ -213,7 +213,7 @@ func (b *MFBench) structuredPeer(ctx context.Context, c MFCase, script string) (
 // rescore scores the peer's strategy with dpsolve's evaluation (the BLT
 // from the decays and scales of C and C⁻¹ it reported, or the banded
 // coefficients with their inverse series), at the case's error kind.
-func (p *MFStructuredPeerRun) rescore(c MFCase, tw mf.ToeplitzWorkload) {
+func (p *mfStructuredPeerRun) rescore(c MFCase, tw mf.ToeplitzWorkload) {
 	ev, err := p.evaluate(c, tw)
 	if err != nil {
 		p.RescoreError = err.Error()
@@ -225,7 +225,7 @@ func (p *MFStructuredPeerRun) rescore(c MFCase, tw mf.ToeplitzWorkload) {
 	}
 }
 
-func (p *MFStructuredPeerRun) evaluate(c MFCase, tw mf.ToeplitzWorkload) (*mf.ToeplitzEvaluation, error) {
+func (p *mfStructuredPeerRun) evaluate(c MFCase, tw mf.ToeplitzWorkload) (*mf.ToeplitzEvaluation, error) {
 	s := c.schema()
 	if p.Family == "blt" {
 		d := len(p.BufDecay)
@@ -248,7 +248,7 @@ func (p *MFStructuredPeerRun) evaluate(c MFCase, tw mf.ToeplitzWorkload) (*mf.To
 }
 
 // memory is the peer's buffers or bands.
-func (p *MFStructuredPeerRun) memory() int {
+func (p *mfStructuredPeerRun) memory() int {
 	if p.Family == "toeplitz" {
 		return p.Bands
 	}
@@ -257,7 +257,7 @@ func (p *MFStructuredPeerRun) memory() int {
 
 // rescoredText is dpsolve's score of the peer's strategy, or why there is
 // none.
-func (p *MFStructuredPeerRun) rescoredText() string {
+func (p *mfStructuredPeerRun) rescoredText() string {
 	if p.RescoreError != "" {
 		return "refused: " + p.RescoreError
 	}

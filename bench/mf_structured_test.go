@@ -80,7 +80,7 @@ func TestMFStructuredPeerArgs(t *testing.T) {
 // peer's loss, dpsolve's score of it with their relative difference, its
 // memory, times and stop, or the peer's error.
 func TestMFStructuredSpeedupMarksCappedPeers(t *testing.T) {
-	row := func(p *MFStructuredPeerRun, peerErr string) string {
+	row := func(p *mfStructuredPeerRun, peerErr string) string {
 		r := MFRow{Case: MFCase{N: 2052, MinSep: 342, Epochs: 6, Workload: "prefix", Family: "blt"},
 			Seconds: 0.5, CPUSeconds: 0.25, Loss: 84, BoundMean: 42, Memory: 3, StructuredPeer: p, PeerError: peerErr}
 		var sb strings.Builder
@@ -89,11 +89,11 @@ func TestMFStructuredSpeedupMarksCappedPeers(t *testing.T) {
 		}
 		return sb.String()
 	}
-	peer := func(stop string, loss float64) *MFStructuredPeerRun {
-		return &MFStructuredPeerRun{Family: "blt", Loss: loss, Rescored: loss * (1 + 2e-15), Buffers: 2, Stop: stop, Seconds: 6, CPUSeconds: 50}
+	peer := func(stop string, loss float64) *mfStructuredPeerRun {
+		return &mfStructuredPeerRun{Family: "blt", Loss: loss, Rescored: loss * (1 + 2e-15), Buffers: 2, Stop: stop, Seconds: 6, CPUSeconds: 50}
 	}
 	for _, c := range []struct {
-		p    *MFStructuredPeerRun
+		p    *mfStructuredPeerRun
 		err  string
 		want string
 	}{
@@ -101,7 +101,7 @@ func TestMFStructuredSpeedupMarksCappedPeers(t *testing.T) {
 		{peer("max-buffers", 84.32), "", "| max-buffers | 12×; 200× |"},
 		{peer("time", 84.32), "", "| time | ≥ 12×; ≥ 200× |"},
 		{peer("time", 83.9), "", "| time | 12×; 200× |"},
-		{&MFStructuredPeerRun{Family: "blt", Loss: 90, RescoreError: "coefficients increase", Buffers: 1, Stop: "gain<1%", Seconds: 1, CPUSeconds: 1},
+		{&mfStructuredPeerRun{Family: "blt", Loss: 90, RescoreError: "coefficients increase", Buffers: 1, Stop: "gain<1%", Seconds: 1, CPUSeconds: 1},
 			"", "| 90 (refused: coefficients increase) | 1 | 1.00 (1.00) | gain<1% | 2×; 4× |"},
 		{nil, "structured peer: exit status 1: No module named 'numpy'", "| error: structured peer: exit status 1: No module named 'numpy' | — | — | — | — |"},
 	} {

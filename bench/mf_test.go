@@ -65,8 +65,8 @@ func TestMFPeerAgainstCertificate(t *testing.T) {
 func TestMFSpeedupMarksCappedPeers(t *testing.T) {
 	row := func(stop1, stop2 string) string {
 		r := MFRow{Case: MFCase{N: 8, Epochs: 2, Workload: "prefix"}, Seconds: 1, CPUSeconds: 1,
-			Peer:      &MFPeerRun{Seconds: 3, CPUSeconds: 3, Stop: stop1},
-			PeerTight: &MFPeerRun{Seconds: 5, CPUSeconds: 5, Stop: stop2}}
+			Peer:      &mfPeerRun{Seconds: 3, CPUSeconds: 3, Stop: stop1},
+			PeerTight: &mfPeerRun{Seconds: 5, CPUSeconds: 5, Stop: stop2}}
 		var sb strings.Builder
 		if err := WriteMFMarkdown(&sb, []MFRow{r}); err != nil {
 			t.Fatal(err)

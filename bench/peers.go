@@ -97,7 +97,7 @@ func (p *Peers) Close() error { return os.RemoveAll(p.Dir) }
 func (p *Peers) Solver(name string) (Solver, error) {
 	for _, n := range PeerNames {
 		if n == name {
-			return &peerSolver{p: p, name: name}, nil
+			return &peerSolver{p: p, peer: name}, nil
 		}
 	}
 	return nil, fmt.Errorf("unknown peer %q (want %s)", name, strings.Join(PeerNames, " or "))
@@ -105,11 +105,11 @@ func (p *Peers) Solver(name string) (Solver, error) {
 
 type peerSolver struct {
 	p    *Peers
-	name string
+	peer string
 	runs int
 }
 
-func (s *peerSolver) Name() string { return s.name }
+func (s *peerSolver) name() string { return s.peer }
 
 // peerReport is the JSON line a peer prints.
 type peerReport struct {
@@ -123,21 +123,21 @@ type peerReport struct {
 	Trace      [][3]*float64 `json:"trace"`
 }
 
-func (s *peerSolver) Solve(ctx context.Context, pr Problem, lowerBound float64) (*Outcome, error) {
+func (s *peerSolver) solve(ctx context.Context, pr problem, lowerBound float64) (*outcome, error) {
 	p := s.p
 	s.runs++
-	n := pr.N()
-	tag := fmt.Sprintf("%s-%s-%d-%d", s.name, sanitize(pr.Workload), n, s.runs)
+	n := pr.n()
+	tag := fmt.Sprintf("%s-%s-%d-%d", s.peer, sanitize(pr.Workload), n, s.runs)
 	xfile := filepath.Join(p.Dir, tag+".x.npy")
 	defer os.Remove(xfile)
-	args := []string{"-B", filepath.Join(p.Dir, s.name+".py"), "--out", xfile,
+	args := []string{"-B", filepath.Join(p.Dir, s.peer+".py"), "--out", xfile,
 		"--gap", strconv.FormatFloat(pr.Tol, 'g', -1, 64)}
 	if builtinPeerWorkloads[pr.Workload] {
 		args = append(args, "--workload", pr.Workload, "--n", strconv.Itoa(n))
 	} else {
 		gfile := filepath.Join(p.Dir, tag+".gram.npy")
 		if err := matio.WriteMatrix(gfile, pr.V); err != nil {
-			return nil, fmt.Errorf("writing the Gram for %s: %w", s.name, err)
+			return nil, fmt.Errorf("writing the Gram for %s: %w", s.peer, err)
 		}
 		defer os.Remove(gfile)
 		args = append(args, "--gram", gfile)
@@ -157,29 +157,29 @@ func (s *peerSolver) Solve(ctx context.Context, pr Problem, lowerBound float64) 
 	stdout, stderr, err := p.run(cctx, args...)
 	if err != nil {
 		if cctx.Err() != nil {
-			return nil, fmt.Errorf("peer %s killed (its time budget plus 60 s passed, or the run was cancelled): %w", s.name, cctx.Err())
+			return nil, fmt.Errorf("peer %s killed (its time budget plus 60 s passed, or the run was cancelled): %w", s.peer, cctx.Err())
 		}
-		return nil, fmt.Errorf("peer %s: %v: %s", s.name, err, strings.TrimSpace(lastLine(stderr.String())))
+		return nil, fmt.Errorf("peer %s: %v: %s", s.peer, err, strings.TrimSpace(lastLine(stderr.String())))
 	}
 	var rep peerReport
 	if err := json.Unmarshal([]byte(lastLine(stdout.String())), &rep); err != nil {
-		return nil, fmt.Errorf("peer %s: unreadable report: %v", s.name, err)
+		return nil, fmt.Errorf("peer %s: unreadable report: %v", s.peer, err)
 	}
-	if rep.Peer != s.name || rep.N != n {
-		return nil, fmt.Errorf("peer %s reported peer %q with n = %d, want n = %d", s.name, rep.Peer, rep.N, n)
+	if rep.Peer != s.peer || rep.N != n {
+		return nil, fmt.Errorf("peer %s reported peer %q with n = %d, want n = %d", s.peer, rep.Peer, rep.N, n)
 	}
 	X, err := readSym(xfile)
 	if err != nil {
-		return nil, fmt.Errorf("peer %s: reading X: %w", s.name, err)
+		return nil, fmt.Errorf("peer %s: reading X: %w", s.peer, err)
 	}
-	out := &Outcome{X: X, Objective: rep.Objective, Gap: math.NaN(), Iterations: rep.Iterations,
+	out := &outcome{X: X, Objective: rep.Objective, Gap: math.NaN(), Iterations: rep.Iterations,
 		Status: rep.Status, Seconds: rep.Seconds, Trace: make([]TracePoint, 0, len(rep.Trace))}
 	if rep.Gap != nil {
 		out.Gap = *rep.Gap
 	}
 	for _, t := range rep.Trace {
 		if t[0] == nil || t[1] == nil {
-			return nil, fmt.Errorf("peer %s: trace entry without seconds or objective", s.name)
+			return nil, fmt.Errorf("peer %s: trace entry without seconds or objective", s.peer)
 		}
 		out.Trace = append(out.Trace, TracePoint{Seconds: *t[0], Objective: *t[1], GapBest: Num(math.NaN())})
 	}

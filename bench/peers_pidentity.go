@@ -14,10 +14,10 @@ import (
 	"github.com/dpsolve/dpsolve/internal/matio"
 )
 
-// PIdentityOutcome is one run of the p-Identity peer (peers/pidentity.py):
+// pIdentityOutcome is one run of the p-Identity peer (peers/pidentity.py):
 // HDMM's Laplace strategy L = [I; Θ]·D⁻¹ optimized by scipy's L-BFGS-B with
 // Θ ≥ 0, the independent reference for lrm's p-Identity start.
-type PIdentityOutcome struct {
+type pIdentityOutcome struct {
 	Theta      *mat.Dense // p×n
 	Objective  float64    // the peer's tr(G (LᵀL)⁻¹), as it reports it
 	Iterations int
@@ -27,7 +27,7 @@ type PIdentityOutcome struct {
 
 // PIdentity runs the p-Identity peer on the Gram G = WᵀW with p extra rows,
 // at most maxIter L-BFGS-B iterations and the given seed of its random start.
-func (p *Peers) PIdentity(ctx context.Context, g mat.Symmetric, rows, maxIter, seed int) (*PIdentityOutcome, error) {
+func (p *Peers) pIdentity(ctx context.Context, g mat.Symmetric, rows, maxIter, seed int) (*pIdentityOutcome, error) {
 	n := g.SymmetricDim()
 	dir, err := os.MkdirTemp(p.Dir, "pidentity-")
 	if err != nil {
@@ -65,5 +65,5 @@ func (p *Peers) PIdentity(ctx context.Context, g mat.Symmetric, rows, maxIter, s
 	if r, c := theta.Dims(); r != rows || c != n {
 		return nil, fmt.Errorf("peer pidentity: Θ is %d×%d, want %d×%d", r, c, rows, n)
 	}
-	return &PIdentityOutcome{Theta: theta, Objective: rep.Objective, Iterations: rep.Iterations, Seconds: rep.Seconds, Status: rep.Status}, nil
+	return &pIdentityOutcome{Theta: theta, Objective: rep.Objective, Iterations: rep.Iterations, Seconds: rep.Seconds, Status: rep.Status}, nil
 }

@@ -57,7 +57,7 @@ func TestLRMPIdentityAgainstPeer(t *testing.T) {
 		res, err := lrm.Solve(context.Background(), w, nil)
 		require.NoError(t, err)
 		require.Equal(t, lrm.StartPIdentity, res.Start, "n=%d: WRange takes the p-Identity start", n)
-		peer, err := peers.PIdentity(context.Background(), &g, res.PIdentityRows, 500, 0)
+		peer, err := peers.pIdentity(context.Background(), &g, res.PIdentityRows, 500, 0)
 		require.NoError(t, err)
 		direct := explicitPIdentityPhi(t, &g, peer.Theta)
 		// Both sides sum O(n) terms of size O(‖G‖); inversion of LᵀL with

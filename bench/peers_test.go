@@ -35,7 +35,7 @@ func TestPeersThroughRunner(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, err := p.Solver(name)
 			require.NoError(t, err)
-			o, err := s.Solve(context.Background(), Problem{Workload: "prefix", V: V, Tol: 1e-8}, ref*(1-1e-12))
+			o, err := s.solve(context.Background(), problem{Workload: "prefix", V: V, Tol: 1e-8}, ref*(1-1e-12))
 			require.NoError(t, err)
 			assert.Equal(t, "converged", o.Status)
 			assert.Len(t, o.Trace, o.Iterations)
@@ -58,7 +58,7 @@ func TestPeersGramFile(t *testing.T) {
 	p := newTestPeers(t)
 	V := mat.NewSymDense(3, []float64{4, 1, 0, 1, 3, 1, 0, 1, 2})
 	s, _ := p.Solver("fixedpoint")
-	o, err := s.Solve(context.Background(), Problem{Workload: "custom matrix", V: V, Tol: 1e-10}, nan())
+	o, err := s.solve(context.Background(), problem{Workload: "custom matrix", V: V, Tol: 1e-10}, nan())
 	require.NoError(t, err)
 	f, _, gap, err := certify(V, o.X)
 	require.NoError(t, err)
@@ -77,6 +77,6 @@ func TestPeersErrors(t *testing.T) {
 	p := newTestPeers(t)
 	// an indefinite Gram makes the peer exit with an error message
 	s, _ := p.Solver("fixedpoint")
-	_, err = s.Solve(context.Background(), Problem{Workload: "x", V: mat.NewSymDense(2, []float64{1, 2, 2, 1}), Tol: 1e-8}, nan())
+	_, err = s.solve(context.Background(), problem{Workload: "x", V: mat.NewSymDense(2, []float64{1, 2, 2, 1}), Tol: 1e-8}, nan())
 	assert.ErrorContains(t, err, "positive definite")
 }

@@ -25,7 +25,7 @@ func TestTables(t *testing.T) {
 	rep.Comparison.Summarize()
 	rep.Scaling = []ScalingRow{{Backend: "purego", Workload: "prefix", N: 4, Seconds: 0.5, Gap: 1e-9, Matrices: 3},
 		{Backend: "purego", Workload: "prefix", N: 8, Seconds: 4, Gap: 1e-9, Matrices: 3}}
-	rep.Kernels = []KernelResult{{Backend: "purego", N: 4, Kernel: KernelDGEMM, Seconds: 1e-6, GFlops: 0.1}}
+	rep.Kernels = []KernelResult{{Backend: "purego", N: 4, Kernel: kernelDGEMM, Seconds: 1e-6, GFlops: 0.1}}
 
 	var md, runsCSV, scCSV, kCSV strings.Builder
 	require.NoError(t, rep.WriteMarkdown(&md))

@@ -11,9 +11,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Problem is one optimization problem: the Gram matrix of a workload and the
+// problem is one optimization problem: the Gram matrix of a workload and the
 // certified relative gap every method is asked to reach.
-type Problem struct {
+type problem struct {
 	// Workload names the workload ("prefix", "allrange", …); peers build the
 	// closed-form Gram of a name they know and read V from a file otherwise.
 	Workload string
@@ -24,7 +24,7 @@ type Problem struct {
 }
 
 // N is the domain size.
-func (p Problem) N() int { return p.V.SymmetricDim() }
+func (p problem) n() int { return p.V.SymmetricDim() }
 
 // TracePoint is one iteration of a method: elapsed seconds since its solve
 // began and the objective of its iterate.
@@ -36,8 +36,8 @@ type TracePoint struct {
 	GapBest Num `json:"gap_best"`
 }
 
-// Outcome is what a method returns for one run, before re-certification.
-type Outcome struct {
+// outcome is what a method returns for one run, before re-certification.
+type outcome struct {
 	// X is the returned strategy Gram (unit diagonal, positive definite).
 	X *mat.SymDense
 	// Objective and Gap are the method's own claims (Gap NaN if it makes none).
@@ -58,11 +58,11 @@ type Outcome struct {
 // Solver is a method the harness can time.
 type Solver interface {
 	// Name identifies the method in reports.
-	Name() string
+	name() string
 	// Solve runs the method on p. lowerBound is a certified lower bound on
 	// min F known to the harness (NaN if none); a peer may stop as soon as
 	// its objective is within p.Tol of it.
-	Solve(ctx context.Context, p Problem, lowerBound float64) (*Outcome, error)
+	solve(ctx context.Context, p problem, lowerBound float64) (*outcome, error)
 }
 
 // Newton runs dpsolve's newton.Solve with the given method.
@@ -74,10 +74,10 @@ type Newton struct {
 }
 
 // Name returns the newton method's name ("newton" or "yuan2016").
-func (s Newton) Name() string { return s.Method.String() }
+func (s Newton) name() string { return s.Method.String() }
 
 // Solve runs newton.Solve and reports its wall time as measured here.
-func (s Newton) Solve(ctx context.Context, p Problem, _ float64) (*Outcome, error) {
+func (s Newton) solve(ctx context.Context, p problem, _ float64) (*outcome, error) {
 	opt := &newton.Options{Method: s.Method, Tol: p.Tol, MaxIter: s.MaxIter}
 	start := time.Now()
 	r, err := newton.Solve(ctx, p.V, opt)
@@ -94,7 +94,7 @@ func (s Newton) Solve(ctx context.Context, p Problem, _ float64) (*Outcome, erro
 	for i, it := range r.History {
 		tr[i] = TracePoint{Seconds: it.Seconds, Objective: it.Objective, GapBest: Num(math.NaN())}
 	}
-	return &Outcome{X: r.X, Objective: r.Objective, Gap: r.Gap, Iterations: r.Iterations,
+	return &outcome{X: r.X, Objective: r.Objective, Gap: r.Gap, Iterations: r.Iterations,
 		Status: r.Status.String(), Seconds: secs, Trace: tr, Phases: r.Phases}, nil
 }
 

@@ -18,14 +18,25 @@ import (
 )
 
 // SuiteRow is one comparison of the standing suite: dpsolve's figure
-// (Ours) against a peer's or a reference's (Peer) in one unit (Metric,
-// "s" for wall seconds or "error" for the objective), Ratio = Ours/Peer
-// (below 1: dpsolve is faster or more accurate). Err says why a row has no
-// ratio (NaN).
+// (Ours) against a peer's or a reference's (Peer) in one unit (Metric:
+// "s" for wall seconds, "CPU s" for this process's CPU seconds, "error" for a plan's objective, "sq error" for a
+// release's mean total squared error against the one it promised), Ratio =
+// Ours/Peer (below 1: dpsolve is faster or more accurate; 1 for a
+// calibrated release). SD is the ratio's stated sampling noise (one
+// standard deviation; calibration rows only). Fail says why a row failed
+// its own check (a calibration outside calibrationSDs sd). Err says why a
+// row has no ratio (NaN).
 type SuiteRow struct {
-	Area, Case, Versus, Metric string
-	Ours, Peer, Ratio          float64
-	Err                        string
+	Area   string  `json:"area"`
+	Case   string  `json:"case"`
+	Versus string  `json:"versus"`
+	Metric string  `json:"metric"`
+	Ours   float64 `json:"ours"`
+	Peer   float64 `json:"peer"`
+	Ratio  Num     `json:"ratio"`
+	SD     float64 `json:"sd,omitempty"`
+	Fail   string  `json:"fail,omitempty"`
+	Err    string  `json:"err,omitempty"`
 }
 
 // SuiteConfig configures Suite: Python is the peers' interpreter ("" skips
@@ -35,32 +46,48 @@ type SuiteConfig struct {
 	Python      string
 	PeerSeconds float64
 	Log         io.Writer
+	// Repetitions is the calibration rows' R (0: 200).
+	Repetitions int
 }
 
-// Suite runs the comparisons the repository can run by itself, each once,
-// in a few minutes on a 2-core machine: the dense core (newton) against
-// its fixed-point and L-BFGS peers on Prefix and AllRange n = 512 (time to
-// equal certified gap); the DP-MF solver against its L-BFGS peer (n =
-// 256, 4 epochs, prefix; time to dpsolve's objective); the plan portfolio
-// against the marginals template alone (its time must stay ≤ 1.2×), the
+// Suite runs the comparisons the repository can run by itself, in one
+// to two minutes on a 2-core machine: the dense core (newton) against
+// its fixed-point and L-BFGS peers on Prefix and AllRange n = 512 (wall
+// time to equal certified gap, one run); the DP-MF solver against its
+// L-BFGS peer (n = 256, 4 epochs, prefix; wall time to dpsolve's
+// objective, one run); the plan portfolio against the marginals template
+// alone (CPU time, the fastest of nine alternating runs; it must stay
+// ≤ 1.2×), the
 // marginals plan against the ResidualPlanner closed form
 // (reference.Marginals3Way4x5), and pure kron against HDMM's p-Identity
-// peer on Prefix n = 64 (error). A cancelled ctx stops it with the rows so
-// far.
-func Suite(ctx context.Context, cfg SuiteConfig) ([]SuiteRow, error) {
+// peer on Prefix n = 64 (error), and releases' calibration (see
+// suiteCalibration). A cancelled ctx stops it with the rows so far. The
+// report is never nil; it has the machine and the run's wall and CPU
+// seconds.
+func Suite(ctx context.Context, cfg SuiteConfig) (*SuiteReport, error) {
+	rep := &SuiteReport{Machine: DescribeMachine()}
+	t0, c0, p0 := time.Now(), processCPUSeconds(), childrenCPUSeconds()
+	rows, err := suite(ctx, cfg)
+	rep.Rows, rep.Seconds = rows, time.Since(t0).Seconds()
+	rep.CPUSeconds, rep.PeerCPUSeconds = processCPUSeconds()-c0, childrenCPUSeconds()-p0
+	return rep, err
+}
+
+// suite runs the suite's rows.
+func suite(ctx context.Context, cfg SuiteConfig) ([]SuiteRow, error) {
 	if cfg.PeerSeconds == 0 {
 		cfg.PeerSeconds = 120
 	}
 	var rows []SuiteRow
 	add := func(r SuiteRow) {
 		if r.Err == "" && r.Peer > 0 {
-			r.Ratio = r.Ours / r.Peer
+			r.Ratio = Num(r.Ours / r.Peer)
 		} else {
-			r.Ratio = math.NaN()
+			r.Ratio = Num(math.NaN())
 		}
 		rows = append(rows, r)
 		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, "suite: %s %s vs %s: %.4g / %.4g %s = %.3g %s\n", r.Area, r.Case, r.Versus, r.Ours, r.Peer, r.Metric, r.Ratio, r.Err)
+			fmt.Fprintf(cfg.Log, "suite: %s %s vs %s: %.4g / %.4g %s = %.3g %s%s\n", r.Area, r.Case, r.Versus, r.Ours, r.Peer, r.Metric, r.Ratio, r.Fail, r.Err)
 		}
 	}
 	var peers *Peers
@@ -81,6 +108,13 @@ func Suite(ctx context.Context, cfg SuiteConfig) ([]SuiteRow, error) {
 		return rows, err
 	}
 	if err := suitePlans(ctx, peers, peerErr, add); err != nil {
+		return rows, err
+	}
+	reps := cfg.Repetitions
+	if reps == 0 {
+		reps = 200
+	}
+	if err := suiteCalibration(ctx, reps, add); err != nil {
 		return rows, err
 	}
 	return rows, ctx.Err()
@@ -163,7 +197,7 @@ func suiteMF(ctx context.Context, cfg SuiteConfig, withPeer bool, peerErr string
 func suitePlans(ctx context.Context, peers *Peers, peerErr string, add func(SuiteRow)) error {
 	// The portfolio's overhead on a certified marginals workload: all
 	// ≤3-way marginals of 60 binary attributes, best vs marginals alone
-	// (the fastest of five runs each, to damp a shared machine's noise).
+	// (the fastest of nine runs each, to damp a shared machine's noise).
 	var attrs []string
 	for i := 0; i < 60; i++ {
 		attrs = append(attrs, fmt.Sprintf(`{"name": "a%d", "size": 2}`, i))
@@ -172,28 +206,25 @@ func suitePlans(ctx context.Context, peers *Peers, peerErr string, add func(Suit
 	if err != nil {
 		return err
 	}
-	timeOf := func(name string) (float64, float64, error) {
-		best := math.Inf(1)
-		obj := 0.0
-		for rep := 0; rep < 5; rep++ {
-			t0 := time.Now()
-			r, err := planner.Run(ctx, w, name, plan.Options{})
+	// CPU seconds of this process (the planners run nothing else), which
+	// a shared machine's wait for a core does not inflate; the two sides
+	// alternate, so that a burst of contention hits both alike.
+	tb, tm := math.Inf(1), math.Inf(1)
+	var ob, om float64
+	for rep := 0; rep < 9; rep++ {
+		for _, side := range []struct {
+			name     string
+			sec, obj *float64
+		}{{"best", &tb, &ob}, {"marginals", &tm, &om}} {
+			c0 := processCPUSeconds()
+			r, err := planner.Run(ctx, w, side.name, plan.Options{})
 			if err != nil {
-				return 0, 0, err
+				return err
 			}
-			best, obj = math.Min(best, time.Since(t0).Seconds()), r.Objective
+			*side.sec, *side.obj = math.Min(*side.sec, processCPUSeconds()-c0), r.Objective
 		}
-		return best, obj, nil
 	}
-	tb, ob, err := timeOf("best")
-	if err != nil {
-		return err
-	}
-	tm, om, err := timeOf("marginals")
-	if err != nil {
-		return err
-	}
-	row := SuiteRow{Area: "plan", Case: "≤3-way marginals, 60 binary attributes", Versus: "--template marginals", Metric: "s", Ours: tb, Peer: tm}
+	row := SuiteRow{Area: "plan", Case: "≤3-way marginals, 60 binary attributes", Versus: "--template marginals", Metric: "CPU s", Ours: tb, Peer: tm}
 	if math.Abs(ob-om) > 1e-9*om {
 		row.Err = fmt.Sprintf("the portfolio's plan (%.12g) is not the marginals plan (%.12g)", ob, om)
 	}
@@ -228,7 +259,7 @@ func suitePlans(ctx context.Context, peers *Peers, peerErr string, add func(Suit
 		if err != nil {
 			return err
 		}
-		o, err := peers.PIdentity(ctx, g, 4, 1000, 1)
+		o, err := peers.pIdentity(ctx, g, 4, 1000, 1)
 		if err != nil {
 			prow.Err = err.Error()
 		} else {
@@ -242,15 +273,24 @@ func suitePlans(ctx context.Context, peers *Peers, peerErr string, add func(Suit
 }
 
 // WriteSuiteTable writes the suite as one Markdown table headed by the
-// machine (CPU, cores, kernels with their OpenBLAS core).
-func WriteSuiteTable(w io.Writer, m Machine, rows []SuiteRow) error {
-	fmt.Fprintf(w, "dpsolve bench --suite: %s, %d cores, kernels %s, %s\n\n", m.CPU, m.Cores, m.Backend, m.Date)
+// machine (CPU, cores, kernels with their OpenBLAS core) and the run's
+// wall and CPU seconds.
+func WriteSuiteTable(w io.Writer, rep *SuiteReport) error {
+	m, rows := rep.Machine, rep.Rows
+	fmt.Fprintf(w, "dpsolve bench --suite: %s, %d cores, kernels %s, %s; %.0f s wall, %.1f s of CPU (%.1f s dpsolve, %.1f s the peers)\n\n",
+		m.CPU, m.Cores, m.Backend, m.Date, rep.Seconds, rep.CPUSeconds+rep.PeerCPUSeconds, rep.CPUSeconds, rep.PeerCPUSeconds)
 	fmt.Fprintln(w, "| area | case | versus | metric | dpsolve | peer | dpsolve / peer |")
 	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|")
 	for _, r := range rows {
 		ratio := "—"
-		if !math.IsNaN(r.Ratio) {
-			ratio = fmt.Sprintf("%.3g", r.Ratio)
+		if !math.IsNaN(float64(r.Ratio)) {
+			ratio = fmt.Sprintf("%.3g", float64(r.Ratio))
+			if r.SD > 0 {
+				ratio += fmt.Sprintf(" ± %.2g", r.SD)
+			}
+		}
+		if r.Fail != "" {
+			ratio = "**" + ratio + " " + r.Fail + "**"
 		}
 		peer := "—"
 		if r.Peer > 0 {

@@ -40,7 +40,7 @@ func families(n int) []string {
 // BenchmarkFamilies solves every family at n = 256 and 1024 (and the sizes
 // in DPSOLVE_BENCH_N, comma-separated, e.g. 2048) and reports iterations
 // and the certified gap; the default method's goal is ≤ 10 iterations and
-// gap ≤ 1e-8 on every family. bench.Families adds DGEMM-equivalents.
+// gap ≤ 1e-8 on every family. bench's families table adds DGEMM-equivalents.
 func BenchmarkFamilies(b *testing.B) {
 	ns := []int{256, 1024}
 	if s := os.Getenv("DPSOLVE_BENCH_N"); s != "" {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -46,6 +47,8 @@ type benchFlags struct {
 	jsonOut, quiet                 bool
 	from                           string
 	mf                             string
+	baseline                       string
+	timedFactor                    float64
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -58,8 +61,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := f.refusePlots(); err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{f.from}, fileOut("--csv", f.csv), fileOut("--md", f.md)); err != nil {
+	if err := checkOutputs([]string{f.from, f.baseline}, fileOut("--csv", f.csv), fileOut("--md", f.md)); err != nil {
 		return err
+	}
+	if f.baseline != "" && !f.suite {
+		return usageErrorf("--baseline compares a suite run: it needs --suite")
+	}
+	if !(f.timedFactor > 1) || math.IsInf(f.timedFactor, 0) {
+		return usageErrorf("--timed-factor must be a finite number above 1, got %g", f.timedFactor)
 	}
 	if f.from != "" {
 		return rerenderBench(f, stdout)
@@ -103,7 +112,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workloads, "workload", "prefix,allrange", "comma-separated built-in workloads")
 	fs.StringVar(&f.ns, "n", "256,512,1024,2048", "comma-separated domain sizes for the comparison")
 	fs.StringVar(&f.methods, "methods", "newton,yuan2016", "dpsolve methods to compare (newton, yuan2016)")
-	fs.BoolVar(&f.suite, "suite", false, "run only the standing side-by-side suite (dense core, DP-MF, plans against their peers and references; the Python peers when --python runs) and print one table of ratios with the machine's kernels")
+	fs.BoolVar(&f.suite, "suite", false, "run only the standing side-by-side suite (dense core, DP-MF, plans against their peers and references, releases' calibration; the Python peers when --python runs) and print one table of ratios with the machine's kernels (--json: the report to save as a --baseline); exit status 3 when a row fails its own check")
 	fs.BoolVar(&f.peers, "peers", false, "also run the Python peers (dual fixed point, L-BFGS); skipped with a note if numpy/scipy are missing")
 	fs.StringVar(&f.python, "python", bench.DefaultPython, "interpreter for the peers")
 	fs.DurationVar(&f.peerTimeout, "peer-timeout", 10*time.Minute, "time budget of one peer run (it then returns its best X)")
@@ -128,6 +137,8 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (notes and errors remain)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the full report as one JSON object on stdout (tables otherwise)")
 	fs.StringVar(&f.from, "from", "", "run nothing: re-render the outputs from a report saved with --json")
+	fs.StringVar(&f.baseline, "baseline", "", "with --suite: compare the run with a run saved by --suite --json, mark every row that got worse by more than its noise, and exit with status 3 if any did")
+	fs.Float64Var(&f.timedFactor, "timed-factor", bench.DefaultTimedFactor, "with --baseline: the factor by which a timed row's ratio may grow before it counts as worse")
 	fs.StringVar(&f.mf, "mf", "", "run only the DP-MF table instead (see dpsolve mf): cases \"n=512,k=4,workload=prefix;n=512,b=64,workload=momentum:0.9\", with --peers the L-BFGS peer side by side")
 }
 
@@ -461,26 +472,94 @@ func parseBackends(s string) ([]blas.Backend, error) {
 	return out, nil
 }
 
-// runSuite runs bench.Suite and prints its table (and writes it to --md).
+// errRegression is the error of a suite run that failed: a row failed its
+// own check, or got worse than the baseline by more than its noise. It
+// exits with status 3.
+var errRegression = errors.New("the suite regressed")
+
+// exitRegression is the exit status of errRegression.
+const exitRegression = 3
+
+// suiteRun runs the suite (a variable for the tests of the command's
+// plumbing, which replace the minutes-long suite by fixed rows).
+var suiteRun = bench.Suite
+
+// runSuite runs bench.Suite and prints its table or, with --json, its
+// report (and writes the table to --md); with --baseline it compares the
+// run with the saved one and prints that table too (on stderr with
+// --json). A failed row or a regression is errRegression.
 func runSuite(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
+	var base *bench.SuiteReport
+	if f.baseline != "" {
+		b, err := os.ReadFile(f.baseline)
+		if err != nil {
+			return err
+		}
+		base = &bench.SuiteReport{}
+		if err := json.Unmarshal(b, base); err != nil || len(base.Rows) == 0 {
+			if err == nil {
+				err = errors.New("no rows")
+			}
+			return fmt.Errorf("--baseline %s is not a dpsolve bench --suite --json report: %w", f.baseline, err)
+		}
+	}
 	if f.threads > 0 {
 		for _, b := range blas.Backends() {
 			b.SetThreads(f.threads)
 		}
 	}
-	m := bench.DescribeMachine()
 	var logw io.Writer = stderr
 	if f.quiet {
 		logw = nil
 	}
-	rows, err := bench.Suite(ctx, bench.SuiteConfig{Python: f.python, PeerSeconds: f.peerTimeout.Seconds(), Log: logw})
-	if werr := bench.WriteSuiteTable(stdout, m, rows); werr != nil {
+	rep, err := suiteRun(ctx, bench.SuiteConfig{Python: f.python, PeerSeconds: f.peerTimeout.Seconds(), Log: logw})
+	write := func(w io.Writer) error { return bench.WriteSuiteTable(w, rep) }
+	var gate []bench.GateRow
+	if base != nil {
+		gate = bench.Gate(base.Rows, rep.Rows, f.timedFactor)
+		write = func(w io.Writer) error {
+			if err := bench.WriteSuiteTable(w, rep); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "\nagainst the baseline %s (%s, %s):\n\n", f.baseline, base.Machine.CPU, base.Machine.Date)
+			_, err := bench.WriteGateTable(w, gate)
+			return err
+		}
+	}
+	if f.jsonOut {
+		if werr := json.NewEncoder(stdout).Encode(rep); werr != nil {
+			return werr
+		}
+		if base != nil {
+			fmt.Fprintf(stderr, "against the baseline %s:\n", f.baseline)
+			if _, werr := bench.WriteGateTable(stderr, gate); werr != nil {
+				return werr
+			}
+		}
+	} else if werr := write(stdout); werr != nil {
 		return werr
 	}
 	if f.md != "" {
-		if werr := writeFileAtomic(f.md, func(w io.Writer) error { return bench.WriteSuiteTable(w, m, rows) }); werr != nil {
+		if werr := writeFileAtomic(f.md, write); werr != nil {
 			return werr
 		}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	var failed []string
+	for _, r := range rep.Rows {
+		if r.Fail != "" {
+			failed = append(failed, r.Case+": "+r.Fail)
+		}
+	}
+	for _, g := range gate {
+		if g.Regressed {
+			failed = append(failed, fmt.Sprintf("%s %s vs %s: %s", g.Area, g.Case, g.Versus, g.Verdict))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w: %s", errRegression, strings.Join(failed, "; "))
+	}
+	return nil
 }

@@ -124,6 +124,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "dpsolve %s: %v\n", c.name, err)
 		return 2
+	case errors.Is(err, errRegression):
+		fmt.Fprintf(stderr, "dpsolve %s: %v\n", c.name, err)
+		return exitRegression
 	default:
 		fmt.Fprintf(stderr, "dpsolve %s: %v\n", c.name, err)
 		return 1
