@@ -122,7 +122,7 @@ write("adultbig-w1", ab, [{"name": "upto3", "marginals": {"upto": 3}}])
 write("adultbig-w2", ab, pairs(ab, ["prefix"] * 5 + ["identity"] * 9))
 
 # loans: twelve attributes; products over every subset with <= 5000 cells.
-lo = [("loan_amt", 101), ("int_rate", 101), ("annual_inc", 101), ("installment", 101), ("term", 3),
+lo = [("loan_amt", 101), ("int_rate", 101), ("annual_inc", 101), ("installment", 101), ("loan_term", 3),
       ("grade", 8), ("sub_grade", 36), ("home_ownership", 6), ("state", 51), ("settlement", 4),
       ("loan_status", 5), ("purpose", 15)]
 write("loans-w1", lo, small(lo, ["identity"] * 12, 5000))
