@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
@@ -46,6 +47,10 @@ type pIdentity struct {
 	z, td, h *mat.Dense    // Z, Θ·D, H (p×n)
 	q, zd    *mat.Dense    // Q, Z·D (p×n)
 	pq       *mat.Dense    // Z·Qᵀ (p×p)
+	// valid reports that Θ, d, Z and H hold the last evaluated point and
+	// f its Φ, so that a gradient asked at the same point reuses them.
+	valid bool
+	f     float64
 }
 
 func newPIdentity(g *mat.SymDense, p int, ball ball) *pIdentity {
@@ -66,6 +71,7 @@ func newPIdentity(g *mat.SymDense, p int, ball ball) *pIdentity {
 // setTheta sets Θ from the optimization variable x (p·n, row-major, ≥ 0).
 func (e *pIdentity) setTheta(x []float64) {
 	copy(e.theta.RawMatrix().Data, x)
+	e.valid = false
 }
 
 // factor sets d from Θ and factors I + ΘΘᵀ; ok is false for a non-finite Θ.
@@ -91,29 +97,23 @@ func (e *pIdentity) factor() bool {
 
 // eval returns Φ(x) and, when grad is not nil, its gradient with respect to
 // the variable x. Non-finite points return +Inf (L-BFGS's line search then
-// backs off).
+// backs off). A call at the point of the previous one (its value only,
+// asked by the line search for a trial it then accepts) computes just the
+// gradient: Φ and the products it shares with the gradient are kept, so
+// the result is the same as that of one call.
 func (e *pIdentity) eval(x, grad []float64) float64 {
-	e.setTheta(x)
-	if !e.factor() {
-		return math.Inf(1)
-	}
-	n, p := e.n, e.p
-	scaleCols(e.td, e.theta, e.d)
-	// H = (Θ D) G (p×n): G symmetric, so H = (G D Θᵀ)ᵀ.
-	kernel.Gemm(blas.NoTrans, blas.NoTrans, 1, e.td.RawMatrix(), e.g, 0, e.h.RawMatrix())
-	var f float64
-	for j := 0; j < n; j++ {
-		f += e.d[j] * e.d[j] * e.gdiag[j]
-	}
-	for i := 0; i < p; i++ {
-		hr, zr := e.h.RawRowView(i), e.z.RawRowView(i)
-		for j := range hr {
-			f -= e.d[j] * hr[j] * zr[j]
+	if !e.valid || !slices.Equal(x, e.theta.RawMatrix().Data) {
+		e.setTheta(x)
+		if !e.factor() {
+			return math.Inf(1)
 		}
+		e.f, e.valid = e.value(), true
 	}
+	f := e.f
 	if grad == nil {
 		return f
 	}
+	n, p := e.n, e.p
 	// Q = D (Z D) G = (M Zᵀ)ᵀ.
 	scaleCols(e.zd, e.z, e.d)
 	kernel.Gemm(blas.NoTrans, blas.NoTrans, 1, e.zd.RawMatrix(), e.g, 0, e.q.RawMatrix())
@@ -141,6 +141,26 @@ func (e *pIdentity) eval(x, grad []float64) float64 {
 				dd = tr[j] / e.d[j]
 			}
 			gr[j] = -2*qr[j] + 2*dg[j]*dd
+		}
+	}
+	return f
+}
+
+// value returns Φ at the factored Θ and leaves H = (Θ D) G for the
+// gradient.
+func (e *pIdentity) value() float64 {
+	n, p := e.n, e.p
+	scaleCols(e.td, e.theta, e.d)
+	// H = (Θ D) G (p×n): G symmetric, so H = (G D Θᵀ)ᵀ.
+	kernel.Gemm(blas.NoTrans, blas.NoTrans, 1, e.td.RawMatrix(), e.g, 0, e.h.RawMatrix())
+	var f float64
+	for j := 0; j < n; j++ {
+		f += e.d[j] * e.d[j] * e.gdiag[j]
+	}
+	for i := 0; i < p; i++ {
+		hr, zr := e.h.RawRowView(i), e.z.RawRowView(i)
+		for j := range hr {
+			f -= e.d[j] * hr[j] * zr[j]
 		}
 	}
 	return f

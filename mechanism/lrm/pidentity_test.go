@@ -199,3 +199,40 @@ func TestPIdentityStartOnWRange(t *testing.T) {
 	_, err = Solve(ctx, w, &Options{PIdentityRows: -1})
 	assert.ErrorIs(t, err, ErrInput, "negative")
 }
+
+// A gradient asked at the point of the previous value-only evaluation (the
+// line search's accepted trial) is the one a fresh evaluation computes,
+// and a value-only evaluation elsewhere in between is not mistaken for it.
+func TestPIdentityEvalReusesTrial(t *testing.T) {
+	rg, err := workload.NewWRange(30, 40, 3)
+	require.NoError(t, err)
+	_, g := scaledGram(rg.Matrix())
+	rng := rand.New(rand.NewPCG(3, 4))
+	const p = 2
+	x, y := make([]float64, p*30), make([]float64, p*30)
+	for i := range x {
+		x[i], y[i] = rng.Float64(), rng.Float64()
+	}
+	fresh := newPIdentity(g, p, l1)
+	want := make([]float64, len(x))
+	fw := fresh.eval(x, want)
+
+	e := newPIdentity(g, p, l1)
+	got := make([]float64, len(x))
+	assert.Equal(t, fw, e.eval(x, nil))
+	assert.Equal(t, fw, e.eval(x, got))
+	assert.Equal(t, want, got, "gradient after a value-only call at the same point")
+
+	e.eval(y, nil)
+	clear(got)
+	assert.Equal(t, fw, e.eval(x, got))
+	assert.Equal(t, want, got, "gradient after a value-only call elsewhere")
+
+	// The buffer of the last point changed in place: not the cached point.
+	z := append([]float64(nil), y...)
+	e.eval(z, nil)
+	copy(z, x)
+	clear(got)
+	assert.Equal(t, fw, e.eval(z, got))
+	assert.Equal(t, want, got, "gradient after the point's buffer was overwritten")
+}
