@@ -167,9 +167,16 @@ func (r *lbfgsRun) search(fg func(x, g []float64) float64) (fn float64, accepted
 	fn = math.Inf(1)
 	for tries := 0; tries < 40; tries++ {
 		var dec float64
-		for i := range r.x {
-			r.xn[i] = math.Max(r.x[i]+step*r.d[i], 0)
-			dec += r.g[i] * (r.xn[i] - r.x[i])
+		for i, x := range r.x {
+			// max(x + step·d, 0) as math.Max computes it (−0 and NaN
+			// included), without its call: this loop was a tenth of
+			// the planning time of HDMM's SF1.
+			v := x + step*r.d[i]
+			if v <= 0 {
+				v = 0
+			}
+			r.xn[i] = v
+			dec += r.g[i] * (v - x)
 		}
 		fn = fg(r.xn, nil)
 		if fn <= r.f+1e-4*dec {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	kernel "github.com/dpsolve/dpsolve/blas"
@@ -80,6 +81,16 @@ func (e *pIdentity) factor() bool {
 	if !columnScales(e.theta, e.ball, e.d) {
 		return false
 	}
+	if p <= smallP {
+		return e.factorSmall()
+	}
+	return e.factorKernel()
+}
+
+// factorKernel is factor's I + ΘΘᵀ and Z by kernel calls (SYRK, Cholesky,
+// triangular solves).
+func (e *pIdentity) factorKernel() bool {
+	p := e.p
 	raw := e.s.RawSymmetric()
 	u := kernel.General{Rows: raw.N, Cols: raw.N, Stride: raw.Stride, Data: raw.Data}
 	kernel.Syrk(blas.NoTrans, 1, e.theta.RawMatrix(), 0, u)
@@ -92,6 +103,67 @@ func (e *pIdentity) factor() bool {
 	// Z = (I + ΘΘᵀ)⁻¹Θ.
 	e.z.Copy(e.theta)
 	kernel.CholSolve(u, e.z.RawMatrix())
+	return true
+}
+
+// smallP is the largest p whose I + ΘΘᵀ is formed, factored and solved
+// with by factorSmall (n ≤ 256 at HDMM's p = ⌈n/16⌉). These steps cost
+// p/2n of the evaluation's two n×n by n×p products in flops, but as
+// kernel calls at p = 8, n = 115 (the age block of HDMM's SF1) they were
+// half of an evaluation's time, the triangular solve alone a fifth.
+const smallP = 16
+
+// factorSmall is factor's I + ΘΘᵀ = UᵀU and Z = U⁻¹U⁻ᵀΘ in plain loops
+// over Θ's rows (dot products and axpys of length n): for small p the
+// kernel calls' fixed costs exceed their work. ok is false when a pivot
+// is not positive (a non-finite Θ).
+func (e *pIdentity) factorSmall() bool {
+	p, n := e.p, e.n
+	th := e.theta.RawMatrix().Data
+	raw := e.s.RawSymmetric()
+	u, st := raw.Data, raw.Stride
+	for i := 0; i < p; i++ {
+		ri := th[i*n : (i+1)*n]
+		for j := i; j < p; j++ {
+			u[i*st+j] = floats.Dot(ri, th[j*n:(j+1)*n])
+		}
+		u[i*st+i]++
+	}
+	// Upper Cholesky in place: row j of U from rows k < j.
+	for j := 0; j < p; j++ {
+		for k := 0; k < j; k++ {
+			ukj := u[k*st+j]
+			for l := j; l < p; l++ {
+				u[j*st+l] -= ukj * u[k*st+l]
+			}
+		}
+		piv := u[j*st+j]
+		if !(piv > 0) || math.IsInf(piv, 1) {
+			return false
+		}
+		piv = math.Sqrt(piv)
+		u[j*st+j] = piv
+		for l := j + 1; l < p; l++ {
+			u[j*st+l] /= piv
+		}
+	}
+	// Uᵀ Y = Θ (forward), then U Z = Y (backward), row by row.
+	z := e.z.RawMatrix().Data
+	copy(z, th)
+	for j := 0; j < p; j++ {
+		zj := z[j*n : (j+1)*n]
+		for k := 0; k < j; k++ {
+			floats.AddScaled(zj, -u[k*st+j], z[k*n:(k+1)*n])
+		}
+		floats.Scale(1/u[j*st+j], zj)
+	}
+	for j := p - 1; j >= 0; j-- {
+		zj := z[j*n : (j+1)*n]
+		for k := j + 1; k < p; k++ {
+			floats.AddScaled(zj, -u[j*st+k], z[k*n:(k+1)*n])
+		}
+		floats.Scale(1/u[j*st+j], zj)
+	}
 	return true
 }
 
