@@ -206,7 +206,7 @@ func (s *solver) pIdentity(ctx context.Context) error {
 			}
 		}
 	}
-	theta, its, err := pIdentityBest(ctx, &s.gram, p, o.ball, o.PIdentityIters, o.PIdentityRestarts, o.PIdentityWarm, s.rng, prog)
+	theta, its, warmKept, err := pIdentityBest(ctx, &s.gram, p, o.ball, o.PIdentityIters, o.PIdentityRestarts, o.PIdentityWarm, o.PIdentityPolish, s.rng, prog)
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (s *solver) pIdentity(ctx context.Context) error {
 	s.phi0 = phiP
 	s.res.PIdentityRows, s.res.PIdentityIterations, s.res.PIdentityObjective = p, its, phiP*s.fro2
 	if s.cancelErr == nil {
-		s.res.PIdentityTheta = theta
+		s.res.PIdentityTheta, s.res.PIdentityWarmKept = theta, warmKept
 	}
 	return nil
 }
