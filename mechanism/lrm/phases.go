@@ -197,13 +197,8 @@ func (s *solver) pIdentity(ctx context.Context) error {
 		}
 	}
 	if w := o.PIdentityWarm; w != nil {
-		if r, c := w.Dims(); r != p || c != n {
-			return inputerr.Errorf("lrm", "the warm p-Identity start is %d×%d, want %d×%d", r, c, p, n)
-		}
-		for _, v := range w.RawMatrix().Data {
-			if !(v >= 0) || math.IsInf(v, 1) {
-				return inputerr.Errorf("lrm", "the warm p-Identity start has an entry %v (want finite and ≥ 0)", v)
-			}
+		if err := checkWarm(w, p, n); err != nil {
+			return err
 		}
 	}
 	theta, its, warmKept, err := pIdentityBest(ctx, &s.gram, p, o.ball, o.PIdentityIters, o.PIdentityRestarts, o.PIdentityWarm, o.PIdentityPolish, s.rng, prog)

@@ -459,8 +459,9 @@ func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy
 }
 
 // pureBlock optimizes HDMM's p-Identity strategy for G under the L1 ball
-// with lrm (from G's factor F, FᵀF = G), and keeps newton's L2 certificate
-// l2 as the lower bound (l2 nil: the trivial bound 0).
+// with lrm.PIdentityGram (on G itself: no factor of G, no eigensolve),
+// and keeps newton's L2 certificate l2 as the lower bound (l2 nil: the
+// trivial bound 0).
 //
 // With a warm solver the previous sweep's Θ is a start too, so a block
 // never ends above the previous factor's error for the new G. The first
@@ -474,10 +475,6 @@ func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy
 // the random start never won again after that, and the polish — a fresh
 // L-BFGS run from the kept Θ — was what lowered the error.
 func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result, iters int, ws *warmSolver) (*block, error) {
-	f, err := lrm.GramFactor(g)
-	if err != nil {
-		return nil, err
-	}
 	o := &lrm.Options{Noise: calibrate.Laplace, Start: lrm.StartPIdentity, PIdentityIters: iters, PIdentityRestarts: 4}
 	warm := false
 	if ws != nil && ws.theta != nil {
@@ -489,13 +486,13 @@ func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result, iters in
 			}
 		}
 	}
-	res, err := lrm.Solve(ctx, f, o)
+	res, err := lrm.PIdentityGram(ctx, g, o)
 	if err != nil {
 		return nil, err
 	}
-	if ws != nil && res.PIdentityTheta != nil {
-		ws.theta = res.PIdentityTheta
-		ws.warmOnly = warm && res.PIdentityWarmKept
+	if ws != nil {
+		ws.theta = res.Theta
+		ws.warmOnly = warm && res.WarmKept
 	}
 	// Normalize to unit max L1 column norm exactly.
 	l := mat.DenseCopyOf(res.L)
@@ -520,16 +517,15 @@ func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result, iters in
 	}
 	b := &block{a: l, x: x, lb: lb, how: "pidentity"}
 	if b.pinv, b.singular, err = inverse(x); err != nil {
-		// lrm fell back to a rank-deficient decomposition: Identity is
-		// always feasible and answers everything.
+		// LᵀL = D⁻¹(I + ΘᵀΘ)D⁻¹ is definite, but with Θ's entries in the
+		// thousands rounding can defeat its inverse: Identity is always
+		// feasible and answers everything.
 		ib := identityBlock(d)
 		ib.obj, ib.lb = mat.Trace(g), lb
 		return ib, nil
 	}
 	b.obj = b.trace(g)
-	// Identity is feasible under L1 too; keep it when it is better (lrm
-	// returns its own Identity fallback for the factor, but the factor's
-	// objective is only G's when F has full row rank).
+	// Identity is feasible under L1 too; keep it when it is better.
 	if id := mat.Trace(g); id < b.obj {
 		ib := identityBlock(d)
 		ib.obj, ib.lb = id, b.lb
