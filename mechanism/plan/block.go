@@ -371,11 +371,12 @@ func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy calibrate.Nois
 }
 
 // pureIters is the p-Identity L-BFGS iteration cap for a block solved at
-// the certified gap tol: lrm's default (0) at blockTol, else 100 — a loose
-// early sweep of a descent, whose block is a waypoint (see
-// sweepTolerance), gets a fifth of the default iterations; the kept
-// strategy's error is still computed exactly, and the final sweep runs in
-// full.
+// the certified gap tol: lrm's default (0, 500 iterations) at blockTol,
+// else 100 — a loose sweep of a descent, whose block is a waypoint (see
+// sweepTolerance), gets a fifth of the default; the kept strategy's error
+// is still computed exactly. A pure-ε descent stops on its change alone
+// (see kronDescent.run), before its sweeps reach blockTol, so all its
+// sweeps run at 100; each block's polish (see pureBlock) runs another 100.
 func pureIters(tol float64) int {
 	if tol > blockTol {
 		return 100
