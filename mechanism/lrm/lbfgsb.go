@@ -32,8 +32,11 @@ type nonnegLBFGS struct {
 }
 
 // minimize runs from x (projected onto x ≥ 0 first), overwriting it with
-// the result; fg returns f(x) and stores ∇f(x) in g. It returns f at the
-// result and the iterations taken.
+// the result; fg returns f(x) and stores ∇f(x) in g, or returns f(x) only
+// when g is nil. The line search evaluates its trial points without the
+// gradient and asks for it only at the accepted one, by a second call at
+// the same x, which fg should answer from the first (pIdentity.eval
+// does). It returns f at the result and the iterations taken.
 func (o *nonnegLBFGS) minimize(ctx context.Context, fg func(x, g []float64) float64, x []float64) (float64, int, error) {
 	n := len(x)
 	for i, v := range x {
@@ -155,19 +158,29 @@ func (r *lbfgsRun) direction(freeNorm float64) {
 
 // search is the Armijo backtracking along the projected path
 // x(α) = max(0, x + α·d), at most 40 halvings; the trial point is left in
-// xn and its gradient in gn.
+// xn and, when it is accepted, its gradient in gn. Trial points are
+// evaluated without the gradient: on HDMM's SF1 benchmark a third of the
+// iterations backtrack, some of them 30 times, and rejected trials were
+// most of the evaluations.
 func (r *lbfgsRun) search(fg func(x, g []float64) float64) (fn float64, accepted bool) {
 	step := 1.0
 	fn = math.Inf(1)
 	for tries := 0; tries < 40; tries++ {
 		var dec float64
-		for i := range r.x {
-			r.xn[i] = math.Max(r.x[i]+step*r.d[i], 0)
-			dec += r.g[i] * (r.xn[i] - r.x[i])
+		for i, x := range r.x {
+			// max(x + step·d, 0) as math.Max computes it (−0 and NaN
+			// included), without its call: this loop was a tenth of
+			// the planning time of HDMM's SF1.
+			v := x + step*r.d[i]
+			if v <= 0 {
+				v = 0
+			}
+			r.xn[i] = v
+			dec += r.g[i] * (v - x)
 		}
-		fn = fg(r.xn, r.gn)
+		fn = fg(r.xn, nil)
 		if fn <= r.f+1e-4*dec {
-			return fn, true
+			return fg(r.xn, r.gn), true
 		}
 		step /= 2
 	}

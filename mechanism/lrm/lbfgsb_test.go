@@ -34,6 +34,9 @@ func TestNonnegLBFGSOnQuadratics(t *testing.T) {
 		c[i] = 10 * rng.NormFloat64()
 	}
 	fg := func(x, g []float64) float64 {
+		if g == nil { // value only (the line search's trial points)
+			g = make([]float64, n)
+		}
 		gv := mat.NewVecDense(n, g)
 		gv.MulVec(&q, mat.NewVecDense(n, x))
 		var f float64
@@ -76,7 +79,9 @@ func TestNonnegLBFGSOnQuadratics(t *testing.T) {
 		var f float64
 		for i := range x {
 			f += 0.5*qd[i]*x[i]*x[i] - c[i]*x[i]
-			g[i] = qd[i]*x[i] - c[i]
+			if g != nil {
+				g[i] = qd[i]*x[i] - c[i]
+			}
 		}
 		return f
 	}

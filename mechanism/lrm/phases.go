@@ -197,16 +197,11 @@ func (s *solver) pIdentity(ctx context.Context) error {
 		}
 	}
 	if w := o.PIdentityWarm; w != nil {
-		if r, c := w.Dims(); r != p || c != n {
-			return inputerr.Errorf("lrm", "the warm p-Identity start is %d×%d, want %d×%d", r, c, p, n)
-		}
-		for _, v := range w.RawMatrix().Data {
-			if !(v >= 0) || math.IsInf(v, 1) {
-				return inputerr.Errorf("lrm", "the warm p-Identity start has an entry %v (want finite and ≥ 0)", v)
-			}
+		if err := checkWarm(w, p, n); err != nil {
+			return err
 		}
 	}
-	theta, its, err := pIdentityBest(ctx, &s.gram, p, o.ball, o.PIdentityIters, o.PIdentityRestarts, o.PIdentityWarm, s.rng, prog)
+	theta, its, warmKept, err := pIdentityBest(ctx, &s.gram, p, o.ball, o.PIdentityIters, o.PIdentityRestarts, o.PIdentityWarm, o.PIdentityPolish, s.rng, prog)
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -221,7 +216,7 @@ func (s *solver) pIdentity(ctx context.Context) error {
 	s.phi0 = phiP
 	s.res.PIdentityRows, s.res.PIdentityIterations, s.res.PIdentityObjective = p, its, phiP*s.fro2
 	if s.cancelErr == nil {
-		s.res.PIdentityTheta = theta
+		s.res.PIdentityTheta, s.res.PIdentityWarmKept = theta, warmKept
 	}
 	return nil
 }

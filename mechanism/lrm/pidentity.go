@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	kernel "github.com/dpsolve/dpsolve/blas"
@@ -46,6 +48,10 @@ type pIdentity struct {
 	z, td, h *mat.Dense    // Z, Θ·D, H (p×n)
 	q, zd    *mat.Dense    // Q, Z·D (p×n)
 	pq       *mat.Dense    // Z·Qᵀ (p×p)
+	// valid reports that Θ, d, Z and H hold the last evaluated point and
+	// f its Φ, so that a gradient asked at the same point reuses them.
+	valid bool
+	f     float64
 }
 
 func newPIdentity(g *mat.SymDense, p int, ball ball) *pIdentity {
@@ -66,6 +72,7 @@ func newPIdentity(g *mat.SymDense, p int, ball ball) *pIdentity {
 // setTheta sets Θ from the optimization variable x (p·n, row-major, ≥ 0).
 func (e *pIdentity) setTheta(x []float64) {
 	copy(e.theta.RawMatrix().Data, x)
+	e.valid = false
 }
 
 // factor sets d from Θ and factors I + ΘΘᵀ; ok is false for a non-finite Θ.
@@ -74,6 +81,16 @@ func (e *pIdentity) factor() bool {
 	if !columnScales(e.theta, e.ball, e.d) {
 		return false
 	}
+	if p <= smallP {
+		return e.factorSmall()
+	}
+	return e.factorKernel()
+}
+
+// factorKernel is factor's I + ΘΘᵀ and Z by kernel calls (SYRK, Cholesky,
+// triangular solves).
+func (e *pIdentity) factorKernel() bool {
+	p := e.p
 	raw := e.s.RawSymmetric()
 	u := kernel.General{Rows: raw.N, Cols: raw.N, Stride: raw.Stride, Data: raw.Data}
 	kernel.Syrk(blas.NoTrans, 1, e.theta.RawMatrix(), 0, u)
@@ -89,31 +106,86 @@ func (e *pIdentity) factor() bool {
 	return true
 }
 
-// eval returns Φ(x) and, when grad is not nil, its gradient with respect to
-// the variable x. Non-finite points return +Inf (L-BFGS's line search then
-// backs off).
-func (e *pIdentity) eval(x, grad []float64) float64 {
-	e.setTheta(x)
-	if !e.factor() {
-		return math.Inf(1)
-	}
-	n, p := e.n, e.p
-	scaleCols(e.td, e.theta, e.d)
-	// H = (Θ D) G (p×n): G symmetric, so H = (G D Θᵀ)ᵀ.
-	kernel.Gemm(blas.NoTrans, blas.NoTrans, 1, e.td.RawMatrix(), e.g, 0, e.h.RawMatrix())
-	var f float64
-	for j := 0; j < n; j++ {
-		f += e.d[j] * e.d[j] * e.gdiag[j]
-	}
+// smallP is the largest p whose I + ΘΘᵀ is formed, factored and solved
+// with by factorSmall (n ≤ 256 at HDMM's p = ⌈n/16⌉). These steps cost
+// p/2n of the evaluation's two n×n by n×p products in flops, but as
+// kernel calls at p = 8, n = 115 (the age block of HDMM's SF1) they were
+// half of an evaluation's time, the triangular solve alone a fifth.
+const smallP = 16
+
+// factorSmall is factor's I + ΘΘᵀ = UᵀU and Z = U⁻¹U⁻ᵀΘ in plain loops
+// over Θ's rows (dot products and axpys of length n): for small p the
+// kernel calls' fixed costs exceed their work. ok is false when a pivot
+// is not positive (a non-finite Θ).
+func (e *pIdentity) factorSmall() bool {
+	p, n := e.p, e.n
+	th := e.theta.RawMatrix().Data
+	raw := e.s.RawSymmetric()
+	u, st := raw.Data, raw.Stride
 	for i := 0; i < p; i++ {
-		hr, zr := e.h.RawRowView(i), e.z.RawRowView(i)
-		for j := range hr {
-			f -= e.d[j] * hr[j] * zr[j]
+		ri := th[i*n : (i+1)*n]
+		for j := i; j < p; j++ {
+			u[i*st+j] = floats.Dot(ri, th[j*n:(j+1)*n])
+		}
+		u[i*st+i]++
+	}
+	// Upper Cholesky in place: row j of U from rows k < j.
+	for j := 0; j < p; j++ {
+		for k := 0; k < j; k++ {
+			ukj := u[k*st+j]
+			for l := j; l < p; l++ {
+				u[j*st+l] -= ukj * u[k*st+l]
+			}
+		}
+		piv := u[j*st+j]
+		if !(piv > 0) || math.IsInf(piv, 1) {
+			return false
+		}
+		piv = math.Sqrt(piv)
+		u[j*st+j] = piv
+		for l := j + 1; l < p; l++ {
+			u[j*st+l] /= piv
 		}
 	}
+	// Uᵀ Y = Θ (forward), then U Z = Y (backward), row by row.
+	z := e.z.RawMatrix().Data
+	copy(z, th)
+	for j := 0; j < p; j++ {
+		zj := z[j*n : (j+1)*n]
+		for k := 0; k < j; k++ {
+			floats.AddScaled(zj, -u[k*st+j], z[k*n:(k+1)*n])
+		}
+		floats.Scale(1/u[j*st+j], zj)
+	}
+	for j := p - 1; j >= 0; j-- {
+		zj := z[j*n : (j+1)*n]
+		for k := j + 1; k < p; k++ {
+			floats.AddScaled(zj, -u[j*st+k], z[k*n:(k+1)*n])
+		}
+		floats.Scale(1/u[j*st+j], zj)
+	}
+	return true
+}
+
+// eval returns Φ(x) and, when grad is not nil, its gradient with respect to
+// the variable x. Non-finite points return +Inf (L-BFGS's line search then
+// backs off). A call at the point of the previous one (its value only,
+// asked by the line search for a trial it then accepts) computes just the
+// gradient: Φ and the products it shares with the gradient are kept, so
+// the result is the same as that of one call.
+func (e *pIdentity) eval(x, grad []float64) float64 {
+	if !e.valid || !slices.Equal(x, e.theta.RawMatrix().Data) {
+		e.setTheta(x)
+		if !e.factor() {
+			return math.Inf(1)
+		}
+		e.f, e.valid = e.value(), true
+	}
+	f := e.f
 	if grad == nil {
 		return f
 	}
+	n, p := e.n, e.p
 	// Q = D (Z D) G = (M Zᵀ)ᵀ.
 	scaleCols(e.zd, e.z, e.d)
 	kernel.Gemm(blas.NoTrans, blas.NoTrans, 1, e.zd.RawMatrix(), e.g, 0, e.q.RawMatrix())
@@ -141,6 +213,26 @@ func (e *pIdentity) eval(x, grad []float64) float64 {
 				dd = tr[j] / e.d[j]
 			}
 			gr[j] = -2*qr[j] + 2*dg[j]*dd
+		}
+	}
+	return f
+}
+
+// value returns Φ at the factored Θ and leaves H = (Θ D) G for the
+// gradient.
+func (e *pIdentity) value() float64 {
+	n, p := e.n, e.p
+	scaleCols(e.td, e.theta, e.d)
+	// H = (Θ D) G (p×n): G symmetric, so H = (G D Θᵀ)ᵀ.
+	kernel.Gemm(blas.NoTrans, blas.NoTrans, 1, e.td.RawMatrix(), e.g, 0, e.h.RawMatrix())
+	var f float64
+	for j := 0; j < n; j++ {
+		f += e.d[j] * e.d[j] * e.gdiag[j]
+	}
+	for i := 0; i < p; i++ {
+		hr, zr := e.h.RawRowView(i), e.z.RawRowView(i)
+		for j := range hr {
+			f -= e.d[j] * hr[j] * zr[j]
 		}
 	}
 	return f

@@ -199,3 +199,85 @@ func TestPIdentityStartOnWRange(t *testing.T) {
 	_, err = Solve(ctx, w, &Options{PIdentityRows: -1})
 	assert.ErrorIs(t, err, ErrInput, "negative")
 }
+
+// Both ways of forming Z = (I + ΘΘᵀ)⁻¹Θ — the plain loops for small p and
+// the kernel calls — against gonum's Cholesky solve of the explicit
+// I + ΘΘᵀ (an independent reference), for p on both sides of smallP.
+// I + ΘΘᵀ has eigenvalues in [1, 1 + ‖Θ‖²_F] (≤ 1 + p·n here), so a
+// backward-stable solve agrees to about that condition number times ε:
+// 1e-10 relative leaves a margin of over 10×.
+func TestPIdentityFactorSmallAndKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, p := range []int{1, 3, smallP, smallP + 4} {
+		const n = 40
+		g := mat.NewSymDense(n, nil)
+		for i := 0; i < n; i++ {
+			g.SetSym(i, i, 1)
+		}
+		e := newPIdentity(g, p, l1)
+		x := make([]float64, p*n)
+		for i := range x {
+			x[i] = rng.Float64()
+		}
+		e.setTheta(x)
+		var s mat.SymDense
+		s.SymOuterK(1, e.theta)
+		for i := 0; i < p; i++ {
+			s.SetSym(i, i, s.At(i, i)+1)
+		}
+		var ch mat.Cholesky
+		require.True(t, ch.Factorize(&s))
+		var want mat.Dense
+		require.NoError(t, ch.SolveTo(&want, e.theta))
+		scale := mat.Norm(&want, math.Inf(1))
+		for name, f := range map[string]func() bool{"small": e.factorSmall, "kernel": e.factorKernel} {
+			e.z.Zero()
+			require.True(t, f(), "p = %d, %s", p, name)
+			var diff mat.Dense
+			diff.Sub(e.z, &want)
+			assert.Less(t, mat.Norm(&diff, math.Inf(1)), 1e-10*scale, "p = %d, %s", p, name)
+		}
+		// A non-finite Θ is refused.
+		x[0] = math.Inf(1)
+		e.setTheta(x)
+		assert.False(t, e.factor(), "p = %d: +Inf", p)
+		assert.True(t, math.IsInf(e.eval(x, nil), 1), "p = %d: +Inf", p)
+	}
+}
+
+// A gradient asked at the point of the previous value-only evaluation (the
+// line search's accepted trial) is the one a fresh evaluation computes,
+// and a value-only evaluation elsewhere in between is not mistaken for it.
+func TestPIdentityEvalReusesTrial(t *testing.T) {
+	rg, err := workload.NewWRange(30, 40, 3)
+	require.NoError(t, err)
+	_, g := scaledGram(rg.Matrix())
+	rng := rand.New(rand.NewPCG(3, 4))
+	const p = 2
+	x, y := make([]float64, p*30), make([]float64, p*30)
+	for i := range x {
+		x[i], y[i] = rng.Float64(), rng.Float64()
+	}
+	fresh := newPIdentity(g, p, l1)
+	want := make([]float64, len(x))
+	fw := fresh.eval(x, want)
+
+	e := newPIdentity(g, p, l1)
+	got := make([]float64, len(x))
+	assert.Equal(t, fw, e.eval(x, nil))
+	assert.Equal(t, fw, e.eval(x, got))
+	assert.Equal(t, want, got, "gradient after a value-only call at the same point")
+
+	e.eval(y, nil)
+	clear(got)
+	assert.Equal(t, fw, e.eval(x, got))
+	assert.Equal(t, want, got, "gradient after a value-only call elsewhere")
+
+	// The buffer of the last point changed in place: not the cached point.
+	z := append([]float64(nil), y...)
+	e.eval(z, nil)
+	copy(z, x)
+	clear(got)
+	assert.Equal(t, fw, e.eval(z, got))
+	assert.Equal(t, want, got, "gradient after the point's buffer was overwritten")
+}

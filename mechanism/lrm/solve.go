@@ -127,6 +127,12 @@ type Options struct {
 	// previous Result's PIdentityTheta for a nearby Gram; the result's Φ
 	// is then at most the Φ at PIdentityWarm.
 	PIdentityWarm *mat.Dense
+	// PIdentityPolish polishes the kept Θ by a further L-BFGS run at
+	// relative tolerance 1e-9 even when there is a single start (a warm Θ
+	// and no random restart); with more than one start it always is. A
+	// fresh run's memory lets the descent continue where the first one
+	// stopped at its tolerance or iteration cap.
+	PIdentityPolish bool
 	// Refine runs the augmented-Lagrangian iteration from the p-Identity
 	// start (default: return the start). On WRange it improved Φ by 0.5% at
 	// n = 128 and not at all at n = 256 and 512 (the polished result was
@@ -276,6 +282,9 @@ type Result struct {
 	// PIdentityTheta is the p-Identity start's Θ (p×n), nil for other
 	// starts: pass it as Options.PIdentityWarm to continue from it.
 	PIdentityTheta *mat.Dense
+	// PIdentityWarmKept is true when PIdentityWarm was given and its
+	// descent was kept: no random restart reached a lower Φ.
+	PIdentityWarmKept bool
 	// Fallback is true when the optimizer ended unconverged or above the
 	// scaled SVD decomposition, and that exact decomposition is returned.
 	Fallback bool

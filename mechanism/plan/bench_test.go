@@ -4,9 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dpsolve/dpsolve/blas"
 	"github.com/dpsolve/dpsolve/internal/testkit"
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
+	"github.com/dpsolve/dpsolve/privacy/calibrate"
 )
 
 // The census-style person table of examples/census: 5 attributes, 500,480
@@ -71,3 +73,28 @@ func BenchmarkFiveBlocks(b *testing.B) {
 
 const fiveBlockSpec = `{"domain": [{"name": "a", "size": 64}, {"name": "b", "size": 128}, {"name": "c", "size": 256}, {"name": "d", "size": 256}, {"name": "e", "size": 192}],
   "workload": [{"name": "p", "product": {"a": "prefix", "b": "allrange", "c": "prefix", "d": "allrange", "e": "identitytotal"}}]}`
+
+// HDMM's SF1_Persons (examples/hdmm/sf1.json: 5 attributes, 500,480 cells,
+// 33 products) under pure ε: the kron template's p-Identity descent, the
+// planning time issue 37 compares with HDMM's OPT_kron.
+func BenchmarkPlanSF1Pure(b *testing.B) {
+	w, err := domain.LoadSpec("../../examples/hdmm/sf1.json", workload.Blocks)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The kernels dpsolve plan --threads 1 (its default) runs on: the
+	// build's backend for gonum/mat too, as the command's main installs it
+	// (benchmarks run after the package's tests).
+	blas.Use(blas.Default())
+	blas.Current().SetThreads(1)
+	var res *Result
+	c0 := testkit.ProcessCPU()
+	for i := 0; i < b.N; i++ {
+		if res, err = (Kron{}).Plan(context.Background(), w, Options{Noise: calibrate.Laplace}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((testkit.ProcessCPU()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(res.Objective, "objective")
+	b.ReportMetric(float64(res.Sweeps), "sweeps")
+}

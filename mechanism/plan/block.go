@@ -269,6 +269,10 @@ type warmSolver struct {
 	start *mat.SymDense // X of the last converged solve, nil before the first
 	tol   float64       // certified relative gap asked; 0 means blockTol
 	theta *mat.Dense    // pure ε: the last p-Identity Θ, the next solve's warm start
+	// warmOnly (pure ε) is set once a random restart failed to beat the
+	// descent from the warm Θ: later solves descend from the warm Θ alone
+	// (and polish it), see pureBlock.
+	warmOnly bool
 }
 
 // solve runs newton on g, warm-started where a start of g's size is known.
@@ -315,6 +319,13 @@ func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy calibrate.Nois
 	if ws != nil && ws.tol > 0 {
 		tol = ws.tol
 	}
+	if privacy == calibrate.Laplace && ws != nil {
+		// A block of a descent: only its strategy and error are read (the
+		// plan's bound comes from singleBound), so newton's L2 solve,
+		// which would only supply the block's bound, is skipped (on HDMM's
+		// SF1 it was two fifths of the planning time).
+		return pureBlock(ctx, g, nil, pureIters(tol), ws)
+	}
 	res, err := ws.solve(ctx, g, tol)
 	if err == nil && res.Status == newton.Cancelled {
 		// newton returns the best X so far on cancellation; a plan must
@@ -325,15 +336,7 @@ func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy calibrate.Nois
 		return nil, err
 	}
 	if privacy == calibrate.Laplace {
-		iters := 0 // lrm's default
-		if tol > blockTol {
-			// A loose early sweep of a descent: its block is a waypoint
-			// (see sweepTolerance), so p-Identity's L-BFGS gets a fifth of
-			// its default iterations; the kept strategy's error is still
-			// computed exactly, and the final sweep runs in full.
-			iters = 100
-		}
-		return pureBlock(ctx, g, res, iters, ws)
+		return pureBlock(ctx, g, res, pureIters(tol), ws)
 	}
 	b := &block{x: res.X, obj: res.Objective, lb: res.LowerBound, theta: res.Regularization, how: "newton", iters: res.Iterations}
 	// For a singular G only the first Rank rows of A are non-zero; the
@@ -365,6 +368,20 @@ func solveBlockWith(ctx context.Context, g *mat.SymDense, privacy calibrate.Nois
 	// computed by one formula).
 	b.obj = b.trace(g)
 	return b, nil
+}
+
+// pureIters is the p-Identity L-BFGS iteration cap for a block solved at
+// the certified gap tol: lrm's default (0, 500 iterations) at blockTol,
+// else 100 — a loose sweep of a descent, whose block is a waypoint (see
+// sweepTolerance), gets a fifth of the default; the kept strategy's error
+// is still computed exactly. A pure-ε descent stops on its change alone
+// (see kronDescent.run), before its sweeps reach blockTol, so all its
+// sweeps run at 100; each block's polish (see pureBlock) runs another 100.
+func pureIters(tol float64) int {
+	if tol > blockTol {
+		return 100
+	}
+	return 0
 }
 
 // maxDiag returns the largest squared column norm of a.
@@ -443,34 +460,40 @@ func solveOnSupport(ctx context.Context, g *mat.SymDense, support []int, privacy
 }
 
 // pureBlock optimizes HDMM's p-Identity strategy for G under the L1 ball
-// with lrm (from G's factor F, FᵀF = G), and keeps newton's L2 certificate
-// as the lower bound.
+// with lrm.PIdentityGram (on G itself: no factor of G, no eigensolve),
+// and keeps newton's L2 certificate l2 as the lower bound (l2 nil: the
+// trivial bound 0).
 //
 // With a warm solver the previous sweep's Θ is a start too, so a block
 // never ends above the previous factor's error for the new G. The first
 // solve of an attribute (no warm Θ yet) takes the best of HDMM's four
 // random restarts (Φ is not convex in Θ); later ones descend from the warm
-// Θ and from one random start, keeping the lower (on HDMM's SF1 benchmark
-// the random start moved the descent to a basin 0.3% lower than the warm
-// Θ alone reached, for 2.3× the CPU time; four starts per sweep found the
-// same basin at 2.9×).
+// Θ and from one random start, keeping the lower, and polish it (on HDMM's
+// SF1 benchmark this reached a basin 0.3% lower than the warm Θ alone, for
+// 2.3× the CPU time; four starts per sweep found the same basin at 2.9×).
+// Once the warm Θ's descent beats the random start, the attribute's later
+// solves skip the random start and only polish the warm descent: on SF1
+// the random start never won again after that, and the polish — a fresh
+// L-BFGS run from the kept Θ — was what lowered the error.
 func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result, iters int, ws *warmSolver) (*block, error) {
-	f, err := lrm.GramFactor(g)
-	if err != nil {
-		return nil, err
-	}
 	o := &lrm.Options{Noise: calibrate.Laplace, Start: lrm.StartPIdentity, PIdentityIters: iters, PIdentityRestarts: 4}
+	warm := false
 	if ws != nil && ws.theta != nil {
 		if _, c := ws.theta.Dims(); c == g.SymmetricDim() {
+			warm = true
 			o.PIdentityWarm, o.PIdentityRestarts = ws.theta, 1
+			if ws.warmOnly {
+				o.PIdentityRestarts, o.PIdentityPolish = 0, true
+			}
 		}
 	}
-	res, err := lrm.Solve(ctx, f, o)
+	res, err := lrm.PIdentityGram(ctx, g, o)
 	if err != nil {
 		return nil, err
 	}
-	if ws != nil && res.PIdentityTheta != nil {
-		ws.theta = res.PIdentityTheta
+	if ws != nil {
+		ws.theta = res.Theta
+		ws.warmOnly = warm && res.WarmKept
 	}
 	// Normalize to unit max L1 column norm exactly.
 	l := mat.DenseCopyOf(res.L)
@@ -489,18 +512,21 @@ func pureBlock(ctx context.Context, g *mat.SymDense, l2 *newton.Result, iters in
 	l.Scale(1/mx, l)
 	x := mat.NewSymDense(d, nil)
 	x.SymOuterK(1, l.T())
-	b := &block{a: l, x: x, lb: l2.LowerBound, how: "pidentity"}
+	lb := 0.0 // no L2 solve (a descent's block): the trivial bound
+	if l2 != nil {
+		lb = l2.LowerBound
+	}
+	b := &block{a: l, x: x, lb: lb, how: "pidentity"}
 	if b.pinv, b.singular, err = inverse(x); err != nil {
-		// lrm fell back to a rank-deficient decomposition: Identity is
-		// always feasible and answers everything.
+		// LᵀL = D⁻¹(I + ΘᵀΘ)D⁻¹ is definite, but with Θ's entries in the
+		// thousands rounding can defeat its inverse: Identity is always
+		// feasible and answers everything.
 		ib := identityBlock(d)
-		ib.obj, ib.lb = mat.Trace(g), l2.LowerBound
+		ib.obj, ib.lb = mat.Trace(g), lb
 		return ib, nil
 	}
 	b.obj = b.trace(g)
-	// Identity is feasible under L1 too; keep it when it is better (lrm
-	// returns its own Identity fallback for the factor, but the factor's
-	// objective is only G's when F has full row rank).
+	// Identity is feasible under L1 too; keep it when it is better.
 	if id := mat.Trace(g); id < b.obj {
 		ib := identityBlock(d)
 		ib.obj, ib.lb = id, b.lb
