@@ -1,0 +1,261 @@
+package domain
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/dpsolve/dpsolve/internal/inputerr"
+)
+
+// marginalBlocks are the identity and total block of each attribute that a
+// marginals term's products are made of. A Term built by NewMarginalsTerm
+// keeps them, so NewKron checks its products from their sets (O(|S|) each)
+// rather than walking every block of every product.
+type marginalBlocks struct {
+	sizes        []int
+	ident, total []*Block
+}
+
+// sharedMarginalBlocks returns one identity and one total block per
+// attribute size: attributes of equal size hold the same two objects (a
+// block is its query matrix, whatever the attribute), which lets the
+// products of a marginals term share their block storage (layoutBlocks).
+func sharedMarginalBlocks(domain []Attribute) (*marginalBlocks, error) {
+	type pair struct{ ident, total *Block }
+	bySize := map[int]pair{}
+	mb := &marginalBlocks{sizes: make([]int, len(domain)), ident: make([]*Block, len(domain)), total: make([]*Block, len(domain))}
+	for i, a := range domain {
+		p, ok := bySize[a.Size]
+		if !ok {
+			var err error
+			if p.ident, err = NewBlock("identity", a.Size, nil); err == nil {
+				p.total, err = NewBlock("total", a.Size, nil)
+			}
+			if err != nil {
+				return nil, inputerr.Errorf("domain", "attribute %q: %v", a.Name, err)
+			}
+			bySize[a.Size] = p
+		}
+		mb.sizes[i], mb.ident[i], mb.total[i] = a.Size, p.ident, p.total
+	}
+	return mb, nil
+}
+
+// uniform reports whether every attribute holds the same identity and the
+// same total block, so a block list is determined by the set alone and is
+// the same at any shift.
+func (mb *marginalBlocks) uniform() bool {
+	for i := range mb.ident {
+		if mb.ident[i] != mb.ident[0] || mb.total[i] != mb.total[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// fits reports whether the blocks were made for a domain of these sizes.
+func (mb *marginalBlocks) fits(domain []Attribute) bool {
+	if len(mb.sizes) != len(domain) {
+		return false
+	}
+	for i, a := range domain {
+		if mb.sizes[i] != a.Size {
+			return false
+		}
+	}
+	return true
+}
+
+// queries returns the query count of a product of the term, Π_{a∈S} d_a,
+// after checking that the product is still one the term made: n blocks
+// and the attribute's identity at each position of its set. ok is false
+// when it is not (NewKron then checks the product block by block) or when
+// the count overflows.
+func (mb *marginalBlocks) queries(p *Product) (q int, ok bool) {
+	if len(p.Blocks) != len(mb.sizes) {
+		return 0, false
+	}
+	q = 1
+	for k, a := range p.Set {
+		if a < 0 || a >= len(mb.sizes) || (k > 0 && p.Set[k-1] >= a) || p.Blocks[a] != mb.ident[a] {
+			return 0, false
+		}
+		if q, ok = mulInt(q, mb.ident[a].queries); !ok {
+			return 0, false
+		}
+	}
+	return q, true
+}
+
+// newMarginalsTerm builds the marginals term on sets (positions in the
+// domain) from the blocks mb. sorted says the caller made each set
+// increasing and the list free of duplicates (the k and upto forms);
+// otherwise each set is sorted (in place) and checked here.
+func newMarginalsTerm(name string, weight float64, domain []Attribute, sets [][]int, mb *marginalBlocks, sorted bool) (*Term, error) {
+	if len(sets) == 0 {
+		return nil, inputerr.Errorf("domain", "term %q: a marginals term needs at least one attribute set", name)
+	}
+	n := len(domain)
+	if !sorted {
+		if err := checkSets(name, domain, sets); err != nil {
+			return nil, err
+		}
+	}
+	for si, s := range sets {
+		if s == nil {
+			sets[si] = []int{} // the marginal on the empty set (the total)
+		}
+	}
+	t := &Term{Name: name, Weight: weight, Kind: TermMarginals, Sets: sets, marg: mb}
+	// One allocation for the products (a term of 166,751 marginals would
+	// otherwise make as many small objects for the collector to track).
+	prods := make([]Product, len(sets))
+	t.Products = make([]*Product, len(sets))
+	for si, s := range sets {
+		prods[si].Set = s
+		t.Products[si] = &prods[si]
+	}
+	layoutBlocks(prods, n, mb)
+	return t, nil
+}
+
+// checkSets sorts each set in place and refuses positions outside the
+// domain, an attribute twice in one set and a set listed twice.
+func checkSets(name string, domain []Attribute, sets [][]int) error {
+	n := len(domain)
+	seen := make(map[string]struct{}, len(sets))
+	var key []byte
+	for _, s := range sets {
+		sort.Ints(s)
+		key = key[:0]
+		for k, a := range s {
+			if a < 0 || a >= n {
+				return inputerr.Errorf("domain", "term %q: attribute position %d is outside the domain of %d attributes", name, a, n)
+			}
+			if k > 0 && s[k-1] == a {
+				return inputerr.Errorf("domain", "term %q: attribute %q appears twice in one marginal", name, domain[a].Name)
+			}
+			key = strconv.AppendInt(key, int64(a), 10)
+			key = append(key, ',')
+		}
+		if _, dup := seen[string(key)]; dup {
+			return inputerr.Errorf("domain", "term %q: the marginal on %s is listed twice", name, setNames(domain, s))
+		}
+		seen[string(key)] = struct{}{}
+	}
+	return nil
+}
+
+// layoutBlocks sets each product's block list from its set: the identity
+// at the set's positions, the total elsewhere (n blocks, capacity n; the
+// lists are read-only).
+//
+// When every attribute holds the same two blocks (mb.uniform), a list
+// depends only on the set's shape (its gaps) and its shift, so the sets of
+// one shape share one backing array: the shape's identities sit at
+// hi + (gaps), and the set starting at a is the window starting at hi−a,
+// where lo…hi are the first positions of the shape's sets. The backing
+// array has n+hi−lo entries, never more than the sets' n each, and the
+// 166,751 marginals of all ≤3-way sets over 100 attributes take 4,952
+// arrays of at most 199 pointers instead of 16.7 million. Otherwise each
+// set gets its own n entries of one shared allocation.
+func layoutBlocks(prods []Product, n int, mb *marginalBlocks) {
+	if !mb.uniform() {
+		flat := make([]*Block, len(prods)*n)
+		for pi := range prods {
+			bs := flat[pi*n : (pi+1)*n : (pi+1)*n]
+			copy(bs, mb.total)
+			for _, a := range prods[pi].Set {
+				bs[a] = mb.ident[a]
+			}
+			prods[pi].Blocks = bs
+		}
+		return
+	}
+	type shape struct {
+		lo, hi int // the first positions of the shape's sets
+		at     int // the offset of its backing array in flat
+		set    []int
+	}
+	var shapes []shape
+	index := map[string]int32{}
+	of := make([]int32, len(prods)) // each product's shape
+	var key []byte
+	for pi := range prods {
+		s := prods[pi].Set
+		key = strconv.AppendInt(key[:0], int64(len(s)), 10)
+		for k := 1; k < len(s); k++ {
+			key = append(key, ',')
+			key = strconv.AppendInt(key, int64(s[k]-s[k-1]), 10)
+		}
+		first := firstOf(s)
+		x, ok := index[string(key)]
+		if !ok {
+			x = int32(len(shapes))
+			index[string(key)] = x
+			shapes = append(shapes, shape{lo: first, hi: first, set: s})
+		}
+		sh := &shapes[x]
+		sh.lo, sh.hi = min(sh.lo, first), max(sh.hi, first)
+		of[pi] = x
+	}
+	size := 0
+	for x := range shapes {
+		shapes[x].at = size
+		size += n + shapes[x].hi - shapes[x].lo
+	}
+	flat := make([]*Block, size)
+	for i := range flat {
+		flat[i] = mb.total[0]
+	}
+	for _, sh := range shapes {
+		for _, a := range sh.set {
+			flat[sh.at+sh.hi+a-sh.set[0]] = mb.ident[0]
+		}
+	}
+	for pi := range prods {
+		sh := &shapes[of[pi]]
+		start := sh.at + sh.hi - firstOf(prods[pi].Set)
+		prods[pi].Blocks = flat[start : start+n : start+n]
+	}
+}
+
+// firstOf returns a set's first position, 0 for the empty set.
+func firstOf(s []int) int {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[0]
+}
+
+// marginalSetsOf lists all s-subsets of 0…n−1 for s = lo…hi, in
+// lexicographic order, smaller sets first, in one backing array.
+func marginalSetsOf(n, lo, hi int) [][]int {
+	count, width := 0, 0
+	for s := lo; s <= hi; s++ {
+		c := int(binomial(n, s))
+		count += c
+		width += c * s
+	}
+	sets := make([][]int, 0, count)
+	ints := make([]int, 0, width)
+	cur := make([]int, 0, hi)
+	var rec func(start, s int)
+	rec = func(start, s int) {
+		if len(cur) == s {
+			at := len(ints)
+			ints = append(ints, cur...)
+			sets = append(sets, ints[at:len(ints):len(ints)])
+			return
+		}
+		for a := start; a <= n-(s-len(cur)); a++ {
+			cur = append(cur, a)
+			rec(a+1, s)
+			cur = cur[:len(cur)-1]
+		}
+	}
+	for s := lo; s <= hi; s++ {
+		rec(0, s)
+	}
+	return sets
+}
