@@ -52,10 +52,15 @@ type Product struct {
 	Set []int
 	// Blocks has one block per attribute, in domain order.
 	Blocks []*Block
+
+	queries int // Πᵢ mᵢ as NewKron counted it; 0 before
 }
 
 // Queries returns the product's number of queries Πᵢ mᵢ.
 func (p *Product) Queries() int {
+	if p.queries > 0 {
+		return p.queries // a marginal of 100 attributes is counted once, from its set
+	}
 	q := 1
 	for _, b := range p.Blocks {
 		q *= b.queries // cannot overflow: checked when the workload was built
@@ -220,7 +225,7 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 					if tq, ok = addInt(tq, q); !ok {
 						return nil, inputerr.Errorf("domain", "term %q: its query count overflows", t.Name)
 					}
-					if err := k.addProduct(p, j); err != nil {
+					if err := k.addProduct(p, j, q); err != nil {
 						return nil, err
 					}
 					continue
@@ -243,7 +248,7 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 			if tq, ok = addInt(tq, q); !ok {
 				return nil, inputerr.Errorf("domain", "term %q: its query count overflows", t.Name)
 			}
-			if err := k.addProduct(p, j); err != nil {
+			if err := k.addProduct(p, j, q); err != nil {
 				return nil, err
 			}
 		}
@@ -266,9 +271,9 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 	return k, nil
 }
 
-// addProduct appends product p of term j to k's products.
-func (k *Kron) addProduct(p *Product, j int) error {
-	p.Term = j
+// addProduct appends product p of term j, of q queries, to k's products.
+func (k *Kron) addProduct(p *Product, j, q int) error {
+	p.Term, p.queries = j, q
 	k.products = append(k.products, p)
 	if len(k.products) > maxProductEntries/len(k.attrs) {
 		return inputerr.Errorf("domain", "the workload has more than %d Kronecker products", maxProductEntries/len(k.attrs))
