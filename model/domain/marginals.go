@@ -41,16 +41,30 @@ func sharedMarginalBlocks(domain []Attribute) (*marginalBlocks, error) {
 	return mb, nil
 }
 
-// uniform reports whether every attribute holds the same identity and the
-// same total block, so a block list is determined by the set alone and is
-// the same at any shift.
-func (mb *marginalBlocks) uniform() bool {
-	for i := range mb.ident {
-		if mb.ident[i] != mb.ident[0] || mb.total[i] != mb.total[0] {
-			return false
-		}
+// period returns the smallest p ≥ 1 such that attributes i and i+p hold
+// the same identity and total blocks for every i (1 when all attributes
+// have one size; the attribute count when no shift repeats them): the
+// shifts by a multiple of p keep every position's blocks. It is n minus
+// the longest proper border of the sequence of blocks (the prefix
+// function of Knuth, Morris and Pratt), O(n).
+func (mb *marginalBlocks) period() int {
+	n := len(mb.ident)
+	if n == 0 {
+		return 1
 	}
-	return true
+	same := func(i, j int) bool { return mb.ident[i] == mb.ident[j] && mb.total[i] == mb.total[j] }
+	border := make([]int, n) // border[i]: longest proper border of 0…i
+	for i := 1; i < n; i++ {
+		k := border[i-1]
+		for k > 0 && !same(i, k) {
+			k = border[k-1]
+		}
+		if same(i, k) {
+			k++
+		}
+		border[i] = k
+	}
+	return n - border[n-1]
 }
 
 // fits reports whether the blocks were made for a domain of these sizes.
@@ -150,17 +164,20 @@ func checkSets(name string, domain []Attribute, sets [][]int) error {
 // at the set's positions, the total elsewhere (n blocks, capacity n; the
 // lists are read-only).
 //
-// When every attribute holds the same two blocks (mb.uniform), a list
-// depends only on the set's shape (its gaps) and its shift, so the sets of
-// one shape share one backing array: the shape's identities sit at
-// hi + (gaps), and the set starting at a is the window starting at hi−a,
-// where lo…hi are the first positions of the shape's sets. The backing
-// array has n+hi−lo entries, never more than the sets' n each, and the
-// 166,751 marginals of all ≤3-way sets over 100 attributes take 4,952
-// arrays of at most 199 pointers instead of 16.7 million. Otherwise each
-// set gets its own n entries of one shared allocation.
+// When the attributes' blocks repeat with period p < n (mb.period; p = 1
+// when all attributes have one size), the lists of the sets of one shape
+// (their gaps) whose first positions agree modulo p are the windows of
+// one backing array: with lo…hi the first positions of those sets, the
+// array holds the blocks of attributes hi−…, so that the set starting at
+// a is the window starting at hi−a, and its identities sit at hi + the
+// shape's offsets. The array has n+hi−lo entries, never more than the
+// sets' n each, and the 166,751 marginals of all ≤3-way sets over 100
+// binary attributes take 4,952 arrays of at most 199 pointers instead of
+// 16.7 million. Otherwise (p = n) each set gets its own n entries of one
+// shared allocation.
 func layoutBlocks(prods []Product, n int, mb *marginalBlocks) {
-	if !mb.uniform() {
+	p := mb.period()
+	if p >= n {
 		flat := make([]*Block, len(prods)*n)
 		for pi := range prods {
 			bs := flat[pi*n : (pi+1)*n : (pi+1)*n]
@@ -183,12 +200,14 @@ func layoutBlocks(prods []Product, n int, mb *marginalBlocks) {
 	var key []byte
 	for pi := range prods {
 		s := prods[pi].Set
-		key = strconv.AppendInt(key[:0], int64(len(s)), 10)
+		first := firstOf(s)
+		key = strconv.AppendInt(key[:0], int64(first%p), 10)
+		key = append(key, ':')
+		key = strconv.AppendInt(key, int64(len(s)), 10)
 		for k := 1; k < len(s); k++ {
 			key = append(key, ',')
 			key = strconv.AppendInt(key, int64(s[k]-s[k-1]), 10)
 		}
-		first := firstOf(s)
 		x, ok := index[string(key)]
 		if !ok {
 			x = int32(len(shapes))
@@ -205,12 +224,15 @@ func layoutBlocks(prods []Product, n int, mb *marginalBlocks) {
 		size += n + shapes[x].hi - shapes[x].lo
 	}
 	flat := make([]*Block, size)
-	for i := range flat {
-		flat[i] = mb.total[0]
-	}
 	for _, sh := range shapes {
+		// Entry at+x is attribute x of the window of the set starting at
+		// hi (x < n), or attribute x−(hi−lo) of the one starting at lo.
+		span := sh.hi - sh.lo
+		copy(flat[sh.at:sh.at+n], mb.total)
+		copy(flat[sh.at+n:sh.at+n+span], mb.total[n-span:])
+		f := firstOf(sh.set)
 		for _, a := range sh.set {
-			flat[sh.at+sh.hi+a-sh.set[0]] = mb.ident[0]
+			flat[sh.at+sh.hi+a-f] = mb.ident[sh.hi+a-f]
 		}
 	}
 	for pi := range prods {
