@@ -103,7 +103,11 @@ func WriteStrategy(dir string, w *domain.Kron, res *plan.Result) error {
 	case *marginals.Plan:
 		// "template": "marginals", per residual subset its attributes and
 		// noise variance (as runs for a large plan).
-		doc = marginalsDoc(other, names)
+		data, err := marginalsFileJSON(other, names)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "strategy.json"), append(data, '\n'), 0o644)
 	case *marginals.PurePlan:
 		// "privacy": "pure", per measured table its Laplace scale at ε = 1.
 		doc = other.StrategyFile(names)

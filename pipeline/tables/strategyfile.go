@@ -31,12 +31,13 @@ type strategyFile struct {
 	File               string             `json:"file"`      // dense: accepted as a synonym of matrix
 	Objective          json.RawMessage    `json:"objective"` // the plan's objective value; for marginals also "sum" or "max"
 	MarginalsObjective string             `json:"marginals_objective"`
-	Residuals          []residualRecord   `json:"residuals"`      // marginals: checked against the re-plan
-	Privacy            string             `json:"privacy"`        // marginals: "gaussian" (default) or "pure"
-	Tables             []tableRecord      `json:"tables"`         // pure marginals: checked against the re-plan
-	ResidualCount      *int               `json:"residual_count"` // marginals, compact: the residuals' count
-	ResidualRuns       []residualRun      `json:"residual_runs"`  // marginals, compact: checked against the re-plan
-	Domain             []domain.Attribute `json:"domain"`         // when present, must equal the spec's domain
+	Residuals          []residualRecord   `json:"residuals"`       // marginals: checked against the re-plan
+	Privacy            string             `json:"privacy"`         // marginals: "gaussian" (default) or "pure"
+	Tables             []tableRecord      `json:"tables"`          // pure marginals: checked against the re-plan
+	ResidualCount      *int               `json:"residual_count"`  // marginals, compact: the residuals' count
+	ResidualValues     []residualValue    `json:"residual_values"` // marginals, compact: the runs' value rows
+	ResidualRuns       []setRun           `json:"residual_runs"`   // marginals, compact: checked against the re-plan
+	Domain             []domain.Attribute `json:"domain"`          // when present, must equal the spec's domain
 }
 
 type factorFile struct {
@@ -168,7 +169,7 @@ func readStrategyDir(dir string, w *explicitWorkload) (Measurement, error) {
 			}
 		}
 		if f.ResidualCount != nil || len(f.ResidualRuns) > 0 {
-			if err := checkResidualRuns(f.ResidualRuns, f.ResidualCount, w, ms); err != nil {
+			if err := checkResidualRuns(f.ResidualRuns, f.ResidualValues, f.ResidualCount, w, ms); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 		}
@@ -319,16 +320,16 @@ func checkResiduals(rs []residualRecord, w *explicitWorkload, ms MarginalsStrate
 // runs with the plan recomputed for w: every residual subset the runs
 // expand to has the re-plan's variance (relative 1e-9, as checkResiduals),
 // and they are as many as the re-plan's and the file's count.
-func checkResidualRuns(runs []residualRun, count *int, w *explicitWorkload, ms MarginalsStrategy) error {
+func checkResidualRuns(runs []setRun, values []residualValue, count *int, w *explicitWorkload, ms MarginalsStrategy) error {
 	want, err := plannedResiduals(w, ms)
 	if err != nil {
 		return err
 	}
 	seen := 0
 	for _, r := range runs {
-		err := expandRun(r.setRun, len(w.Domain), func(attrs []int) error {
+		err := expandRun(r, len(w.Domain), len(values), func(attrs []int, row int) error {
 			seen++
-			return sameResidual(want, attrs, r.Variance)
+			return sameResidual(want, attrs, values[row].Variance)
 		})
 		if err != nil {
 			return err

@@ -73,12 +73,12 @@ func TestCompactMarginalsFile(t *testing.T) {
 		}
 		i := 0
 		for _, r := range f.ResidualRuns {
-			require.NoError(t, expandRun(r.setRun, len(f.Domain), func(attrs []int) error {
+			require.NoError(t, expandRun(r, len(f.Domain), len(f.ResidualValues), func(attrs []int, row int) error {
 				require.Less(t, i, len(full.Residuals))
 				want := full.Residuals[i]
 				assert.Equal(t, positions(want.Attributes), append([]int{}, attrs...))
-				assert.Equal(t, want.Variance, r.Variance)
-				assert.Equal(t, want.Coords, r.Coords)
+				assert.Equal(t, want.Variance, f.ResidualValues[row].Variance)
+				assert.Equal(t, want.Coords, f.ResidualValues[row].Coords)
 				i++
 				return nil
 			}))
@@ -87,30 +87,39 @@ func TestCompactMarginalsFile(t *testing.T) {
 		assert.Equal(t, len(full.Residuals), f.ResidualCount)
 		i = 0
 		for _, r := range f.MarginalRuns {
-			require.NoError(t, expandRun(r.setRun, len(f.Domain), func(attrs []int) error {
+			require.NoError(t, expandRun(r, len(f.Domain), len(f.MarginalValues), func(attrs []int, row int) error {
 				require.Less(t, i, len(full.Marginals))
-				want := full.Marginals[i]
+				want, got := full.Marginals[i], f.MarginalValues[row]
 				assert.Equal(t, positions(want.Attributes), append([]int{}, attrs...))
-				assert.Equal(t, want.Weight, r.Weight)
-				assert.Equal(t, want.Cells, r.Cells)
-				assert.Equal(t, want.CellVariance, r.CellVariance)
-				assert.Equal(t, want.TotalSquaredError, r.TotalSquaredError)
+				assert.Equal(t, want.Weight, got.Weight)
+				assert.Equal(t, want.Cells, got.Cells)
+				assert.Equal(t, want.CellVariance, got.CellVariance)
+				assert.Equal(t, want.TotalSquaredError, got.TotalSquaredError)
 				i++
 				return nil
 			}))
 		}
 		assert.Equal(t, len(full.Marginals), i)
-		if len(sizes) == 1 {
-			// ∅, 25 singletons, 300 pairs, 2,300 triples: one "all" run
-			// each (equal sizes, equal variances), for the residuals and
-			// the marginals alike.
-			require.Len(t, f.ResidualRuns, 4, "uniform sizes")
-			require.Len(t, f.MarginalRuns, 4, "uniform sizes")
-			for s := range 4 {
-				assert.Equal(t, setRun{Size: s, Count: binomialCount(25, s), All: true}, f.ResidualRuns[s].setRun)
-				assert.Equal(t, setRun{Size: s, Count: binomialCount(25, s), All: true}, f.MarginalRuns[s].setRun)
+		assert.Equal(t, len(full.Marginals), f.MarginalCount)
+		// ∅, 25 singletons, 300 pairs, 2,300 triples: one "all" run each,
+		// for the residuals (whatever the sizes) and the upto-3 term's
+		// marginals; mixed sizes add the weighted term's listed sets.
+		require.GreaterOrEqual(t, len(f.MarginalRuns), 4)
+		require.Len(t, f.ResidualRuns, 4)
+		for s := range 4 {
+			for _, r := range []setRun{f.ResidualRuns[s], f.MarginalRuns[s]} {
+				assert.Equal(t, []any{s, binomialCount(25, s), true}, []any{r.Size, r.Count, r.All})
 			}
+		}
+		t.Logf("sizes %v: %d bytes, %d and %d value rows", sizes, len(data), len(f.ResidualValues), len(f.MarginalValues))
+		if len(sizes) == 1 {
+			assert.Len(t, f.MarginalRuns, 4)
+			assert.Len(t, f.ResidualValues, 4, "one variance per set size")
 			assert.Less(t, len(data), 8000)
+		} else {
+			assert.Equal(t, [][]int{{1, 3}}, f.MarginalRuns[4].Sets)
+			assert.Equal(t, [][]int{{7}}, f.MarginalRuns[5].Sets)
+			assert.Less(t, len(data), 40000)
 		}
 
 		s, err := ReadStrategyDir(dir, k)
@@ -133,7 +142,7 @@ func TestCompactMarginalsFileRefused(t *testing.T) {
 	require.NoError(t, err)
 	for name, edit := range map[string]func(f map[string]any){
 		"variance": func(f map[string]any) {
-			r := f["residual_runs"].([]any)[1].(map[string]any)
+			r := f["residual_values"].([]any)[1].(map[string]any)
 			r["variance"] = r["variance"].(float64) * 1.001
 		},
 		"run dropped": func(f map[string]any) {
@@ -142,13 +151,23 @@ func TestCompactMarginalsFileRefused(t *testing.T) {
 		},
 		"count": func(f map[string]any) { f["residual_count"] = 7 },
 		"all count": func(f map[string]any) {
-			f["residual_runs"] = append(f["residual_runs"].([]any), map[string]any{"size": 2, "count": 5, "all": true, "variance": 1})
+			f["residual_runs"] = append(f["residual_runs"].([]any), map[string]any{"size": 2, "count": 5, "all": true, "value": 0})
 		},
 		"position": func(f map[string]any) {
-			f["residual_runs"] = append(f["residual_runs"].([]any), map[string]any{"size": 1, "count": 1, "sets": [][]int{{25}}, "variance": 1})
+			f["residual_runs"] = append(f["residual_runs"].([]any), map[string]any{"size": 1, "count": 1, "sets": [][]int{{25}}, "value": 0})
+		},
+		"row": func(f map[string]any) {
+			f["residual_runs"].([]any)[0].(map[string]any)["value"] = 99
+		},
+		"no row": func(f map[string]any) {
+			delete(f["residual_runs"].([]any)[0].(map[string]any), "value")
+		},
+		"rows short": func(f map[string]any) {
+			r := f["residual_runs"].([]any)[2].(map[string]any)
+			r["values"] = r["values"].([]any)[1:]
 		},
 		"not increasing": func(f map[string]any) {
-			f["residual_runs"] = append(f["residual_runs"].([]any), map[string]any{"size": 2, "count": 1, "sets": [][]int{{3, 1}}, "variance": 1})
+			f["residual_runs"] = append(f["residual_runs"].([]any), map[string]any{"size": 2, "count": 1, "sets": [][]int{{3, 1}}, "value": 0})
 		},
 	} {
 		var f map[string]any
