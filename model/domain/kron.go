@@ -53,7 +53,8 @@ type Product struct {
 	// Blocks has one block per attribute, in domain order.
 	Blocks []*Block
 
-	queries int // Πᵢ mᵢ as NewKron counted it; 0 before
+	queries int             // Πᵢ mᵢ as NewKron counted it; 0 before
+	marg    *marginalBlocks // the blocks of the marginals term that made it, else nil
 }
 
 // Queries returns the product's number of queries Πᵢ mᵢ.

@@ -184,6 +184,20 @@ func TestNewMarginalsTermWindows(t *testing.T) {
 	_, err = domain.NewKron(dom, []*domain.Term{bad})
 	require.ErrorIs(t, err, domain.ErrInput)
 	assert.Contains(t, err.Error(), `attribute "a": block size`)
+
+	// A product a caller put in the term's place is counted from its
+	// blocks, not from the term's sets: a product term's identity on b and
+	// c in place of the marginal on ∅ has 4 queries, not 1.
+	other, err := domain.NewMarginalsTerm("m", 1, dom, [][]int{{}, {0}})
+	require.NoError(t, err)
+	id, err := domain.NewBlock("identity", 2, nil)
+	require.NoError(t, err)
+	pt, err := domain.NewProductTerm("p", 1, dom, map[string]*domain.Block{"b": id, "c": id})
+	require.NoError(t, err)
+	other.Products[0] = pt.Products[0]
+	k, err = domain.NewKron(dom, []*domain.Term{other})
+	require.NoError(t, err)
+	assert.Equal(t, 4+2, k.Queries())
 }
 
 // Parsing all ≤3-way marginals of 100 attributes (166,751 products)

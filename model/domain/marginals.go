@@ -81,12 +81,13 @@ func (mb *marginalBlocks) fits(domain []Attribute) bool {
 }
 
 // queries returns the query count of a product of the term, Π_{a∈S} d_a,
-// after checking that the product is still one the term made: n blocks
-// and the attribute's identity at each position of its set. ok is false
-// when it is not (NewKron then checks the product block by block) or when
-// the count overflows.
+// after checking that the product is one the term made (not one a caller
+// put in its place) and still looks it: n blocks and the attribute's
+// identity at each position of its set. ok is false when it is not
+// (NewKron then checks the product block by block) or when the count
+// overflows.
 func (mb *marginalBlocks) queries(p *Product) (q int, ok bool) {
-	if len(p.Blocks) != len(mb.sizes) {
+	if p.marg != mb || len(p.Blocks) != len(mb.sizes) {
 		return 0, false
 	}
 	q = 1
@@ -126,7 +127,7 @@ func newMarginalsTerm(name string, weight float64, domain []Attribute, sets [][]
 	prods := make([]Product, len(sets))
 	t.Products = make([]*Product, len(sets))
 	for si, s := range sets {
-		prods[si].Set = s
+		prods[si].Set, prods[si].marg = s, mb
 		t.Products[si] = &prods[si]
 	}
 	layoutBlocks(prods, n, mb)
