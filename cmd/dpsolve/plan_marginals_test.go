@@ -240,4 +240,31 @@ func TestPlanMarginalsTextCapped(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tables.ReadStrategyDir(out, k)
 	require.NoError(t, err)
+
+	// release --plan measures with it: one answer row per marginal cell.
+	var csv strings.Builder
+	for i := 0; i < 30; i++ {
+		if i > 0 {
+			csv.WriteByte(',')
+		}
+		fmt.Fprintf(&csv, "a%d", i)
+	}
+	for r := 0; r < 20; r++ {
+		csv.WriteByte('\n')
+		for i := 0; i < 30; i++ {
+			if i > 0 {
+				csv.WriteByte(',')
+			}
+			fmt.Fprintf(&csv, "%d", (r>>(i%5))&1)
+		}
+	}
+	records := filepath.Join(t.TempDir(), "data.csv")
+	require.NoError(t, os.WriteFile(records, []byte(csv.String()+"\n"), 0o644))
+	rel := filepath.Join(t.TempDir(), "rel")
+	code, _, stderr = runCLI(t, "release", "--spec", spec, "--plan", out, "--rho", "1", "--data", records, "--out", rel,
+		"--insecure-seed", "1", "--quiet")
+	require.Equal(t, 0, code, stderr)
+	answers, err := os.ReadFile(filepath.Join(rel, "answers.csv"))
+	require.NoError(t, err)
+	assert.Equal(t, 1+1+30*2+435*4+4060*8, strings.Count(string(answers), "\n"), "header and one row per cell")
 }
