@@ -83,8 +83,8 @@ func TestIdentityTotalGramsLazy(t *testing.T) {
 // totals the rest): the same block objects at every attribute, capacity n
 // (an append cannot reach a neighbour), the same query counts, and the
 // same dense Gram. Uniform and mixed sizes, k, upto and listed sets
-// (unsorted, the empty set) are covered, with sizes of period 1, 2, 3
-// and none.
+// (unsorted, the empty set) are covered, with sizes of period 1, 2 and 3
+// (shared windows) and sizes that do not repeat (own lists).
 func TestMarginalsWindowsEqualProducts(t *testing.T) {
 	for _, tc := range []struct{ sizes []int }{
 		{[]int{2, 2, 2, 2, 2}},
@@ -93,14 +93,20 @@ func TestMarginalsWindowsEqualProducts(t *testing.T) {
 		{[]int{1, 2, 1}},
 		{[]int{2, 3, 2, 3, 2, 3}},
 		{[]int{2, 3, 1, 2, 3, 1, 2}},
+		{repeat([]int{1, 2}, 16)},    // period 2: windows from 16 attributes on
+		{repeat([]int{1, 1, 2}, 25)}, // period 3
+		{repeat([]int{1, 2}, 15)},    // period 2 of 15: own lists
 	} {
-		names := []string{"a", "b", "c", "d", "e", "f", "g"}[:len(tc.sizes)]
-		var dom []string
+		var names, dom []string
 		for i, d := range tc.sizes {
+			names = append(names, string(rune('a'+i)))
 			dom = append(dom, fmt.Sprintf(`{"name": %q, "size": %d}`, names[i], d))
 		}
-		for _, marg := range []string{`{"k": 2}`, `{"upto": 3}`, `{"k": 1}`,
-			`{"sets": [["c", "a"], [], ["b"], ["c", "b", "a"], ["a"]]}`} {
+		margs := []string{`{"k": 2}`, `{"upto": 3}`, `{"k": 1}`, `{"sets": [["c", "a"], [], ["b"], ["c", "b", "a"], ["a"]]}`}
+		if len(tc.sizes) > 8 {
+			margs = []string{`{"k": 2}`, `{"sets": [["c", "a"], [], ["b"], ["c", "b", "a"], ["a"], ["d", "i", "m"], ["b", "n"]]}`}
+		}
+		for _, marg := range margs {
 			src := `{"domain": [` + strings.Join(dom, ", ") + `], "workload": [{"name": "m", "marginals": ` + marg + `}]}`
 			k, err := domain.ParseSpec(strings.NewReader(src), "", nil)
 			require.NoError(t, err, src)
@@ -137,6 +143,15 @@ func TestMarginalsWindowsEqualProducts(t *testing.T) {
 			assert.True(t, mat.EqualApprox(g, g2, 1e-12), src)
 		}
 	}
+}
+
+// repeat returns the first n entries of pattern repeated.
+func repeat(pattern []int, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = pattern[i%len(pattern)]
+	}
+	return out
 }
 
 // seq returns lo, lo+1, …, lo+n−1.

@@ -174,11 +174,11 @@ func checkSets(name string, domain []Attribute, sets [][]int) error {
 // shape's offsets. The array has n+hi−lo entries, never more than the
 // sets' n each, and the 166,751 marginals of all ≤3-way sets over 100
 // binary attributes take 4,952 arrays of at most 199 pointers instead of
-// 16.7 million. Otherwise (p = n) each set gets its own n entries of one
-// shared allocation.
+// 16.7 million. The arrays are about p·k/n of the sets' n entries each for
+// k-way sets, so when 1 < p and p > n/8 (sizes that hardly repeat) each
+// set gets its own n entries of one shared allocation instead.
 func layoutBlocks(prods []Product, n int, mb *marginalBlocks) {
-	p := mb.period()
-	if p >= n {
+	if p := mb.period(); p > 1 && 8*p > n {
 		flat := make([]*Block, len(prods)*n)
 		for pi := range prods {
 			bs := flat[pi*n : (pi+1)*n : (pi+1)*n]
@@ -190,6 +190,7 @@ func layoutBlocks(prods []Product, n int, mb *marginalBlocks) {
 		}
 		return
 	}
+	p := mb.period()
 	type shape struct {
 		lo, hi int // the first positions of the shape's sets
 		at     int // the offset of its backing array in flat
