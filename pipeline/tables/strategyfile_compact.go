@@ -96,12 +96,18 @@ func compactMarginals(p *marginals.Plan, names []string) *compactMarginalsFile {
 		Basis: sf.Basis, Domain: sf.Domain, TotalSquaredError: sf.TotalSquaredError, MaxVariance: sf.MaxVariance,
 		LowerBound: sf.LowerBound, Gap: sf.Gap, ResidualCount: len(p.Residuals), MarginalCount: len(p.Marginals)}}
 	n := len(p.Sizes)
+	// Consecutive entries mostly share their values: the row of the one
+	// before is tried before the map.
 	rs := p.Residuals
 	rrow := make([]int, len(rs))
 	rindex := map[residualValue]int{}
 	for i, r := range rs {
 		f.Sensitivity2 += r.Sensitivity2 / r.Variance
 		v := residualValue{Coords: r.Coords, Variance: r.Variance}
+		if i > 0 && f.ResidualValues[rrow[i-1]] == v {
+			rrow[i] = rrow[i-1]
+			continue
+		}
 		k, ok := rindex[v]
 		if !ok {
 			k = len(f.ResidualValues)
@@ -115,8 +121,14 @@ func compactMarginals(p *marginals.Plan, names []string) *compactMarginalsFile {
 	mrow := make([]int, len(ms))
 	type key struct{ w, c, v, e float64 }
 	mindex := map[key]int{}
+	var last key
 	for i, m := range ms {
 		kk := key{m.Weight, m.Cells, m.CellVariance, m.TotalSquaredError}
+		if i > 0 && kk == last {
+			mrow[i] = mrow[i-1]
+			continue
+		}
+		last = kk
 		k, ok := mindex[kk]
 		if !ok {
 			k = len(f.MarginalValues)
