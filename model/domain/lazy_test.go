@@ -104,7 +104,8 @@ func TestMarginalsWindowsEqualProducts(t *testing.T) {
 		}
 		margs := []string{`{"k": 2}`, `{"upto": 3}`, `{"k": 1}`, `{"sets": [["c", "a"], [], ["b"], ["c", "b", "a"], ["a"]]}`}
 		if len(tc.sizes) > 8 {
-			margs = []string{`{"k": 2}`, `{"sets": [["c", "a"], [], ["b"], ["c", "b", "a"], ["a"], ["d", "i", "m"], ["b", "n"]]}`}
+			margs = []string{`{"k": 2}`, `{"sets": [["c", "a"], [], ["b"], ["c", "b", "a"], ["a"], ["d", "i", "m"], ["b", "n"],
+				["a", "c", "e", "g", "i"], ["c", "e", "g", "i", "k"], ["b", "d", "f", "h", "j"]]}`} // 5 attributes: keyed by a string
 		}
 		for _, marg := range margs {
 			src := `{"domain": [` + strings.Join(dom, ", ") + `], "workload": [{"name": "m", "marginals": ` + marg + `}]}`

@@ -197,23 +197,37 @@ func layoutBlocks(prods []Product, n int, mb *marginalBlocks) {
 		set    []int
 	}
 	var shapes []shape
+	// A shape is keyed by its sets' first position mod p, size and gaps:
+	// packed into a uint64 when they fit (sets of up to 4 attributes over
+	// fewer than 2¹⁵), else spelled out.
+	small := map[uint64]int32{}
 	index := map[string]int32{}
 	of := make([]int32, len(prods)) // each product's shape
 	var key []byte
 	for pi := range prods {
 		s := prods[pi].Set
 		first := firstOf(s)
-		key = strconv.AppendInt(key[:0], int64(first%p), 10)
-		key = append(key, ':')
-		key = strconv.AppendInt(key, int64(len(s)), 10)
-		for k := 1; k < len(s); k++ {
-			key = append(key, ',')
-			key = strconv.AppendInt(key, int64(s[k]-s[k-1]), 10)
+		var x int32
+		var ok bool
+		if k, fits := packShape(s, first%p, n); fits {
+			if x, ok = small[k]; !ok {
+				x = int32(len(shapes))
+				small[k] = x
+			}
+		} else {
+			key = strconv.AppendInt(key[:0], int64(first%p), 10)
+			key = append(key, ':')
+			key = strconv.AppendInt(key, int64(len(s)), 10)
+			for k := 1; k < len(s); k++ {
+				key = append(key, ',')
+				key = strconv.AppendInt(key, int64(s[k]-s[k-1]), 10)
+			}
+			if x, ok = index[string(key)]; !ok {
+				x = int32(len(shapes))
+				index[string(key)] = x
+			}
 		}
-		x, ok := index[string(key)]
 		if !ok {
-			x = int32(len(shapes))
-			index[string(key)] = x
 			shapes = append(shapes, shape{lo: first, hi: first, set: s})
 		}
 		sh := &shapes[x]
@@ -242,6 +256,20 @@ func layoutBlocks(prods []Product, n int, mb *marginalBlocks) {
 		start := sh.at + sh.hi - firstOf(prods[pi].Set)
 		prods[pi].Blocks = flat[start : start+n : start+n]
 	}
+}
+
+// packShape packs a set's shape key (residue r, size, gaps) into 64 bits:
+// 16 for r, 3 for the size and 15 for each of up to 3 gaps; fits is false
+// when the set is larger or the domain has 2¹⁵ attributes or more.
+func packShape(s []int, r, n int) (key uint64, fits bool) {
+	if len(s) > 4 || n >= 1<<15 {
+		return 0, false
+	}
+	key = uint64(r)<<48 | uint64(len(s))<<45
+	for k := 1; k < len(s); k++ {
+		key |= uint64(s[k]-s[k-1]) << (15 * (k - 1))
+	}
+	return key, true
 }
 
 // firstOf returns a set's first position, 0 for the empty set.
