@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,7 +93,15 @@ type planMarginalsJSON struct {
 	Residuals   int                      `json:"residual_subsets"`
 	Iterations  int                      `json:"newton_steps"`
 	Sets        []marginals.MarginalJSON `json:"sets"`
+
+	moreSets int // marginals left out of Sets (the text output's cap)
 }
+
+// planTextRows caps the per-marginal and per-table lines of plan's text
+// output, which then ends the list with a "… N more" line: all ≤3-way
+// marginals of 100 attributes are 166,750 lines. --json and strategy.json
+// list them all.
+const planTextRows = 50
 
 // planPartJSON is one part of a union plan; Kind is "kron" or the
 // template of a hybrid part ("marginals").
@@ -174,8 +183,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	printPlan(stdout, out)
-	return nil
+	return printPlan(stdout, out)
 }
 
 // parsePlanFlags parses and checks the flags before any file is read, so a
@@ -285,9 +293,18 @@ func planReport(f planFlags, w *domain.Kron, res *plan.Result) planJSON {
 		out.Family = familyJSON(fp, attributeNames(w))
 	}
 	if mp, ok := res.Strategy.Other.(*marginals.Plan); ok {
-		sf := mp.StrategyFile(attributeNames(w))
+		// Only the marginals' rows are reported (and only the first
+		// planTextRows for the text output): StrategyFile of the plan
+		// without its residuals.
+		head := *mp
+		head.Residuals = nil
+		if !f.asJSON && len(head.Marginals) > planTextRows {
+			head.Marginals = head.Marginals[:planTextRows]
+		}
+		sf := head.StrategyFile(attributeNames(w))
 		out.Marginals = &planMarginalsJSON{Objective: string(mp.Objective), MaxVariance: mp.MaxVariance, LowerBound: mp.LowerBound,
-			Gap: mp.Gap, Residuals: len(mp.Residuals), Iterations: mp.Iterations, Sets: sf.Marginals}
+			Gap: mp.Gap, Residuals: len(mp.Residuals), Iterations: mp.Iterations, Sets: sf.Marginals,
+			moreSets: len(mp.Marginals) - len(sf.Marginals)}
 	}
 	if pp, ok := res.Strategy.Other.(*marginals.PurePlan); ok {
 		sf := pp.StrategyFile(attributeNames(w))
@@ -298,7 +315,8 @@ func planReport(f planFlags, w *domain.Kron, res *plan.Result) planJSON {
 }
 
 // printPlan is the text output: the summary, then the rows of out.
-func printPlan(stdout io.Writer, out planJSON) {
+func printPlan(w io.Writer, out planJSON) error {
+	stdout := bufio.NewWriter(w)
 	fmt.Fprintf(stdout, "spec          %s: %s cells, %d queries in %d terms\n", out.Spec, out.cellsText, out.Queries, out.termCount)
 	fmt.Fprintf(stdout, "template      %s (%s), %s", out.Template, out.Privacy, out.Status)
 	if out.Sweeps > 0 {
@@ -326,6 +344,7 @@ func printPlan(stdout io.Writer, out planJSON) {
 	if out.Out != "" {
 		fmt.Fprintf(stdout, "strategy      %s/strategy.json\n", out.Out)
 	}
+	return stdout.Flush()
 }
 
 // printPlanRows prints the templates tried, the per-term errors and a
@@ -354,7 +373,11 @@ func printPlanMarginals(stdout io.Writer, out planJSON) {
 		fmt.Fprintf(stdout, "marginals     family plan (%s): largest table alone %.10g, family bound %.10g", f.Privacy, f.LargestTable, f.FamilyBound)
 		if f.Privacy == "pure" {
 			fmt.Fprintf(stdout, ", %d tables (start %s, %d steps)\n", len(f.Tables), f.Start, f.Iterations)
-			for _, tb := range f.Tables {
+			for i, tb := range f.Tables {
+				if i == planTextRows {
+					printMore(stdout, len(f.Tables)-i, "tables")
+					break
+				}
 				fmt.Fprintf(stdout, "  table %-33s weight %.6g (Laplace scale %.6g/ε)\n", "{"+strings.Join(tb.Attributes, ", ")+"}", tb.Weight, 1/tb.Weight)
 			}
 		} else {
@@ -367,26 +390,44 @@ func printPlanMarginals(stdout io.Writer, out planJSON) {
 			fmt.Fprintf(stdout, " (lower bound %.10g, gap %.2g, %d Newton steps)", m.LowerBound, m.Gap, m.Iterations)
 		}
 		fmt.Fprintln(stdout)
-		printMarginalSets(stdout, m.Sets)
+		printMarginalSets(stdout, m.Sets, m.moreSets)
 	}
 	if m := out.PureMarginals; m != nil {
 		fmt.Fprintf(stdout, "marginals     pure, objective %s: %d tables measured with Laplace noise, GLS reconstruction; largest per-query variance %.10g (each marginal from its own table: %.10g)\n",
 			m.Objective, len(m.Tables), m.MaxVariance, m.DirectError)
-		for _, tb := range m.Tables {
+		for i, tb := range m.Tables {
+			if i == planTextRows {
+				printMore(stdout, len(m.Tables)-i, "tables")
+				break
+			}
 			fmt.Fprintf(stdout, "  table %-33s scale %.6g/ε (spends %.4g of ε)\n", "{"+strings.Join(tb.Attributes, ", ")+"}", tb.Scale, tb.Share)
 		}
-		printMarginalSets(stdout, m.Sets)
+		printMarginalSets(stdout, m.Sets, 0)
 	}
 }
 
-// printMarginalSets prints each marginal's weight and per-cell variance.
-func printMarginalSets(stdout io.Writer, sets []marginals.MarginalJSON) {
-	for _, s := range sets {
+// printMore ends a capped list of the text output.
+func printMore(stdout io.Writer, n int, what string) {
+	fmt.Fprintf(stdout, "  … %d more %s (--json lists them all)\n", n, what)
+}
+
+// printMarginalSets prints the first planTextRows marginals' weight and
+// per-cell variance, then how many more there are (more of them are not
+// in sets).
+func printMarginalSets(stdout io.Writer, sets []marginals.MarginalJSON, more int) {
+	for i, s := range sets {
+		if i == planTextRows {
+			more += len(sets) - i
+			break
+		}
 		v := "not estimable"
 		if s.CellVariance != nil {
 			v = fmt.Sprintf("%.10g", *s.CellVariance)
 		}
 		fmt.Fprintf(stdout, "  marginal %-30s weight %-8g per-cell variance %s\n", "{"+strings.Join(s.Attributes, ", ")+"}", s.Weight, v)
+	}
+	if more > 0 {
+		printMore(stdout, more, "marginals")
 	}
 }
 

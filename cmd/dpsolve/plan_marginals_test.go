@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -187,4 +189,82 @@ func TestPlanPureMarginalsInPortfolio(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"privacy": "pure"`)
 	assert.Contains(t, string(b), `"tables"`)
+}
+
+// On a plan of many marginals (all ≤3-way of 30 binary attributes: 4,526,
+// over the compact-file threshold) the text output lists the first
+// planTextRows marginals and ends with a "… N more" line; --json lists
+// every one (in the workload's order, the same rows as the text); --out
+// writes the compact strategy.json (runs), which release reads back.
+func TestPlanMarginalsTextCapped(t *testing.T) {
+	var dom []string
+	for i := 0; i < 30; i++ {
+		dom = append(dom, fmt.Sprintf(`{"name": "a%d", "size": 2}`, i))
+	}
+	spec := writeSpec(t, `{"domain": [`+strings.Join(dom, ", ")+`], "workload": [{"name": "m", "marginals": {"upto": 3}}]}`)
+	const sets = 1 + 30 + 435 + 4060
+	out := filepath.Join(t.TempDir(), "plan")
+	code, stdout, stderr := runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	var rows []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "  marginal ") {
+			rows = append(rows, l)
+		}
+	}
+	require.Len(t, rows, planTextRows)
+	assert.Contains(t, stdout, fmt.Sprintf("  … %d more marginals (--json lists them all)\n", sets-planTextRows))
+	assert.Contains(t, rows[1], "{a0}")
+
+	code, stdout, stderr = runCLI(t, "plan", "--spec", spec, "--template", "marginals", "--json")
+	require.Equal(t, 0, code, stderr)
+	var sum struct {
+		Marginals struct {
+			Sets []struct {
+				Attributes []string `json:"attributes"`
+			} `json:"sets"`
+		} `json:"marginals"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &sum))
+	require.Len(t, sum.Marginals.Sets, sets)
+	assert.Equal(t, []string{"a27", "a28", "a29"}, sum.Marginals.Sets[sets-1].Attributes)
+	for i, r := range rows {
+		assert.Contains(t, r, "{"+strings.Join(sum.Marginals.Sets[i].Attributes, ", ")+"}")
+	}
+
+	data, err := os.ReadFile(filepath.Join(out, "strategy.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"residual_runs"`)
+	assert.Less(t, len(data), 10000)
+	k, err := domain.LoadSpec(spec, workload.Blocks)
+	require.NoError(t, err)
+	_, err = tables.ReadStrategyDir(out, k)
+	require.NoError(t, err)
+
+	// release --plan measures with it: one answer row per marginal cell.
+	var csv strings.Builder
+	for i := 0; i < 30; i++ {
+		if i > 0 {
+			csv.WriteByte(',')
+		}
+		fmt.Fprintf(&csv, "a%d", i)
+	}
+	for r := 0; r < 20; r++ {
+		csv.WriteByte('\n')
+		for i := 0; i < 30; i++ {
+			if i > 0 {
+				csv.WriteByte(',')
+			}
+			fmt.Fprintf(&csv, "%d", (r>>(i%5))&1)
+		}
+	}
+	records := filepath.Join(t.TempDir(), "data.csv")
+	require.NoError(t, os.WriteFile(records, []byte(csv.String()+"\n"), 0o644))
+	rel := filepath.Join(t.TempDir(), "rel")
+	code, _, stderr = runCLI(t, "release", "--spec", spec, "--plan", out, "--rho", "1", "--data", records, "--out", rel,
+		"--insecure-seed", "1", "--quiet")
+	require.Equal(t, 0, code, stderr)
+	answers, err := os.ReadFile(filepath.Join(rel, "answers.csv"))
+	require.NoError(t, err)
+	assert.Equal(t, 1+1+30*2+435*4+4060*8, strings.Count(string(answers), "\n"), "header and one row per cell")
 }

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"sort"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -54,10 +52,16 @@ type Product struct {
 	Set []int
 	// Blocks has one block per attribute, in domain order.
 	Blocks []*Block
+
+	queries int             // Πᵢ mᵢ as NewKron counted it; 0 before
+	marg    *marginalBlocks // the blocks of the marginals term that made it, else nil
 }
 
 // Queries returns the product's number of queries Πᵢ mᵢ.
 func (p *Product) Queries() int {
+	if p.queries > 0 {
+		return p.queries // a marginal of 100 attributes is counted once, from its set
+	}
 	q := 1
 	for _, b := range p.Blocks {
 		q *= b.queries // cannot overflow: checked when the workload was built
@@ -80,6 +84,8 @@ type Term struct {
 	// Products are the term's Kronecker products in query order: one for a
 	// product term, one per set for a marginals term.
 	Products []*Product
+
+	marg *marginalBlocks // a marginals term's blocks (NewMarginalsTerm), else nil
 }
 
 // Queries returns the term's number of queries.
@@ -136,68 +142,27 @@ func NewProductTerm(name string, weight float64, domain []Attribute, blocks map[
 
 // NewMarginalsTerm returns the marginals term on the given attribute sets
 // (positions in the domain; each set is sorted, duplicates are errors). The
-// marginal on S has one query per cell of S's table.
+// marginal on S has one query per cell of S's table. Its products hold one
+// identity and one total block per attribute size and share their block
+// lists' storage: the lists must not be modified.
 func NewMarginalsTerm(name string, weight float64, domain []Attribute, sets [][]int) (*Term, error) {
-	if len(sets) == 0 {
-		return nil, inputerr.Errorf("domain", "term %q: a marginals term needs at least one attribute set", name)
+	mb, err := sharedMarginalBlocks(domain)
+	if err != nil {
+		return nil, err
 	}
-	ident := make([]*Block, len(domain))
-	total := make([]*Block, len(domain))
-	for i, a := range domain {
-		var err error
-		if ident[i], err = NewBlock("identity", a.Size, nil); err == nil {
-			total[i], err = NewBlock("total", a.Size, nil)
-		}
-		if err != nil {
-			return nil, inputerr.Errorf("domain", "attribute %q: %v", a.Name, err)
-		}
-	}
-	t := &Term{Name: name, Weight: weight, Kind: TermMarginals}
-	// One allocation each for the products, their blocks and their sets
-	// (a term of 166,751 marginals over 100 attributes would otherwise
-	// make half a million small objects for the collector to track).
-	n := len(domain)
-	prods := make([]Product, len(sets))
-	blocks := make([]*Block, len(sets)*n)
+	// The sets are copied (they are sorted in place), into one allocation.
 	width := 0
 	for _, s := range sets {
 		width += len(s)
 	}
 	ints := make([]int, 0, width)
-	t.Sets = make([][]int, 0, len(sets))
-	t.Products = make([]*Product, 0, len(sets))
-	seen := make(map[string]struct{}, len(sets))
-	var key []byte
+	own := make([][]int, len(sets))
 	for si, s := range sets {
 		at := len(ints)
 		ints = append(ints, s...)
-		ss := ints[at:len(ints):len(ints)]
-		sort.Ints(ss)
-		key = key[:0]
-		for k, a := range ss {
-			if a < 0 || a >= n {
-				return nil, inputerr.Errorf("domain", "term %q: attribute position %d is outside the domain of %d attributes", name, a, len(domain))
-			}
-			if k > 0 && ss[k-1] == a {
-				return nil, inputerr.Errorf("domain", "term %q: attribute %q appears twice in one marginal", name, domain[a].Name)
-			}
-			key = strconv.AppendInt(key, int64(a), 10)
-			key = append(key, ',')
-		}
-		if _, dup := seen[string(key)]; dup {
-			return nil, inputerr.Errorf("domain", "term %q: the marginal on %s is listed twice", name, setNames(domain, ss))
-		}
-		seen[string(key)] = struct{}{}
-		bs := blocks[si*n : (si+1)*n : (si+1)*n]
-		copy(bs, total)
-		for _, a := range ss {
-			bs[a] = ident[a]
-		}
-		prods[si] = Product{Set: ss, Blocks: bs}
-		t.Sets = append(t.Sets, ss)
-		t.Products = append(t.Products, &prods[si])
+		own[si] = ints[at:len(ints):len(ints)]
 	}
-	return t, nil
+	return newMarginalsTerm(name, weight, domain, own, mb, false)
 }
 
 // NewKron validates the domain and terms and returns the structured
@@ -230,6 +195,13 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 		return nil, inputerr.Errorf("domain", "the workload has no terms")
 	}
 	k := &Kron{attrs: append([]Attribute(nil), domain...), cells: cells}
+	np := 0
+	for _, t := range terms {
+		if t != nil {
+			np += len(t.Products)
+		}
+	}
+	k.products = make([]*Product, 0, min(np, maxProductEntries/len(domain)+1))
 	tnames := map[string]bool{}
 	for j, t := range terms {
 		if t == nil || len(t.Products) == 0 {
@@ -246,7 +218,20 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 			return nil, inputerr.Errorf("domain", "term %q: weight must be a finite number ≥ 0, got %v", t.Name, t.Weight)
 		}
 		tq := 0
+		// A marginals term's products are checked from their sets.
+		marg := t.marg != nil && t.marg.fits(domain)
 		for _, p := range t.Products {
+			if q, ok := 0, false; marg {
+				if q, ok = t.marg.queries(p); ok {
+					if tq, ok = addInt(tq, q); !ok {
+						return nil, inputerr.Errorf("domain", "term %q: its query count overflows", t.Name)
+					}
+					if err := k.addProduct(p, j, q); err != nil {
+						return nil, err
+					}
+					continue
+				}
+			}
 			if len(p.Blocks) != len(domain) {
 				return nil, inputerr.Errorf("domain", "term %q: a product has %d blocks for %d attributes", t.Name, len(p.Blocks), len(domain))
 			}
@@ -264,10 +249,8 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 			if tq, ok = addInt(tq, q); !ok {
 				return nil, inputerr.Errorf("domain", "term %q: its query count overflows", t.Name)
 			}
-			p.Term = j
-			k.products = append(k.products, p)
-			if len(k.products) > maxProductEntries/len(domain) {
-				return nil, inputerr.Errorf("domain", "the workload has more than %d Kronecker products", maxProductEntries/len(domain))
+			if err := k.addProduct(p, j, q); err != nil {
+				return nil, err
 			}
 		}
 		var ok bool
@@ -287,6 +270,16 @@ func NewKron(domain []Attribute, terms []*Term) (*Kron, error) {
 		return nil, inputerr.Errorf("domain", "the cell (%s) is in no query of positive weight: every cell must be queried (drop the value from the domain or add a query)", sb.String())
 	}
 	return k, nil
+}
+
+// addProduct appends product p of term j, of q queries, to k's products.
+func (k *Kron) addProduct(p *Product, j, q int) error {
+	p.Term, p.queries = j, q
+	k.products = append(k.products, p)
+	if len(k.products) > maxProductEntries/len(k.attrs) {
+		return inputerr.Errorf("domain", "the workload has more than %d Kronecker products", maxProductEntries/len(k.attrs))
+	}
+	return nil
 }
 
 // uncoveredCell finds a cell no product of positive weight touches. A cell

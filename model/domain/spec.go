@@ -142,8 +142,58 @@ type blockParser struct {
 	domain   []Attribute
 	baseDir  string
 	builtins Builtins
-	cache    map[string]*Block // "attribute\x00key" → block, so equal blocks are shared
+	cache    map[string]*Block // cacheKey → block, so equal blocks are shared
 	entries  int
+	marg     *marginalBlocks // the marginals terms' blocks, made on first use
+}
+
+// cacheKey is the parser's key of the block with the given key on
+// attribute a: "attribute\x00key", or, for the identity and the total,
+// "\x00size\x00key", so attributes of one size share those two (a
+// marginals term's products then share their block lists' storage, see
+// layoutBlocks).
+func cacheKey(a Attribute, key string) string {
+	if key == "identity" || key == "total" {
+		return "\x00" + strconv.Itoa(a.Size) + "\x00" + key
+	}
+	return a.Name + "\x00" + key
+}
+
+// shared returns the parser's block of the given built-in name ("identity"
+// or "total") on attribute a, made on first use.
+func (bp *blockParser) shared(a Attribute, name string) (*Block, error) {
+	key := cacheKey(a, name)
+	if c, ok := bp.cache[key]; ok {
+		return c, nil
+	}
+	b, err := NewBlock(name, a.Size, nil)
+	if err != nil {
+		return nil, inputerr.Errorf("domain", "attribute %q: %v", a.Name, err)
+	}
+	bp.cache[key] = b
+	return b, nil
+}
+
+// marginalBlocks returns the parser's identity and total of every
+// attribute, which every marginals term's products hold.
+func (bp *blockParser) marginalBlocks() (*marginalBlocks, error) {
+	if bp.marg != nil {
+		return bp.marg, nil
+	}
+	n := len(bp.domain)
+	mb := &marginalBlocks{sizes: make([]int, n), ident: make([]*Block, n), total: make([]*Block, n)}
+	for i, a := range bp.domain {
+		var err error
+		if mb.ident[i], err = bp.shared(a, "identity"); err != nil {
+			return nil, err
+		}
+		if mb.total[i], err = bp.shared(a, "total"); err != nil {
+			return nil, err
+		}
+		mb.sizes[i] = a.Size
+	}
+	bp.marg = mb
+	return mb, nil
 }
 
 func (bp *blockParser) term(j int, raw json.RawMessage) (*Term, error) {
@@ -212,44 +262,30 @@ func (bp *blockParser) term(j int, raw json.RawMessage) (*Term, error) {
 		bp.shareTotals(tm)
 		return tm, nil
 	}
-	sets, err := bp.marginalSets(name, t.Marginals)
+	sets, sorted, err := bp.marginalSets(name, t.Marginals)
 	if err != nil {
 		return nil, err
 	}
-	tm, err := NewMarginalsTerm(name, weight, bp.domain, sets)
+	mb, err := bp.marginalBlocks()
 	if err != nil {
 		return nil, err
 	}
-	bp.shareTotals(tm)
-	return tm, nil
+	return newMarginalsTerm(name, weight, bp.domain, sets, mb, sorted)
 }
 
-// shareTotals replaces the fresh blocks NewProductTerm (totals) and
-// NewMarginalsTerm (identities and totals) made with the parser's shared
-// ones, so equal blocks are one object (the error evaluation and the
-// planners cache per block, and an attribute with one block in every
-// product needs no descent).
-//
-// Consecutive products mostly hold the same block objects (a marginals
-// term's products differ from the one before at a few attributes), so the
-// last block seen at each attribute and its replacement are remembered: a
-// term of 166,751 marginals over 100 attributes looks up a handful of keys
-// per product rather than building 100.
+// shareTotals replaces the fresh totals NewProductTerm made with the
+// parser's shared blocks, so equal blocks are one object (the error
+// evaluation and the planners cache per block, and an attribute with one
+// block in every product needs no descent).
 func (bp *blockParser) shareTotals(t *Term) {
-	last := make([]*Block, len(bp.domain)) // the block last seen at attribute i
-	repl := make([]*Block, len(bp.domain)) // and what replaced it
 	for _, p := range t.Products {
 		for i, b := range p.Blocks {
-			if b == last[i] {
-				p.Blocks[i] = repl[i]
-				continue
-			}
-			key := bp.domain[i].Name + "\x00" + b.key
+			key := cacheKey(bp.domain[i], b.key)
 			c, ok := bp.cache[key]
 			if !ok {
 				bp.cache[key], c = b, b
 			}
-			p.Blocks[i], last[i], repl[i] = c, b, c
+			p.Blocks[i] = c
 		}
 	}
 }
@@ -264,7 +300,7 @@ func (bp *blockParser) block(term string, a Attribute, raw json.RawMessage) (*Bl
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, inputerr.Errorf("domain", "%s: bad block name", where)
 		}
-		if c, ok := bp.cache[a.Name+"\x00"+strings.ToLower(strings.TrimSpace(s))]; ok {
+		if c, ok := bp.cache[cacheKey(a, strings.ToLower(strings.TrimSpace(s)))]; ok {
 			return c, nil
 		}
 		b, err = NewBlock(s, a.Size, bp.builtins)
@@ -311,7 +347,7 @@ func (bp *blockParser) block(term string, a Attribute, raw json.RawMessage) (*Bl
 	if err != nil {
 		return nil, inputerr.Errorf("domain", "%s: %w", where, stripPkg(err))
 	}
-	key := a.Name + "\x00" + b.key
+	key := cacheKey(a, b.key)
 	if c, ok := bp.cache[key]; ok {
 		return c, nil
 	}
@@ -327,7 +363,7 @@ func (bp *blockParser) matrixFile(file string, a Attribute) (*Block, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(bp.baseDir, file)
 	}
-	if c, ok := bp.cache[a.Name+"\x00matrix:"+path]; ok {
+	if c, ok := bp.cache[cacheKey(a, "matrix:"+path)]; ok {
 		return c, nil
 	}
 	w, err := matio.ReadMatrix(path)
@@ -346,7 +382,9 @@ func (bp *blockParser) matrixFile(file string, a Attribute) (*Block, error) {
 	return b, nil
 }
 
-func (bp *blockParser) marginalSets(term string, raw json.RawMessage) ([][]int, error) {
+// marginalSets returns a marginals term's sets; sorted is true for the k
+// and upto forms, whose sets are generated increasing and distinct.
+func (bp *blockParser) marginalSets(term string, raw json.RawMessage) (sets [][]int, sorted bool, err error) {
 	var o struct {
 		Sets *[][]string  `json:"sets"`
 		K    *json.Number `json:"k"`
@@ -354,7 +392,7 @@ func (bp *blockParser) marginalSets(term string, raw json.RawMessage) ([][]int, 
 	}
 	where := fmt.Sprintf("term %q, marginals", term)
 	if err := strictDecode(raw, &o, where); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	given := 0
 	for _, g := range []bool{o.Sets != nil, o.K != nil, o.Upto != nil} {
@@ -363,7 +401,7 @@ func (bp *blockParser) marginalSets(term string, raw json.RawMessage) ([][]int, 
 		}
 	}
 	if given != 1 {
-		return nil, inputerr.Errorf("domain", "%s: give exactly one of \"sets\", \"k\", \"upto\"", where)
+		return nil, false, inputerr.Errorf("domain", "%s: give exactly one of \"sets\", \"k\", \"upto\"", where)
 	}
 	na := len(bp.domain)
 	if o.Sets != nil {
@@ -372,30 +410,30 @@ func (bp *blockParser) marginalSets(term string, raw json.RawMessage) ([][]int, 
 			pos[a.Name] = i
 		}
 		if len(*o.Sets) == 0 {
-			return nil, inputerr.Errorf("domain", "%s: \"sets\" is empty", where)
+			return nil, false, inputerr.Errorf("domain", "%s: \"sets\" is empty", where)
 		}
 		if len(*o.Sets) > maxProductEntries/na {
-			return nil, inputerr.Errorf("domain", "%s: too many sets", where)
+			return nil, false, inputerr.Errorf("domain", "%s: too many sets", where)
 		}
-		sets := make([][]int, len(*o.Sets))
+		sets = make([][]int, len(*o.Sets))
 		for s, names := range *o.Sets {
 			for _, an := range names {
 				i, ok := pos[an]
 				if !ok {
-					return nil, inputerr.Errorf("domain", "%s: unknown attribute %q (domain: %s)", where, an, attrNames(bp.domain))
+					return nil, false, inputerr.Errorf("domain", "%s: unknown attribute %q (domain: %s)", where, an, attrNames(bp.domain))
 				}
 				sets[s] = append(sets[s], i)
 			}
 		}
-		return sets, nil
+		return sets, false, nil
 	}
 	kn, upto := o.K, false
 	if o.Upto != nil {
 		kn, upto = o.Upto, true
 	}
-	k, err := intValue(*kn)
-	if err != nil || k < 0 || k > na {
-		return nil, inputerr.Errorf("domain", "%s: %s must be an integer in 0…%d (the number of attributes), got %s", where, map[bool]string{false: "k", true: "upto"}[upto], na, kn.String())
+	k, kerr := intValue(*kn)
+	if kerr != nil || k < 0 || k > na {
+		return nil, false, inputerr.Errorf("domain", "%s: %s must be an integer in 0…%d (the number of attributes), got %s", where, map[bool]string{false: "k", true: "upto"}[upto], na, kn.String())
 	}
 	lo := k
 	if upto {
@@ -406,13 +444,9 @@ func (bp *blockParser) marginalSets(term string, raw json.RawMessage) ([][]int, 
 		count += binomial(na, s)
 	}
 	if count*float64(na) > maxProductEntries {
-		return nil, inputerr.Errorf("domain", "%s: %.0f marginals are too many (at most %d)", where, count, maxProductEntries/na)
+		return nil, false, inputerr.Errorf("domain", "%s: %.0f marginals are too many (at most %d)", where, count, maxProductEntries/na)
 	}
-	var sets [][]int
-	for s := lo; s <= k; s++ {
-		sets = append(sets, combinations(na, s)...)
-	}
-	return sets, nil
+	return marginalSetsOf(na, lo, k), true, nil
 }
 
 // productRaw returns the raw "product" object of a term (for the
@@ -448,26 +482,6 @@ func duplicateKey(raw json.RawMessage) string {
 		}
 	}
 	return ""
-}
-
-// combinations lists the s-subsets of 0…n−1 in lexicographic order.
-func combinations(n, s int) [][]int {
-	var out [][]int
-	cur := make([]int, 0, s)
-	var rec func(start int)
-	rec = func(start int) {
-		if len(cur) == s {
-			out = append(out, append([]int(nil), cur...))
-			return
-		}
-		for a := start; a <= n-(s-len(cur)); a++ {
-			cur = append(cur, a)
-			rec(a + 1)
-			cur = cur[:len(cur)-1]
-		}
-	}
-	rec(0)
-	return out
 }
 
 // binomial returns C(a, b) as a float64 for small a.

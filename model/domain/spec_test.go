@@ -81,9 +81,9 @@ func TestEqualBlocksAreShared(t *testing.T) {
 }
 
 // Every product of a marginals term holds the parser's one identity and
-// one total of each attribute (the parser remembers the block it last
-// replaced at each attribute): 2·3 distinct objects across the 8 marginals
-// of upto 3 over 3 attributes, each the one the product term holds.
+// one total of each attribute size (attributes a and c, both of size 2,
+// hold the same two): 2·2 distinct objects across the 8 marginals of upto
+// 3 over 3 attributes, each the one the product term holds.
 func TestMarginalsShareOneBlockPerKind(t *testing.T) {
 	k, err := domain.ParseSpec(strings.NewReader(`{"domain": [{"name": "a", "size": 2}, {"name": "b", "size": 3}, {"name": "c", "size": 2}],
 	  "workload": [{"product": {"b": "identity"}}, {"marginals": {"upto": 3}}]}`), "", workload.Blocks)
@@ -102,7 +102,10 @@ func TestMarginalsShareOneBlockPerKind(t *testing.T) {
 		}
 	}
 	assert.Len(t, ts[1].Products, 8)
-	assert.Len(t, seen, 6)
+	assert.Len(t, seen, 4)
+	all := ts[1].Products[7].Blocks // the marginal on {a, b, c}
+	assert.Same(t, all[0], all[2], "a and c have one size: one identity")
+	assert.Same(t, ts[1].Products[0].Blocks[0], ts[1].Products[0].Blocks[2], "and one total")
 }
 
 func TestMarginalsSetOrder(t *testing.T) {

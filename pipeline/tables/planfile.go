@@ -102,8 +102,12 @@ func WriteStrategy(dir string, w *domain.Kron, res *plan.Result) error {
 	switch other := s.Other.(type) {
 	case *marginals.Plan:
 		// "template": "marginals", per residual subset its attributes and
-		// noise variance.
-		doc = other.StrategyFile(names)
+		// noise variance (as runs for a large plan).
+		data, err := marginalsFileJSON(other, names)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "strategy.json"), append(data, '\n'), 0o644)
 	case *marginals.PurePlan:
 		// "privacy": "pure", per measured table its Laplace scale at ε = 1.
 		doc = other.StrategyFile(names)

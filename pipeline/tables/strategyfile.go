@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -30,10 +31,13 @@ type strategyFile struct {
 	File               string             `json:"file"`      // dense: accepted as a synonym of matrix
 	Objective          json.RawMessage    `json:"objective"` // the plan's objective value; for marginals also "sum" or "max"
 	MarginalsObjective string             `json:"marginals_objective"`
-	Residuals          []residualRecord   `json:"residuals"` // marginals: checked against the re-plan
-	Privacy            string             `json:"privacy"`   // marginals: "gaussian" (default) or "pure"
-	Tables             []tableRecord      `json:"tables"`    // pure marginals: checked against the re-plan
-	Domain             []domain.Attribute `json:"domain"`    // when present, must equal the spec's domain
+	Residuals          []residualRecord   `json:"residuals"`       // marginals: checked against the re-plan
+	Privacy            string             `json:"privacy"`         // marginals: "gaussian" (default) or "pure"
+	Tables             []tableRecord      `json:"tables"`          // pure marginals: checked against the re-plan
+	ResidualCount      *int               `json:"residual_count"`  // marginals, compact: the residuals' count
+	ResidualValues     []residualValue    `json:"residual_values"` // marginals, compact: the runs' value rows
+	ResidualRuns       []setRun           `json:"residual_runs"`   // marginals, compact: checked against the re-plan
+	Domain             []domain.Attribute `json:"domain"`          // when present, must equal the spec's domain
 }
 
 type factorFile struct {
@@ -164,6 +168,11 @@ func readStrategyDir(dir string, w *explicitWorkload) (Measurement, error) {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 		}
+		if f.ResidualCount != nil || len(f.ResidualRuns) > 0 {
+			if err := checkResidualRuns(f.ResidualRuns, f.ResidualValues, f.ResidualCount, w, ms); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
 		return ms, nil
 	}
 	return nil, errorf("%s: unknown template %q (want kron, union, dense or marginals)", path, f.Template)
@@ -275,22 +284,13 @@ func checkPureTables(ts []tableRecord, w *explicitWorkload, ms MarginalsStrategy
 // with the plan recomputed for w (relative 1e-9: both are closed-form or
 // certified to 1e-8 gap, computed from the same inputs).
 func checkResiduals(rs []residualRecord, w *explicitWorkload, ms MarginalsStrategy) error {
-	unit, err := calibrate.ZCDP(0.5) // a placeholder: the residual variances do not depend on ρ
+	want, err := plannedResiduals(w, ms)
 	if err != nil {
 		return err
 	}
-	r := &Release{w: w, b: unit}
-	if err := r.prepareMarginals(ms); err != nil {
-		return err
-	}
-	p := r.mplan.plan
 	pos := map[string]int{}
 	for i, a := range w.Domain {
 		pos[a.Name] = i
-	}
-	want := map[string]float64{}
-	for _, res := range p.Residuals {
-		want[fmt.Sprint(res.Attrs)] = res.Variance
 	}
 	for _, rec := range rs {
 		attrs := make([]int, len(rec.Attributes))
@@ -309,10 +309,72 @@ func checkResiduals(rs []residualRecord, w *explicitWorkload, ms MarginalsStrate
 				return errorf("a residual attribute is neither a name nor a position: %s", raw)
 			}
 		}
-		v, ok := want[fmt.Sprint(attrs)]
-		if !ok || math.Abs(v-rec.Variance) > 1e-9*math.Max(v, rec.Variance) {
-			return errorf("the residual plan in the file (subset %v, variance %g) differs from the plan for this spec (%g): was it made for another spec?", attrs, rec.Variance, v)
+		if err := sameResidual(want, attrs, rec.Variance); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkResidualRuns compares a compact marginals strategy file's residual
+// runs with the plan recomputed for w: every residual subset the runs
+// expand to has the re-plan's variance (relative 1e-9, as checkResiduals),
+// and they are as many as the re-plan's and the file's count.
+func checkResidualRuns(runs []setRun, values []residualValue, count *int, w *explicitWorkload, ms MarginalsStrategy) error {
+	want, err := plannedResiduals(w, ms)
+	if err != nil {
+		return err
+	}
+	seen := 0
+	for _, r := range runs {
+		err := expandRun(r, len(w.Domain), len(values), func(attrs []int, row int) error {
+			seen++
+			return sameResidual(want, attrs, values[row].Variance)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if count == nil || *count != seen {
+		return errorf("the residual runs hold %d subsets but residual_count says %v", seen, countText(count))
+	}
+	if seen != len(want) {
+		return errorf("the plan measures %d residual subsets but the plan for this spec measures %d: was it made for another spec?", seen, len(want))
+	}
+	return nil
+}
+
+func countText(c *int) string {
+	if c == nil {
+		return "nothing"
+	}
+	return strconv.Itoa(*c)
+}
+
+// plannedResiduals re-plans the marginals of w and returns each residual
+// subset's variance by setKey.
+func plannedResiduals(w *explicitWorkload, ms MarginalsStrategy) (map[string]float64, error) {
+	unit, err := calibrate.ZCDP(0.5) // a placeholder: the residual variances do not depend on ρ
+	if err != nil {
+		return nil, err
+	}
+	r := &Release{w: w, b: unit}
+	if err := r.prepareMarginals(ms); err != nil {
+		return nil, err
+	}
+	p := r.mplan.plan
+	want := make(map[string]float64, len(p.Residuals))
+	for _, res := range p.Residuals {
+		want[setKey(res.Attrs)] = res.Variance
+	}
+	return want, nil
+}
+
+// sameResidual checks one residual subset's variance against the re-plan's.
+func sameResidual(want map[string]float64, attrs []int, variance float64) error {
+	v, ok := want[setKey(attrs)]
+	if !ok || math.Abs(v-variance) > 1e-9*math.Max(v, variance) {
+		return errorf("the residual plan in the file (subset %v, variance %g) differs from the plan for this spec (%g): was it made for another spec?", attrs, variance, v)
 	}
 	return nil
 }
