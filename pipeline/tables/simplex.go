@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -146,4 +147,119 @@ func cumulativeRound(x []float64) {
 		x[i] = r - prev
 		prev = r
 	}
+}
+
+// twoStepThreshold returns τ with Σ dᵢ·max(uᵢ − τ, 0) = total (total > 0;
+// dᵢ = pos > 0 where cls[i] > 0, other > 0 elsewhere): the threshold of the
+// projection onto the simplex {x ≥ 0, Σx = total} in the metric
+// Σ (xᵢ − vᵢ)²/dᵢ, which is xᵢ = dᵢ·max(uᵢ − τ, 0) with uᵢ = vᵢ/dᵢ. It is
+// Michelot's pivot iteration weighted: φ(τ) = Σ dᵢ·max(uᵢ − τ, 0) − total
+// is convex and decreasing, and from τ₀ ≤ τ* each Newton step τ ←
+// (Σ_{u>τ} dᵢuᵢ − total)/Σ_{u>τ} dᵢ rises without passing τ*, ending
+// when no cell leaves {u > τ}. hint is a nearby threshold (the previous
+// iterate's; −Inf for none): below τ* it is the start; above it, one
+// Newton step back from it is (the tangent there lies below φ). The
+// candidates of each class are compacted into work (len(u)), the pos
+// class from the front and the other from the back; after 64 passes the
+// sort rule decides (twoStepSortThreshold).
+func twoStepThreshold(u, cls []float64, pos, other, total float64, work []float64, hint float64) float64 {
+	n := len(u)
+	// scan collects the cells with u > t: front, back and the sums of each
+	// class.
+	scan := func(t float64) (front, back int, sp, so float64) {
+		back = n
+		for i, x := range u {
+			if x > t {
+				if cls[i] > 0 {
+					work[front] = x
+					sp += x
+					front++
+				} else {
+					back--
+					work[back] = x
+					so += x
+				}
+			}
+		}
+		return front, back, sp, so
+	}
+	weight := func(front, back int) float64 { return pos*float64(front) + other*float64(n-back) }
+	var front, back int
+	var sp, so, tau float64
+	warm := false
+	if hint > math.Inf(-1) {
+		front, back, sp, so = scan(hint)
+		if sd := weight(front, back); sd > 0 {
+			warm = true
+			tau = (pos*sp + other*so - total) / sd
+			if pos*sp+other*so-sd*hint < total {
+				// hint is above τ*: the step back is below it; the cells
+				// between it and hint are candidates again, and the next
+				// step is from them.
+				front, back, sp, so = scan(tau)
+				tau = (pos*sp + other*so - total) / weight(front, back)
+			}
+		}
+	}
+	if !warm {
+		front, back, sp, so = scan(math.Inf(-1))
+		tau = (pos*sp + other*so - total) / weight(front, back)
+	}
+	for pass := 0; pass < 64; pass++ {
+		kf := 0
+		sp = 0
+		for _, x := range work[:front] {
+			if x > tau {
+				work[kf] = x
+				sp += x
+				kf++
+			}
+		}
+		kb := n
+		so = 0
+		for j := n - 1; j >= back; j-- {
+			if x := work[j]; x > tau {
+				kb--
+				work[kb] = x
+				so += x
+			}
+		}
+		if kf == front && kb == back {
+			return tau
+		}
+		front, back = kf, kb
+		sd := weight(front, back)
+		if !(sd > 0) {
+			break
+		}
+		tau = (pos*sp + other*so - total) / sd
+	}
+	return twoStepSortThreshold(u, cls, pos, other, total)
+}
+
+// twoStepSortThreshold is twoStepThreshold by the sort rule: with u in
+// decreasing order, τ = (Σ_{j≤ρ} dⱼuⱼ − total)/Σ_{j≤ρ} dⱼ for the largest ρ
+// with u_ρ above it.
+func twoStepSortThreshold(u, cls []float64, pos, other, total float64) float64 {
+	idx := make([]int, len(u))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(u[b], u[a]) })
+	s, sd := 0.0, 0.0
+	tau := math.Inf(-1)
+	for _, i := range idx {
+		d := other
+		if cls[i] > 0 {
+			d = pos
+		}
+		s += d * u[i]
+		sd += d
+		t := (s - total) / sd
+		if u[i] <= t {
+			break
+		}
+		tau = t
+	}
+	return tau
 }
