@@ -509,6 +509,10 @@ func (gg *gramGradient) gramSum(x, dst, scratch []float64) {
 type gramProduct struct {
 	g []blas.General // dᵢ×dᵢ, symmetric
 	n int
+	// cols lists the first stage's non-zero columns, and mark flags them
+	// (scratch, n/d₀ each).
+	cols []int
+	mark []bool
 }
 
 func newGramProduct(a *kron.Product) *gramProduct {
@@ -521,6 +525,10 @@ func newGramProduct(a *kron.Product) *gramProduct {
 		gp.g = append(gp.g, g)
 		gp.n *= d
 	}
+	if len(gp.g) > 0 {
+		gp.cols = make([]int, 0, gp.n/gp.g[0].Rows)
+		gp.mark = make([]bool, gp.n/gp.g[0].Rows)
+	}
 	return gp
 }
 
@@ -528,22 +536,80 @@ func newGramProduct(a *kron.Product) *gramProduct {
 // not modified). It uses the rotated order, one GEMM per attribute: with
 // the current tensor X viewed as dᵢ × R (attribute i slowest), Z = XᵀGᵢ
 // (Gᵢ symmetric) is R × dᵢ — attribute i fastest — and after every
-// attribute the order is the domain's again.
+// attribute the order is the domain's again. The first stage skips the
+// columns of X that are 0 (sparseFirst): the estimator's iterates are
+// sparse histograms.
 func (gp *gramProduct) apply(x, out, tmp []float64) {
 	k := len(gp.g)
 	cur := x
 	for i, g := range gp.g {
 		// Land the last product in out: alternate so that it does.
-		dst := out
+		dst, other := out, tmp
 		if (k-1-i)%2 == 1 {
-			dst = tmp
+			dst, other = tmp, out
 		}
 		d := g.Rows
 		r := gp.n / d
-		blas.Gemm(gblas.Trans, gblas.NoTrans, 1, blas.General{Rows: d, Cols: r, Stride: r, Data: cur[:gp.n]}, g,
-			0, blas.General{Rows: r, Cols: d, Stride: d, Data: dst[:gp.n]})
+		if i > 0 || !gp.sparseFirst(cur, dst, other) {
+			blas.Gemm(gblas.Trans, gblas.NoTrans, 1, blas.General{Rows: d, Cols: r, Stride: r, Data: cur[:gp.n]}, g,
+				0, blas.General{Rows: r, Cols: d, Stride: d, Data: dst[:gp.n]})
+		}
 		cur = dst
 	}
+}
+
+// sparseFirst does apply's first stage, dst = XᵀG₀ with X = x viewed as
+// d₀ × R, on the columns of X that are not all 0 only, when they are at
+// most 60% of R: it gathers them into scratch (d₀ × m), multiplies (m ×
+// d₀ at the start of dst), and moves row j of that to row cols[j] of dst,
+// from the last (cols[j] ≥ j, so no row is overwritten before it moves),
+// zeroing the other rows. It reports whether it did the stage.
+func (gp *gramProduct) sparseFirst(x, dst, scratch []float64) bool {
+	g := gp.g[0]
+	d := g.Rows
+	r := gp.n / d
+	mark := gp.mark[:r]
+	clear(mark)
+	for a := 0; a < gp.n; a += r {
+		for c, v := range x[a : a+r] {
+			if v != 0 {
+				mark[c] = true
+			}
+		}
+	}
+	cols := gp.cols[:0]
+	for c, nz := range mark {
+		if nz {
+			cols = append(cols, c)
+		}
+	}
+	m := len(cols)
+	if 5*m > 3*r {
+		return false
+	}
+	if m > 0 {
+		for a := 0; a < d; a++ {
+			row, crow := x[a*r:(a+1)*r], scratch[a*m:(a+1)*m]
+			for j, c := range cols {
+				crow[j] = row[c]
+			}
+		}
+		blas.Gemm(gblas.Trans, gblas.NoTrans, 1, blas.General{Rows: d, Cols: m, Stride: m, Data: scratch[:d*m]}, g,
+			0, blas.General{Rows: m, Cols: d, Stride: d, Data: dst[:m*d]})
+	}
+	j := m - 1
+	for c := r - 1; c >= 0; c-- {
+		row := dst[c*d : (c+1)*d]
+		if j >= 0 && cols[j] == c {
+			if j != c {
+				copy(row, dst[j*d:(j+1)*d])
+			}
+			j--
+			continue
+		}
+		clear(row)
+	}
+	return true
 }
 
 // powerLipschitz estimates the largest eigenvalue of Σ_k w_k²A_kᵀA_k on
