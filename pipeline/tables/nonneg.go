@@ -287,24 +287,23 @@ func (h *histogramLS) nnls(ctx context.Context, start []float64, opt NNLSOptions
 	}
 	copy(s.gz, s.gx)
 	t, scale := 1.0, nnlsScaleMax
-	tau := math.Inf(-1) // the last projection's threshold (its warm start)
+	// The first candidate from the start; later ones in extrapolate's pass.
+	tau, m := s.project(scale/lip, 1/lip, target, math.Inf(-1))
 	for it := 1; it <= opt.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("tables: non-negative estimate interrupted after %d iterations: %w", it-1, err)
 		}
-		var crit, dir float64
 		for {
-			tau = s.project(scale/lip, 1/lip, target, tau)
 			if err := g.gradInto(s.xn, s.gn, s.w); err != nil {
 				return nil, err
 			}
-			var ok bool
-			crit, dir, ok = s.measure(scale/lip, 1/lip, lip)
-			if ok || scale == 1 {
+			if s.boundHolds(m) || scale == 1 {
 				break
 			}
 			scale = math.Max(1, scale/2)
+			tau, m = s.project(scale/lip, 1/lip, target, tau)
 		}
+		crit := m.crit / lip
 		res.iterations, res.step = it, crit
 		if opt.Progress.Enabled() && it%progressEvery == 0 {
 			opt.Progress(nnlsEvent(res, opt.Tol, t0, false))
@@ -316,12 +315,12 @@ func (h *histogramLS) nnls(ctx context.Context, start []float64, opt NNLSOptions
 		}
 		tn := (1 + math.Sqrt(1+4*t*t)) / 2
 		beta := (t - 1) / tn
-		if dir > 0 { // the momentum points uphill: restart it
+		if m.dir > 0 { // the momentum points uphill: restart it
 			tn, beta = 1, 0
 		}
-		s.extrapolate(beta)
 		t = tn
 		scale = math.Min(nnlsScaleMax, scale*nnlsScaleGrowth)
+		tau, m = s.extrapolate(beta, scale/lip, 1/lip, target, tau)
 	}
 	res.x = s.x
 	if opt.Progress.Enabled() {
@@ -356,11 +355,20 @@ func newNNLSState(n int) *nnlsState {
 	return &nnlsState{x: next(), gx: next(), z: next(), gz: next(), xn: next(), gn: next(), w: next()}
 }
 
+// stepMeasures are a candidate's measures that need no gradient at it:
+// the largest |xnᵢ − zᵢ|/dᵢ (nnls's stop is that over L), the restart test
+// (xn − z)·(x − xn) (positive: the momentum points uphill), and the
+// metric's bound Σ (xnᵢ − zᵢ)²/dᵢ.
+type stepMeasures struct {
+	crit, dir, bound float64
+}
+
 // project sets xn to the projection of z − d∘gz onto the simplex {x ≥ 0,
 // Σx = total} in the metric Σ (xᵢ − vᵢ)²/dᵢ, with dᵢ = pos where x is
 // positive and other elsewhere, starting the threshold from hint; it
-// returns the threshold. xn holds u = z/d − gz first.
-func (s *nnlsState) project(pos, other, total, hint float64) float64 {
+// returns the threshold and the step's measures. xn holds u = z/d − gz
+// first.
+func (s *nnlsState) project(pos, other, total, hint float64) (float64, stepMeasures) {
 	ip, io := 1/pos, 1/other
 	for i, xi := range s.x {
 		id := io
@@ -370,55 +378,86 @@ func (s *nnlsState) project(pos, other, total, hint float64) float64 {
 		s.xn[i] = s.z[i]*id - s.gz[i]
 	}
 	tau := twoStepThreshold(s.xn, s.x, pos, other, total, s.w, hint)
+	return tau, s.clip(tau, pos, other)
+}
+
+// clip sets xn from u (in xn) and the threshold, xnᵢ = dᵢ·max(uᵢ − τ, 0),
+// and returns the step's measures.
+func (s *nnlsState) clip(tau, pos, other float64) stepMeasures {
+	var m stepMeasures
+	ip, io := 1/pos, 1/other
+	x, z := s.x[:len(s.xn)], s.z[:len(s.xn)]
 	for i, ui := range s.xn {
+		xi := x[i]
+		di, id := other, io
+		if xi > 0 {
+			di, id = pos, ip
+		}
 		a := 0.0
 		if e := ui - tau; e > 0 {
-			a = e * other
-			if s.x[i] > 0 {
-				a = e * pos
-			}
+			a = e * di
 		}
 		s.xn[i] = a
+		d := a - z[i]
+		if c := math.Abs(d) * id; c > m.crit {
+			m.crit = c
+		}
+		m.dir -= d * (a - xi)
+		m.bound += d * d * id
 	}
-	return tau
+	return m
 }
 
-// measure returns, for the step z → xn with the steps pos and other of
-// project, the stopping measure (the largest |xnᵢ − zᵢ|/(dᵢ·lip)), the
-// restart test (xn − z)·(x − xn) (positive: the momentum points uphill)
-// and whether the metric's quadratic bound holds: (xn − z)·(gn − gz) =
-// (xn − z)ᵀG(xn − z) ≤ Σ (xnᵢ − zᵢ)²/dᵢ, with a relative slack of 1e-9
-// for the rounding of the gradients.
-func (s *nnlsState) measure(pos, other, lip float64) (crit, dir float64, ok bool) {
-	curv, bound, mag := 0.0, 0.0, 0.0
-	ip, io := 1/pos, 1/other
+// boundHolds reports whether the metric's quadratic bound holds for the
+// step z → xn: (xn − z)·(gn − gz) = (xn − z)ᵀG(xn − z) ≤ m.bound, with a
+// relative slack of 1e-9 for the rounding of the gradients.
+func (s *nnlsState) boundHolds(m stepMeasures) bool {
+	curv, mag := 0.0, 0.0
+	z, gn, gz := s.z[:len(s.xn)], s.gn[:len(s.xn)], s.gz[:len(s.xn)]
 	for i, a := range s.xn {
-		d := a - s.z[i]
-		id := io
-		if s.x[i] > 0 {
-			id = ip
-		}
-		if c := math.Abs(d) * id; c > crit {
-			crit = c
-		}
-		dir -= d * (a - s.x[i])
-		e := d * (s.gn[i] - s.gz[i])
+		e := (a - z[i]) * (gn[i] - gz[i])
 		curv += e
 		mag += math.Abs(e)
-		bound += d * d * id
 	}
-	return crit / lip, dir, curv <= bound+1e-9*mag
+	return curv <= m.bound+1e-9*mag
 }
 
-// extrapolate accepts xn: z = xn + β(xn − x) and its gradient gz = (1 +
-// β)gn − β·gx (the gradient is affine), then xn becomes x.
-func (s *nnlsState) extrapolate(beta float64) {
+// extrapolate accepts xn and forms the next candidate in one pass: z = xn
+// + β(xn − x), its gradient gz = (1 + β)gn − β·gx (the gradient is
+// affine), u = z/d − gz (d by the accepted iterate) into x's old storage,
+// which becomes xn, and the scan of u above hint; then the threshold and
+// clip. It returns project's results.
+func (s *nnlsState) extrapolate(beta, pos, other, total, hint float64) (float64, stepMeasures) {
+	ip, io := 1/pos, 1/other
+	n := len(s.xn)
+	x, gx, gn, z, gz, w := s.x[:n], s.gx[:n], s.gn[:n], s.z[:n], s.gz[:n], s.w[:n]
+	c := twoStepCandidates{back: n}
 	for i, a := range s.xn {
-		s.z[i] = a + beta*(a-s.x[i])
-		s.gz[i] = s.gn[i] + beta*(s.gn[i]-s.gx[i])
+		zi := a + beta*(a-x[i])
+		gzi := gn[i] + beta*(gn[i]-gx[i])
+		z[i], gz[i] = zi, gzi
+		if a > 0 {
+			u := zi*ip - gzi
+			x[i] = u
+			if u > hint {
+				w[c.front] = u
+				c.sp += u
+				c.front++
+			}
+		} else {
+			u := zi*io - gzi
+			x[i] = u
+			if u > hint {
+				c.back--
+				w[c.back] = u
+				c.so += u
+			}
+		}
 	}
 	s.x, s.xn = s.xn, s.x
 	s.gx, s.gn = s.gn, s.gx
+	tau := twoStepFrom(s.xn, s.x, pos, other, total, s.w, hint, c)
+	return tau, s.clip(tau, pos, other)
 }
 
 // nnlsEvent is the estimator's progress event after res.iterations.
@@ -477,6 +516,16 @@ func (gg *gramGradient) at(x []float64) ([]float64, error) {
 // gradInto sets dst to the gradient at x; scratch (len(x)) is used by
 // plans of more than one part.
 func (gg *gramGradient) gradInto(x, dst, scratch []float64) error {
+	if len(gg.grams) == 1 {
+		gp := gg.grams[0]
+		gp.apply(x, dst, gg.buf)
+		w2 := gg.h.w[0] * gg.h.w[0]
+		dst = dst[:len(gg.b)]
+		for i, b := range gg.b {
+			dst[i] = w2*dst[i] - b
+		}
+		return nil
+	}
 	gg.gramSum(x, dst, scratch)
 	for i, b := range gg.b {
 		dst[i] -= b

@@ -163,76 +163,89 @@ func cumulativeRound(x []float64) {
 // class from the front and the other from the back; after 64 passes the
 // sort rule decides (twoStepSortThreshold).
 func twoStepThreshold(u, cls []float64, pos, other, total float64, work []float64, hint float64) float64 {
-	n := len(u)
-	// scan collects the cells with u > t: front, back and the sums of each
-	// class.
-	scan := func(t float64) (front, back int, sp, so float64) {
-		back = n
-		for i, x := range u {
-			if x > t {
-				if cls[i] > 0 {
-					work[front] = x
-					sp += x
-					front++
-				} else {
-					back--
-					work[back] = x
-					so += x
-				}
+	var c twoStepCandidates
+	if hint > math.Inf(-1) {
+		c = scanTwoStep(u, cls, work, hint)
+	}
+	return twoStepFrom(u, cls, pos, other, total, work, hint, c)
+}
+
+// twoStepCandidates is a scan of u above a threshold into work: the pos
+// class in work[:front], the other in work[back:], and their sums.
+type twoStepCandidates struct {
+	front, back int
+	sp, so      float64
+}
+
+// scanTwoStep collects the u above t (twoStepThreshold's candidates).
+func scanTwoStep(u, cls, work []float64, t float64) twoStepCandidates {
+	c := twoStepCandidates{back: len(u)}
+	for i, x := range u {
+		if x > t {
+			if cls[i] > 0 {
+				work[c.front] = x
+				c.sp += x
+				c.front++
+			} else {
+				c.back--
+				work[c.back] = x
+				c.so += x
 			}
 		}
-		return front, back, sp, so
 	}
-	weight := func(front, back int) float64 { return pos*float64(front) + other*float64(n-back) }
-	var front, back int
-	var sp, so, tau float64
+	return c
+}
+
+// twoStepFrom is twoStepThreshold given the scan of u above hint (c,
+// ignored when hint is −Inf): a caller that forms u can collect them in
+// the same pass.
+func twoStepFrom(u, cls []float64, pos, other, total float64, work []float64, hint float64, c twoStepCandidates) float64 {
+	n := len(u)
+	weight := func(c twoStepCandidates) float64 { return pos*float64(c.front) + other*float64(n-c.back) }
+	step := func(c twoStepCandidates) float64 { return (pos*c.sp + other*c.so - total) / weight(c) }
+	var tau float64
 	warm := false
 	if hint > math.Inf(-1) {
-		front, back, sp, so = scan(hint)
-		if sd := weight(front, back); sd > 0 {
+		if sd := weight(c); sd > 0 {
 			warm = true
-			tau = (pos*sp + other*so - total) / sd
-			if pos*sp+other*so-sd*hint < total {
+			tau = step(c)
+			if pos*c.sp+other*c.so-sd*hint < total {
 				// hint is above τ*: the step back is below it; the cells
 				// between it and hint are candidates again, and the next
 				// step is from them.
-				front, back, sp, so = scan(tau)
-				tau = (pos*sp + other*so - total) / weight(front, back)
+				c = scanTwoStep(u, cls, work, tau)
+				tau = step(c)
 			}
 		}
 	}
 	if !warm {
-		front, back, sp, so = scan(math.Inf(-1))
-		tau = (pos*sp + other*so - total) / weight(front, back)
+		c = scanTwoStep(u, cls, work, math.Inf(-1))
+		tau = step(c)
 	}
 	for pass := 0; pass < 64; pass++ {
-		kf := 0
-		sp = 0
-		for _, x := range work[:front] {
+		next := twoStepCandidates{back: n}
+		for _, x := range work[:c.front] {
 			if x > tau {
-				work[kf] = x
-				sp += x
-				kf++
+				work[next.front] = x
+				next.sp += x
+				next.front++
 			}
 		}
-		kb := n
-		so = 0
-		for j := n - 1; j >= back; j-- {
+		for j := n - 1; j >= c.back; j-- {
 			if x := work[j]; x > tau {
-				kb--
-				work[kb] = x
-				so += x
+				next.back--
+				work[next.back] = x
+				next.so += x
 			}
 		}
-		if kf == front && kb == back {
+		if next.front == c.front && next.back == c.back {
 			return tau
 		}
-		front, back = kf, kb
-		sd := weight(front, back)
-		if !(sd > 0) {
+		c = next
+		if !(weight(c) > 0) {
 			break
 		}
-		tau = (pos*sp + other*so - total) / sd
+		tau = step(c)
 	}
 	return twoStepSortThreshold(u, cls, pos, other, total)
 }
