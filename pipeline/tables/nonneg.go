@@ -558,7 +558,7 @@ func (gg *gramGradient) gramSum(x, dst, scratch []float64) {
 // caller-owned buffers: the estimator's thousand products allocate
 // nothing.
 type gramProduct struct {
-	g []blas.General // dᵢ×dᵢ, symmetric
+	g []blas.General // the stages' Grams, symmetric (see newGramProduct)
 	n int
 	// cols lists the first stage's non-zero columns, and mark flags them
 	// (scratch, n/d₀ each).
@@ -573,14 +573,40 @@ func newGramProduct(a *kron.Product) *gramProduct {
 		d := f.Cols
 		g := blas.NewGeneral(d, d)
 		blas.Gemm(gblas.Trans, gblas.NoTrans, 1, f, f, 0, g)
-		gp.g = append(gp.g, g)
 		gp.n *= d
+		// Neighbouring small factors are one stage, their Kronecker
+		// product (attribute i slower than i+1, as in the domain's
+		// order): a stage is a pass over the vector, and for small d its
+		// arithmetic (d per cell) costs less than the pass.
+		if k := len(gp.g) - 1; k >= 0 && gp.g[k].Rows*d <= 2*(gp.g[k].Rows+d) {
+			gp.g[k] = kronGeneral(gp.g[k], g)
+			continue
+		}
+		gp.g = append(gp.g, g)
 	}
 	if len(gp.g) > 0 {
 		gp.cols = make([]int, 0, gp.n/gp.g[0].Rows)
 		gp.mark = make([]bool, gp.n/gp.g[0].Rows)
 	}
 	return gp
+}
+
+// kronGeneral returns the Kronecker product a ⊗ b of square matrices.
+func kronGeneral(a, b blas.General) blas.General {
+	da, db := a.Rows, b.Rows
+	k := blas.NewGeneral(da*db, da*db)
+	for i := 0; i < da; i++ {
+		for j := 0; j < da; j++ {
+			aij := a.Data[i*a.Stride+j]
+			for p := 0; p < db; p++ {
+				row := k.Data[(i*db+p)*k.Stride+j*db:]
+				for q := 0; q < db; q++ {
+					row[q] = aij * b.Data[p*b.Stride+q]
+				}
+			}
+		}
+	}
+	return k
 }
 
 // apply sets out = (⊗ᵢGᵢ)x, with tmp as scratch (both of length n; x is
