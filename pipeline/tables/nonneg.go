@@ -226,10 +226,10 @@ func constantEigen(f *mat.Dense) (mu, nu float64, ok bool) {
 // the smaller of Σ_k w_k²L_k (L_k by lipschitz, an upper bound) and 1.05×
 // the power iteration's estimate (powerLipschitz). A step of 1/L is safe
 // but slow: the curvature on the cells that stay positive is far below L
-// (on the Adult kron plan 243 against 5,180), and the histogram is sparse.
+// (on the Adult kron plan, on the optimum's support, 243 against 5,180), and the histogram is sparse.
 // So cells positive at the current iterate step by s/L, with s from 1 up
 // to nnlsScaleMax, the others by 1/L, and the projection onto the simplex
-// is the one in that metric (scaledThreshold). The step is accepted when
+// is the one in that metric (twoStepThreshold). The step is accepted when
 // the quadratic upper bound of that metric holds for it, dᵀ(G d) ≤
 // Σ dᵢ²/stepᵢ (G the Gram, d the move: exact for a quadratic, and formed
 // from the two gradients, without the objective's cancellation); else s
@@ -239,7 +239,7 @@ func constantEigen(f *mat.Dense) (mu, nu float64, ok bool) {
 // step's 961, at an objective 165 lower (a run to Tol 1e-8 is 25 below it).
 //
 // The stop is the fixed-point residual at the step 1/L: the largest
-// |x⁺ᵢ − zᵢ|·/(stepᵢ·L) — a cell's move scaled to the step 1/L, exactly
+// |x⁺ᵢ − zᵢ|/(stepᵢ·L) — a cell's move scaled to the step 1/L, exactly
 // the largest cell change of the plain FISTA step where s = 1 — at most
 // Tol. It starts from the Euclidean projection of start onto the feasible
 // set. Progress, when set, gets one event per progressEvery iterations.
