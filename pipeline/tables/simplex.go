@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -146,4 +147,132 @@ func cumulativeRound(x []float64) {
 		x[i] = r - prev
 		prev = r
 	}
+}
+
+// twoStepThreshold returns τ with Σ dᵢ·max(uᵢ − τ, 0) = total (total > 0;
+// dᵢ = pos > 0 where cls[i] > 0, other > 0 elsewhere): the threshold of the
+// projection onto the simplex {x ≥ 0, Σx = total} in the metric
+// Σ (xᵢ − vᵢ)²/dᵢ, which is xᵢ = dᵢ·max(uᵢ − τ, 0) with uᵢ = vᵢ/dᵢ. It is
+// Michelot's pivot iteration weighted: φ(τ) = Σ dᵢ·max(uᵢ − τ, 0) − total
+// is convex and decreasing, and from τ₀ ≤ τ* each Newton step τ ←
+// (Σ_{u>τ} dᵢuᵢ − total)/Σ_{u>τ} dᵢ rises without passing τ*, ending
+// when no cell leaves {u > τ}. hint is a nearby threshold (the previous
+// iterate's; −Inf for none): below τ* it is the start; above it, one
+// Newton step back from it is (the tangent there lies below φ). The
+// candidates of each class are compacted into work (len(u)), the pos
+// class from the front and the other from the back; after 64 passes the
+// sort rule decides (twoStepSortThreshold).
+func twoStepThreshold(u, cls []float64, pos, other, total float64, work []float64, hint float64) float64 {
+	var c twoStepCandidates
+	if hint > math.Inf(-1) {
+		c = scanTwoStep(u, cls, work, hint)
+	}
+	return twoStepFrom(u, cls, pos, other, total, work, hint, c)
+}
+
+// twoStepCandidates is a scan of u above a threshold into work: the pos
+// class in work[:front], the other in work[back:], and their sums.
+type twoStepCandidates struct {
+	front, back int
+	sp, so      float64
+}
+
+// scanTwoStep collects the u above t (twoStepThreshold's candidates).
+func scanTwoStep(u, cls, work []float64, t float64) twoStepCandidates {
+	c := twoStepCandidates{back: len(u)}
+	for i, x := range u {
+		if x > t {
+			if cls[i] > 0 {
+				work[c.front] = x
+				c.sp += x
+				c.front++
+			} else {
+				c.back--
+				work[c.back] = x
+				c.so += x
+			}
+		}
+	}
+	return c
+}
+
+// twoStepFrom is twoStepThreshold given the scan of u above hint (c,
+// ignored when hint is −Inf): a caller that forms u can collect them in
+// the same pass.
+func twoStepFrom(u, cls []float64, pos, other, total float64, work []float64, hint float64, c twoStepCandidates) float64 {
+	n := len(u)
+	weight := func(c twoStepCandidates) float64 { return pos*float64(c.front) + other*float64(n-c.back) }
+	step := func(c twoStepCandidates) float64 { return (pos*c.sp + other*c.so - total) / weight(c) }
+	var tau float64
+	warm := false
+	if hint > math.Inf(-1) {
+		if sd := weight(c); sd > 0 {
+			warm = true
+			tau = step(c)
+			if pos*c.sp+other*c.so-sd*hint < total {
+				// hint is above τ*: the step back is below it; the cells
+				// between it and hint are candidates again, and the next
+				// step is from them.
+				c = scanTwoStep(u, cls, work, tau)
+				tau = step(c)
+			}
+		}
+	}
+	if !warm {
+		c = scanTwoStep(u, cls, work, math.Inf(-1))
+		tau = step(c)
+	}
+	for pass := 0; pass < 64; pass++ {
+		next := twoStepCandidates{back: n}
+		for _, x := range work[:c.front] {
+			if x > tau {
+				work[next.front] = x
+				next.sp += x
+				next.front++
+			}
+		}
+		for j := n - 1; j >= c.back; j-- {
+			if x := work[j]; x > tau {
+				next.back--
+				work[next.back] = x
+				next.so += x
+			}
+		}
+		if next.front == c.front && next.back == c.back {
+			return tau
+		}
+		c = next
+		if !(weight(c) > 0) {
+			break
+		}
+		tau = step(c)
+	}
+	return twoStepSortThreshold(u, cls, pos, other, total)
+}
+
+// twoStepSortThreshold is twoStepThreshold by the sort rule: with u in
+// decreasing order, τ = (Σ_{j≤ρ} dⱼuⱼ − total)/Σ_{j≤ρ} dⱼ for the largest ρ
+// with u_ρ above it.
+func twoStepSortThreshold(u, cls []float64, pos, other, total float64) float64 {
+	idx := make([]int, len(u))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(u[b], u[a]) })
+	s, sd := 0.0, 0.0
+	tau := math.Inf(-1)
+	for _, i := range idx {
+		d := other
+		if cls[i] > 0 {
+			d = pos
+		}
+		s += d * u[i]
+		sd += d
+		t := (s - total) / sd
+		if u[i] <= t {
+			break
+		}
+		tau = t
+	}
+	return tau
 }
