@@ -366,17 +366,16 @@ func (r *Release) marginalAnswers(plan *marginals.Plan, est []marginals.Estimate
 type Consistency = marginals.Consistency
 
 // coversNeeds checks, before any noise is drawn, that a table is given for
-// every attribute set the plan needs.
+// every attribute set the plan needs. The tables are indexed by set once
+// (166,751 sets of a 100-attribute ≤3-way workload took a minute compared
+// pairwise).
 func coversNeeds(tables []records.Table, needs [][]int) error {
+	given := make(map[string]struct{}, len(tables))
+	for _, t := range tables {
+		given[setKey(t.Attrs)] = struct{}{}
+	}
 	for _, n := range needs {
-		found := false
-		for _, t := range tables {
-			if slices.Equal(t.Attrs, n) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if _, ok := given[setKey(n)]; !ok {
 			return errorf("the marginals plan needs the table on attribute positions %v, which was not given", n)
 		}
 	}
