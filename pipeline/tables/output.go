@@ -80,7 +80,7 @@ func writeAnswersCSV(out io.Writer, w *explicitWorkload, res *Result) error {
 		name := cell(t.Name)
 		q := 0
 		for pi := range t.Products {
-			p := &t.Products[pi]
+			p := t.Products[pi].expanded()
 			cols := productLabels(p, labels)
 			words := productWords(w.Domain, p)
 			table := cell(TableName(t.Name, w.Domain, p.Kinds))
@@ -162,7 +162,7 @@ func writeTableFiles(dir string, w *explicitWorkload, res *Result) ([]string, er
 		t := &w.Terms[ti]
 		q0 := 0
 		for pi := range t.Products {
-			p := &t.Products[pi]
+			p := t.Products[pi].expanded()
 			n := p.Queries()
 			ans, std := res.Answers[ti][q0:q0+n], res.Std[ti][q0:q0+n]
 			q0 += n

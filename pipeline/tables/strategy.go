@@ -136,6 +136,7 @@ func partVariances(w *explicitWorkload, a *kron.Product, weight float64, mine []
 
 // productOf returns a product's blocks as a kron.Product.
 func productOf(p *explicitProduct) (*kron.Product, error) {
+	p = p.expanded()
 	bs := make([]mat.Matrix, len(p.Blocks))
 	for i, b := range p.Blocks {
 		bs[i] = b
