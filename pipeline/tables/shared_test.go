@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsolve/dpsolve/kron"
 
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
@@ -168,4 +172,49 @@ func TestExplicitOfMarginals100Memory(t *testing.T) {
 	assert.Less(t, alloc, uint64(64<<20))
 	assert.Equal(t, 161700*8+4950*4+100*2, w.Queries())
 	require.NoError(t, w.validate())
+}
+
+// TestRunReusesPreparedPseudoInverse: Prepare keeps each part's
+// pseudo-inverse and Run reconstructs with it (a doubled one doubles the
+// least-squares answers); without it Run computes the same one again.
+func TestRunReusesPreparedPseudoInverse(t *testing.T) {
+	w := smallWorkload()
+	s := kronStrategy(t, identityTotal(3), identityTotal(4), identityTotal(2))
+	x := make([]float64, 24)
+	for i := range x {
+		x[i] = float64((i * 5) % 7)
+	}
+	run := func(r *Release) [][]float64 {
+		res, err := r.Run(context.Background(), Data{Histogram: x}, noise.NewSeededInsecure(9), nil, Publishable{})
+		require.NoError(t, err)
+		return res.Answers
+	}
+	r, err := prepare(w, s, zcdp(1))
+	require.NoError(t, err)
+	require.Len(t, r.pinvs, 1)
+	want := run(r)
+	r, err = prepare(w, s, zcdp(1))
+	require.NoError(t, err)
+	clear(r.pinvs)
+	assert.Equal(t, want, run(r))
+	r, err = prepare(w, s, zcdp(1))
+	require.NoError(t, err)
+	p := r.pinvs[s.A]
+	require.NotNil(t, p)
+	var fs []mat.Matrix
+	for i := 0; i < p.Len(); i++ {
+		f := mat.DenseCopyOf(p.Factor(i))
+		if i == 0 {
+			f.Scale(2, f)
+		}
+		fs = append(fs, f)
+	}
+	r.pinvs[s.A], err = kron.New(fs...)
+	require.NoError(t, err)
+	got := run(r)
+	for ti := range want {
+		for i := range want[ti] {
+			assert.InDelta(t, 2*want[ti][i], got[ti][i], 1e-9*(1+math.Abs(want[ti][i])))
+		}
+	}
 }
