@@ -156,7 +156,7 @@ func (c pinvCache) of(a *kron.Product) (*kron.Product, error) {
 	if p, ok := c[a]; ok {
 		return p, nil
 	}
-	p, err := a.PseudoInverse()
+	p, err := pseudoInverseOf(a)
 	if err == nil && c != nil {
 		c[a] = p
 	}
