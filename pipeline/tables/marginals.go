@@ -137,9 +137,16 @@ func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 	if ms.Pure {
 		return r.preparePureMarginals(w, sizes, sets, index, obj)
 	}
-	plan, err := marginals.NewPlan(sizes, sets, obj, nil)
-	if err != nil {
-		return err
+	plan := w.plans[obj]
+	if plan == nil {
+		var err error
+		if plan, err = marginals.NewPlan(sizes, sets, obj, nil); err != nil {
+			return err
+		}
+		if w.plans == nil {
+			w.plans = map[marginals.Objective]*marginals.Plan{}
+		}
+		w.plans[obj] = plan
 	}
 	for ti := range w.Terms {
 		for pi, j := range index[ti] {

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsolve/dpsolve/kron"
+	"github.com/dpsolve/dpsolve/mechanism/marginals"
 
 	"github.com/dpsolve/dpsolve/model/domain"
 	"github.com/dpsolve/dpsolve/model/workload"
@@ -217,4 +218,29 @@ func TestRunReusesPreparedPseudoInverse(t *testing.T) {
 			assert.InDelta(t, 2*want[ti][i], got[ti][i], 1e-9*(1+math.Abs(want[ti][i])))
 		}
 	}
+}
+
+// TestPlanFileReleaseReusesCheckedPlan: reading a marginals plan file
+// re-plans the workload to check the file, and preparing the release on
+// the same explicit workload takes that plan instead of planning again;
+// its variances are those of a release planned afresh.
+func TestPlanFileReleaseReusesCheckedPlan(t *testing.T) {
+	k := compactSpec(t, 2, 3)
+	res, err := PlanStrategy(context.Background(), PlanRequest{Workload: k, Template: marginals.TemplateName, Writable: true})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, WriteStrategy(dir, k, res))
+	w, err := explicitOf(k)
+	require.NoError(t, err)
+	s, err := readStrategyDir(dir, w)
+	require.NoError(t, err)
+	checked := w.plans[marginals.Sum]
+	require.NotNil(t, checked, "the file was checked against a re-plan")
+	r, err := prepare(w, s, zcdp(2))
+	require.NoError(t, err)
+	assert.Same(t, checked, r.Plan())
+	fresh, err := Prepare(k, MarginalsStrategy{}, zcdp(2))
+	require.NoError(t, err)
+	assert.NotSame(t, checked, fresh.Plan())
+	assert.Equal(t, fresh.Variances(), r.Variances())
 }
