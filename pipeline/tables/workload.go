@@ -94,12 +94,21 @@ type sharedBlocks struct {
 // for a shared marginal a new product built from its Set (every other
 // attribute summed by its total block).
 func (p *explicitProduct) expanded() *explicitProduct {
+	return p.expandTo(nil)
+}
+
+// expandTo is expanded reusing q's slices (q may be nil): for a loop over
+// many shared marginals.
+func (p *explicitProduct) expandTo(q *explicitProduct) *explicitProduct {
 	sh := p.shared
 	if sh == nil {
 		return p
 	}
 	n := len(sh.ident)
-	q := &explicitProduct{Blocks: make([]*mat.Dense, n), Kinds: make([]domain.BlockKind, n), Sources: make([]string, n), Set: p.Set}
+	if q == nil {
+		q = &explicitProduct{}
+	}
+	q.Blocks, q.Kinds, q.Sources, q.Set = resize(q.Blocks, n), resize(q.Kinds, n), resize(q.Sources, n), p.Set
 	for i := 0; i < n; i++ {
 		q.Blocks[i], q.Kinds[i], q.Sources[i] = sh.totalM[i], domain.BlockTotal, sh.totalS[i]
 	}
@@ -107,6 +116,15 @@ func (p *explicitProduct) expanded() *explicitProduct {
 		q.Blocks[a], q.Kinds[a], q.Sources[a] = sh.identM[a], domain.BlockIdentity, sh.identS[a]
 	}
 	return q
+}
+
+// resize returns s with length n, reusing its array when large enough
+// (its entries are then stale).
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // Queries returns Πᵢ mᵢ.
