@@ -15,13 +15,15 @@ import (
 // does not matter there.
 var qrMinCols = 256
 
-// qrMaxCond bounds the condition number estimate (QR.Cond) of the factors
-// inverted through QR. The SVD path keeps every singular value above
-// rank.Cutoff(max(m, n), σ₁) = max(m, n)·ε·σ₁; a factor whose estimate
-// (within a factor of n of the 2-norm condition number for these sizes)
-// is at most 10⁶ has σ_min ≥ σ₁/(n·10⁶), far above that cutoff for any
-// factor that fits in memory, so both paths keep all n values and compute
-// the same A⁺ = R⁻¹Qᵀ, the QR one with error about κ·ε.
+// qrMaxCond bounds the condition number estimate of the factors inverted
+// through QR (QR.Cond: LAPACK's estimate of R's 1-norm condition number
+// κ₁, rarely low by more than a small factor; κ₂ ≤ n·κ₁). The SVD path
+// (internal/pinv) keeps every singular value above rank.Cutoff(max(m, n),
+// σ₁) = max(m, n)·ε·σ₁. With the estimate at most qrMaxCond and also
+// estimate·n·m·ε ≤ 10⁻³ (qrPseudoInverse), σ_min ≥ σ₁/(n·κ₁) is at
+// least a thousand times that cutoff for an exact estimate, and ten times
+// for one 100 times low, so both paths keep all n values and compute the same A⁺ = R⁻¹Qᵀ, the QR one
+// with error about κ·ε. Anything else takes the SVD.
 const qrMaxCond = 1e6
 
 // pseudoInverseOf returns ⊗Aᵢ⁺ as kron.Product.PseudoInverse does, with
