@@ -171,6 +171,7 @@ func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 		Sensitivity: 1, SnappedSensitivity: 1, Calibrated: sigma, Scale: sigma, Variance: sigma * sigma}
 	r.unit = make([][]float64, len(w.Terms))
 	for ti := range w.Terms {
+		r.unit[ti] = make([]float64, 0, w.Terms[ti].Queries())
 		for pi, j := range index[ti] {
 			v := plan.Marginals[j].CellVariance
 			q := w.Terms[ti].Products[pi].Queries()
@@ -223,6 +224,7 @@ func (r *Release) preparePureMarginals(w *explicitWorkload, sizes []int, sets []
 		Sensitivity: 1, SnappedSensitivity: 1, Calibrated: unit, Scale: unit, Variance: 2 * unit * unit}
 	r.unit = make([][]float64, len(w.Terms))
 	for ti := range w.Terms {
+		r.unit[ti] = make([]float64, 0, w.Terms[ti].Queries())
 		for pi, j := range index[ti] {
 			v := cv[j] / r.cal.Variance
 			q := w.Terms[ti].Products[pi].Queries()

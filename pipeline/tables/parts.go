@@ -243,7 +243,7 @@ func (ps *Parts) Needs() (histogram bool, sets [][]int) {
 		h, ss := p.Release.Needs()
 		histogram = histogram || h
 		for _, s := range ss {
-			if key := fmt.Sprint(s); !seen[key] {
+			if key := setKey(s); !seen[key] {
 				seen[key] = true
 				sets = append(sets, s)
 			}
