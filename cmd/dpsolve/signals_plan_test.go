@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dpsolve/dpsolve/internal/matio"
 )
 
 // prefixSpec writes a one-attribute prefix spec of n values and records
@@ -60,7 +62,11 @@ func TestPlanInterruptStopsAtOnce(t *testing.T) {
 
 // A single SIGINT stops dpsolve release of a one-attribute prefix workload
 // with a kron --plan within a second (issue #34: 75 s after SIGINT at 4096
-// values on main), and nothing is charged.
+// values on main), and nothing is charged. The plan's factor has its first
+// column scaled by 10⁻⁵: still of full rank and a valid plan, but too
+// ill-conditioned for the QR pseudo-inverse (package tables), so the
+// release prepares through the SVD (about 10 s at 1024 values; the QR one
+// is done in under a second, before the signal).
 func TestReleaseWithPlanInterruptStopsAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plans and prepares a 1024-value kron release")
@@ -70,6 +76,13 @@ func TestReleaseWithPlanInterruptStopsAtOnce(t *testing.T) {
 	planDir := filepath.Join(dir, "P")
 	code, _, stderr := releaseCLI(t, "plan", "--spec", spec, "--template", "kron", "--out", planDir, "--quiet")
 	require.Equal(t, 0, code, stderr)
+	factor := filepath.Join(planDir, "A_a.npy")
+	a, err := matio.ReadMatrix(factor)
+	require.NoError(t, err)
+	for i, r := 0, a.RawMatrix().Rows; i < r; i++ {
+		a.Set(i, 0, a.At(i, 0)*1e-5)
+	}
+	require.NoError(t, matio.WriteMatrix(factor, a))
 	led := txnLedger(t, dir)
 	before, _ := os.ReadFile(led)
 	code, took, stderr := interruptAfter(t, dir, time.Second, "release", "--spec", spec, "--plan", planDir, "--rho", "0.5",

@@ -51,7 +51,7 @@ func flatten(w *explicitWorkload, s DenseStrategy) (*explicitWorkload, KronStrat
 			if entries > maxFlatEntries {
 				return nil, KronStrategy{}, errorf("the workload's explicit matrices over %d cells would hold more than %d entries; use a kron or union plan", n, maxFlatEntries)
 			}
-			ft.Products = append(ft.Products, explicitProduct{Blocks: []*mat.Dense{denseKron(p.Blocks)}, Kinds: []domain.BlockKind{domain.BlockMatrix}})
+			ft.Products = append(ft.Products, explicitProduct{Blocks: []*mat.Dense{denseKron(p.expanded().Blocks)}, Kinds: []domain.BlockKind{domain.BlockMatrix}})
 		}
 		flat.Terms = append(flat.Terms, ft)
 	}

@@ -142,6 +142,7 @@ func (w *explicitWorkload) tableChanges(ans, ls [][]float64) []TableChange {
 // tableName describes a product: "{age,sex}" for a marginal, "{}" for the
 // grand total, otherwise each restricted attribute with its block kind.
 func (w *explicitWorkload) tableName(p *explicitProduct) string {
+	p = p.expanded()
 	var parts []string
 	for i, k := range p.Kinds {
 		switch {

@@ -14,6 +14,7 @@ import (
 // restricted returns the attributes a product does not sum over (the
 // positions whose block is not a total block), increasing.
 func restricted(p *explicitProduct) []int {
+	p = p.expanded()
 	var s []int
 	for i, k := range p.Kinds {
 		if k != domain.BlockTotal {
@@ -121,7 +122,7 @@ func (r *Release) answerFromTables(answers [][]float64, mine func(t int) bool, t
 		}
 		answers[t] = answers[t][:0]
 		for pi := range r.w.Terms[t].Products {
-			p := &r.w.Terms[t].Products[pi]
+			p := r.w.Terms[t].Products[pi].expanded()
 			s := restricted(p)
 			tab := tabs[index[fmt.Sprint(s)]].Values
 			if len(s) == 0 {

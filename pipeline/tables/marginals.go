@@ -137,9 +137,16 @@ func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 	if ms.Pure {
 		return r.preparePureMarginals(w, sizes, sets, index, obj)
 	}
-	plan, err := marginals.NewPlan(sizes, sets, obj, nil)
-	if err != nil {
-		return err
+	plan := w.plans[obj]
+	if plan == nil {
+		var err error
+		if plan, err = marginals.NewPlan(sizes, sets, obj, nil); err != nil {
+			return err
+		}
+		if w.plans == nil {
+			w.plans = map[marginals.Objective]*marginals.Plan{}
+		}
+		w.plans[obj] = plan
 	}
 	for ti := range w.Terms {
 		for pi, j := range index[ti] {
@@ -164,6 +171,7 @@ func (r *Release) prepareMarginals(ms MarginalsStrategy) error {
 		Sensitivity: 1, SnappedSensitivity: 1, Calibrated: sigma, Scale: sigma, Variance: sigma * sigma}
 	r.unit = make([][]float64, len(w.Terms))
 	for ti := range w.Terms {
+		r.unit[ti] = make([]float64, 0, w.Terms[ti].Queries())
 		for pi, j := range index[ti] {
 			v := plan.Marginals[j].CellVariance
 			q := w.Terms[ti].Products[pi].Queries()
@@ -216,6 +224,7 @@ func (r *Release) preparePureMarginals(w *explicitWorkload, sizes []int, sets []
 		Sensitivity: 1, SnappedSensitivity: 1, Calibrated: unit, Scale: unit, Variance: 2 * unit * unit}
 	r.unit = make([][]float64, len(w.Terms))
 	for ti := range w.Terms {
+		r.unit[ti] = make([]float64, 0, w.Terms[ti].Queries())
 		for pi, j := range index[ti] {
 			v := cv[j] / r.cal.Variance
 			q := w.Terms[ti].Products[pi].Queries()
@@ -366,17 +375,16 @@ func (r *Release) marginalAnswers(plan *marginals.Plan, est []marginals.Estimate
 type Consistency = marginals.Consistency
 
 // coversNeeds checks, before any noise is drawn, that a table is given for
-// every attribute set the plan needs.
+// every attribute set the plan needs. The tables are indexed by set once
+// (166,751 sets of a 100-attribute ≤3-way workload took a minute compared
+// pairwise).
 func coversNeeds(tables []records.Table, needs [][]int) error {
+	given := make(map[string]struct{}, len(tables))
+	for _, t := range tables {
+		given[setKey(t.Attrs)] = struct{}{}
+	}
 	for _, n := range needs {
-		found := false
-		for _, t := range tables {
-			if slices.Equal(t.Attrs, n) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if _, ok := given[setKey(n)]; !ok {
 			return errorf("the marginals plan needs the table on attribute positions %v, which was not given", n)
 		}
 	}

@@ -186,3 +186,16 @@ func TestPureMarginalsSizeOneAttribute(t *testing.T) {
 		assert.InDelta(t, truth[i], v, 5*sd, "cell %d of {a,b}", i)
 	}
 }
+
+// TestCoversNeeds: every needed set must be given as a table; sets are
+// compared as whole lists ({1,2} is not {12}, {} is the total).
+func TestCoversNeeds(t *testing.T) {
+	tabs := []records.Table{{Attrs: []int{1, 2}}, {Attrs: []int{}}, {Attrs: []int{0}}}
+	assert.NoError(t, coversNeeds(tabs, [][]int{{0}, {1, 2}, {}}))
+	assert.NoError(t, coversNeeds(tabs, nil))
+	err := coversNeeds(tabs, [][]int{{0}, {12}})
+	assert.ErrorIs(t, err, ErrInput)
+	assert.ErrorContains(t, err, "[12]")
+	assert.ErrorContains(t, coversNeeds(tabs[:2], [][]int{{0}}), "[0]")
+	assert.ErrorContains(t, coversNeeds(tabs[1:], [][]int{{1}}), "[1]")
+}

@@ -123,17 +123,23 @@ func allTerms(n int) []int {
 // prepare plans and prepares the release of k under b, answering the whole
 // workload's terms terms: one part, or a hybrid union's parts.
 func (req *PartsRequest) prepare(ctx context.Context, k *domain.Kron, b Budget, terms []int) ([]Part, error) {
-	s, hybrid, desc, err := req.strategy(ctx, k, b)
+	// One explicit workload for reading the plan and preparing it.
+	w, err := explicitOf(k)
+	if err != nil {
+		return nil, err
+	}
+	s, hybrid, desc, err := req.strategy(ctx, k, w, b)
 	if err != nil {
 		return nil, err
 	}
 	if hybrid != nil {
 		return req.unionParts(hybrid, k, b, desc)
 	}
-	r, err := Prepare(k, s, b)
+	r, err := prepare(w, s, b)
 	if err != nil {
 		return nil, err
 	}
+	r.k = k
 	return []Part{{Release: r, Terms: terms, Plan: desc, Budget: b, Share: 1}}, nil
 }
 
@@ -188,9 +194,9 @@ func (req *PartsRequest) splitParts(ctx context.Context) ([]Part, error) {
 // template is "best"; "marginals" is the residual plan). A union measured
 // part by part (see unionParts) is returned as the plan's strategy, the
 // first result nil.
-func (req *PartsRequest) strategy(ctx context.Context, k *domain.Kron, b Budget) (Measurement, *plan.Plan, string, error) {
+func (req *PartsRequest) strategy(ctx context.Context, k *domain.Kron, w *explicitWorkload, b Budget) (Measurement, *plan.Plan, string, error) {
 	if req.PlanDir != "" {
-		s, err := ReadStrategyDir(req.PlanDir, k)
+		s, err := readStrategyDir(req.PlanDir, w)
 		return s, nil, req.PlanDir, err
 	}
 	name := req.Template
@@ -237,7 +243,7 @@ func (ps *Parts) Needs() (histogram bool, sets [][]int) {
 		h, ss := p.Release.Needs()
 		histogram = histogram || h
 		for _, s := range ss {
-			if key := fmt.Sprint(s); !seen[key] {
+			if key := setKey(s); !seen[key] {
 				seen[key] = true
 				sets = append(sets, s)
 			}

@@ -33,6 +33,9 @@ type Release struct {
 	msig  float64     // marginals plans: unit-sensitivity Gaussian scale
 	mplan *marginalsPlan
 	dense bool // a DenseStrategy, measured as a one-factor KronStrategy
+	// pinvs are the strategy parts' pseudo-inverses, kept from Prepare
+	// for Run (read only after Prepare).
+	pinvs pinvCache
 }
 
 // TermError is the planned error of one term's answers at the release's
@@ -102,7 +105,8 @@ func prepare(w *explicitWorkload, s Measurement, b Budget) (*Release, error) {
 		r.dense = true
 	}
 	var err error
-	if r.unit, r.owner, err = unitVariances(vw, s); err != nil {
+	r.pinvs = pinvCache{}
+	if r.unit, r.owner, err = unitVariances(vw, s, r.pinvs); err != nil {
 		return nil, err
 	}
 	sens, err := sensitivity(s, r.l1)
@@ -319,7 +323,7 @@ func (r *Release) Run(ctx context.Context, d Data, src *noise.Sampler, beforeNoi
 		rk, _ := ak.Dims()
 		yk := y[off : off+rk : off+rk] // capped: MulVecOverwrite may use the whole capacity
 		off += rk
-		if pinvs[k], err = ak.PseudoInverse(); err != nil {
+		if pinvs[k], err = r.pseudoInverse(ak); err != nil {
 			return nil, err
 		}
 		var xhat []float64
@@ -349,6 +353,16 @@ func (r *Release) Run(ctx context.Context, d Data, src *noise.Sampler, beforeNoi
 	}
 	h.lsTotal(pinvs, r.cal.Variance)
 	return r.postProcessHistogram(ctx, h, res, pp)
+}
+
+// pseudoInverse returns a's pseudo-inverse: the one Prepare kept, or
+// computed now (not kept: Run may be called concurrently on copies of
+// the same prepared release).
+func (r *Release) pseudoInverse(a *kron.Product) (*kron.Product, error) {
+	if p, ok := r.pinvs[a]; ok {
+		return p, nil
+	}
+	return pinvCache(nil).of(a)
 }
 
 // answerPart sets the answers of the terms part k answers to W·x.

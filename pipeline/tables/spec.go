@@ -16,25 +16,82 @@ func explicitOf(k *domain.Kron) (*explicitWorkload, error) {
 		return nil, errorf("no workload")
 	}
 	attrs := k.Attributes()
+	n := len(attrs)
 	w := &explicitWorkload{Domain: attrs}
 	// Blocks are shared between products; convert each once.
 	cache := map[*domain.Block]*mat.Dense{}
+	convert := func(t *domain.Term, i int, b *domain.Block) (*mat.Dense, error) {
+		m, ok := cache[b]
+		if !ok {
+			var err error
+			if m, err = b.Matrix(); err != nil {
+				return nil, errorf("term %q, attribute %q: %v", t.Name, attrs[i].Name, err)
+			}
+			cache[b] = m
+		}
+		return m, nil
+	}
+	// A marginal whose identity and total blocks are the ones every
+	// marginal so far used (the domain's shared blocks, as a marginals
+	// term builds them) holds only its set.
+	sh := &sharedBlocks{ident: make([]*domain.Block, n), total: make([]*domain.Block, n),
+		identM: make([]*mat.Dense, n), totalM: make([]*mat.Dense, n), identS: make([]string, n), totalS: make([]string, n)}
+	share := func(t *domain.Term, p *domain.Product) (bool, error) {
+		for i, b := range p.Blocks {
+			var own *domain.Block
+			var m **mat.Dense
+			var src *string
+			switch b.Kind {
+			case domain.BlockIdentity:
+				own, m, src = sh.ident[i], &sh.identM[i], &sh.identS[i]
+				if own == nil {
+					sh.ident[i] = b
+				}
+			case domain.BlockTotal:
+				own, m, src = sh.total[i], &sh.totalM[i], &sh.totalS[i]
+				if own == nil {
+					sh.total[i] = b
+				}
+			default:
+				return false, nil
+			}
+			if own == nil {
+				var err error
+				if *m, err = convert(t, i, b); err != nil {
+					return false, err
+				}
+				*src, own = blockSource(b), b
+			}
+			if own != b {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
 	for _, t := range k.Terms() {
-		term := explicitTerm{Name: t.Name, Weight: t.Weight}
+		term := explicitTerm{Name: t.Name, Weight: t.Weight, Products: make([]explicitProduct, 0, len(t.Products))}
 		for _, p := range t.Products {
-			q := explicitProduct{Blocks: make([]*mat.Dense, len(p.Blocks)), Kinds: make([]domain.BlockKind, len(p.Blocks)), Sources: make([]string, len(p.Blocks))}
+			shared, err := share(t, p)
+			if err != nil {
+				return nil, err
+			}
+			if shared {
+				q := explicitProduct{Set: []int{}, shared: sh}
+				for i, b := range p.Blocks {
+					if b.Kind == domain.BlockIdentity {
+						q.Set = append(q.Set, i)
+					}
+				}
+				term.Products = append(term.Products, q)
+				continue
+			}
+			q := explicitProduct{Blocks: make([]*mat.Dense, n), Kinds: make([]domain.BlockKind, n), Sources: make([]string, n)}
 			marginal := true
 			var set []int
 			for i, b := range p.Blocks {
-				m, ok := cache[b]
-				if !ok {
-					var err error
-					if m, err = b.Matrix(); err != nil {
-						return nil, errorf("term %q, attribute %q: %v", t.Name, attrs[i].Name, err)
-					}
-					cache[b] = m
+				if q.Blocks[i], err = convert(t, i, b); err != nil {
+					return nil, err
 				}
-				q.Blocks[i] = m
 				q.Sources[i], q.Kinds[i] = blockSource(b), b.Kind
 				switch b.Kind {
 				case domain.BlockIdentity:
