@@ -77,6 +77,8 @@ def own_cell(args, case, priv, template):
     if path and os.path.exists(path):
         with open(path) as f:
             out = f.read()
+    elif args.cached_only:
+        return "pending", None
     else:
         out, _ = run([sys.executable, os.path.join(here, "hdmm_own.py"), case, "--hdmm-src", args.hdmm_src,
                       "--privacy", priv, "--seeds", seeds, "--templates", template])
@@ -108,7 +110,11 @@ def main_own(args):
             row = "| %s | %s | %.8g | %s | %.2f |" % (case, priv, ours["objective"], ours["template"], ours_cpu)
             best, best_t, src = float("inf"), "", ""
             for t in tpls:
-                cell, src = own_cell(args, case, priv, t)
+                cell, got = own_cell(args, case, priv, t)
+                src = got or src
+                if cell == "pending":
+                    row += " pending | | |"
+                    continue
                 if cell is None:
                     row += " n/a | | |"
                     continue
@@ -134,6 +140,7 @@ def main():
     ap.add_argument("--templates", default=",".join(TEMPLATES))
     ap.add_argument("--seeds-for", default="", help="CASE:TEMPLATE=S1;S2,... per-cell seeds")
     ap.add_argument("--cache", help="directory of per-cell JSON results, reused when present")
+    ap.add_argument("--cached-only", action="store_true", help="print cells missing from --cache as pending")
     args = ap.parse_args()
     if args.hdmm_src:
         args.hdmm_src = os.path.abspath(args.hdmm_src)
