@@ -293,7 +293,12 @@ def main():
         runs = []
         t0 = cpu()
         for seed in [int(s) for s in args.seeds.split(",")]:
-            loss, ours = run_template(name, W, ns, pure, seed, args.restarts, sizes, products)
+            try:
+                loss, ours = run_template(name, W, ns, pure, seed, args.restarts, sizes, products)
+            except Exception as e:  # HDMM's own code failing is a result to report, not ours to hide
+                runs.append({"seed": seed, "hdmm_loss": float("inf"), "rescored": float("inf"),
+                             "error": "%s: %s" % (type(e).__name__, e)})
+                continue
             runs.append({"seed": seed, "hdmm_loss": float(loss), "rescored": float(ours)})
         out[name] = {"best": min(r["rescored"] for r in runs), "best_hdmm_loss": min(r["hdmm_loss"] for r in runs),
                      "cpu_s": cpu() - t0, "runs": runs}

@@ -47,7 +47,7 @@ def main():
             out, _ = run([sys.executable, os.path.join(here, "hdmm_own.py"), "sf1", "--hdmm-src",
                           os.path.abspath(args.hdmm_src), "--privacy", "pure", "--seeds", str(seed),
                           "--templates", "opt_kron", "--restarts", str(restarts)])
-            cell = json.loads(out.strip().splitlines()[-1])["opt_kron"]
+            cell = json.loads([ln for ln in out.strip().splitlines() if ln.startswith("{")][-1])["opt_kron"]
             objs.append("%.8g" % cell["best"])
             cpus.append("%.2f" % cell["cpu_s"])
         print("| HDMM KronPIdentity, %d restart%s (seeds 0–%d) | %s | %s |" % (
