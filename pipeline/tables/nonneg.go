@@ -509,12 +509,6 @@ func (gg *gramGradient) init() error {
 	return nil
 }
 
-// at returns the gradient at x in a new vector.
-func (gg *gramGradient) at(x []float64) ([]float64, error) {
-	g := make([]float64, len(gg.b))
-	return g, gg.gradInto(x, g, make([]float64, len(gg.b)))
-}
-
 // gradInto sets dst to the gradient at x; scratch (len(x)) is used by
 // plans of more than one part.
 func (gg *gramGradient) gradInto(x, dst, scratch []float64) error {
@@ -749,27 +743,4 @@ func (gg *gramGradient) powerLipschitz(ctx context.Context, x, y, scratch []floa
 		return 0, nil
 	}
 	return 1.05 * lam, nil
-}
-
-// gradient sets g = Σ_k w_k A_kᵀ(w_k A_k x − y_k), the gradient by the
-// strategy itself (the reference the Gram form is tested against).
-func (h *histogramLS) gradient(at []*kron.Product, x, g []float64) error {
-	clear(g)
-	for k, a := range h.a {
-		r, err := a.MulVec(x)
-		if err != nil {
-			return err
-		}
-		for i := range r {
-			r[i] = h.w[k]*r[i] - h.y[k][i]
-		}
-		gk, err := at[k].MulVecOverwrite(r)
-		if err != nil {
-			return err
-		}
-		for i := range g {
-			g[i] += h.w[k] * gk[i]
-		}
-	}
-	return nil
 }

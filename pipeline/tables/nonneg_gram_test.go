@@ -228,3 +228,32 @@ func TestGramProductSparseMatchesStrategy(t *testing.T) {
 		}
 	}
 }
+
+// at returns (for the tests) the gradient at x in a new vector.
+func (gg *gramGradient) at(x []float64) ([]float64, error) {
+	g := make([]float64, len(gg.b))
+	return g, gg.gradInto(x, g, make([]float64, len(gg.b)))
+}
+
+// gradient sets g = Σ_k w_k A_kᵀ(w_k A_k x − y_k), the gradient by the
+// strategy itself (the reference the Gram form is tested against; test-only).
+func (h *histogramLS) gradient(at []*kron.Product, x, g []float64) error {
+	clear(g)
+	for k, a := range h.a {
+		r, err := a.MulVec(x)
+		if err != nil {
+			return err
+		}
+		for i := range r {
+			r[i] = h.w[k]*r[i] - h.y[k][i]
+		}
+		gk, err := at[k].MulVecOverwrite(r)
+		if err != nil {
+			return err
+		}
+		for i := range g {
+			g[i] += h.w[k] * gk[i]
+		}
+	}
+	return nil
+}
