@@ -81,12 +81,12 @@ func Tol(n int, largest float64) float64 { return 32 * rank.Cutoff(n, largest) }
 // package's rule, else Principal's factor. Errors: an empty or non-finite
 // v (wrapping inputerr.ErrInput), a *NotPSDError, ErrNoConvergence.
 func Factor(v blas.General) (blas.General, int, error) {
-	if _, err := check(v); err != nil {
+	n, err := check(v)
+	if err != nil {
 		return blas.General{}, 0, err
 	}
-	n := v.Rows
 	r := blas.NewSquare(n)
-	k, err := FactorInto(v, r, blas.General{})
+	k, err := factorInto(v, r, blas.General{})
 	if err != nil {
 		return blas.General{}, 0, err
 	}
@@ -106,6 +106,12 @@ func FactorInto(v, r, work blas.General) (int, error) {
 	if r.Rows != n || r.Cols != n || work.Data != nil && (work.Rows != n || work.Cols != n) {
 		return 0, inputerr.Errorf("psd", "FactorInto: r is %d×%d and work %d×%d, want %d×%d", r.Rows, r.Cols, work.Rows, work.Cols, n, n)
 	}
+	return factorInto(v, r, work)
+}
+
+// factorInto is FactorInto on a checked v and storage of the right shape.
+func factorInto(v, r, work blas.General) (int, error) {
+	n := v.Rows
 	blas.Copy(r, v)
 	if blas.Cholesky(r) {
 		dmax := 0.0
