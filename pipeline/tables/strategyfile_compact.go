@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 
+	"gonum.org/v1/gonum/stat/combin"
+
 	"github.com/dpsolve/dpsolve/mechanism/marginals"
 	"github.com/dpsolve/dpsolve/model/domain"
 )
@@ -235,11 +237,10 @@ func allRun(n, count, i int, set func(int) []int) int {
 	if c <= 0 || c > count-i {
 		return 0
 	}
-	cur := append([]int(nil), first...)
-	for k := 0; k < c; k++ {
-		if k > 0 && !nextSubset(cur, n) {
-			return 0
-		}
+	gen := combin.NewCombinationGenerator(n, s)
+	cur := make([]int, s)
+	for k := 0; gen.Next(); k++ {
+		gen.Combination(cur)
 		got := set(i + k)
 		if len(got) != s {
 			return 0
@@ -263,38 +264,17 @@ func isFirstSubset(s []int) bool {
 	return true
 }
 
-// nextSubset advances the increasing s-subset cur of 0…n−1 to the next in
-// lexicographic order; false after the last.
-func nextSubset(cur []int, n int) bool {
-	s := len(cur)
-	k := s - 1
-	for k >= 0 && cur[k] == n-s+k {
-		k--
-	}
-	if k < 0 {
-		return false
-	}
-	cur[k]++
-	for x := k + 1; x < s; x++ {
-		cur[x] = cur[x-1] + 1
-	}
-	return true
-}
-
 // binomialCount returns C(n, s), or −1 when it exceeds an int32 (no plan
-// has that many entries).
+// has that many entries; the float estimate keeps combin.Binomial, which
+// does not check, from overflowing).
 func binomialCount(n, s int) int {
 	if s < 0 || s > n {
 		return 0
 	}
-	c := 1
-	for k := 0; k < s; k++ {
-		c = c * (n - k) / (k + 1)
-		if c > math.MaxInt32 {
-			return -1
-		}
+	if combin.GeneralizedBinomial(float64(n), float64(s)) > math.MaxInt32 {
+		return -1
 	}
-	return c
+	return combin.Binomial(n, s)
 }
 
 // expandRun calls f with each set of a run over n attributes and its
@@ -322,14 +302,10 @@ func expandRun(r setRun, n, rows int, f func(attrs []int, row int) error) error 
 		if r.Size < 0 || c <= 0 || r.Count != c || len(r.Sets) > 0 {
 			return errorf("a run of all %d-attribute sets over %d attributes must have count C(%d, %d) and no sets, got count %d", r.Size, n, n, r.Size, r.Count)
 		}
+		gen := combin.NewCombinationGenerator(n, r.Size)
 		cur := make([]int, r.Size)
-		for k := range cur {
-			cur[k] = k
-		}
-		for k := 0; k < c; k++ {
-			if k > 0 {
-				nextSubset(cur, n)
-			}
+		for k := 0; gen.Next(); k++ {
+			gen.Combination(cur)
 			if err := f(cur, rowOf(k)); err != nil {
 				return err
 			}
